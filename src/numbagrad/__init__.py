@@ -1,0 +1,57 @@
+"""numbagrad: a PyTorch-compatible autograd library whose kernels are compiled by Numba.
+
+Use it as you would use PyTorch: ``import numbagrad as torch``.
+"""
+
+from __future__ import annotations
+
+from . import autograd, dtypes, nn, ops  # noqa: F401
+from ._printing import set_printoptions  # noqa: F401
+from .autograd.grad_mode import (  # noqa: F401
+    enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled,
+)
+from .dtypes import bool_ as bool  # noqa: F401
+from .dtypes import dtype, float32, float64, int32, int64  # noqa: F401
+from .factory import (  # noqa: F401
+    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
+    manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
+    zeros, zeros_like,
+)
+from .ops import (  # noqa: F401
+    abs, add, amax, amin, argmax, argmin, bmm, broadcast_to, cat, chunk, clamp, clip, clone,
+    cos, div, dot, eq, exp, expm1, flatten, ge, gt, le, log, log1p, log_softmax, logical_and,
+    logical_not, logical_or, logsumexp, lt, matmul, max, maximum, mean, min, minimum, mm, mul,
+    mv, ne, neg, permute, pow, prod, reciprocal, relu, reshape, rsqrt, select, sigmoid, sign,
+    sin, softmax, split, sqrt, square, squeeze, stack, sub, sum, t, tan, tanh, transpose,
+    unsqueeze, where,
+)
+from .ops import norm_ as norm  # noqa: F401
+from .ops import std_ as std  # noqa: F401
+from .ops import var_ as var  # noqa: F401
+from .tensor import Size, Tensor, device  # noqa: F401
+
+float = float32
+double = float64
+long = int64
+int = int32
+negative = neg
+true_divide = divide = div
+multiply = mul
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def numel(t: Tensor) -> int:
+    return t.numel()
+
+
+def get_default_dtype():
+    return dtypes.default_float
+
+
+def result_type(a, b):
+    return dtypes.result_type(a, b)

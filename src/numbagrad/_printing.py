@@ -1,0 +1,190 @@
+"""``repr`` of tensors, following PyTorch's layout and number formatting."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import dtypes as D
+
+
+class PrintOptions:
+    precision = 4
+    threshold = 1000
+    edgeitems = 3
+    linewidth = 80
+    sci_mode = None
+
+
+PRINT_OPTS = PrintOptions()
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
+                     sci_mode=None):
+    for name, value in (("precision", precision), ("threshold", threshold),
+                        ("edgeitems", edgeitems), ("linewidth", linewidth)):
+        if value is not None:
+            setattr(PRINT_OPTS, name, value)
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+class _Formatter:
+    """Chooses one width and notation (int-like, fixed or scientific) for all elements."""
+
+    def __init__(self, values: np.ndarray, floating: bool):
+        self.floating = floating
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        p = PRINT_OPTS.precision
+        if not floating:
+            for v in values.reshape(-1).tolist():
+                self.max_width = max(self.max_width, len(str(v)))
+            return
+        vals = values.astype(np.float64).reshape(-1)
+        finite = vals[np.isfinite(vals) & (vals != 0)]
+        if finite.size == 0:
+            return
+        absv = np.abs(finite)
+        lo, hi = float(absv.min()), float(absv.max())
+        if not np.all(finite == np.ceil(finite)):
+            self.int_mode = False
+        if self.int_mode:
+            if hi / lo > 1000.0 or hi > 1.0e8:
+                self.sci_mode = True
+                for v in finite.tolist():
+                    self.max_width = max(self.max_width, len(f"{v:.{p}e}"))
+            else:
+                for v in finite.tolist():
+                    self.max_width = max(self.max_width, len(f"{v:.0f}") + 1)
+        else:
+            if hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
+                self.sci_mode = True
+                for v in finite.tolist():
+                    self.max_width = max(self.max_width, len(f"{v:.{p}e}"))
+            else:
+                for v in finite.tolist():
+                    self.max_width = max(self.max_width, len(f"{v:.{p}f}"))
+        if PRINT_OPTS.sci_mode is not None:
+            self.sci_mode = PRINT_OPTS.sci_mode
+
+    def width(self) -> int:
+        return self.max_width
+
+    def format(self, value) -> str:
+        p = PRINT_OPTS.precision
+        if self.floating:
+            value = float(value)
+            if self.sci_mode:
+                ret = f"{value:{self.max_width}.{p}e}"
+            elif self.int_mode:
+                ret = f"{value:.0f}"
+                if not (math.isinf(value) or math.isnan(value)):
+                    ret += "."
+            else:
+                ret = f"{value:.{p}f}"
+        else:
+            ret = str(value)
+        return (self.max_width - len(ret)) * " " + ret
+
+
+def _summarized(a: np.ndarray) -> np.ndarray:
+    """The elements that get printed when the tensor is summarized (edges of each dim)."""
+    e = PRINT_OPTS.edgeitems
+    if a.ndim == 0:
+        return a
+    if a.ndim == 1:
+        return np.concatenate([a[:e], a[-e:]]) if a.shape[0] > 2 * e else a
+    if a.shape[0] > 2 * e:
+        rows = [_summarized(a[i]) for i in list(range(e)) + list(range(a.shape[0] - e, a.shape[0]))]
+    else:
+        rows = [_summarized(r) for r in a]
+    return np.stack(rows)
+
+
+def _bool_str(v) -> str:
+    return "True" if v else "False"
+
+
+def _vector_str(a, indent, summarize, fmt):
+    element_length = fmt.width() + 2
+    per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / element_length)))
+    e = PRINT_OPTS.edgeitems
+    if summarize and a.shape[0] > 2 * e:
+        data = [fmt.format(v) for v in a[:e].tolist()] + [" ..."] + [
+            fmt.format(v) for v in a[-e:].tolist()
+        ]
+    else:
+        data = [fmt.format(v) for v in a.tolist()]
+    lines = [", ".join(data[i : i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _tensor_str(a, indent, summarize, fmt):
+    if a.ndim == 0:
+        return fmt.format(a.item())
+    if a.ndim == 1:
+        return _vector_str(a, indent, summarize, fmt)
+    e = PRINT_OPTS.edgeitems
+    if summarize and a.shape[0] > 2 * e:
+        slices = (
+            [_tensor_str(a[i], indent + 1, summarize, fmt) for i in range(e)]
+            + ["..."]
+            + [_tensor_str(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0] - e, a.shape[0])]
+        )
+    else:
+        slices = [_tensor_str(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0])]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+class _BoolFormatter:
+    def __init__(self, a):
+        self.max_width = max((len(_bool_str(v)) for v in a.reshape(-1).tolist()), default=1)
+
+    def width(self):
+        return self.max_width
+
+    def format(self, v):
+        s = _bool_str(v)
+        return (self.max_width - len(s)) * " " + s
+
+
+def _add_suffixes(tensor_str, suffixes, indent):
+    out = [tensor_str]
+    last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
+    for suffix in suffixes:
+        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+            out.append(",\n" + " " * indent + suffix)
+            last_line_len = indent + len(suffix)
+        else:
+            out.append(", " + suffix)
+            last_line_len += len(suffix) + 2
+    out.append(")")
+    return "".join(out)
+
+
+def tensor_repr(t, prefix: str = "tensor(") -> str:
+    a = t._data
+    indent = len(prefix)
+    suffixes = []
+    dt = D.from_numpy_dtype(a.dtype)
+    default_dtype = dt in (D.default_float, D.int64, D.bool_)
+    if a.size == 0:
+        if a.shape != (0,):
+            suffixes.append("size=" + str(tuple(a.shape)))
+        if dt is not D.default_float:
+            suffixes.append(f"dtype={dt!r}")
+        body = "[]"
+    else:
+        summarize = a.size > PRINT_OPTS.threshold
+        shown = _summarized(a) if summarize else a
+        fmt = _BoolFormatter(shown) if dt is D.bool_ else _Formatter(shown, dt.is_floating_point)
+        body = _tensor_str(a, indent, summarize, fmt)
+        if not default_dtype:
+            suffixes.append(f"dtype={dt!r}")
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t.requires_grad:
+        suffixes.append("requires_grad=True")
+    return prefix + _add_suffixes(body, suffixes, indent)

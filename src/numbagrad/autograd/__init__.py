@@ -1,0 +1,121 @@
+"""``numbagrad.autograd``: backward, grad, grad modes, gradient checking, the Variable shim."""
+
+from __future__ import annotations
+
+import warnings
+
+from .engine import run_backward
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .gradcheck import gradcheck, gradgradcheck
+from .graph import AccumulateGrad, Node
+
+__all__ = [
+    "backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
+    "is_grad_enabled", "inference_mode", "gradcheck", "gradgradcheck", "Node",
+    "AccumulateGrad",
+]
+
+
+def _tensors(x):
+    from ..tensor import Tensor
+
+    if x is None:
+        return None
+    if isinstance(x, Tensor):
+        return [x]
+    return list(x)
+
+
+def _make_grads(outputs, grads):
+    from .. import factory
+    from ..tensor import Tensor
+
+    out = []
+    for i, (t, g) in enumerate(zip(outputs, grads)):
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not t.dtype.is_floating_point:
+                raise RuntimeError(
+                    "grad can be implicitly created only for real scalar outputs but got "
+                    f"{t.dtype!r}"
+                )
+            g = factory.ones_like(t)
+        elif not isinstance(g, Tensor):
+            g = factory.tensor(g, dtype=t.dtype)
+        if g.shape != t.shape:
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "
+                f"has a shape of {t.shape}."
+            )
+        out.append(g)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's leaves."""
+    outputs = _tensors(tensors)
+    grads = _tensors(grad_tensors) if grad_tensors is not None else [None] * len(outputs)
+    if len(grads) != len(outputs):
+        raise RuntimeError(
+            f"got {len(grads)} tensors and {len(outputs)} gradients"
+        )
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = _tensors(inputs)
+    if inputs is not None and len(inputs) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    for i, t in enumerate(outputs):
+        if not t.requires_grad:
+            from .engine import ERR_NO_GRAD
+
+            raise RuntimeError(ERR_NO_GRAD.format(i=i))
+    run_backward(outputs, _make_grads(outputs, grads), retain_graph, create_graph, inputs=inputs,
+                 accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched)."""
+    from .. import factory
+
+    outs = _tensors(outputs)
+    ins = _tensors(inputs)
+    grads = _tensors(grad_outputs) if grad_outputs is not None else [None] * len(outs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, "
+            "but got: allow_unused=False."
+        )
+    for t in ins:
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    for i, t in enumerate(outs):
+        if not t.requires_grad:
+            from .engine import ERR_NO_GRAD
+
+            raise RuntimeError(ERR_NO_GRAD.format(i=i))
+    if retain_graph is None:
+        retain_graph = create_graph
+    res = run_backward(outs, _make_grads(outs, grads), retain_graph, create_graph, inputs=ins,
+                       accumulate=False, allow_unused=allow_unused)
+    if materialize_grads:
+        res = tuple(factory.zeros_like(t) if g is None else g for t, g in zip(ins, res))
+    return res
+
+
+def Variable(tensor, requires_grad=False, volatile=False):
+    """The deprecated wrapper: returns the tensor itself (Variables and Tensors merged)."""
+    if volatile:
+        warnings.warn(
+            "volatile was removed and now has no effect. Use `with numbagrad.no_grad():` "
+            "instead.",
+            UserWarning,
+            stacklevel=2,
+        )
+    if requires_grad:
+        tensor.requires_grad_(True)
+    return tensor

@@ -1,0 +1,201 @@
+"""The backward pass: count dependencies, then run ready nodes newest-first. No recursion."""
+
+from __future__ import annotations
+
+import heapq
+
+from .grad_mode import enable_grad, no_grad
+from .graph import AccumulateGrad, grad_accumulator
+
+ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
+ERR_UNUSED = (
+    "One of the differentiated Tensors appears to not have been used in the graph. "
+    "Set allow_unused=True if this is the desired behavior."
+)
+
+
+def _root_edge(t, i):
+    if t.grad_fn is not None:
+        return t.grad_fn, t._output_nr
+    if t.requires_grad:
+        return grad_accumulator(t), 0
+    raise RuntimeError(ERR_NO_GRAD.format(i=i))
+
+
+def _input_edge(t):
+    if t.grad_fn is not None:
+        return t.grad_fn, t._output_nr
+    if t.requires_grad:
+        return grad_accumulator(t), 0
+    return None, 0
+
+
+def _collect(roots):
+    """Dependency counts of every node reachable from ``roots`` (iterative DFS)."""
+    deps: dict = {}
+    seen = set()
+    stack = []
+    for node in roots:
+        if id(node) not in seen:
+            seen.add(id(node))
+            stack.append(node)
+    order = []
+    while stack:
+        node = stack.pop()
+        order.append(node)
+        for nxt, _ in node.next_functions:
+            if nxt is None:
+                continue
+            deps[nxt] = deps.get(nxt, 0) + 1
+            if id(nxt) not in seen:
+                seen.add(id(nxt))
+                stack.append(nxt)
+    return deps, order
+
+
+def _needed(order, targets):
+    """Nodes from which some target node can be reached (only those need to run)."""
+    needed = set()
+    # ``order`` is a DFS pre-order; sweeping it backwards until nothing changes is enough
+    # for a DAG visited this way in practice, but iterate to a fixed point to be safe.
+    changed = True
+    while changed:
+        changed = False
+        for node in reversed(order):
+            if node in needed:
+                continue
+            if node in targets or any(n is not None and n in needed for n, _ in node.next_functions):
+                needed.add(node)
+                changed = True
+    return needed
+
+
+def _add(buf, slot, grad):
+    cur = buf[slot]
+    buf[slot] = grad if cur is None else cur + grad
+
+
+def run_backward(
+    outputs,
+    grad_outputs,
+    retain_graph: bool,
+    create_graph: bool,
+    inputs=None,
+    accumulate: bool = True,
+    allow_unused: bool = False,
+):
+    """Backpropagate ``grad_outputs`` from ``outputs``.
+
+    With ``accumulate`` the leaves' ``.grad`` are updated (``Tensor.backward``); otherwise the
+    gradients of ``inputs`` are returned (``autograd.grad``).
+    """
+    roots = []
+    for i, t in enumerate(outputs):
+        node, nr = _root_edge(t, i)
+        roots.append((node, nr))
+    deps, order = _collect([n for n, _ in roots])
+
+    captures = {}
+    targets = None
+    if inputs is not None:
+        for t in inputs:
+            node, nr = _input_edge(t)
+            if node is not None:
+                captures.setdefault((node, nr), []).append(t)
+        targets = {node for node, _ in captures}
+    needed = _needed(order, targets) if targets is not None else None
+
+    buffers: dict = {}
+    for (node, nr), g in zip(roots, grad_outputs):
+        buf = buffers.setdefault(node, [None] * node._num_outputs)
+        _add(buf, nr, g)
+
+    results = {}
+    heap = []
+    pushed = set()
+    for node, _ in roots:
+        if deps.get(node, 0) == 0 and node not in pushed:
+            pushed.add(node)
+            heapq.heappush(heap, (-node._sequence_nr, id(node), node))
+
+    mode = enable_grad() if create_graph else no_grad()
+    with mode:
+        while heap:
+            _, _, node = heapq.heappop(heap)
+            grads = buffers.pop(node, None) or [None] * node._num_outputs
+            grads = _run_tensor_hooks(node, grads)
+            if (node, 0) in captures or any((node, k) in captures for k in range(node._num_outputs)):
+                for k in range(node._num_outputs):
+                    for t in captures.get((node, k), ()):
+                        results[id(t)] = grads[k]
+            run = needed is None or node in needed
+            if isinstance(node, AccumulateGrad):
+                run = run and accumulate and (inputs is None or (node, 0) in captures)
+            elif inputs is not None and not accumulate and node in targets and not _feeds(
+                node, needed
+            ):
+                run = False
+            if run and any(g is not None for g in grads):
+                for hook in tuple(node._pre_hooks.values()):
+                    res = hook(tuple(grads))
+                    if res is not None:
+                        grads = list(res)
+                node.check_not_released()
+                in_grads = node.apply(grads)
+                for hook in tuple(node._post_hooks.values()):
+                    res = hook(tuple(in_grads), tuple(grads))
+                    if res is not None:
+                        in_grads = tuple(res)
+            else:
+                in_grads = (None,) * len(node.next_functions)
+            if not retain_graph:
+                node.release()
+            for (nxt, nr), g in zip(node.next_functions, in_grads):
+                if nxt is None:
+                    continue
+                if g is not None:
+                    buf = buffers.setdefault(nxt, [None] * nxt._num_outputs)
+                    _add(buf, nr, g)
+                deps[nxt] -= 1
+                if deps[nxt] == 0 and nxt not in pushed:
+                    pushed.add(nxt)
+                    heapq.heappush(heap, (-nxt._sequence_nr, id(nxt), nxt))
+
+    if accumulate:
+        # non-leaf tensors named in ``inputs`` get their gradient in .grad, as in PyTorch
+        if inputs is not None:
+            from ..tensor import accumulate_into_grad
+
+            for t in inputs:
+                if t.grad_fn is not None and results.get(id(t)) is not None:
+                    accumulate_into_grad(t, results[id(t)])
+        return None
+    out = []
+    for t in inputs:
+        g = results.get(id(t))
+        if g is None and not allow_unused:
+            raise RuntimeError(ERR_UNUSED)
+        out.append(g)
+    return tuple(out)
+
+
+def _feeds(node, needed) -> bool:
+    return any(n is not None and n in needed for n, _ in node.next_functions)
+
+
+def _run_tensor_hooks(node, grads):
+    """Hooks registered on the tensors this node produced, then retain_grad capture."""
+    if node._tensor_hooks:
+        grads = list(grads)
+        for k, hooks in node._tensor_hooks.items():
+            for hook in tuple(hooks.values()):
+                if grads[k] is None:
+                    break
+                res = hook(grads[k])
+                if res is not None:
+                    grads[k] = res
+    if node._retain_grad_hooks:
+        for k, fn in node._retain_grad_hooks.items():
+            if grads[k] is not None:
+                fn(grads[k])
+    return grads

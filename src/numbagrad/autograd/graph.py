@@ -1,0 +1,144 @@
+"""Graph nodes: the base Node (PyTorch's ``grad_fn`` objects) and AccumulateGrad."""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+_sequence = itertools.count()
+
+ERR_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward."
+)
+
+
+class RemovableHandle:
+    """Returned by ``register_hook``; ``remove()`` takes the hook out again."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks: dict):
+        self.id = next(RemovableHandle._ids)
+        self._hooks = weakref.ref(hooks) if _weakrefable(hooks) else (lambda h=hooks: h)
+
+    def remove(self) -> None:
+        hooks = self._hooks()
+        if hooks is not None:
+            hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _weakrefable(obj) -> bool:
+    try:
+        weakref.ref(obj)
+        return True
+    except TypeError:
+        return False
+
+
+class HookDict(dict):
+    """A dict that can be weakly referenced by handles."""
+
+
+class Node:
+    """A backward function: ``apply`` maps gradients of its outputs to those of its inputs.
+
+    ``next_functions`` holds one ``(node, output_nr)`` edge per differentiable input, in input
+    order; ``(None, 0)`` marks an input that does not require grad.
+    """
+
+    def __init__(self, next_functions=(), num_outputs: int = 1):
+        self.next_functions = tuple(next_functions)
+        self._sequence_nr = next(_sequence)
+        self._num_outputs = num_outputs
+        self._pre_hooks = HookDict()
+        self._post_hooks = HookDict()
+        # tensor hooks per output slot (registered on the tensor, run before this node)
+        self._tensor_hooks: dict[int, HookDict] = {}
+        self._retain_grad_hooks: dict[int, object] = {}
+        self._released = False
+        self._saved_anything = False
+
+    def name(self) -> str:
+        return type(self).__name__
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def metadata(self) -> dict:
+        if not hasattr(self, "_metadata"):
+            self._metadata = {}
+        return self._metadata
+
+    def register_hook(self, fn) -> RemovableHandle:
+        """``fn(grad_inputs, grad_outputs)`` runs after the node; may replace grad_inputs."""
+        handle = RemovableHandle(self._post_hooks)
+        self._post_hooks[handle.id] = fn
+        return handle
+
+    def register_prehook(self, fn) -> RemovableHandle:
+        """``fn(grad_outputs)`` runs before the node; may replace grad_outputs."""
+        handle = RemovableHandle(self._pre_hooks)
+        self._pre_hooks[handle.id] = fn
+        return handle
+
+    def __call__(self, *grads):
+        return self.apply(list(grads))
+
+    # subclasses implement these two
+    def apply(self, grads: list) -> tuple:
+        raise NotImplementedError
+
+    def release(self) -> None:
+        """Drop saved tensors after a backward pass without ``retain_graph``."""
+        if self._saved_anything:
+            self._released = True
+
+    def check_not_released(self) -> None:
+        if self._released:
+            raise RuntimeError(ERR_FREED)
+
+
+class AccumulateGrad(Node):
+    """The node that adds an incoming gradient into a leaf's ``.grad``."""
+
+    def __init__(self, variable):
+        super().__init__(())
+        self.variable = variable
+
+    def apply(self, grads: list) -> tuple:
+        from ..tensor import accumulate_into_grad
+
+        grad = grads[0]
+        if grad is not None:
+            accumulate_into_grad(self.variable, grad)
+        return ()
+
+
+def grad_accumulator(tensor) -> AccumulateGrad:
+    """The one AccumulateGrad of a leaf that requires grad, for as long as it lives."""
+    ref = tensor._accumulator
+    acc = ref() if ref is not None else None
+    if acc is None:
+        acc = AccumulateGrad(tensor)
+        tensor._accumulator = weakref.ref(acc)
+    return acc
+
+
+def edge_of(tensor):
+    """The (node, output_nr) edge a new node records for input ``tensor``."""
+    if tensor is None or not tensor.requires_grad:
+        return (None, 0)
+    if tensor.grad_fn is not None:
+        return (tensor.grad_fn, tensor._output_nr)
+    return (grad_accumulator(tensor), 0)

@@ -1,0 +1,220 @@
+"""CPU backend: NumPy storage, Numba loops generated from the ops' scalar definitions.
+
+Elementwise kernels take every operand as (flat buffer, offset, strides in elements), so one
+compiled kernel per op and dtype serves every shape, rank, broadcast and strided view. Before a
+launch, dimensions that are contiguous for all operands are merged, so a contiguous call runs
+a single flat loop.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import codegen
+from . import kernels_reduce
+
+# ---------------------------------------------------------------- elementwise template
+
+
+def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
+    ins = [f"a{i}, o{i}, s{i}" for i in range(n_in)]
+    params = [f"p{i}" for i in range(n_params)]
+    args = ", ".join(["shape", "out, oo, so"] + ins + params)
+    fast_call = ", ".join([f"a{i}[o{i} + j]" for i in range(n_in)] + params)
+    slow_call = ", ".join([f"a{i}[o{i} + j * t{i}]" for i in range(n_in)] + params)
+    lines = [
+        codegen.jit_line(),
+        f"def kernel({args}):",
+        "    nd = shape.shape[0]",
+        "    inner = shape[nd - 1]",
+        "    outer = 1",
+        "    for d in range(nd - 1):",
+        "        outer *= shape[d]",
+        "    idx = np.zeros(nd, np.int64)",
+        "    to = so[nd - 1]",
+    ]
+    lines += [f"    t{i} = s{i}[nd - 1]" for i in range(n_in)]
+    unit = " and ".join(["to == 1"] + [f"t{i} == 1" for i in range(n_in)])
+    lines += [
+        f"    unit = {unit}",
+        "    for _ in range(outer):",
+        "        if unit:",
+        "            for j in range(inner):",
+        f"                out[oo + j] = {fname}({fast_call})",
+        "        else:",
+        "            for j in range(inner):",
+        f"                out[oo + j * to] = {fname}({slow_call})",
+        "        d = nd - 2",
+        "        while d >= 0:",
+        "            idx[d] += 1",
+        "            oo += so[d]",
+    ]
+    lines += [f"            o{i} += s{i}[d]" for i in range(n_in)]
+    lines += [
+        "            if idx[d] < shape[d]:",
+        "                break",
+        "            oo -= so[d] * shape[d]",
+    ]
+    lines += [f"            o{i} -= s{i}[d] * shape[d]" for i in range(n_in)]
+    lines += ["            idx[d] = 0", "            d -= 1"]
+    return "\n".join(lines)
+
+
+def scalar_module_body(functions: list[tuple[str, object]], entry: str, n_in: int, n_params: int):
+    """Source for helper scalar functions (name, python fn) plus the loop kernel over ``entry``."""
+    parts = []
+    for name, fn in functions:
+        parts.append(codegen.jit_line() + "\n" + codegen.function_source(fn, name))
+    parts.append(_elementwise_source(entry, n_in, n_params))
+    return "\n\n\n".join(parts)
+
+
+_kernels: dict[tuple, object] = {}
+
+
+def get_elementwise_kernel(key: tuple, np_dtype, build_body):
+    """The compiled kernel for ``key`` (op, role, dtypes); ``build_body()`` gives its source."""
+    k = _kernels.get(key)
+    if k is None:
+        mod = codegen.load_module(np.dtype(np_dtype).name, build_body())
+        k = _kernels[key] = mod.kernel
+    return k
+
+
+# ---------------------------------------------------------------- operand layout
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """NumPy/PyTorch broadcasting with PyTorch's error message."""
+    ndim = max((len(s) for s in shapes), default=0)
+    out = [1] * ndim
+    for s in shapes:
+        off = ndim - len(s)
+        for i, n in enumerate(s):
+            cur = out[off + i]
+            if n == cur or n == 1:
+                continue
+            if cur == 1:
+                out[off + i] = n
+                continue
+            # PyTorch names the first mismatching pair (a, b) by position from the right
+            raise RuntimeError(
+                f"The size of tensor a ({cur}) must match the size of tensor b ({n}) at "
+                f"non-singleton dimension {off + i}"
+            )
+    return tuple(out)
+
+
+def _flat_operand(a: np.ndarray, shape: tuple):
+    """(flat buffer, element strides broadcast to ``shape``) of an array without copying."""
+    item = a.itemsize
+    nd = len(shape)
+    strides = [0] * nd
+    off = nd - a.ndim
+    for i in range(a.ndim):
+        if a.shape[i] != 1:
+            strides[off + i] = a.strides[i] // item
+    if a.flags.c_contiguous:
+        flat = a.reshape(-1)
+    else:
+        span = 1 + sum((n - 1) * s for n, s in zip(a.shape, a.strides)) // item
+        flat = np.lib.stride_tricks.as_strided(a, (span,), (item,))
+    if not flat.flags.writeable:
+        # readonly arrays are a separate Numba type; one copy avoids a second compile
+        return _flat_operand(np.array(a), shape)
+    return flat, strides
+
+
+def _coalesce(shape, stride_lists):
+    """Drop size-1 dims and merge dims that are contiguous for every operand."""
+    dims = [d for d in range(len(shape)) if shape[d] != 1]
+    if not dims:
+        return [1], [[0] for _ in stride_lists]
+    new_shape = [shape[dims[0]]]
+    new_strides = [[s[dims[0]]] for s in stride_lists]
+    for d in dims[1:]:
+        n = shape[d]
+        if all(ns[-1] == s[d] * n for ns, s in zip(new_strides, stride_lists)):
+            new_shape[-1] *= n
+            for ns, s in zip(new_strides, stride_lists):
+                ns[-1] = s[d]
+        else:
+            new_shape.append(n)
+            for ns, s in zip(new_strides, stride_lists):
+                ns.append(s[d])
+    return new_shape, new_strides
+
+
+def run_elementwise(kernel, arrays, out_dtype, params=(), out=None):
+    """Run an elementwise kernel over broadcast ``arrays``; returns ``out`` (new if None)."""
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    if out is None:
+        out = np.empty(shape, dtype=out_dtype)
+    elif out.shape != shape:
+        raise RuntimeError(
+            f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}"
+        )
+    if out.size == 0:
+        return out
+    operands = [_flat_operand(out, shape)] + [_flat_operand(a, shape) for a in arrays]
+    cshape, cstrides = _coalesce(shape, [s for _, s in operands])
+    args = [np.array(cshape, dtype=np.int64)]
+    for (flat, _), st in zip(operands, cstrides):
+        args += [flat, 0, np.array(st, dtype=np.int64)]
+    kernel(*args, *params)
+    return out
+
+
+# ---------------------------------------------------------------- reductions
+
+_reduce_kernels: dict[tuple, object] = {}
+
+
+def get_reduce_kernel(name: str, np_dtype):
+    """A reduction kernel from ``kernels_reduce``, specialised for one dtype."""
+    key = (name, np.dtype(np_dtype).name)
+    k = _reduce_kernels.get(key)
+    if k is None:
+        fn = getattr(kernels_reduce, name)
+        extra = kernels_reduce.FASTMATH.get(name, "")
+        body = codegen.jit_line(extra) + "\n" + codegen.function_source(fn)
+        mod = codegen.load_module(np.dtype(np_dtype).name, body)
+        k = _reduce_kernels[key] = getattr(mod, name)
+    return k
+
+
+def as_rows(a: np.ndarray, dims: tuple) -> tuple[np.ndarray, tuple]:
+    """Move ``dims`` last and view as a C-contiguous (outer, inner) matrix.
+
+    Returns the matrix and the shape of the kept dims.
+    """
+    keep = [d for d in range(a.ndim) if d not in dims]
+    kept_shape = tuple(a.shape[d] for d in keep)
+    inner = 1
+    for d in dims:
+        inner *= a.shape[d]
+    outer = 1
+    for n in kept_shape:
+        outer *= n
+    perm = keep + list(dims)
+    moved = a.transpose(perm) if perm != list(range(a.ndim)) else a
+    return np.ascontiguousarray(moved).reshape(outer, inner), kept_shape
+
+
+def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
+    """Reduce ``a`` over ``dims`` with kernel ``name``; result has the kept dims' shape."""
+    rows, kept = as_rows(a, dims)
+    out = np.empty(rows.shape[0], dtype=out_dtype)
+    if out.size:
+        get_reduce_kernel(name, a.dtype)(rows, out, *params)
+    return out.reshape(kept)
+
+
+def run_rowwise(name: str, a: np.ndarray, dim: int):
+    """Apply a row kernel (softmax-like, same shape out) along ``dim``."""
+    moved = np.moveaxis(a, dim, -1)
+    rows = np.ascontiguousarray(moved).reshape(-1, a.shape[dim] if a.ndim else 1)
+    out = np.empty_like(rows)
+    if out.size:
+        get_reduce_kernel(name, a.dtype)(rows, out)
+    return np.ascontiguousarray(np.moveaxis(out.reshape(moved.shape), -1, dim))

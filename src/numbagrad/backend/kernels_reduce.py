@@ -1,0 +1,185 @@
+"""Reduction and row kernels, written once as plain Python and compiled per dtype.
+
+Each kernel reads a C-contiguous (rows, n) matrix ``x`` and writes one value per row (or a
+row of the same length). ``codegen`` turns every numeric literal into the kernel's dtype
+(``0`` becomes ``_c(0)``), so integer counters are spelled ``int(0)`` to stay integers.
+"""
+
+import math  # noqa: F401  (used by the generated modules)
+
+import numpy as np  # noqa: F401
+
+_c = np.float64  # replaced by the kernel dtype in generated modules
+
+# reassociation lets LLVM vectorise sums: faster, and more accurate than a serial float32 sum
+FASTMATH = {
+    "sum_rows": ", fastmath={'reassoc'}",
+    "norm2_rows": ", fastmath={'reassoc'}",
+    "mean_rows": ", fastmath={'reassoc'}",
+}
+
+
+def sum_rows(x, out):
+    for i in range(x.shape[0]):
+        acc = 0
+        for j in range(x.shape[1]):
+            acc += x[i, j]
+        out[i] = acc
+
+
+def prod_rows(x, out):
+    for i in range(x.shape[0]):
+        acc = 1
+        for j in range(x.shape[1]):
+            acc *= x[i, j]
+        out[i] = acc
+
+
+def amax_rows(x, out):
+    # NaN wins, as in PyTorch
+    for i in range(x.shape[0]):
+        acc = x[i, 0]
+        for j in range(x.shape[1]):
+            v = x[i, j]
+            if v != v:
+                acc = v
+                break
+            if v > acc:
+                acc = v
+        out[i] = acc
+
+
+def amin_rows(x, out):
+    for i in range(x.shape[0]):
+        acc = x[i, 0]
+        for j in range(x.shape[1]):
+            v = x[i, j]
+            if v != v:
+                acc = v
+                break
+            if v < acc:
+                acc = v
+        out[i] = acc
+
+
+def argmax_rows(x, out):
+    # first index of the maximum; the first NaN counts as the maximum
+    for i in range(x.shape[0]):
+        best = x[i, 0]
+        k = int(0)
+        for j in range(x.shape[1]):
+            v = x[i, j]
+            if v != v:
+                k = j
+                break
+            if v > best:
+                best = v
+                k = j
+        out[i] = k
+
+
+def argmin_rows(x, out):
+    for i in range(x.shape[0]):
+        best = x[i, 0]
+        k = int(0)
+        for j in range(x.shape[1]):
+            v = x[i, j]
+            if v != v:
+                k = j
+                break
+            if v < best:
+                best = v
+                k = j
+        out[i] = k
+
+
+def var_rows(x, out, correction):
+    # two passes: the mean first, then squared deviations (stable for large offsets)
+    n = x.shape[1]
+    for i in range(x.shape[0]):
+        s = 0
+        for j in range(n):
+            s += x[i, j]
+        mean = s / _c(n)
+        ss = 0
+        for j in range(n):
+            d = x[i, j] - mean
+            ss += d * d
+        dof = _c(n) - correction
+        if dof < 0:
+            dof = 0
+        out[i] = ss / dof
+
+
+def norm2_rows(x, out):
+    for i in range(x.shape[0]):
+        acc = 0
+        for j in range(x.shape[1]):
+            acc += x[i, j] * x[i, j]
+        out[i] = math.sqrt(acc)
+
+
+def logsumexp_rows(x, out):
+    for i in range(x.shape[0]):
+        m = x[i, 0]
+        for j in range(x.shape[1]):
+            if x[i, j] > m:
+                m = x[i, j]
+        # an infinite maximum cannot be subtracted; shift by 0 and let inf/-inf through
+        if math.isinf(m):
+            m = 0
+        s = 0
+        for j in range(x.shape[1]):
+            s += math.exp(x[i, j] - m)
+        out[i] = math.log(s) + m
+
+
+def softmax_rows(x, out):
+    for i in range(x.shape[0]):
+        m = x[i, 0]
+        for j in range(x.shape[1]):
+            if x[i, j] > m:
+                m = x[i, j]
+        s = 0
+        for j in range(x.shape[1]):
+            e = math.exp(x[i, j] - m)
+            out[i, j] = e
+            s += e
+        for j in range(x.shape[1]):
+            out[i, j] = out[i, j] / s
+
+
+def log_softmax_rows(x, out):
+    for i in range(x.shape[0]):
+        m = x[i, 0]
+        for j in range(x.shape[1]):
+            if x[i, j] > m:
+                m = x[i, j]
+        s = 0
+        for j in range(x.shape[1]):
+            s += math.exp(x[i, j] - m)
+        lse = m + math.log(s)
+        for j in range(x.shape[1]):
+            out[i, j] = x[i, j] - lse
+
+
+def mean_rows(x, out):
+    n = _c(x.shape[1])
+    for i in range(x.shape[0]):
+        acc = 0
+        for j in range(x.shape[1]):
+            acc += x[i, j]
+        out[i] = acc / n
+
+
+def prod_others_rows(x, out):
+    # out[i, j] = product of row i without element j, zeros included (no division)
+    for i in range(x.shape[0]):
+        acc = 1
+        for j in range(x.shape[1]):
+            out[i, j] = acc
+            acc *= x[i, j]
+        acc = 1
+        for j in range(x.shape[1] - int(1), int(-1), int(-1)):
+            out[i, j] *= acc
+            acc *= x[i, j]

@@ -1,0 +1,126 @@
+"""dtype objects with PyTorch's names, and PyTorch's type-promotion rules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class dtype:
+    """A tensor element type: ``numbagrad.float32`` and friends."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind")
+
+    def __init__(self, name: str, np_type, kind: int):
+        self.name = name
+        self.np = np.dtype(np_type)
+        self.itemsize = self.np.itemsize
+        # kind orders categories for promotion: bool < integer < floating
+        self._kind = kind
+        self.is_floating_point = kind == 2
+        self.is_signed = kind != 0
+
+    def __repr__(self) -> str:
+        return f"numbagrad.{self.name}"
+
+    def __reduce__(self):
+        return self.name
+
+
+bool_ = dtype("bool", np.bool_, 0)
+int32 = dtype("int32", np.int32, 1)
+int64 = dtype("int64", np.int64, 1)
+float32 = dtype("float32", np.float32, 2)
+float64 = dtype("float64", np.float64, 2)
+
+ALL = (bool_, int32, int64, float32, float64)
+_BY_NP = {d.np: d for d in ALL}
+_ALIASES = {"float": float32, "double": float64, "long": int64, "int": int32}
+
+default_float = float32
+default_int = int64
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The numbagrad dtype for a NumPy dtype; refuses types PyTorch-like code never sees."""
+    d = np.dtype(np_dtype)
+    try:
+        return _BY_NP[d]
+    except KeyError:
+        if d.kind == "f":
+            return float64 if d.itemsize > 4 else float32
+        if d.kind in "iu":
+            return int64 if d.itemsize > 4 else int32
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{d.name}. The only supported types are: "
+            "float64, float32, int64, int32, and bool."
+        ) from None
+
+
+def as_dtype(d) -> dtype:
+    """Accept a numbagrad dtype, a NumPy dtype or type, or a Python type."""
+    if isinstance(d, dtype):
+        return d
+    if d is float:
+        return float64
+    if d is int:
+        return int64
+    if d is bool:
+        return bool_
+    if isinstance(d, str) and d in _ALIASES:
+        return _ALIASES[d]
+    return from_numpy_dtype(d)
+
+
+def promote(a: dtype, b: dtype) -> dtype:
+    """Promotion of two tensor dtypes (both dimensioned)."""
+    if a is b:
+        return a
+    if a._kind != b._kind:
+        return a if a._kind > b._kind else b
+    return a if a.itemsize >= b.itemsize else b
+
+
+def scalar_kind(value) -> int:
+    if isinstance(value, (bool, np.bool_)):
+        return 0
+    if isinstance(value, (int, np.integer)):
+        return 1
+    if isinstance(value, (float, np.floating)):
+        return 2
+    raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+def result_type(*operands) -> dtype:
+    """PyTorch's result_type for tensors and Python scalars.
+
+    Tensors of any shape take part as one category; a Python scalar only raises the result to
+    its category (int tensor * 2.5 -> default float, float32 tensor * 2.5 -> float32).
+    """
+    from .tensor import Tensor
+
+    tensor_dt = None
+    zero_dim_dt = None
+    scalar_kind_max = -1
+    for op in operands:
+        if isinstance(op, Tensor):
+            if op.ndim == 0:
+                zero_dim_dt = op.dtype if zero_dim_dt is None else promote(zero_dim_dt, op.dtype)
+            else:
+                tensor_dt = op.dtype if tensor_dt is None else promote(tensor_dt, op.dtype)
+        else:
+            scalar_kind_max = max(scalar_kind_max, scalar_kind(op))
+    # 0-d tensors count like dimensioned ones only within a higher category
+    result = tensor_dt
+    if zero_dim_dt is not None:
+        if result is None or zero_dim_dt._kind > result._kind:
+            result = zero_dim_dt
+    if result is None:
+        return {0: bool_, 1: default_int, 2: default_float}[scalar_kind_max]
+    if scalar_kind_max > result._kind:
+        result = {1: default_int, 2: default_float}[scalar_kind_max]
+    return result
+
+
+def to_float(d: dtype) -> dtype:
+    """The floating dtype an op like exp or true division computes in."""
+    return d if d.is_floating_point else default_float

@@ -1,0 +1,206 @@
+"""Tensor creation: tensor, zeros, ones, arange, rand, ... with PyTorch's dtype inference."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from . import dtypes as D
+from .tensor import Tensor, _check_device, _unwrap
+
+_rng = np.random.default_rng()
+
+
+def manual_seed(seed: int):
+    """Seed the generator behind rand, randn, randint and the *_like variants."""
+    global _rng
+    _rng = np.random.default_rng(int(seed))
+    return _rng
+
+
+def _infer_dtype(data) -> D.dtype:
+    """PyTorch's inference for Python data: any float -> default float, else int64 or bool."""
+    if isinstance(data, np.ndarray):
+        return D.from_numpy_dtype(data.dtype)
+    if isinstance(data, Tensor):
+        return data.dtype
+    if isinstance(data, (bool, np.bool_)):
+        return D.bool_
+    if isinstance(data, numbers.Integral):
+        return D.default_int
+    if isinstance(data, numbers.Real):
+        return D.default_float
+    if isinstance(data, (list, tuple)):
+        kinds = [_infer_dtype(d) for d in data]
+        if not kinds:
+            return D.default_float
+        best = kinds[0]
+        for k in kinds[1:]:
+            best = D.promote(best, k) if best._kind == k._kind else (
+                best if best._kind > k._kind else k
+            )
+        return best
+    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._make(data)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
+    """A new tensor holding a copy of ``data``."""
+    _check_device(device)
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "numbagrad.tensor(sourceTensor).",
+            UserWarning,
+            stacklevel=2,
+        )
+    dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    arr = np.array(_unwrap(data), dtype=dt.np)
+    return _finish(arr, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor`` but shares memory with a NumPy array or Tensor of the same dtype."""
+    _check_device(device)
+    if isinstance(data, Tensor):
+        return data if dtype is None or D.as_dtype(dtype) is data.dtype else data.to(dtype)
+    if isinstance(data, np.ndarray):
+        dt = D.as_dtype(dtype) if dtype is not None else D.from_numpy_dtype(data.dtype)
+        return Tensor._make(data if data.dtype == dt.np else data.astype(dt.np))
+    return tensor(data, dtype=dtype)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """A tensor sharing memory with ``array``."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
+    D.from_numpy_dtype(array.dtype)
+    if any(s < 0 for s in array.strides):
+        raise ValueError(
+            "At least one stride in the given numpy array is negative, and tensors with negative "
+            "strides are not currently supported. (You can probably work around this by making "
+            "a copy of your array  with array.copy().) "
+        )
+    return Tensor._make(array)
+
+
+def _shape(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    shape = tuple(int(s) for s in size)
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(
+                f"Trying to create tensor with negative dimension {s}: {list(shape)}"
+            )
+    return shape
+
+
+def _dt(dtype, default=None) -> D.dtype:
+    return D.as_dtype(dtype) if dtype is not None else (default or D.default_float)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    return _finish(np.zeros(_shape(size), dtype=_dt(dtype).np), requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    return _finish(np.ones(_shape(size), dtype=_dt(dtype).np), requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    return _finish(np.empty(_shape(size), dtype=_dt(dtype).np), requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    dt = _dt(dtype, _infer_dtype(fill_value))
+    return _finish(np.full(_shape((size,)), fill_value, dtype=dt.np), requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError(
+            "upper bound and larger bound inconsistent with step sign"
+        )
+    dt = _dt(dtype, _infer_dtype([start, end, step]))
+    n = int(np.ceil((end - start) / step))
+    data = (start + step * np.arange(max(n, 0), dtype=np.float64)).astype(dt.np)
+    if not dt.is_floating_point:
+        data = np.arange(start, end, step, dtype=dt.np)
+    return _finish(data, requires_grad)
+
+
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return _finish(np.linspace(start, end, int(steps)).astype(_dt(dtype).np), requires_grad)
+
+
+def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    return _finish(np.eye(n, n if m is None else m, dtype=_dt(dtype).np), requires_grad)
+
+
+def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    dt = _dt(dtype)
+    return _finish(_rng.random(_shape(size), dtype=np.float64).astype(dt.np), requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    dt = _dt(dtype)
+    return _finish(_rng.standard_normal(_shape(size)).astype(dt.np), requires_grad)
+
+
+def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+    _check_device(device)
+    if size is None:  # randint(high, size)
+        low, high, size = 0, low, high
+    dt = _dt(dtype, D.default_int)
+    return _finish(_rng.integers(low, high, size=_shape((size,))).astype(dt.np), requires_grad)
+
+
+def randperm(n, dtype=None, device=None) -> Tensor:
+    _check_device(device)
+    return Tensor._make(_rng.permutation(int(n)).astype(_dt(dtype, D.default_int).np))
+
+
+def _like(fn):
+    def like(input, dtype=None, device=None, requires_grad=False, **kwargs):
+        return fn(*input.shape, dtype=dtype or input.dtype, device=device,
+                  requires_grad=requires_grad, **kwargs)
+
+    like.__name__ = fn.__name__ + "_like"
+    return like
+
+
+zeros_like = _like(zeros)
+ones_like = _like(ones)
+empty_like = _like(empty)
+rand_like = _like(rand)
+randn_like = _like(randn)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device,
+                requires_grad=requires_grad)

@@ -1,0 +1,5 @@
+"""``numbagrad.nn``: the functional API (``numbagrad.nn.functional``)."""
+
+from . import functional
+
+__all__ = ["functional"]

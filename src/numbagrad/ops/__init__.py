@@ -1,0 +1,226 @@
+"""The functional API over the registry: what ``numbagrad.*`` functions and Tensor methods call."""
+
+from __future__ import annotations
+
+from .. import dtypes as D
+from ..autograd.grad_mode import is_grad_enabled
+from . import elementwise as E
+from . import linalg as L
+from . import movement as M
+from . import reduce as R
+from .registry import REGISTRY, sum_to  # noqa: F401
+
+# elementwise ops are called directly
+for _name in (
+    "neg abs sign exp log log1p expm1 sqrt rsqrt reciprocal sin cos tan tanh sigmoid relu "
+    "add mul maximum minimum where eq ne lt le gt ge logical_not logical_and logical_or"
+).split():
+    globals()[_name] = getattr(E, _name)
+del _name
+
+from .linalg import bmm, dot, matmul, mm, mv  # noqa: E402
+from .movement import (  # noqa: E402
+    alias, cat, chunk, clone, contiguous, expand, flatten, getitem, permute, reshape, select,
+    split, squeeze, stack, t, to_dtype, transpose, unsqueeze, view,
+)
+from .reduce import (  # noqa: E402
+    amax, amin, argmax, argmin, log_softmax, logsumexp, mean, norm, prod, softmax, std, sum, var,
+)
+
+
+def _is_scalar(v) -> bool:
+    from ..tensor import Tensor
+
+    return not isinstance(v, Tensor)
+
+
+def sub(x, y):
+    if _is_scalar(x):
+        return E.rsub(y, x)
+    return E.sub(x, y)
+
+
+def rsub(x, other):
+    """``other - x`` (the reflected operator)."""
+    if _is_scalar(other):
+        return E.rsub(x, other)
+    return E.sub(other, x)
+
+
+def div(x, y):
+    if _is_scalar(x):
+        return rdiv(y, x)
+    return E.div(x, y)
+
+
+def rdiv(x, other):
+    """``other / x``; like PyTorch, a scalar numerator is ``reciprocal(x) * other``."""
+    if _is_scalar(other):
+        return E.mul(E.reciprocal(x), other)
+    return E.div(other, x)
+
+
+true_divide = divide = div
+multiply = mul
+
+
+def pow(x, exponent):
+    if _is_scalar(x):
+        return rpow(exponent, x)
+    if _is_scalar(exponent):
+        if x.dtype.is_floating_point is False and isinstance(exponent, float):
+            x = x.to(D.default_float)
+        if not x.dtype.is_floating_point and exponent < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return E.pow(x, exponent)
+    return E.pow_tensor(x, exponent)
+
+
+def rpow(x, base):
+    """``base ** x`` for a scalar base."""
+    return E.rpow(x, base)
+
+
+def square(x):
+    return E.pow(x, 2)
+
+
+def clamp(x, min=None, max=None):
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    dt = D.result_type(x, *(v for v in (min, max) if v is not None))
+    if dt is not x.dtype:
+        x = x.to(dt)
+    if dt.is_floating_point:
+        lo, hi = -float("inf"), float("inf")
+    else:
+        info = __import__("numpy").iinfo(dt.np)
+        lo, hi = int(info.min), int(info.max)
+    return E.clamp(x, lo if min is None else min, hi if max is None else max)
+
+
+clip = clamp
+
+
+def max(x, dim=None, keepdim=False):
+    from ..tensor import Tensor
+
+    if isinstance(dim, Tensor):
+        return E.maximum(x, dim)
+    if dim is None:
+        return R.max_all(x)
+    return R.max_dim(x, dim, keepdim)
+
+
+def min(x, dim=None, keepdim=False):
+    from ..tensor import Tensor
+
+    if isinstance(dim, Tensor):
+        return E.minimum(x, dim)
+    if dim is None:
+        return R.min_all(x)
+    return R.min_dim(x, dim, keepdim)
+
+
+def _var_args(dim, unbiased, correction):
+    if isinstance(dim, bool):  # var(unbiased) legacy positional form
+        unbiased, dim = dim, None
+    if correction is None:
+        correction = 1 if unbiased in (None, True) else 0
+    return dim, correction
+
+
+def var_(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, correction = _var_args(dim, unbiased, correction)
+    return R.var(x, dim, correction, keepdim)
+
+
+def std_(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    dim, correction = _var_args(dim, unbiased, correction)
+    return R.std(x, dim, correction, keepdim)
+
+
+def norm_(x, p="fro", dim=None, keepdim=False):
+    if p not in ("fro", 2, 2.0):
+        raise NotImplementedError(f"norm with p={p!r} is not implemented; only the 2-norm is")
+    return R.norm(x, dim, keepdim)
+
+
+def broadcast_to(x, shape):
+    return M.expand(x, *shape) if isinstance(shape, (tuple, list)) else M.expand(x, shape)
+
+
+def expand_as(x, other):
+    return M.expand(x, other.shape)
+
+
+def any_(x, dim=None):
+    import numpy as np
+
+    from ..tensor import Tensor
+
+    return Tensor._make(np.asarray(np.any(x._data, axis=dim)))
+
+
+# ---------------------------------------------------------------- in-place
+
+
+def check_inplace(x):
+    if x.grad_fn is None and x._requires_grad and is_grad_enabled():
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        )
+
+
+def assign_inplace(x, result):
+    """Write ``result`` into ``x``'s storage and make ``x`` stand for it in the graph."""
+    if result.shape != x.shape:
+        raise RuntimeError(
+            f"output with shape {list(x.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    if result.dtype is not x.dtype:
+        if result.dtype._kind > x.dtype._kind:
+            raise RuntimeError(
+                f"result type {L._NAMES[result.dtype.name].capitalize()} can't be cast to the "
+                f"desired output type {L._NAMES[x.dtype.name].capitalize()}"
+            )
+    x._data[...] = result._data
+    x._bump()
+    if result._requires_grad:
+        x._requires_grad = True
+        x.grad_fn = result.grad_fn
+        x._output_nr = result._output_nr
+    return x
+
+
+def add_(x, y):
+    check_inplace(x)
+    if not is_grad_enabled() or not (x._requires_grad or getattr(y, "_requires_grad", False)):
+        # the fast path: the kernel writes straight into x (no temporary)
+        from ..backend import cpu
+        from .registry import _as_array
+
+        dt = D.result_type(x, y)
+        if dt is x.dtype and y is not None:
+            cpu.run_elementwise(E.add.kernel(dt), [x._data, _as_array(y, dt)], dt.np, out=x._data)
+            x._bump()
+            return x
+    return assign_inplace(x, E.add(x, y))
+
+
+def setitem(x, index, value):
+    check_inplace(x)
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor) and not value.requires_grad and not x.requires_grad:
+        idx, _ = M._normalize_index(x, index)
+        x._data[idx] = value._data
+        x._bump()
+        return
+    if not is_grad_enabled() or not (x.requires_grad or getattr(value, "requires_grad", False)):
+        idx, _ = M._normalize_index(x, index)
+        x._data[idx] = value._data if isinstance(value, Tensor) else value
+        x._bump()
+        return
+    assign_inplace(x, M.index_put(x, index, value))

@@ -1,0 +1,169 @@
+"""Linear algebra: matmul and friends on NumPy's BLAS; rules are matmuls with transposes."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .registry import composite, sum_to
+
+_NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "bool": "bool"}
+
+
+def _same_dtype(a, b, names=("m1", "m2")):
+    if a.dtype is not b.dtype:
+        raise RuntimeError(
+            f"expected {names[0]} and {names[1]} to have the same dtype, but got: "
+            f"{_NAMES[a.dtype.name]} != {_NAMES[b.dtype.name]}"
+        )
+
+
+@composite("mm")
+def mm(ctx, x, y):
+    if x.ndim != 2:
+        raise RuntimeError("self must be a matrix")
+    if y.ndim != 2:
+        raise RuntimeError("mat2 must be a matrix")
+    if x.shape[1] != y.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({x.shape[0]}x{x.shape[1]} and "
+            f"{y.shape[0]}x{y.shape[1]})"
+        )
+    _same_dtype(x, y)
+    ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
+    return np.matmul(x._data, y._data)
+
+
+@mm.defvjp
+def mm_vjp(ctx, grad):
+    gx = grad.mm(ctx["y"].t()) if "y" in ctx.saved else None
+    gy = ctx["x"].t().mm(grad) if "x" in ctx.saved else None
+    return gx, gy
+
+
+@composite("bmm")
+def bmm(ctx, x, y):
+    if x.ndim != 3:
+        raise RuntimeError("batch1 must be a 3D tensor")
+    if y.ndim != 3:
+        raise RuntimeError("batch2 must be a 3D tensor")
+    if y.shape[0] != x.shape[0] or y.shape[1] != x.shape[2]:
+        raise RuntimeError(
+            "Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{x.shape[0]}, {x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}]."
+        )
+    _same_dtype(x, y, ("batch1", "batch2"))
+    ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
+    return np.matmul(x._data, y._data)
+
+
+@bmm.defvjp
+def bmm_vjp(ctx, grad):
+    gx = grad.bmm(ctx["y"].transpose(1, 2)) if "y" in ctx.saved else None
+    gy = ctx["x"].transpose(1, 2).bmm(grad) if "x" in ctx.saved else None
+    return gx, gy
+
+
+@composite("mv")
+def mv(ctx, x, v):
+    if x.ndim != 2 or v.ndim != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {v.ndim}, {x.ndim}, {v.ndim}"
+        )
+    if x.shape[1] != v.shape[0]:
+        raise RuntimeError(
+            f"size mismatch, got input ({x.shape[0]}), mat ({x.shape[0]}x{x.shape[1]}), "
+            f"vec ({v.shape[0]})"
+        )
+    _same_dtype(x, v)
+    ctx.save(x=x if v.requires_grad else None, v=v if x.requires_grad else None)
+    return np.matmul(x._data, v._data)
+
+
+@mv.defvjp
+def mv_vjp(ctx, grad):
+    gx = grad.unsqueeze(1) * ctx["v"].unsqueeze(0) if "v" in ctx.saved else None
+    gv = ctx["x"].t().mv(grad) if "x" in ctx.saved else None
+    return gx, gv
+
+
+@composite("dot")
+def dot(ctx, x, y):
+    if x.ndim != 1 or y.ndim != 1:
+        raise RuntimeError(
+            f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors"
+        )
+    if x.shape[0] != y.shape[0]:
+        raise RuntimeError(
+            f"inconsistent tensor size, expected tensor [{x.shape[0]}] and src [{y.shape[0]}] to "
+            f"have the same number of elements, but got {x.shape[0]} and {y.shape[0]} elements "
+            "respectively"
+        )
+    _same_dtype(x, y, ("self", "other"))
+    ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
+    return np.asarray(np.dot(x._data, y._data))
+
+
+@dot.defvjp
+def dot_vjp(ctx, grad):
+    gx = grad * ctx["y"] if "y" in ctx.saved else None
+    gy = grad * ctx["x"] if "x" in ctx.saved else None
+    return gx, gy
+
+
+def matmul(x, y):
+    """``x @ y`` with PyTorch's rules for 1-D operands and broadcast batch dimensions."""
+    from ..tensor import Tensor
+    from . import movement as M
+
+    if not isinstance(x, Tensor) or not isinstance(y, Tensor):
+        raise TypeError("matmul(): argument 'other' must be Tensor")
+    if x.ndim == 0 or y.ndim == 0:
+        raise RuntimeError(
+            f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and "
+            f"{y.ndim}D"
+        )
+    if x.ndim == 1 and y.ndim == 1:
+        return dot(x, y)
+    if x.ndim == 2 and y.ndim == 1:
+        return mv(x, y)
+    if x.ndim == 1 and y.ndim == 2:
+        return M.squeeze(mm(M.unsqueeze(x, 0), y), 0)
+    if x.ndim == 2 and y.ndim == 2:
+        return mm(x, y)
+    if y.ndim <= 2 and x.ndim >= 3:
+        # fold the batch into the rows: one mm (or mv) on a (batch*n, k) matrix
+        k = x.shape[-1]
+        rows = M.reshape(x, -1, k)
+        if y.ndim == 1:
+            return M.unsafe_view(mv(rows, y), x.shape[:-1])
+        if k != y.shape[0]:
+            raise RuntimeError(
+                f"mat1 and mat2 shapes cannot be multiplied ({rows.shape[0]}x{k} and "
+                f"{y.shape[0]}x{y.shape[1]})"
+            )
+        return M.unsafe_view(mm(rows, y), x.shape[:-1] + (y.shape[1],))
+    # general case: broadcast the batch dims and run one bmm
+    from ..backend.cpu import broadcast_shapes
+
+    xe = M.unsqueeze(x, 0) if x.ndim == 1 else x
+    ye = M.unsqueeze(y, -1) if y.ndim == 1 else y
+    batch = broadcast_shapes(xe.shape[:-2], ye.shape[:-2])
+    n, k = xe.shape[-2:]
+    k2, m = ye.shape[-2:]
+    if k != k2:
+        raise RuntimeError(
+            f"Expected size for first two dimensions of batch2 tensor to be: "
+            f"[{int(np.prod(batch))}, {k}] but got: [{int(np.prod(batch))}, {k2}]."
+        )
+    b = int(np.prod(batch))
+    xb = M.reshape(M.expand(xe, batch + (n, k)), b, n, k)
+    yb = M.reshape(M.expand(ye, batch + (k, m)), b, k, m)
+    out = M.unsafe_view(bmm(xb, yb), batch + (n, m))
+    if x.ndim == 1:
+        out = M.squeeze(out, -2)
+    if y.ndim == 1:
+        out = M.squeeze(out, -1)
+    return out
+
+
+__all__ = ["mm", "bmm", "mv", "dot", "matmul", "sum_to"]

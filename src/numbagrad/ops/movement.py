@@ -1,0 +1,532 @@
+"""Movement ops: views, copies, indexing, joins. No kernels; each backward is the inverse movement."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as D
+from .registry import composite
+from .reduce import normalize_dims
+
+# ---------------------------------------------------------------- shapes
+
+
+def parse_shape(args) -> tuple:
+    """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean shape (2, 3)."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    return tuple(int(a) for a in args)
+
+
+def infer_shape(shape, numel) -> tuple:
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
+        shape[shape.index(-1)] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def _fmt(shape):
+    return "[" + ", ".join(str(s) for s in shape) + "]"
+
+
+def _view_or_none(a: np.ndarray, shape):
+    """A view of ``a`` with ``shape``, or None when that needs a copy."""
+    try:
+        return a.reshape(shape, copy=False)
+    except TypeError:  # NumPy < 2.1 has no copy= argument
+        v = a.view()
+        try:
+            v.shape = shape
+        except AttributeError:
+            return None
+        return v
+    except ValueError:
+        return None
+
+
+def _reshape_back(ctx, grad):
+    return grad.reshape(ctx.input_shapes[0])
+
+
+# ---------------------------------------------------------------- views
+
+
+@composite("view", view=True)
+def view(ctx, x, *shape):
+    shape = infer_shape(parse_shape(shape), x.numel())
+    out = _view_or_none(x._data, shape)
+    if out is None:
+        raise RuntimeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return out
+
+
+view.defvjp(_reshape_back)
+
+
+@composite("reshape_copy", node="UnsafeViewBackward0")
+def reshape_copy(ctx, x, shape):
+    return np.ascontiguousarray(x._data).reshape(shape)
+
+
+reshape_copy.defvjp(_reshape_back)
+
+
+@composite("unsafe_view", node="UnsafeViewBackward0", view=True)
+def unsafe_view(ctx, x, shape):
+    return x._data.reshape(shape)
+
+
+unsafe_view.defvjp(_reshape_back)
+
+
+def reshape(x, *shape):
+    """A view when the layout allows one, else a copy (as in PyTorch)."""
+    shape = infer_shape(parse_shape(shape), x.numel())
+    if _view_or_none(x._data, shape) is not None:
+        return view(x, *shape)
+    return reshape_copy(x, shape)
+
+
+def flatten(x, start_dim=0, end_dim=-1):
+    if x.ndim == 0:
+        return reshape(x, 1)
+    s, e = normalize_dims(start_dim, x.ndim)[0], normalize_dims(end_dim, x.ndim)[0]
+    if s > e:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if s == e:
+        return x
+    shape = x.shape[:s] + (math.prod(x.shape[s : e + 1]),) + x.shape[e + 1 :]
+    return reshape(x, shape)
+
+
+@composite("permute", view=True)
+def permute(ctx, x, *dims):
+    dims = parse_shape(dims)
+    if len(dims) != x.ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
+            f"equal to len(dims) = {len(dims)}"
+        )
+    from ..tensor import _wrap_dim
+
+    ctx.dims = tuple(_wrap_dim(d, x.ndim) for d in dims)
+    if len(set(ctx.dims)) != len(ctx.dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return x._data.transpose(ctx.dims)
+
+
+@permute.defvjp
+def permute_vjp(ctx, grad):
+    return grad.permute(tuple(np.argsort(ctx.dims).tolist()))
+
+
+@composite("transpose", view=True)
+def transpose(ctx, x, dim0, dim1):
+    if x.ndim == 0:
+        normalize_dims(dim0, 0), normalize_dims(dim1, 0)
+        return x._data
+    d0, d1 = normalize_dims(dim0, x.ndim)[0], normalize_dims(dim1, x.ndim)[0]
+    ctx.pair = (d0, d1)
+    return np.swapaxes(x._data, d0, d1)
+
+
+@transpose.defvjp
+def transpose_vjp(ctx, grad):
+    return grad.transpose(*ctx.pair) if hasattr(ctx, "pair") else grad
+
+
+@composite("t", node="TBackward0", view=True)
+def t(ctx, x):
+    if x.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
+    return x._data.T
+
+
+t.defvjp(lambda ctx, grad: grad.t())
+
+
+@composite("squeeze", view=True)
+def squeeze(ctx, x, dim=None):
+    if dim is None:
+        ctx.node_name = "SqueezeBackward0"
+        return x._data.reshape(tuple(n for n in x.shape if n != 1))
+    ctx.node_name = "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
+    dims = normalize_dims(dim, x.ndim) if x.ndim else ()
+    return x._data.reshape(tuple(n for d, n in enumerate(x.shape) if not (d in dims and n == 1)))
+
+
+squeeze.defvjp(_reshape_back)
+
+
+@composite("unsqueeze", view=True)
+def unsqueeze(ctx, x, dim):
+    d = normalize_dims(dim, x.ndim + 1)[0]
+    return x._data.reshape(x.shape[:d] + (1,) + x.shape[d:])
+
+
+unsqueeze.defvjp(_reshape_back)
+
+
+@composite("expand", view=True)
+def expand(ctx, x, *sizes):
+    sizes = parse_shape(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError(
+            f"expand(numbagrad.{_tname(x)}{{{_fmt(x.shape)}}}, size={_fmt(sizes)}): the number of "
+            "sizes provided (" + str(len(sizes)) + ") must be greater or equal to the number of "
+            "dimensions in the tensor (" + str(x.ndim) + ")"
+        )
+    lead = len(sizes) - x.ndim
+    shape, strides = [], []
+    for i, s in enumerate(sizes):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({s}) isn't allowed in a leading, "
+                    "non-existing dimension " + str(i)
+                )
+            shape.append(s)
+            strides.append(0)
+            continue
+        n = x.shape[i - lead]
+        st = x._data.strides[i - lead]
+        if s == -1 or s == n:
+            shape.append(n)
+            strides.append(st)
+        elif n == 1:
+            shape.append(s)
+            strides.append(0)
+        else:
+            raise RuntimeError(
+                f"The expanded size of the tensor ({s}) must match the existing size ({n}) at "
+                f"non-singleton dimension {i}.  Target sizes: {_fmt(sizes)}.  Tensor sizes: "
+                f"{_fmt(x.shape)}"
+            )
+    # as_strided keeps the view writable (broadcast_to would make a read-only array)
+    return np.lib.stride_tricks.as_strided(x._data, tuple(shape), tuple(strides))
+
+
+@expand.defvjp
+def expand_vjp(ctx, grad):
+    from .registry import sum_to
+
+    return sum_to(grad, ctx.input_shapes[0])
+
+
+def _tname(x):
+    return {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
+            "int32": "IntTensor", "bool": "BoolTensor"}[x.dtype.name]
+
+
+@composite("alias", view=True)
+def alias(ctx, x):
+    return x._data.view()
+
+
+alias.defvjp(lambda ctx, grad: grad)
+
+
+# ---------------------------------------------------------------- copies
+
+
+@composite("clone")
+def clone(ctx, x):
+    return x._data.copy()
+
+
+clone.defvjp(lambda ctx, grad: grad)
+
+
+def contiguous(x):
+    if x._data.flags.c_contiguous:
+        return x
+    return clone(x)
+
+
+@composite("to_dtype", node="ToCopyBackward0")
+def to_dtype(ctx, x, dtype):
+    if not dtype.is_floating_point:
+        ctx.non_differentiable = (0,)
+    return x._data.astype(dtype.np)
+
+
+to_dtype.defvjp(lambda ctx, grad: grad)
+
+
+# ---------------------------------------------------------------- indexing
+
+
+def _normalize_index(x, index):
+    """Turn Tensors in an index into arrays, check ranges and steps; return (index, kind)."""
+    from ..tensor import Tensor
+
+    if not isinstance(index, tuple):
+        index = (index,)
+    out = []
+    kinds = set()
+    dim = 0
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis and not (
+        isinstance(i, (Tensor, np.ndarray)) and i.dtype in (bool, np.bool_, D.bool_)
+    ))
+    for item in index:
+        if isinstance(item, Tensor):
+            item = item._data
+        if isinstance(item, (list, tuple)):
+            item = np.array(item)
+            if item.dtype.kind == "f":
+                raise IndexError(
+                    "tensors used as indices must be long, int, byte or bool tensors"
+                )
+        if item is None:
+            kinds.add("none")
+        elif item is Ellipsis:
+            kinds.add("ellipsis")
+            dim += x.ndim - n_real
+        elif isinstance(item, slice):
+            if item.step is not None and item.step <= 0:
+                raise ValueError("step must be greater than zero")
+            kinds.add("slice")
+            dim += 1
+        elif isinstance(item, (bool, np.bool_)):
+            kinds.add("advanced")
+        elif isinstance(item, (int, np.integer)):
+            if dim >= x.ndim:
+                raise IndexError(
+                    f"too many indices for tensor of dimension {x.ndim}"
+                )
+            size = x.shape[dim]
+            if not -size <= item < size:
+                raise IndexError(
+                    f"index {item} is out of bounds for dimension {dim} with size {size}"
+                )
+            kinds.add("int")
+            dim += 1
+        elif isinstance(item, np.ndarray):
+            if item.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            kinds.add("advanced")
+            dim += item.ndim if item.dtype == np.bool_ else 1
+        else:
+            raise IndexError(
+                "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                "are valid indices (got " + type(item).__name__ + ")"
+            )
+        out.append(item)
+    if dim > x.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    return tuple(out), kinds
+
+
+_INDEX_NODE = [
+    ("advanced", "IndexBackward0"),
+    ("int", "SelectBackward0"),
+    ("slice", "SliceBackward0"),
+    ("none", "UnsqueezeBackward0"),
+]
+
+
+def getitem(x, index):
+    """``x[index]``: the index is turned into NumPy terms first, so it is not an input."""
+    index, kinds = _normalize_index(x, index)
+    return index_select_any(x, _Index(index, kinds))
+
+
+class _Index:
+    __slots__ = ("index", "kinds")
+
+    def __init__(self, index, kinds):
+        self.index, self.kinds = index, kinds
+
+
+@composite("getitem", node="IndexBackward0")
+def index_select_any(ctx, x, idx):
+    index, kinds = idx.index, idx.kinds
+    ctx.index = index
+    ctx.node_name = next((n for k, n in _INDEX_NODE if k in kinds), "AliasBackward0")
+    try:
+        out = x._data[index]
+    except IndexError as e:
+        msg = str(e).replace("axis", "dimension").replace("array", "tensor")
+        raise IndexError(msg) from None
+    if "advanced" in kinds:
+        return out
+    if not isinstance(out, np.ndarray):  # full integer indexing gives a NumPy scalar
+        out = x._data[index + (Ellipsis,)]
+    return out
+
+
+@index_select_any.defvjp
+def getitem_vjp(ctx, grad):
+    return index_put_zeros(grad, _Index(ctx.index, ()), ctx.input_shapes[0])
+
+
+@composite("index_put_zeros", node="IndexBackwardBackward0")
+def index_put_zeros(ctx, grad, idx, shape):
+    """Zeros of ``shape`` with ``grad`` added at ``index`` (repeated indices accumulate)."""
+    index = ctx.index = idx.index
+    out = np.zeros(shape, dtype=grad._data.dtype)
+    if any(isinstance(i, np.ndarray) for i in index):
+        np.add.at(out, index, grad._data)
+    else:
+        out[index] = grad._data
+    return out
+
+
+index_put_zeros.defvjp(lambda ctx, grad: index_select_any(grad, _Index(ctx.index, {"advanced"})))
+
+
+@composite("index_put", node="CopySlices")
+def index_put(ctx, x, index, value):
+    """``x`` with ``value`` written at ``index`` (the out-of-place core of ``x[index] = value``)."""
+    from ..tensor import Tensor
+
+    index = index.index if isinstance(index, _Index) else _normalize_index(x, index)[0]
+    ctx.index = index
+    out = x._data.copy()
+    out[index] = value._data if isinstance(value, Tensor) else value
+    return out
+
+
+@index_put.defvjp
+def index_put_vjp(ctx, grad):
+    from .registry import sum_to
+
+    g_x = index_put(grad, _Index(ctx.index, ()), 0)
+    if len(ctx.input_shapes) == 1:
+        return g_x
+    g_v = sum_to(index_select_any(grad, _Index(ctx.index, {"advanced"})), ctx.input_shapes[1])
+    return g_x, g_v
+
+
+# ---------------------------------------------------------------- joins and splits
+
+
+def _join_dtype(tensors, name):
+    if not tensors:
+        raise RuntimeError(f"{name}(): expected a non-empty list of Tensors")
+    return D.result_type(*tensors)
+
+
+@composite("cat")
+def cat(ctx, tensors, dim=0):
+    dt = _join_dtype(tensors, "torch.cat")
+    ref = next((t for t in tensors if t.ndim), tensors[0])
+    if ref.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = normalize_dims(dim, ref.ndim)[0]
+    for i, t in enumerate(tensors):
+        if t.ndim == 1 and t.shape[0] == 0:
+            continue  # PyTorch skips empty 1-D tensors
+        if t.ndim != ref.ndim:
+            raise RuntimeError(
+                "Tensors must have same number of dimensions: got "
+                f"{ref.ndim} and {t.ndim}"
+            )
+        for k in range(ref.ndim):
+            if k != d and t.shape[k] != ref.shape[k]:
+                raise RuntimeError(
+                    f"Sizes of tensors must match except in dimension {d}. Expected size "
+                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list."
+                )
+    ctx.dim = d
+    parts = [t._data.astype(dt.np, copy=False) for t in tensors
+             if not (t.ndim == 1 and t.shape[0] == 0 and ref.ndim != 1)]
+    ctx.sizes = [t.shape[d] if t.ndim == ref.ndim else 0 for t in tensors]
+    return np.concatenate(parts, axis=d)
+
+
+@cat.defvjp
+def cat_vjp(ctx, grad):
+    out, start = [], 0
+    for shape, n in zip(ctx.input_shapes, ctx.sizes):
+        if len(shape) != grad.ndim:
+            out.append(None)
+            continue
+        idx = (slice(None),) * ctx.dim + (slice(start, start + n),)
+        out.append(grad[idx])
+        start += n
+    return tuple(out)
+
+
+@composite("stack")
+def stack(ctx, tensors, dim=0):
+    dt = _join_dtype(tensors, "stack")
+    for i, t in enumerate(tensors):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(
+                f"stack expects each tensor to be equal size, but got {_fmt(tensors[0].shape)} "
+                f"at entry 0 and {_fmt(t.shape)} at entry {i}"
+            )
+    ctx.dim = normalize_dims(dim, tensors[0].ndim + 1)[0]
+    return np.stack([t._data.astype(dt.np, copy=False) for t in tensors], axis=ctx.dim)
+
+
+@stack.defvjp
+def stack_vjp(ctx, grad):
+    return tuple(grad.select(ctx.dim, i) for i in range(len(ctx.input_shapes)))
+
+
+@composite("split", node="SplitBackward0", view=True)
+def split(ctx, x, split_size_or_sections, dim=0):
+    if x.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = normalize_dims(dim, x.ndim)[0]
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = list(split_size_or_sections)
+        if sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
+                f"at dimension {d}), but got split_sizes={_fmt(sizes)}"
+            )
+        ctx.node_name = "SplitWithSizesBackward0"
+    else:
+        step = int(split_size_or_sections)
+        if step <= 0 and n:
+            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
+    ctx.dim = d
+    outs, start = [], 0
+    for s in sizes:
+        idx = (slice(None),) * d + (slice(start, start + s),)
+        outs.append(x._data[idx])
+        start += s
+    return tuple(outs)
+
+
+@split.defvjp
+def split_vjp(ctx, grads):
+    from .. import ops
+
+    return ops.cat(list(grads), dim=ctx.dim)
+
+
+def chunk(x, chunks, dim=0):
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = normalize_dims(dim, x.ndim)[0]
+    step = max(1, math.ceil(x.shape[d] / chunks))
+    return split(x, step, d)
+
+
+def select(x, dim, index):
+    d = normalize_dims(dim, x.ndim)[0]
+    return getitem(x, (slice(None),) * d + (index,))

@@ -1,0 +1,389 @@
+"""Reductions and row ops: Numba kernels forward (``backend/kernels_reduce.py``), Tensor rules back."""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+
+from .. import dtypes as D
+from ..backend import cpu
+from .registry import composite
+from .elementwise import exp, where
+
+_values_indices = {}
+
+
+def _named(name):
+    cls = _values_indices.get(name)
+    if cls is None:
+        cls = _values_indices[name] = namedtuple(name, ["values", "indices"])
+    return cls
+
+
+def normalize_dims(dim, ndim) -> tuple:
+    """``dim`` (None, int, or a sequence) as sorted non-negative dims, range-checked."""
+    from ..tensor import _wrap_dim
+
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        dims = tuple(_wrap_dim(d, ndim) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+        return tuple(sorted(dims))
+    return (_wrap_dim(dim, ndim),)
+
+
+def _keep_shape(shape, dims):
+    return tuple(1 if d in dims else n for d, n in enumerate(shape))
+
+
+def _finish(out, shape, dims, keepdim):
+    return out.reshape(_keep_shape(shape, dims)) if keepdim else out
+
+
+def unreduce(grad, ctx):
+    """Broadcast a reduction's gradient back over the reduced dims (the inverse movement)."""
+    if not ctx.keepdim:
+        grad = grad.reshape(_keep_shape(ctx.shape, ctx.dims))
+    return grad.expand(ctx.shape)
+
+
+def _setup(ctx, x, dim, keepdim):
+    ctx.dims = normalize_dims(dim, x.ndim)
+    ctx.shape = x.shape
+    ctx.keepdim = keepdim
+    return ctx.dims
+
+
+def _check_nonempty(x, dims, name):
+    for d in dims:
+        if x.shape[d] == 0:
+            raise IndexError(
+                f"{name}(): Expected reduction dim {d} to have non-zero size."
+                if x.ndim
+                else f"{name}(): Expected reduction dim to be specified for input.numel() == 0."
+            )
+    if x.ndim == 0 or not dims:
+        if x.numel() == 0:
+            raise RuntimeError(
+                f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+                "Specify the reduction dim with the 'dim' argument."
+            )
+
+
+def _require_float(x, name):
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(
+            f"{name}(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {_TYPE[x.dtype.name]}"
+        )
+
+
+_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
+
+
+# ---------------------------------------------------------------- sum / mean / prod
+
+
+@composite("sum", node="SumBackward0")
+def sum(ctx, x, dim=None, keepdim=False, dtype=None):
+    dims = _setup(ctx, x, dim, keepdim)
+    ctx.node_name = "SumBackward0" if dim is None else "SumBackward1"
+    a = x._data
+    if dtype is not None:
+        a = a.astype(D.as_dtype(dtype).np)
+    elif not x.dtype.is_floating_point:
+        a = a.astype(np.int64)  # integer and bool sums are int64, as in PyTorch
+    return _finish(cpu.run_reduce("sum_rows", a, dims, a.dtype), x.shape, dims, keepdim)
+
+
+@sum.defvjp
+def sum_vjp(ctx, grad):
+    return unreduce(grad, ctx)
+
+
+@composite("mean")
+def mean(ctx, x, dim=None, keepdim=False, dtype=None):
+    if dtype is not None:
+        x = x.to(dtype)
+    _require_float(x, "mean")
+    dims = _setup(ctx, x, dim, keepdim)
+    ctx.n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+    return _finish(cpu.run_reduce("mean_rows", x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+
+
+@mean.defvjp
+def mean_vjp(ctx, grad):
+    return unreduce(grad, ctx) / ctx.n
+
+
+@composite("prod", node="ProdBackward0")
+def prod(ctx, x, dim=None, keepdim=False, dtype=None):
+    if isinstance(dim, (list, tuple)):
+        raise TypeError("prod(): argument 'dim' must be int, not tuple")
+    dims = _setup(ctx, x, dim, keepdim)
+    ctx.node_name = "ProdBackward0" if dim is None else "ProdBackward1"
+    a = x._data if x.dtype.is_floating_point else x._data.astype(np.int64)
+    out = cpu.run_reduce("prod_rows", a, dims, a.dtype)
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    return _finish(out, x.shape, dims, keepdim)
+
+
+@prod.defvjp
+def prod_vjp(ctx, grad):
+    from ..tensor import Tensor
+
+    x, result = ctx["x"], ctx["result"]
+    if not np.any(x._data == 0):
+        return unreduce(grad, ctx) * (unreduce(result, ctx) / x)
+    # with zeros, divide-free: the product of all the other elements of each slice
+    rows, _ = cpu.as_rows(x._data, ctx.dims)
+    others = np.empty_like(rows)
+    cpu.get_reduce_kernel("prod_others_rows", rows.dtype)(rows, others)
+    keep = [d for d in range(x.ndim) if d not in ctx.dims]
+    moved_shape = [x.shape[d] for d in keep + list(ctx.dims)]
+    others = np.moveaxis(others.reshape(moved_shape), range(len(keep)), keep) if keep else (
+        others.reshape(x.shape)
+    )
+    return unreduce(grad, ctx) * Tensor._make(np.ascontiguousarray(others))
+
+
+# ---------------------------------------------------------------- max / min family
+
+
+def _even_backward(grad, ctx, x, result):
+    # ties share the gradient evenly, as PyTorch's amax/amin/max() backward does
+    mask = (x == unreduce(result, ctx)).to(grad.dtype)
+    count = mask.sum(dim=ctx.dims, keepdim=True)
+    return unreduce(grad, ctx) * mask / count
+
+
+def _extreme(ctx, x, dim, keepdim, kernel, name):
+    dims = _setup(ctx, x, dim, keepdim)
+    _check_nonempty(x, dims, name)
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    return _finish(cpu.run_reduce(kernel, x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+
+
+@composite("amax")
+def amax(ctx, x, dim=(), keepdim=False):
+    return _extreme(ctx, x, None if dim == () else dim, keepdim, "amax_rows", "amax")
+
+
+@amax.defvjp
+def amax_vjp(ctx, grad):
+    return _even_backward(grad, ctx, ctx["x"], ctx["result"])
+
+
+@composite("amin")
+def amin(ctx, x, dim=(), keepdim=False):
+    return _extreme(ctx, x, None if dim == () else dim, keepdim, "amin_rows", "amin")
+
+
+@amin.defvjp
+def amin_vjp(ctx, grad):
+    return _even_backward(grad, ctx, ctx["x"], ctx["result"])
+
+
+def _with_indices(ctx, x, dim, keepdim, vkernel, ikernel, name):
+    dims = _setup(ctx, x, dim, keepdim)
+    _check_nonempty(x, dims, name)
+    values = cpu.run_reduce(vkernel, x._data, dims, x._data.dtype)
+    indices = cpu.run_reduce(ikernel, x._data, dims, np.int64)
+    ctx.node_name = name.capitalize() + "Backward0"
+    ctx.non_differentiable = (1,)
+    ctx.wrap = lambda outs: _named(f"{name}")(*outs)
+    ctx.save_outputs = {"indices": 1}
+    return _finish(values, x.shape, dims, keepdim), _finish(indices, x.shape, dims, keepdim)
+
+
+def _index_backward(grad, ctx):
+    # the gradient goes to the one position each index points at
+    from ..factory import arange
+
+    (d,) = ctx.dims
+    idx = ctx["indices"]
+    grad = grad[0]
+    if not ctx.keepdim:
+        grad = grad.unsqueeze(d)
+        idx = idx.unsqueeze(d)
+    shape = [1] * len(ctx.shape)
+    shape[d] = ctx.shape[d]
+    positions = arange(ctx.shape[d]).reshape(shape)
+    return where(positions == idx, grad, 0)
+
+
+@composite("max_dim", node="MaxBackward0")
+def max_dim(ctx, x, dim, keepdim=False):
+    return _with_indices(ctx, x, dim, keepdim, "amax_rows", "argmax_rows", "max")
+
+
+max_dim.defvjp(_index_backward)
+
+
+@composite("min_dim", node="MinBackward0")
+def min_dim(ctx, x, dim, keepdim=False):
+    return _with_indices(ctx, x, dim, keepdim, "amin_rows", "argmin_rows", "min")
+
+
+min_dim.defvjp(_index_backward)
+
+
+@composite("max_all", node="MaxBackward1")
+def max_all(ctx, x):
+    return _extreme(ctx, x, None, False, "amax_rows", "max")
+
+
+max_all.defvjp(amax_vjp)
+
+
+@composite("min_all", node="MinBackward1")
+def min_all(ctx, x):
+    return _extreme(ctx, x, None, False, "amin_rows", "min")
+
+
+min_all.defvjp(amin_vjp)
+
+
+@composite("argmax")
+def argmax(ctx, x, dim=None, keepdim=False):
+    dims = normalize_dims(dim, x.ndim)
+    _check_nonempty(x, dims, "argmax")
+    a = x._data if dim is not None else x._data.reshape(-1)
+    dims = dims if dim is not None else (0,)
+    out = cpu.run_reduce("argmax_rows", a, dims, np.int64)
+    return _finish(out, x.shape, dims, keepdim) if dim is not None else (
+        out.reshape((1,) * x.ndim) if keepdim else out
+    )
+
+
+@composite("argmin")
+def argmin(ctx, x, dim=None, keepdim=False):
+    dims = normalize_dims(dim, x.ndim)
+    _check_nonempty(x, dims, "argmin")
+    a = x._data if dim is not None else x._data.reshape(-1)
+    dims = dims if dim is not None else (0,)
+    out = cpu.run_reduce("argmin_rows", a, dims, np.int64)
+    return _finish(out, x.shape, dims, keepdim) if dim is not None else (
+        out.reshape((1,) * x.ndim) if keepdim else out
+    )
+
+
+# ---------------------------------------------------------------- var / std / norm / logsumexp
+
+
+def _var_setup(ctx, x, dim, correction, keepdim, name):
+    _require_float(x, name)
+    dims = _setup(ctx, x, dim, keepdim)
+    ctx.n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+    ctx.correction = correction
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    c = x._data.dtype.type(correction)
+    return _finish(
+        cpu.run_reduce("var_rows", x._data, dims, x._data.dtype, (c,)), x.shape, dims, keepdim
+    )
+
+
+@composite("var")
+def var(ctx, x, dim=None, correction=1, keepdim=False):
+    return _var_setup(ctx, x, dim, correction, keepdim, "var")
+
+
+@var.defvjp
+def var_vjp(ctx, grad):
+    x = ctx["x"]
+    centered = x - x.mean(dim=ctx.dims, keepdim=True)
+    return unreduce(grad, ctx) * centered * (2.0 / max(ctx.n - ctx.correction, 0))
+
+
+@composite("std")
+def std(ctx, x, dim=None, correction=1, keepdim=False):
+    out = _var_setup(ctx, x, dim, correction, keepdim, "std")
+    return _sqrt_kernel(out)
+
+
+def _sqrt_kernel(a):
+    from .elementwise import sqrt as sqrt_op
+
+    return cpu.run_elementwise(sqrt_op.kernel(D.from_numpy_dtype(a.dtype)), [a], a.dtype)
+
+
+@std.defvjp
+def std_vjp(ctx, grad):
+    x, result = ctx["x"], ctx["result"]
+    centered = x - x.mean(dim=ctx.dims, keepdim=True)
+    dof = max(ctx.n - ctx.correction, 0)
+    return unreduce(grad / result, ctx) * centered / dof
+
+
+@composite("norm", node="LinalgVectorNormBackward0")
+def norm(ctx, x, dim=None, keepdim=False):
+    _require_float(x, "linalg.vector_norm")
+    dims = _setup(ctx, x, dim, keepdim)
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    out = cpu.run_reduce("norm2_rows", x._data, dims, x._data.dtype)
+    return _finish(out, x.shape, dims, keepdim)
+
+
+@norm.defvjp
+def norm_vjp(ctx, grad):
+    # at a zero vector the subgradient 0 is taken, as in PyTorch
+    x, result = ctx["x"], unreduce(ctx["result"], ctx)
+    return where(result == 0, 0, unreduce(grad, ctx) * x / result)
+
+
+@composite("logsumexp")
+def logsumexp(ctx, x, dim, keepdim=False):
+    _require_float(x, "logsumexp")
+    dims = _setup(ctx, x, dim, keepdim)
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    out = cpu.run_reduce("logsumexp_rows", x._data, dims, x._data.dtype)
+    return _finish(out, x.shape, dims, keepdim)
+
+
+@logsumexp.defvjp
+def logsumexp_vjp(ctx, grad):
+    return unreduce(grad, ctx) * exp(ctx["x"] - unreduce(ctx["result"], ctx))
+
+
+# ---------------------------------------------------------------- softmax
+
+
+def _row_op(ctx, x, dim, kernel, name):
+    from ..tensor import _wrap_dim
+
+    _require_float(x, name)
+    ctx.dim = _wrap_dim(dim, x.ndim)
+    ctx.save_outputs = {"result": 0}
+    if x.ndim == 0:
+        return cpu.run_rowwise(kernel, x._data.reshape(1), 0).reshape(())
+    return cpu.run_rowwise(kernel, x._data, ctx.dim)
+
+
+@composite("softmax")
+def softmax(ctx, x, dim):
+    return _row_op(ctx, x, dim, "softmax_rows", "softmax")
+
+
+@softmax.defvjp
+def softmax_vjp(ctx, grad):
+    y = ctx["result"]
+    return y * (grad - (grad * y).sum(dim=ctx.dim, keepdim=True))
+
+
+@composite("log_softmax", node="LogSoftmaxBackward0")
+def log_softmax(ctx, x, dim):
+    return _row_op(ctx, x, dim, "log_softmax_rows", "log_softmax")
+
+
+@log_softmax.defvjp
+def log_softmax_vjp(ctx, grad):
+    y = ctx["result"]
+    return grad - exp(y) * grad.sum(dim=ctx.dim, keepdim=True)

@@ -1,0 +1,488 @@
+"""The op registry: each op's forward and backward rule, defined once, side by side.
+
+Vocabulary of the rules (after PyTorch's derivatives.yaml):
+
+- ``grad``: the gradient flowing into the op's output;
+- the op's own argument names (``x``, ``y``, ``cond``, scalar parameters such as ``exponent``);
+- ``result``: the op's output.
+
+**Elementwise ops** are a scalar Python function plus one pointwise rule per input. The backend
+compiles the scalar function into a loop kernel per dtype. A rule may use operators and the
+names of other elementwise ops (``cos``, ``where``, ``sign``) and nothing else, so it runs two
+ways: compiled into a fused kernel (its globals rebound to the scalar functions) when the
+backward pass is not recorded, and on Tensors (its globals are then the ops themselves, so the
+backward pass is differentiable) under ``create_graph=True``. Broadcasting is not the rule's job:
+the framework sums gradients back to each input's shape.
+
+**Composite ops** (reductions, linear algebra, movement) have an explicit ``forward(ctx, ...)``
+that returns arrays, and a ``backward(ctx, grad)`` written with Tensor ops.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from .. import dtypes as D
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.graph import Node, edge_of
+from ..backend import cpu
+
+REGISTRY: dict[str, OpDef] = {}
+
+
+# ---------------------------------------------------------------- saved tensors
+
+
+class SavedTensor:
+    """A tensor kept for backward, with the version it had when saved."""
+
+    __slots__ = ("tensor", "data", "version_cell", "version", "is_output", "dtype")
+
+    def __init__(self, tensor, is_output: bool):
+        self.is_output = is_output
+        # an output is not kept as a Tensor (that would make a cycle through its grad_fn)
+        self.tensor = None if is_output else tensor
+        self.data = tensor._data
+        self.dtype = tensor.dtype
+        self.version_cell = tensor._version_cell
+        self.version = tensor._version_cell[0]
+
+    def check(self, node, index: int):
+        if self.version_cell[0] != self.version:
+            shape = list(self.data.shape)
+            kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+                    "bool": "Bool"}[self.dtype.name]
+            where = f"output {index} of {node.name()}" if self.is_output else "an input"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [numbagrad.{kind}Tensor {shape}], which is {where}, is at "
+                f"version {self.version_cell[0]}; expected version {self.version} instead. Hint: "
+                "enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with numbagrad.autograd.set_detect_anomaly(True)."
+            )
+
+    def unpack(self, node, index: int = 0):
+        from ..tensor import Tensor
+
+        self.check(node, index)
+        if not self.is_output:
+            return self.tensor
+        t = Tensor._make(self.data, requires_grad=False)
+        t._version_cell = self.version_cell
+        if is_grad_enabled():
+            # a saved output re-enters the graph through the node that made it
+            t._requires_grad = True
+            t.grad_fn = node
+            t._output_nr = index
+        return t
+
+
+class OpNode(Node):
+    """The backward node of a registry op; the class name is PyTorch's (``MulBackward0``)."""
+
+    op: OpDef
+
+    def __init__(self, next_functions, ctx, num_outputs=1):
+        super().__init__(next_functions, num_outputs)
+        self.ctx = ctx
+        self._saved_anything = bool(ctx.saved)
+
+    def saved(self, name):
+        self.check_not_released()
+        s = self.ctx.saved[name]
+        return s.unpack(self, self.ctx.output_index.get(name, 0))
+
+    def apply(self, grads):
+        return self.op.backward_node(self, grads)
+
+    def release(self):
+        super().release()
+        if self._saved_anything:
+            self.ctx.saved = {}
+
+
+class Ctx:
+    """What a forward leaves for its backward: attributes, plus tensors via ``save``."""
+
+    def __init__(self):
+        self.saved: dict[str, SavedTensor] = {}
+        self.output_index: dict[str, int] = {}
+
+    def save(self, **tensors):
+        for name, t in tensors.items():
+            if t is not None:
+                self.saved[name] = SavedTensor(t, is_output=False)
+
+    def __getitem__(self, name):
+        """A saved tensor, checked against in-place changes (inside ``backward``)."""
+        return self.node.saved(name)
+
+    def save_output(self, name, t, index=0):
+        self.saved[name] = SavedTensor(t, is_output=True)
+        self.output_index[name] = index
+
+
+def _node_class(name: str, op) -> type:
+    return type(name, (OpNode,), {"op": op, "__module__": "numbagrad.autograd.graph"})
+
+
+class OpDef:
+    """Common part of every registry entry."""
+
+    kind = "op"
+
+    def __init__(self, name: str, node: str | None):
+        if name in REGISTRY:
+            raise ValueError(f"op {name!r} registered twice")
+        self.name = name
+        self.node_name = node
+        self._node_classes: dict[str, type] = {}
+        REGISTRY[name] = self
+
+    def node_class(self, name: str | None = None) -> type:
+        name = name or self.node_name
+        cls = self._node_classes.get(name)
+        if cls is None:
+            cls = self._node_classes[name] = _node_class(name, self)
+        return cls
+
+    def __repr__(self):
+        return f"<op {self.name}>"
+
+
+def needs_grad(tensors) -> bool:
+    return is_grad_enabled() and any(t is not None and t._requires_grad for t in tensors)
+
+
+def attach(op: OpDef, ctx: Ctx, inputs, outputs, node_name=None, non_diff=()):
+    """Record ``outputs`` as made by ``op`` from ``inputs`` (called only when grad is needed)."""
+    node = op.node_class(node_name or getattr(ctx, "node_name", None))(
+        tuple(edge_of(t) for t in inputs), ctx, num_outputs=len(outputs)
+    )
+    for k, out in enumerate(outputs):
+        if k in non_diff:
+            continue
+        out._requires_grad = True
+        out.grad_fn = node
+        out._output_nr = k
+    return node
+
+
+# ---------------------------------------------------------------- elementwise ops
+
+
+class Elementwise(OpDef):
+    """An op defined by a scalar function of ``n_in`` tensor arguments and scalar parameters.
+
+    ``dtype``: how inputs promote and what the output is: ``"same"`` (promoted inputs),
+    ``"float"`` (promoted, ints computed as the default float), ``"bool"`` (comparisons),
+    ``"where"`` (the first input is a bool condition).
+    """
+
+    kind = "elementwise"
+
+    def __init__(self, name, fn, n_in, node, dtype, allow_bool=True):
+        super().__init__(name, node)
+        self.scalar = fn
+        names = list(inspect.signature(fn).parameters)
+        self.arg_names = names[:n_in]
+        self.param_names = names[n_in:]
+        self.n_in = n_in
+        self.dtype_rule = dtype
+        self.allow_bool = allow_bool
+        self.vjps: list = [None] * n_in
+        self.vjp_args: list = [()] * n_in
+        self.__doc__ = fn.__doc__
+
+    def defvjp(self, *rules):
+        """Set the pointwise rule of each input (``None``: not differentiable).
+
+        With one function and a unary op it works as a decorator.
+        """
+        if len(rules) != self.n_in:
+            raise ValueError(f"{self.name}: expected {self.n_in} rules, got {len(rules)}")
+        self.vjps = list(rules)
+        self.vjp_args = [
+            tuple(inspect.signature(r).parameters) if r is not None else () for r in rules
+        ]
+        return rules[0] if self.n_in == 1 else None
+
+    # ---- dtypes
+
+    def compute_dtype(self, args):
+        values = args[1:] if self.dtype_rule == "where" else args
+        dt = D.result_type(*values)
+        if self.dtype_rule == "float":
+            dt = D.to_float(dt)
+        if dt is D.bool_ and not self.allow_bool:
+            raise RuntimeError(
+                f"{self.name}: boolean tensors are not supported, use logical operators instead"
+            )
+        return dt
+
+    def out_dtype(self, compute):
+        return D.bool_ if self.dtype_rule == "bool" else compute
+
+    # ---- kernels
+
+    def _helpers(self, fn, seen=None):
+        """(name, scalar fn) of every elementwise op ``fn`` calls, callees first."""
+        seen = {} if seen is None else seen
+        from .. import backend  # noqa: F401
+
+        from ..backend.codegen import names_used
+
+        for name in sorted(names_used(fn)):
+            op = REGISTRY.get(name)
+            if isinstance(op, Elementwise) and name not in seen and op.scalar is not fn:
+                op._helpers(op.scalar, seen)
+                seen[name] = op.scalar
+        return seen
+
+    def kernel(self, dtype):
+        key = (self.name, "fwd", dtype.name)
+
+        def body():
+            helpers = list(self._helpers(self.scalar).items()) + [(self.name, self.scalar)]
+            return cpu.scalar_module_body(helpers, self.name, self.n_in, len(self.param_names))
+
+        return cpu.get_elementwise_kernel(key, dtype.np, body)
+
+    def vjp_kernel(self, i, dtype):
+        rule = self.vjps[i]
+        key = (self.name, "vjp", i, dtype.name)
+
+        def body():
+            helpers = list(self._helpers(rule).items()) + [("_rule", rule)]
+            n_in = len(self.vjp_args[i]) - len(self.param_names)
+            return cpu.scalar_module_body(helpers, "_rule", n_in, len(self.param_names))
+
+        return cpu.get_elementwise_kernel(key, dtype.np, body)
+
+    def _param_values(self, dtype, params):
+        out = []
+        for name, v in zip(self.param_names, params):
+            out.append(dtype.np.type(v))
+        return out
+
+    # ---- forward
+
+    def __call__(self, *args):
+        from ..tensor import Tensor
+
+        tensors = args[: self.n_in]
+        params = args[self.n_in :]
+        compute = self.compute_dtype(tensors)
+        arrays = []
+        for k, a in enumerate(tensors):
+            want = D.bool_ if (self.dtype_rule == "where" and k == 0) else compute
+            arrays.append(_as_array(a, want))
+        pvals = self._param_values(compute, params)
+        out = cpu.run_elementwise(self.kernel(compute), arrays, self.out_dtype(compute).np, pvals)
+        result = Tensor._make(out)
+        inputs = [a if isinstance(a, Tensor) else None for a in tensors]
+        if self.dtype_rule != "bool" and needs_grad(inputs):
+            ctx = Ctx()
+            ctx.params = params
+            ctx.compute = compute
+            ctx.shapes = [a.shape if isinstance(a, Tensor) else () for a in tensors]
+            ctx.dtypes = [a.dtype if isinstance(a, Tensor) else None for a in tensors]
+            used = set()
+            for args_, t in zip(self.vjp_args, inputs):
+                if t is not None and t._requires_grad:
+                    used.update(args_)
+            for name, t in zip(self.arg_names, tensors):
+                if name in used:
+                    ctx.saved[name] = SavedTensor(_as_tensor(t, compute), is_output=False)
+            if "result" in used:
+                ctx.save_output("result", result)
+            attach(self, ctx, inputs, [result])
+        return result
+
+    # ---- backward
+
+    def backward_node(self, node, grads):
+        from ..tensor import Tensor
+
+        ctx = node.ctx
+        grad = grads[0]
+        compute = ctx.compute
+        if grad.dtype is not compute:
+            grad = grad.to(compute)
+        create_graph = is_grad_enabled()
+        out = []
+        for i, rule in enumerate(self.vjps):
+            nxt = node.next_functions[i][0]
+            if nxt is None or rule is None:
+                out.append(None)
+                continue
+            values = []
+            for name in self.vjp_args[i]:
+                if name == "grad":
+                    values.append(grad)
+                elif name in ctx.saved:
+                    values.append(node.saved(name))
+                elif create_graph:
+                    # on Tensors a scalar parameter is a 0-d tensor of the compute dtype
+                    values.append(_as_tensor(ctx.params[self.param_names.index(name)], compute))
+            if create_graph:
+                g = rule(*values)
+                if not isinstance(g, Tensor):
+                    g = _as_tensor(g, compute)
+            else:
+                tensors = [v._data for v in values]
+                pvals = self._param_values(compute, ctx.params)
+                g = Tensor._make(
+                    cpu.run_elementwise(self.vjp_kernel(i, compute), tensors, compute.np, pvals)
+                )
+            g = sum_to(g, ctx.shapes[i])
+            if ctx.dtypes[i] is not None and g.dtype is not ctx.dtypes[i]:
+                g = g.to(ctx.dtypes[i])
+            out.append(g)
+        return tuple(out)
+
+
+def _as_array(a, dt):
+    from ..tensor import Tensor
+
+    if isinstance(a, Tensor):
+        arr = a._data
+        return arr if arr.dtype == dt.np else arr.astype(dt.np)
+    return np.array(a, dtype=dt.np)
+
+
+def _as_tensor(a, dt):
+    from ..tensor import Tensor
+
+    if isinstance(a, Tensor):
+        return a if a.dtype is dt else a.to(dt)
+    return Tensor._make(np.array(a, dtype=dt.np))
+
+
+def sum_to(g, shape):
+    """Sum a broadcast gradient back to ``shape`` (the framework's job, never a rule's)."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = list(range(lead))
+    for i, n in enumerate(shape):
+        if n == 1 and g.shape[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        g = g.sum(dim=tuple(dims), keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    elif g.shape != shape:
+        g = g.expand(shape)
+    return g
+
+
+def unary(name, node=None, dtype="same", allow_bool=True):
+    """Register a one-input elementwise op from its scalar definition."""
+
+    def deco(fn):
+        return Elementwise(name, fn, 1, node or _default_node(name), dtype, allow_bool)
+
+    return deco
+
+
+def binary(name, node=None, dtype="same", n_in=2, allow_bool=True):
+    """Register a two-input (or ``n_in``-input) elementwise op from its scalar definition."""
+
+    def deco(fn):
+        return Elementwise(name, fn, n_in, node or _default_node(name), dtype, allow_bool)
+
+    return deco
+
+
+def _default_node(name: str) -> str:
+    return "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+
+
+# ---------------------------------------------------------------- composite ops
+
+
+class Composite(OpDef):
+    """An op with an explicit array ``forward(ctx, *args)`` and a Tensor ``backward(ctx, grad)``.
+
+    Tensors among the positional arguments (or inside a list/tuple argument) are the inputs;
+    ``backward`` returns one gradient per input, in that order.
+    """
+
+    kind = "composite"
+
+    def __init__(self, name, fn, node, view=False):
+        super().__init__(name, node)
+        self.forward = fn
+        self.backward = None
+        self.view = view
+        self.__doc__ = fn.__doc__
+
+    def defvjp(self, fn):
+        self.backward = fn
+        return fn
+
+    def __call__(self, *args, **kwargs):
+        from ..tensor import Tensor
+
+        ctx = Ctx()
+        inputs = []
+        for a in args:
+            if isinstance(a, Tensor):
+                inputs.append(a)
+            elif isinstance(a, (list, tuple)) and a and all(isinstance(t, Tensor) for t in a):
+                inputs.extend(a)
+        res = self.forward(ctx, *args, **kwargs)
+        multi = isinstance(res, tuple)
+        arrays = res if multi else (res,)
+        outs = [Tensor._make(a) for a in arrays]
+        if self.view:
+            for o in outs:
+                o._version_cell = inputs[0]._version_cell
+                o._base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
+        non_diff = getattr(ctx, "non_differentiable", ())
+        if self.backward is not None and needs_grad(inputs):
+            ctx.input_shapes = [t.shape for t in inputs]
+            ctx.input_dtypes = [t.dtype for t in inputs]
+            ctx.out_shapes = [o.shape for o in outs]
+            ctx.out_dtypes = [o.dtype for o in outs]
+            for name, idx in getattr(ctx, "save_outputs", {}).items():
+                ctx.save_output(name, outs[idx], idx)
+            attach(self, ctx, inputs, outs, non_diff=non_diff)
+        if multi:
+            return getattr(ctx, "wrap", tuple)(outs)
+        return outs[0]
+
+    def backward_node(self, node, grads):
+        from ..tensor import Tensor
+
+        node.ctx.node = node
+        if node._num_outputs == 1:
+            grads = grads[0]
+        else:
+            # outputs that received no gradient contribute zeros
+            grads = [
+                g if g is not None else Tensor._make(np.zeros(s, dtype=d.np))
+                for g, s, d in zip(grads, node.ctx.out_shapes, node.ctx.out_dtypes)
+            ]
+        res = self.backward(node.ctx, grads)
+        if not isinstance(res, tuple):
+            res = (res,)
+        out = []
+        for g, (nxt, _), dt in zip(res, node.next_functions, node.ctx.input_dtypes):
+            if g is not None and nxt is not None and g.dtype is not dt:
+                g = g.to(dt)
+            out.append(g if nxt is not None else None)
+        return tuple(out)
+
+
+def composite(name, node=None, view=False):
+    """Register a composite op: decorate its array forward, then ``@op.defvjp`` its backward."""
+
+    def deco(fn):
+        return Composite(name, fn, node or _default_node(name), view)
+
+    return deco

@@ -1,0 +1,703 @@
+"""Tensor: NumPy storage plus the autograd state PyTorch users expect."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import dtypes as D
+from .autograd.grad_mode import is_grad_enabled
+from .autograd.graph import HookDict, RemovableHandle, grad_accumulator
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``numbagrad.Size([3, 4])``."""
+
+    def __repr__(self) -> str:
+        return f"numbagrad.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+class device:
+    """Where a tensor lives; this backend has ``cpu``."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type_="cpu", index=None):
+        if isinstance(type_, device):
+            type_, index = type_.type, type_.index
+        if isinstance(type_, str) and ":" in type_:
+            type_, idx = type_.split(":")
+            index = int(idx)
+        if type_ not in ("cpu", "cuda"):
+            raise RuntimeError(
+                "Expected one of cpu, cuda device type at start of device string: " + str(type_)
+            )
+        self.type = type_
+        self.index = index
+
+    def __repr__(self):
+        idx = "" if self.index is None else f", index={self.index}"
+        return f"device(type='{self.type}'{idx})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __hash__(self):
+        return hash((self.type, self.index))
+
+
+CPU = device("cpu")
+
+
+def _check_device(dev):
+    if dev is None:
+        return
+    d = device(dev) if not isinstance(dev, device) else dev
+    if d.type != "cpu":
+        raise RuntimeError(
+            "numbagrad was asked for a CUDA tensor, but the CUDA backend is not available yet"
+        )
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it.
+
+    >>> import numbagrad as torch
+    >>> x = torch.tensor([4.0], requires_grad=True)
+    >>> y = x * x
+    >>> y.backward()
+    >>> x.grad
+    tensor([8.])
+    """
+
+    __slots__ = (
+        "_data",
+        "_requires_grad",
+        "grad_fn",
+        "_output_nr",
+        "_grad",
+        "_version_cell",
+        "_base",
+        "_accumulator",
+        "_hooks",
+        "_retains_grad",
+        "__weakref__",
+        "__dict__",
+    )
+
+    # allow NumPy binary ops to defer to our reflected operators
+    __array_priority__ = 1000
+
+    def __new__(cls, *args, **kwargs):
+        return object.__new__(cls)
+
+    def __init__(self, *args, dtype=None, device=None, requires_grad=False):
+        # the legacy constructor: Tensor(data) or Tensor(*sizes), float32 by default
+        _check_device(device)
+        dt = D.as_dtype(dtype) if dtype is not None else D.default_float
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            data = np.array(_unwrap(args[0]), dtype=dt.np)
+        else:
+            shape = args[0] if len(args) == 1 and isinstance(args[0], tuple) else args
+            data = np.empty(tuple(int(s) for s in shape), dtype=dt.np)
+        Tensor._init(self, data, requires_grad)
+
+    @staticmethod
+    def _init(self, data, requires_grad=False):
+        self._data = data
+        self._requires_grad = requires_grad
+        self.grad_fn = None
+        self._output_nr = 0
+        self._grad = None
+        self._version_cell = [0]
+        self._base = None
+        self._accumulator = None
+        self._hooks = None
+        self._retains_grad = False
+
+    @classmethod
+    def _make(cls, data: np.ndarray, requires_grad: bool = False) -> Tensor:
+        t = object.__new__(cls)
+        Tensor._init(t, data, requires_grad)
+        return t
+
+    # ------------------------------------------------------------ basic attributes
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self.ndim)]
+
+    @property
+    def dtype(self) -> D.dtype:
+        return D.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self) -> device:
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def ndim(self) -> int:
+        return self._data.ndim
+
+    def dim(self) -> int:
+        return self._data.ndim
+
+    def numel(self) -> int:
+        return self._data.size
+
+    def nelement(self) -> int:
+        return self._data.size
+
+    def element_size(self) -> int:
+        return self._data.itemsize
+
+    def stride(self, dim=None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self.ndim)]
+
+    def is_contiguous(self) -> bool:
+        return self._data.flags.c_contiguous
+
+    def is_floating_point(self) -> bool:
+        return self.dtype.is_floating_point
+
+    def data_ptr(self) -> int:
+        return self._data.ctypes.data
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value: bool) -> None:
+        if self.grad_fn is not None:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to "
+                    "use a computed variable in a subgraph that doesn't require differentiation "
+                    "use var_no_grad = var.detach()."
+                )
+            return
+        if value and not self.dtype.is_floating_point:
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def _version(self) -> int:
+        return self._version_cell[0]
+
+    def _bump(self) -> None:
+        self._version_cell[0] += 1
+
+    # ------------------------------------------------------------ grad
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed "
+                "want the .grad field to be populated for a non-leaf Tensor, use .retain_grad() "
+                "on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+                "you access the leaf Tensor instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self._grad
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(
+                    f"assigned grad expected to be a Tensor or None but got grad of type "
+                    f"{type(value).__name__}"
+                )
+            if value.dtype is not self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
+        from .autograd import backward
+
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node = self.grad_fn if self.grad_fn is not None else grad_accumulator(self)
+        hooks = node._tensor_hooks.get(self._output_nr)
+        if hooks is None:
+            hooks = node._tensor_hooks[self._output_nr] = HookDict()
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        if self.grad_fn is None:
+            # keep the accumulator (and so the hook) alive as long as the leaf
+            self._hooks = node
+        return handle
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` for this non-leaf tensor after backward."""
+        if not self._requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self.grad_fn is None or self._retains_grad:
+            return
+        self._retains_grad = True
+        node = self.grad_fn
+
+        def capture(grad, ref=_weak(self)):
+            t = ref()
+            if t is not None:
+                if t._grad is None:
+                    t._grad = grad.detach().clone() if not is_grad_enabled() else grad
+                else:
+                    t._grad = t._grad + grad
+        node._retain_grad_hooks[self._output_nr] = capture
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains_grad
+
+    def detach(self) -> Tensor:
+        """A new leaf sharing storage, outside the graph."""
+        t = Tensor._make(self._data)
+        t._version_cell = self._version_cell
+        return t
+
+    def detach_(self) -> Tensor:
+        if self._base is not None and self.grad_fn is not None:
+            raise RuntimeError(
+                "Can't detach views in-place. Use detach() instead."
+            )
+        self.grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self) -> Tensor:
+        return Tensor._make(self._data)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        self._data = value._data
+
+    # ------------------------------------------------------------ conversion
+
+    def numpy(self, force: bool = False) -> np.ndarray:
+        if self._requires_grad and not force:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:
+            # NumPy conversion of a graph tensor goes through numpy() and its refusal
+            self.numpy()
+        a = self._data
+        return a if dtype is None else a.astype(dtype)
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
+            )
+        return self._data.reshape(-1)[0].item()
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def __len__(self) -> int:
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._data.shape[0]))
+
+    def __bool__(self) -> bool:
+        if self._data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'more than one' if self._data.size else 'no'} "
+                "value is ambiguous"
+            )
+        return bool(self._data.reshape(-1)[0])
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.dtype.is_floating_point or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __hash__(self):
+        return id(self)
+
+    def __repr__(self) -> str:
+        from ._printing import tensor_repr
+
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self._data, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        t = Tensor._make(self._data.copy(), self._requires_grad)
+        if self._grad is not None:
+            t._grad = Tensor._make(self._grad._data.copy())
+        memo[id(self)] = t
+        return t
+
+    def to(self, *args, **kwargs) -> Tensor:
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other)``."""
+        dt = kwargs.get("dtype")
+        for a in args:
+            if isinstance(a, Tensor):
+                dt = a.dtype
+            elif isinstance(a, (str, device)):
+                _check_device(a)
+            elif a is not None:
+                dt = a
+        _check_device(kwargs.get("device"))
+        if dt is None or D.as_dtype(dt) is self.dtype:
+            return self
+        return _F.to_dtype(self, D.as_dtype(dt))
+
+    def type(self, dtype=None):
+        if dtype is None:
+            return f"numbagrad.{_TYPE_NAMES[self.dtype.name]}"
+        return self.to(dtype)
+
+    def float(self):
+        return self.to(D.float32)
+
+    def double(self):
+        return self.to(D.float64)
+
+    def long(self):
+        return self.to(D.int64)
+
+    def int(self):
+        return self.to(D.int32)
+
+    def bool(self):
+        return self.to(D.bool_)
+
+    def cpu(self):
+        return self
+
+    def new_tensor(self, data, dtype=None, requires_grad=False):
+        from .factory import tensor
+
+        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+
+    def new_zeros(self, *size, dtype=None):
+        from .factory import zeros
+
+        return zeros(*size, dtype=dtype or self.dtype)
+
+    def new_ones(self, *size, dtype=None):
+        from .factory import ones
+
+        return ones(*size, dtype=dtype or self.dtype)
+
+    def new_full(self, size, fill_value, dtype=None):
+        from .factory import full
+
+        return full(size, fill_value, dtype=dtype or self.dtype)
+
+    def new_empty(self, *size, dtype=None):
+        from .factory import empty
+
+        return empty(*size, dtype=dtype or self.dtype)
+
+    # ------------------------------------------------------------ operators
+
+    def __add__(self, other):
+        return _F.add(self, other)
+
+    def __radd__(self, other):
+        return _F.add(other, self)
+
+    def __sub__(self, other):
+        return _F.sub(self, other)
+
+    def __rsub__(self, other):
+        return _F.rsub(self, other)
+
+    def __mul__(self, other):
+        return _F.mul(self, other)
+
+    def __rmul__(self, other):
+        return _F.mul(other, self)
+
+    def __truediv__(self, other):
+        return _F.div(self, other)
+
+    def __rtruediv__(self, other):
+        return _F.rdiv(self, other)
+
+    def __pow__(self, other):
+        return _F.pow(self, other)
+
+    def __rpow__(self, other):
+        return _F.rpow(self, other)
+
+    def __matmul__(self, other):
+        return _F.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        return _F.matmul(other, self)
+
+    def __neg__(self):
+        return _F.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _F.abs(self)
+
+    def __invert__(self):
+        return _F.logical_not(self)
+
+    def __and__(self, other):
+        return _F.logical_and(self, other)
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        return _F.logical_or(self, other)
+
+    __ror__ = __or__
+
+    def __eq__(self, other):
+        return _F.eq(self, other)
+
+    def __ne__(self, other):
+        return _F.ne(self, other)
+
+    def __lt__(self, other):
+        return _F.lt(self, other)
+
+    def __le__(self, other):
+        return _F.le(self, other)
+
+    def __gt__(self, other):
+        return _F.gt(self, other)
+
+    def __ge__(self, other):
+        return _F.ge(self, other)
+
+    def __getitem__(self, index):
+        return _F.getitem(self, index)
+
+    def __setitem__(self, index, value):
+        _F.setitem(self, index, value)
+
+    # in-place operators
+    def __iadd__(self, other):
+        return self.add_(other)
+
+    def __isub__(self, other):
+        return self.sub_(other)
+
+    def __imul__(self, other):
+        return self.mul_(other)
+
+    def __itruediv__(self, other):
+        return self.div_(other)
+
+    @property
+    def T(self):
+        return _F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+    @property
+    def mT(self):
+        return _F.transpose(self, -2, -1)
+
+
+_TYPE_NAMES = {
+    "float32": "FloatTensor",
+    "float64": "DoubleTensor",
+    "int64": "LongTensor",
+    "int32": "IntTensor",
+    "bool": "BoolTensor",
+}
+
+
+def _weak(t):
+    import weakref
+
+    return weakref.ref(t)
+
+
+def _rebuild(data, requires_grad):
+    return Tensor._make(data, requires_grad)
+
+
+def _unwrap(data):
+    """Nested lists/tuples of Tensors and numbers as plain Python/NumPy data."""
+    if isinstance(data, Tensor):
+        return data._data
+    if isinstance(data, (list, tuple)):
+        return [_unwrap(d) for d in data]
+    return data
+
+
+def _wrap_dim(dim, ndim):
+    lo, hi = (-ndim, ndim - 1) if ndim else (-1, 0)
+    if not isinstance(dim, (int, np.integer)):
+        raise TypeError(f"dim must be an int, got {type(dim).__name__}")
+    if dim < lo or dim > hi:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+        )
+    return dim % ndim if ndim else 0
+
+
+def accumulate_into_grad(t: Tensor, grad: Tensor) -> None:
+    """Add ``grad`` into ``t.grad`` (in place unless the backward pass is being recorded)."""
+    if grad.shape != t.shape:
+        grad = grad.expand(t.shape) if grad.ndim <= t.ndim else grad.reshape(t.shape)
+    if grad.dtype is not t.dtype:
+        grad = grad.to(t.dtype)
+    if t._grad is None:
+        if is_grad_enabled():
+            t._grad = grad
+        else:
+            # .grad owns its memory: never an alias of another tensor or an expanded view
+            t._grad = Tensor._make(np.array(grad._data, order="C"))
+    elif is_grad_enabled():
+        t._grad = t._grad + grad
+    else:
+        _F.add_(t._grad, grad)
+
+
+from . import ops as _F  # noqa: E402  (ops need the Tensor class defined above)
+
+# ---------------------------------------------------------------- methods that forward to ops
+
+_FORWARD = {
+    name: name
+    for name in (
+        "exp log log1p expm1 sqrt rsqrt reciprocal sin cos tan tanh sigmoid relu abs neg sign "
+        "square clamp clip sum mean prod amax amin argmax argmin logsumexp softmax log_softmax "
+        "view reshape flatten permute transpose t squeeze unsqueeze expand expand_as broadcast_to "
+        "contiguous clone select split chunk matmul mm bmm mv dot maximum minimum add sub mul div "
+        "pow eq ne lt le gt ge logical_not logical_and logical_or max min"
+    ).split()
+}
+_FORWARD.update(
+    var="var_", std="std_", norm="norm_", any="any_", negative="neg", multiply="mul",
+    true_divide="div", divide="div", absolute="abs", greater="gt", less="lt", square_="square",
+)
+
+
+def _forwarder(target):
+    def method(self, *args, **kwargs):
+        return getattr(_F, target)(self, *args, **kwargs)
+
+    method.__name__ = target
+    return method
+
+
+def _inplace(target):
+    def method(self, *args, **kwargs):
+        _F.check_inplace(self)
+        return _F.assign_inplace(self, getattr(_F, target)(self, *args, **kwargs))
+
+    method.__name__ = target + "_"
+    return method
+
+
+for _name, _target in _FORWARD.items():
+    setattr(Tensor, _name, _forwarder(_target))
+for _name in (
+    "sub mul div pow clamp clip exp log sigmoid relu neg abs sqrt tanh sin cos reciprocal "
+    "square"
+).split():
+    setattr(Tensor, _name + "_", _inplace(_name))
+del _name, _target
+Tensor.add_ = lambda self, other: _F.add_(self, other)
+
+
+def _zero_(self):
+    _F.check_inplace(self)
+    self._data[...] = 0
+    self._bump()
+    return self
+
+
+def _fill_(self, value):
+    _F.check_inplace(self)
+    if isinstance(value, Tensor):
+        value = value.item()
+    self._data[...] = value
+    self._bump()
+    return self
+
+
+def _copy_(self, src):
+    _F.check_inplace(self)
+    if src._requires_grad and is_grad_enabled():
+        return _F.assign_inplace(self, _F.clone(_F.expand(src.to(self.dtype), self.shape)))
+    self._data[...] = src._data
+    self._bump()
+    return self
+
+
+Tensor.zero_ = _zero_
+Tensor.fill_ = _fill_
+Tensor.copy_ = _copy_
