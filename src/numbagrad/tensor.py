@@ -207,7 +207,7 @@ class Tensor:
             return
         if value and not self.dtype.is_floating_point:
             raise RuntimeError(
-                "only Tensors of floating point and complex dtype can require gradients"
+                "Only Tensors of floating point and complex dtype can require gradients"
             )
         self._requires_grad = bool(value)
 

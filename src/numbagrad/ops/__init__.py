@@ -78,7 +78,8 @@ def pow(x, exponent):
 
 def rpow(x, base):
     """``base ** x`` for a scalar base."""
-    return E.rpow(x, base)
+    dt = D.result_type(x, base)
+    return E.rpow(x if dt is x.dtype else x.to(dt), base)
 
 
 def square(x):

@@ -172,7 +172,7 @@ def pow_vjp(grad, x, exponent):
     return where(exponent == 0, 0, grad * exponent * x ** (exponent - 1))
 
 
-@unary("rpow", node="PowBackward2", dtype="float")
+@unary("rpow", node="PowBackward2")
 def rpow(x, base):
     """``base ** x`` for a scalar base."""
     return base**x

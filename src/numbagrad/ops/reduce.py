@@ -15,9 +15,16 @@ _values_indices = {}
 
 
 def _named(name):
+    """PyTorch's ``return_types.max`` style (values, indices) named tuple."""
     cls = _values_indices.get(name)
     if cls is None:
-        cls = _values_indices[name] = namedtuple(name, ["values", "indices"])
+        base = namedtuple(name, ["values", "indices"])
+
+        def __repr__(self):
+            return (f"numbagrad.return_types.{name}(\nvalues={self.values!r},\n"
+                    f"indices={self.indices!r})")
+
+        cls = _values_indices[name] = type(name, (base,), {"__repr__": __repr__, "__slots__": ()})
     return cls
 
 
@@ -57,7 +64,12 @@ def _setup(ctx, x, dim, keepdim):
     return ctx.dims
 
 
-def _check_nonempty(x, dims, name):
+def _check_nonempty(x, dims, name, whole=False):
+    if whole and x.numel() == 0:
+        raise RuntimeError(
+            f"{name}(): Expected reduction dim to be specified for input.numel() == 0. "
+            "Specify the reduction dim with the 'dim' argument."
+        )
     for d in dims:
         if x.shape[d] == 0:
             raise IndexError(
@@ -163,7 +175,7 @@ def _even_backward(grad, ctx, x, result):
 
 def _extreme(ctx, x, dim, keepdim, kernel, name):
     dims = _setup(ctx, x, dim, keepdim)
-    _check_nonempty(x, dims, name)
+    _check_nonempty(x, dims, name, whole=dim is None)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
     return _finish(cpu.run_reduce(kernel, x._data, dims, x._data.dtype), x.shape, dims, keepdim)
@@ -201,7 +213,7 @@ def _with_indices(ctx, x, dim, keepdim, vkernel, ikernel, name):
     return _finish(values, x.shape, dims, keepdim), _finish(indices, x.shape, dims, keepdim)
 
 
-def _index_backward(grad, ctx):
+def _index_backward(ctx, grad):
     # the gradient goes to the one position each index points at
     from ..factory import arange
 

@@ -256,16 +256,21 @@ class Elementwise(OpDef):
 
         def body():
             helpers = list(self._helpers(rule).items()) + [("_rule", rule)]
-            n_in = len(self.vjp_args[i]) - len(self.param_names)
-            return cpu.scalar_module_body(helpers, "_rule", n_in, len(self.param_names))
+            n_params = len(self._rule_params(i))
+            n_in = len(self.vjp_args[i]) - n_params
+            return cpu.scalar_module_body(helpers, "_rule", n_in, n_params)
 
         return cpu.get_elementwise_kernel(key, dtype.np, body)
 
-    def _param_values(self, dtype, params):
-        out = []
-        for name, v in zip(self.param_names, params):
-            out.append(dtype.np.type(v))
-        return out
+    def _param_values(self, dtype, params, names=None):
+        """Scalar parameters typed as the kernel's dtype (optionally only ``names``)."""
+        if names is None:
+            return [dtype.np.type(v) for v in params]
+        return [dtype.np.type(params[self.param_names.index(n)]) for n in names]
+
+    def _rule_params(self, i):
+        # a rule lists its tensor arguments first, then the parameters it reads
+        return [n for n in self.vjp_args[i] if n in self.param_names]
 
     # ---- forward
 
@@ -333,7 +338,7 @@ class Elementwise(OpDef):
                     g = _as_tensor(g, compute)
             else:
                 tensors = [v._data for v in values]
-                pvals = self._param_values(compute, ctx.params)
+                pvals = self._param_values(compute, ctx.params, self._rule_params(i))
                 g = Tensor._make(
                     cpu.run_elementwise(self.vjp_kernel(i, compute), tensors, compute.np, pvals)
                 )

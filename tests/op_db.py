@@ -1,0 +1,203 @@
+"""The op table: one row per registry op, driving forward, gradient and name tests.
+
+A row gives the public call, a NumPy reference, the sample shapes and the input domain.
+``test_ops.py`` fails if a registry op has no row here.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+import numbagrad as ng
+
+# sample shapes: a tuple is a plain contiguous shape; strings are layouts built by ``make``
+UNARY_SHAPES = [(), (3,), (2, 3), (2, 3, 2), "transposed", "strided", "expanded", (0, 3)]
+BINARY_SHAPES = [
+    ((3,), (3,)),
+    ((2, 3), (3,)),
+    ((2, 1), (1, 3)),
+    ((), (2, 3)),
+    ((2, 3), ()),
+    ("transposed", "transposed"),
+    ("strided", (3,)),
+    ((0, 3), (3,)),
+]
+REDUCE_SHAPES = [(4,), (2, 3), (2, 3, 2), "transposed", "strided"]
+
+
+@dataclass
+class OpInfo:
+    name: str  # registry key
+    call: Callable  # on numbagrad tensors (and Python scalars)
+    ref: Callable | None  # the same on NumPy arrays
+    arity: int = 1
+    shapes: list = field(default_factory=lambda: UNARY_SHAPES)
+    domain: tuple = (-2.0, 2.0)
+    kink: float | None = None  # keep samples this far from 0 (abs, relu, sign, ...)
+    grad: bool = True
+    gradgrad: bool = True
+    dtypes: tuple = ("float32", "float64")
+    node: str | None = None  # grad_fn name PyTorch gives it
+    rtol32: float = 1e-5
+    int_ok: bool = False  # also run forward on int64 inputs
+    same_dtype: bool = True  # the output has the input's dtype
+
+
+LAYOUTS = {
+    # name: (base shape, how the view is made from the base)
+    "transposed": ((3, 2), lambda b: b.t(), lambda a: a.T),
+    "strided": ((2, 6), lambda b: b[:, ::2], lambda a: a[:, ::2]),
+    "expanded": ((2, 1), lambda b: b.expand(2, 3), lambda a: np.broadcast_to(a, (2, 3))),
+}
+
+
+def base_and_layout(shape, dtype, info: OpInfo, rng):
+    """(contiguous base array, tensor layout fn, NumPy layout fn) for a sample shape."""
+    if isinstance(shape, str):
+        base_shape, tfn, afn = LAYOUTS[shape]
+    else:
+        base_shape, tfn, afn = shape, (lambda b: b), (lambda a: a)
+    lo, hi = info.domain
+    return _values(base_shape, lo, hi, info, rng).astype(dtype), tfn, afn
+
+
+def _values(shape, lo, hi, info, rng):
+    v = rng.uniform(lo, hi, size=shape)
+    if info.kink is not None:
+        v = np.where(np.abs(v) < info.kink, np.sign(v + 1e-12) * info.kink + v, v)
+    return v
+
+
+U = OpInfo
+B = BINARY_SHAPES
+
+OPS = [
+    # ---------------------------------------------------------------- unary
+    U("neg", lambda x: -x, np.negative, int_ok=True),
+    U("abs", lambda x: x.abs(), np.abs, kink=0.1, int_ok=True),
+    U("sign", lambda x: x.sign(), np.sign, kink=0.1, int_ok=True),
+    U("exp", lambda x: x.exp(), np.exp),
+    U("log", lambda x: x.log(), np.log, domain=(0.2, 3.0), node="LogBackward0"),
+    U("log1p", lambda x: x.log1p(), np.log1p, domain=(-0.5, 2.0), node="Log1PBackward0"),
+    U("expm1", lambda x: x.expm1(), np.expm1),
+    U("sqrt", lambda x: x.sqrt(), np.sqrt, domain=(0.2, 3.0)),
+    U("rsqrt", lambda x: x.rsqrt(), lambda a: 1 / np.sqrt(a), domain=(0.2, 3.0)),
+    U("reciprocal", lambda x: x.reciprocal(), np.reciprocal, domain=(0.5, 2.0)),
+    U("sin", lambda x: x.sin(), np.sin),
+    U("cos", lambda x: x.cos(), np.cos),
+    U("tan", lambda x: x.tan(), np.tan, domain=(-1.0, 1.0)),
+    U("tanh", lambda x: x.tanh(), np.tanh),
+    U("sigmoid", lambda x: x.sigmoid(), lambda a: 1 / (1 + np.exp(-a))),
+    U("relu", lambda x: x.relu(), lambda a: np.maximum(a, 0), kink=0.1, int_ok=True),
+    U("pow", lambda x: x**3, lambda a: a**3, node="PowBackward0", int_ok=True),
+    U("rpow", lambda x: 2.5**x, lambda a: 2.5**a, node="PowBackward2"),
+    U("rsub", lambda x: 1.5 - x, lambda a: 1.5 - a, node="RsubBackward1"),
+    U("clamp", lambda x: x.clamp(-1.0, 0.5), lambda a: np.clip(a, -1.0, 0.5), node="ClampBackward1"),
+    U("logical_not", lambda x: x.logical_not(), np.logical_not, grad=False, int_ok=True),
+    # ---------------------------------------------------------------- binary
+    U("add", lambda x, y: x + y, np.add, 2, B, int_ok=True),
+    U("sub", lambda x, y: x - y, np.subtract, 2, B, int_ok=True),
+    U("mul", lambda x, y: x * y, np.multiply, 2, B, int_ok=True),
+    U("div", lambda x, y: x / y, np.divide, 2, B, domain=(0.5, 2.0)),
+    U("pow_tensor", lambda x, y: x**y, np.power, 2, B, domain=(0.5, 2.0), node="PowBackward1"),
+    U("maximum", ng.maximum, np.maximum, 2, B),
+    U("minimum", ng.minimum, np.minimum, 2, B),
+    U("where", lambda x, y: ng.where(x > y, x, y), lambda a, b: np.where(a > b, a, b), 2, B),
+    U("logical_and", ng.logical_and, np.logical_and, 2, B, kink=0.1, grad=False),
+    U("logical_or", ng.logical_or, np.logical_or, 2, B, kink=0.1, grad=False),
+    U("eq", lambda x, y: x == y, np.equal, 2, B, grad=False, int_ok=True),
+    U("ne", lambda x, y: x != y, np.not_equal, 2, B, grad=False, int_ok=True),
+    U("lt", lambda x, y: x < y, np.less, 2, B, grad=False, int_ok=True),
+    U("le", lambda x, y: x <= y, np.less_equal, 2, B, grad=False, int_ok=True),
+    U("gt", lambda x, y: x > y, np.greater, 2, B, grad=False, int_ok=True),
+    U("ge", lambda x, y: x >= y, np.greater_equal, 2, B, grad=False, int_ok=True),
+    # ---------------------------------------------------------------- reductions
+    U("sum", lambda x: x.sum(), np.sum, shapes=[()] + REDUCE_SHAPES + [(0, 3)], int_ok=True),
+    U("mean", lambda x: x.mean(-1), lambda a: a.mean(-1), shapes=REDUCE_SHAPES),
+    U("prod", lambda x: x.prod(0), lambda a: a.prod(0), shapes=REDUCE_SHAPES, node="ProdBackward1",
+      domain=(0.5, 1.5), int_ok=True),
+    U("amax", lambda x: x.amax(0), lambda a: a.max(0), shapes=REDUCE_SHAPES, int_ok=True),
+    U("amin", lambda x: x.amin(-1, keepdim=True), lambda a: a.min(-1, keepdims=True),
+      shapes=REDUCE_SHAPES, int_ok=True),
+    U("max_dim", lambda x: x.max(0).values, lambda a: a.max(0), shapes=REDUCE_SHAPES,
+      node="MaxBackward0"),
+    U("min_dim", lambda x: x.min(-1, keepdim=True)[0], lambda a: a.min(-1, keepdims=True),
+      shapes=REDUCE_SHAPES, node="MinBackward0"),
+    U("max_all", lambda x: x.max(), np.max, shapes=REDUCE_SHAPES, node="MaxBackward1"),
+    U("min_all", lambda x: x.min(), np.min, shapes=REDUCE_SHAPES, node="MinBackward1"),
+    U("argmax", lambda x: x.argmax(0), lambda a: a.argmax(0), shapes=REDUCE_SHAPES, grad=False,
+      int_ok=True),
+    U("argmin", lambda x: x.argmin(), lambda a: a.argmin(), shapes=REDUCE_SHAPES, grad=False,
+      int_ok=True),
+    U("var", lambda x: x.var(0), lambda a: a.var(0, ddof=1), shapes=REDUCE_SHAPES, rtol32=1e-4),
+    U("std", lambda x: x.std(-1, correction=0), lambda a: a.std(-1), shapes=REDUCE_SHAPES,
+      rtol32=1e-4),
+    U("norm", lambda x: x.norm(), lambda a: np.sqrt((a * a).sum()), shapes=REDUCE_SHAPES,
+      node="LinalgVectorNormBackward0"),
+    U("logsumexp", lambda x: x.logsumexp(-1),
+      lambda a: np.log(np.exp(a).sum(-1)), shapes=REDUCE_SHAPES),
+    U("softmax", lambda x: x.softmax(-1),
+      lambda a: np.exp(a) / np.exp(a).sum(-1, keepdims=True), shapes=REDUCE_SHAPES),
+    U("log_softmax", lambda x: x.log_softmax(0),
+      lambda a: a - np.log(np.exp(a).sum(0, keepdims=True)), shapes=REDUCE_SHAPES,
+      node="LogSoftmaxBackward0"),
+    # ---------------------------------------------------------------- linear algebra
+    U("mm", lambda x, y: x.mm(y), np.matmul, 2, [((2, 3), (3, 4)), ("transposed", (3, 2))]),
+    U("bmm", lambda x, y: x.bmm(y), np.matmul, 2, [((2, 2, 3), (2, 3, 2))]),
+    U("mv", lambda x, y: x.mv(y), np.matmul, 2, [((2, 3), (3,)), ("strided", (3,))]),
+    U("dot", lambda x, y: x.dot(y), np.dot, 2, [((3,), (3,))]),
+    # ---------------------------------------------------------------- movement
+    U("view", lambda x: x.view(-1), lambda a: a.reshape(-1), shapes=[(), (3,), (2, 3), (2, 3, 2)],
+      int_ok=True),
+    U("reshape_copy", lambda x: x.reshape(6), lambda a: a.reshape(6), shapes=["transposed"],
+      node="UnsafeViewBackward0"),
+    U("unsafe_view", lambda x: x.reshape(2, 6) @ ng.ones(6, 1, dtype=x.dtype),
+      lambda a: a.reshape(2, 6) @ np.ones((6, 1)), shapes=[(2, 3, 2)], node="MmBackward0"),
+    U("permute", lambda x: x.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1),
+      shapes=[(2, 3, 2)]),
+    U("transpose", lambda x: x.transpose(0, -1), lambda a: np.swapaxes(a, 0, -1),
+      shapes=[(2, 3), (2, 3, 2), "strided"]),
+    U("t", lambda x: x.t(), lambda a: a.T, shapes=[(3,), (2, 3), "transposed"], node="TBackward0"),
+    U("squeeze", lambda x: x.unsqueeze(1).squeeze(1), lambda a: a, shapes=[(3,), (2, 3)],
+      node="SqueezeBackward1"),
+    U("unsqueeze", lambda x: x.unsqueeze(-1), lambda a: a[..., None], shapes=[(), (3,), "strided"]),
+    U("expand", lambda x: x.expand(4, *x.shape), lambda a: np.broadcast_to(a, (4,) + a.shape),
+      shapes=[(), (3,), (2, 1)]),
+    U("alias", lambda x: x[...], lambda a: a, shapes=[(3,)], node="AliasBackward0"),
+    U("clone", lambda x: x.clone(), lambda a: a.copy(), shapes=[(2, 3), "strided"], int_ok=True),
+    U("to_dtype", lambda x: x.double(), lambda a: a.astype(np.float64), shapes=[(3,), "strided"],
+      node="ToCopyBackward0", same_dtype=False),
+    U("getitem", lambda x: x[1:, ::2][0], lambda a: a[1:, ::2][0], shapes=[(3, 4)],
+      node="SelectBackward0"),
+    U("index_put_zeros", lambda x: x[[0, 2, 0]], lambda a: a[[0, 2, 0]], shapes=[(3,), (3, 2)],
+      node="IndexBackward0"),
+    U("index_put", lambda x: _index_put(x), lambda a: _index_put_np(a), shapes=[(3, 2)],
+      node="CopySlices"),
+    U("cat", lambda x, y: ng.cat([x, y], -1), lambda a, b: np.concatenate([a, b], -1), 2,
+      [((2, 3), (2, 1)), ((3,), (3,))]),
+    U("stack", lambda x, y: ng.stack([x, y], 1), lambda a, b: np.stack([a, b], 1), 2,
+      [((2, 3), (2, 3)), ((3,), (3,))]),
+    U("split", lambda x: x.split([1, 2], 1)[1], lambda a: a[:, 1:], shapes=[(2, 3), "transposed"],
+      node="SplitWithSizesBackward0"),
+]
+
+
+def _index_put(x):
+    y = x * 1
+    y[0] = x[1] * 2
+    return y
+
+
+def _index_put_np(a):
+    b = a.copy()
+    b[0] = a[1] * 2
+    return b
+
+
+OP_DB = {info.name: info for info in OPS}
+assert len(OP_DB) == len(OPS), "duplicate op_db rows"
+_ = math  # the table may use math in later rows
