@@ -98,3 +98,14 @@ def test_float32_backward_matches_float64(info):
     for g32, g64 in zip(grads["float32"], grads["float64"]):
         if g64 is not None:
             np.testing.assert_allclose(g32.numpy(), g64.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("info", [i for i in OPS if i.grad and i.gradgrad], ids=lambda i: i.name)
+def test_gradgradcheck(info):
+    shape = info.shapes[1] if len(info.shapes) > 1 else info.shapes[0]
+    _, tensors, tfns, _ = _build(info, shape, "float64", requires_grad=True)
+
+    def fn(*ts):
+        return info.call(*[f(t) for f, t in zip(tfns, ts)])
+
+    assert gradgradcheck(fn, tuple(tensors))

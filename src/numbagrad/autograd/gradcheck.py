@@ -15,8 +15,6 @@ def _as_tuple(x):
 
 def _numerical_jacobian(fn, inputs, out_index, eps):
     """Central differences of output ``out_index`` w.r.t. every differentiable input."""
-    from .grad_mode import no_grad
-
     jac = []
     for t in inputs:
         if not getattr(t, "requires_grad", False):
@@ -26,17 +24,14 @@ def _numerical_jacobian(fn, inputs, out_index, eps):
         flat = data.reshape(-1) if data.flags.c_contiguous else None
         if flat is None:
             raise GradcheckError("gradcheck expects contiguous inputs")
-        with no_grad():
-            out0 = _as_tuple(fn(*inputs))[out_index]
+        out0 = _as_tuple(fn(*inputs))[out_index]
         cols = []
         for k in range(flat.size):
             orig = flat[k]
             flat[k] = orig + eps
-            with no_grad():
-                plus = _as_tuple(fn(*inputs))[out_index]._data.astype(np.float64).reshape(-1)
+            plus = _as_tuple(fn(*inputs))[out_index]._data.astype(np.float64).reshape(-1)
             flat[k] = orig - eps
-            with no_grad():
-                minus = _as_tuple(fn(*inputs))[out_index]._data.astype(np.float64).reshape(-1)
+            minus = _as_tuple(fn(*inputs))[out_index]._data.astype(np.float64).reshape(-1)
             flat[k] = orig
             cols.append((plus - minus) / (2 * eps))
         jac.append(np.stack(cols, axis=1) if cols else np.zeros((out0.numel(), 0)))
