@@ -88,7 +88,7 @@ def square(x):
 
 def clamp(x, min=None, max=None):
     if min is None and max is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+        raise RuntimeError("numbagrad.clamp: At least one of 'min' or 'max' must not be None")
     dt = D.result_type(x, *(v for v in (min, max) if v is not None))
     if dt is not x.dtype:
         x = x.to(dt)
