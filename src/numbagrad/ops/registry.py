@@ -229,10 +229,9 @@ class Elementwise(OpDef):
 
     def _helpers(self, fn, seen=None):
         """(name, scalar fn) of every elementwise op ``fn`` calls, callees first."""
-        seen = {} if seen is None else seen
-        from .. import backend  # noqa: F401
-
         from ..backend.codegen import names_used
+
+        seen = {} if seen is None else seen
 
         for name in sorted(names_used(fn)):
             op = REGISTRY.get(name)
