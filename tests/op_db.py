@@ -6,7 +6,6 @@ A row gives the public call, a NumPy reference, the sample shapes and the input 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -40,7 +39,6 @@ class OpInfo:
     kink: float | None = None  # keep samples this far from 0 (abs, relu, sign, ...)
     grad: bool = True
     gradgrad: bool = True
-    dtypes: tuple = ("float32", "float64")
     node: str | None = None  # grad_fn name PyTorch gives it
     rtol32: float = 1e-5
     int_ok: bool = False  # also run forward on int64 inputs
@@ -200,4 +198,3 @@ def _index_put_np(a):
 
 OP_DB = {info.name: info for info in OPS}
 assert len(OP_DB) == len(OPS), "duplicate op_db rows"
-_ = math  # the table may use math in later rows

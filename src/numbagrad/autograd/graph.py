@@ -21,9 +21,9 @@ class RemovableHandle:
 
     _ids = itertools.count()
 
-    def __init__(self, hooks: dict):
+    def __init__(self, hooks: HookDict):
         self.id = next(RemovableHandle._ids)
-        self._hooks = weakref.ref(hooks) if _weakrefable(hooks) else (lambda h=hooks: h)
+        self._hooks = weakref.ref(hooks)
 
     def remove(self) -> None:
         hooks = self._hooks()
@@ -35,14 +35,6 @@ class RemovableHandle:
 
     def __exit__(self, *exc):
         self.remove()
-
-
-def _weakrefable(obj) -> bool:
-    try:
-        weakref.ref(obj)
-        return True
-    except TypeError:
-        return False
 
 
 class HookDict(dict):
