@@ -175,6 +175,17 @@ OPS = [
       node="IndexBackward0"),
     U("index_put", lambda x: _index_put(x), lambda a: _index_put_np(a), shapes=[(3, 2)],
       node="CopySlices"),
+    U("as_strided", lambda x: x.contiguous().as_strided((3, 2), (1, 1), 1),
+      lambda a: np.lib.stride_tricks.as_strided(a.ravel()[1:], (3, 2), (a.itemsize,) * 2),
+      shapes=[(2, 3), (5,), "transposed"]),  # overlapping windows: gradients accumulate
+    U("copy_slices", lambda x, s: _write_view(x, s), lambda a, b: _write_view_np(a, b), 2,
+      [((2, 3), (3,)), ((2, 3), ()), ((3, 2), (1,))], node="CopySlices"),
+    U("zero", lambda x: _inplace_on_copy(x, "zero_"), np.zeros_like, shapes=[(3,), (2, 3)],
+      node="ZeroBackward0"),
+    U("fill", lambda x: _inplace_on_copy(x, "fill_", 1.5), lambda a: np.full_like(a, 1.5),
+      shapes=[(3,), (2, 3)], node="FillBackward2"),
+    U("copy", lambda x, y: _inplace_on_copy(x, "copy_", y), lambda a, b: np.broadcast_to(b, a.shape),
+      2, [((2, 3), (3,)), ((3,), (3,)), ((2, 3), ())], node="CopyBackwards"),
     U("cat", lambda x, y: ng.cat([x, y], -1), lambda a, b: np.concatenate([a, b], -1), 2,
       [((2, 3), (2, 1)), ((3,), (3,))]),
     U("stack", lambda x, y: ng.stack([x, y], 1), lambda a, b: np.stack([a, b], 1), 2,
@@ -188,6 +199,25 @@ def _index_put(x):
     y = x * 1
     y[0] = x[1] * 2
     return y
+
+
+def _inplace_on_copy(x, method, *args):
+    y = x * 1
+    getattr(y, method)(*args)
+    return y
+
+
+def _write_view(x, s):
+    """Multiply the last row of a copy of x, in place, through a view."""
+    y = x * 1
+    y[-1].mul_(s)
+    return y
+
+
+def _write_view_np(a, b):
+    c = a.copy()
+    c[-1] = c[-1] * b
+    return c
 
 
 def _index_put_np(a):

@@ -5,7 +5,7 @@ Use it as you would use PyTorch: ``import numbagrad as torch``.
 
 from __future__ import annotations
 
-from . import autograd, dtypes, nn, ops  # noqa: F401
+from . import autograd, cuda, dtypes, nn, ops, optim  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
 from .autograd.grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled,
@@ -18,7 +18,7 @@ from .factory import (  # noqa: F401
     zeros, zeros_like,
 )
 from .ops import (  # noqa: F401
-    abs, add, amax, amin, argmax, argmin, bmm, broadcast_to, cat, chunk, clamp, clip, clone,
+    abs, add, amax, amin, argmax, as_strided, argmin, bmm, broadcast_to, cat, chunk, clamp, clip, clone,
     cos, div, dot, eq, exp, expm1, flatten, ge, gt, le, log, log1p, log_softmax, logical_and,
     logical_not, logical_or, logsumexp, lt, matmul, max, maximum, mean, min, minimum, mm, mul,
     mv, ne, neg, permute, pow, prod, reciprocal, relu, reshape, rsqrt, select, sigmoid, sign,

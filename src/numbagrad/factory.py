@@ -48,7 +48,11 @@ def _infer_dtype(data) -> D.dtype:
 def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
     t = Tensor._make(data)
     if requires_grad:
-        t.requires_grad_(True)
+        if data.dtype.kind != "f":
+            raise RuntimeError(
+                "Only Tensors of floating point and complex dtype can require gradients"
+            )
+        t._requires_grad = True
     return t
 
 

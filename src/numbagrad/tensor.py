@@ -87,11 +87,13 @@ class Tensor:
     __slots__ = (
         "_data",
         "_requires_grad",
-        "grad_fn",
+        "_grad_fn",
         "_output_nr",
         "_grad",
         "_version_cell",
         "_base",
+        "_view_src",
+        "_view_kind",
         "_accumulator",
         "_hooks",
         "_retains_grad",
@@ -120,11 +122,13 @@ class Tensor:
     def _init(self, data, requires_grad=False):
         self._data = data
         self._requires_grad = requires_grad
-        self.grad_fn = None
+        self._grad_fn = None
         self._output_nr = 0
         self._grad = None
         self._version_cell = [0]
         self._base = None
+        self._view_src = None
+        self._view_kind = None
         self._accumulator = None
         self._hooks = None
         self._retains_grad = False
@@ -188,11 +192,26 @@ class Tensor:
         return self._data.ctypes.data
 
     @property
+    def grad_fn(self):
+        """The node that made this tensor (None for a leaf)."""
+        base = self._base
+        if base is not None and base._grad_fn is not self._view_src:
+            _F.refresh_view(self)
+        return self._grad_fn
+
+    @grad_fn.setter
+    def grad_fn(self, node) -> None:
+        self._grad_fn = node
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
     @property
     def requires_grad(self) -> bool:
+        base = self._base
+        if base is not None and base._grad_fn is not self._view_src:
+            _F.refresh_view(self)
         return self._requires_grad
 
     @requires_grad.setter
@@ -206,14 +225,19 @@ class Tensor:
                 )
             return
         if value and not self.dtype.is_floating_point:
-            raise RuntimeError(
-                "Only Tensors of floating point and complex dtype can require gradients"
-            )
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         self.requires_grad = requires_grad
         return self
+
+    @property
+    def volatile(self) -> bool:
+        """Always False: volatile was replaced by ``no_grad`` (PyTorch 0.4)."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning,
+                      stacklevel=2)
+        return False
 
     @property
     def _version(self) -> int:
@@ -246,10 +270,19 @@ class Tensor:
                     f"assigned grad expected to be a Tensor or None but got grad of type "
                     f"{type(value).__name__}"
                 )
-            if value.dtype is not self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size"
+                )
+            if value.dtype is not self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{_C_NAMES[value.dtype.name]}' "
+                    f"to a tensor with grad_dtype '{_C_NAMES[self.dtype.name].capitalize()}'. "
+                    "The gradient must match the tensor's grad_dtype (defaults to the tensor's "
+                    "dtype)."
+                )
         self._grad = value
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
@@ -468,7 +501,7 @@ class Tensor:
         return _F.add(self, other)
 
     def __radd__(self, other):
-        return _F.add(other, self)
+        return _F.add(self, other)
 
     def __sub__(self, other):
         return _F.sub(self, other)
@@ -480,7 +513,7 @@ class Tensor:
         return _F.mul(self, other)
 
     def __rmul__(self, other):
-        return _F.mul(other, self)
+        return _F.mul(self, other)
 
     def __truediv__(self, other):
         return _F.div(self, other)
@@ -577,6 +610,10 @@ _TYPE_NAMES = {
 }
 
 
+_C_NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int",
+            "bool": "bool"}
+
+
 def _weak(t):
     import weakref
 
@@ -636,7 +673,7 @@ _FORWARD = {
         "square clamp clip sum mean prod amax amin argmax argmin logsumexp softmax log_softmax "
         "view reshape flatten permute transpose t squeeze unsqueeze expand expand_as broadcast_to "
         "contiguous clone select split chunk matmul mm bmm mv dot maximum minimum add sub mul div "
-        "pow eq ne lt le gt ge logical_not logical_and logical_or max min"
+        "pow eq ne lt le gt ge logical_not logical_and logical_or max min as_strided"
     ).split()
 }
 _FORWARD.update(
@@ -655,8 +692,7 @@ def _forwarder(target):
 
 def _inplace(target):
     def method(self, *args, **kwargs):
-        _F.check_inplace(self)
-        return _F.assign_inplace(self, getattr(_F, target)(self, *args, **kwargs))
+        return _F.inplace(self, getattr(_F, target), *args, **kwargs)
 
     method.__name__ = target + "_"
     return method
@@ -671,33 +707,6 @@ for _name in (
     setattr(Tensor, _name + "_", _inplace(_name))
 del _name, _target
 Tensor.add_ = lambda self, other: _F.add_(self, other)
-
-
-def _zero_(self):
-    _F.check_inplace(self)
-    self._data[...] = 0
-    self._bump()
-    return self
-
-
-def _fill_(self, value):
-    _F.check_inplace(self)
-    if isinstance(value, Tensor):
-        value = value.item()
-    self._data[...] = value
-    self._bump()
-    return self
-
-
-def _copy_(self, src):
-    _F.check_inplace(self)
-    if src._requires_grad and is_grad_enabled():
-        return _F.assign_inplace(self, _F.clone(_F.expand(src.to(self.dtype), self.shape)))
-    self._data[...] = src._data
-    self._bump()
-    return self
-
-
-Tensor.zero_ = _zero_
-Tensor.fill_ = _fill_
-Tensor.copy_ = _copy_
+Tensor.zero_ = lambda self: _F.zero_(self)
+Tensor.fill_ = lambda self, value: _F.fill_(self, value)
+Tensor.copy_ = lambda self, src: _F.copy_(self, src)

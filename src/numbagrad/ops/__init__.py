@@ -20,7 +20,7 @@ del _name
 
 from .linalg import bmm, dot, matmul, mm, mv  # noqa: E402
 from .movement import (  # noqa: E402
-    alias, cat, chunk, clone, contiguous, expand, flatten, getitem, permute, reshape, select,
+    alias, as_strided, cat, chunk, clone, contiguous, expand, flatten, getitem, permute, reshape, select,
     split, squeeze, stack, t, to_dtype, transpose, unsqueeze, view,
 )
 from .reduce import (  # noqa: E402
@@ -166,62 +166,6 @@ def any_(x, dim=None):
 # ---------------------------------------------------------------- in-place
 
 
-def check_inplace(x):
-    if x.grad_fn is None and x._requires_grad and is_grad_enabled():
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )
-
-
-def assign_inplace(x, result):
-    """Write ``result`` into ``x``'s storage and make ``x`` stand for it in the graph."""
-    if result.shape != x.shape:
-        raise RuntimeError(
-            f"output with shape {list(x.shape)} doesn't match the broadcast shape "
-            f"{list(result.shape)}"
-        )
-    if result.dtype is not x.dtype:
-        if result.dtype._kind > x.dtype._kind:
-            raise RuntimeError(
-                f"result type {L._NAMES[result.dtype.name].capitalize()} can't be cast to the "
-                f"desired output type {L._NAMES[x.dtype.name].capitalize()}"
-            )
-    x._data[...] = result._data
-    x._bump()
-    if result._requires_grad:
-        x._requires_grad = True
-        x.grad_fn = result.grad_fn
-        x._output_nr = result._output_nr
-    return x
-
-
-def add_(x, y):
-    check_inplace(x)
-    if not is_grad_enabled() or not (x._requires_grad or getattr(y, "_requires_grad", False)):
-        # the fast path: the kernel writes straight into x (no temporary)
-        from ..backend import cpu
-        from .registry import _as_array
-
-        dt = D.result_type(x, y)
-        if dt is x.dtype and y is not None:
-            cpu.run_elementwise(E.add.kernel(dt), [x._data, _as_array(y, dt)], dt.np, out=x._data)
-            x._bump()
-            return x
-    return assign_inplace(x, E.add(x, y))
-
-
-def setitem(x, index, value):
-    check_inplace(x)
-    from ..tensor import Tensor
-
-    if isinstance(value, Tensor) and not value.requires_grad and not x.requires_grad:
-        idx, _ = M._normalize_index(x, index)
-        x._data[idx] = value._data
-        x._bump()
-        return
-    if not is_grad_enabled() or not (x.requires_grad or getattr(value, "requires_grad", False)):
-        idx, _ = M._normalize_index(x, index)
-        x._data[idx] = value._data if isinstance(value, Tensor) else value
-        x._bump()
-        return
-    assign_inplace(x, M.index_put(x, index, value))
+from .inplace import (  # noqa: E402,F401
+    add_, assign_inplace, check_inplace, copy_, fill_, inplace, refresh_view, setitem, zero_,
+)

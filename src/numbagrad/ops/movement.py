@@ -236,6 +236,71 @@ def _tname(x):
             "int32": "IntTensor", "bool": "BoolTensor"}[x.dtype.name]
 
 
+def _element_offsets(arr):
+    """Each element's offset from ``arr``'s first element, in elements, with ``arr``'s shape."""
+    isz = arr.itemsize
+    pos = np.zeros(arr.shape, dtype=np.int64)
+    for d, (n, st) in enumerate(zip(arr.shape, arr.strides)):
+        pos += (np.arange(n, dtype=np.int64) * (st // isz)).reshape(
+            (1,) * d + (n,) + (1,) * (arr.ndim - d - 1)
+        )
+    return pos
+
+
+def view_positions(base: np.ndarray, view: np.ndarray) -> np.ndarray:
+    """Where each element of ``view`` (an array into ``base``'s memory) sits in ``base``.
+
+    The answer is a C-order flat index into ``base`` per element of ``view``: how in-place
+    writes through a view and regenerated view nodes (AsStridedBackward0, CopySlices) route
+    gradients between a view and its base.
+    """
+    isz = base.itemsize
+    start = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // isz
+    vpos = _element_offsets(view) + start
+    if base.flags.c_contiguous:
+        return vpos
+    bpos = _element_offsets(base).reshape(-1)
+    order = np.argsort(bpos, kind="stable")
+    return order[np.searchsorted(bpos[order], vpos)]
+
+
+@composite("as_strided", node="AsStridedBackward0", view=True)
+def as_strided(ctx, x, size, stride, storage_offset=0):
+    """A view of ``x``'s elements with the given sizes and strides (in elements).
+
+    Offsets count from ``x``'s first element, which is PyTorch's storage offset when ``x`` is
+    a contiguous tensor that owns its memory.
+    """
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride):
+        raise RuntimeError(
+            f"mismatch in length of strides and shape: {len(stride)} vs {len(size)}"
+        )
+    need = storage_offset + 1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0
+    if not x._data.flags.c_contiguous and x._base is not None:
+        raise RuntimeError("as_strided: only contiguous tensors and views' bases are supported")
+    if need > x.numel() or storage_offset < 0:
+        raise RuntimeError(
+            f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
+            f"{storage_offset}, and itemsize {x.element_size()} requiring a storage size of "
+            f"{need * x.element_size()} are out of bounds for storage of size "
+            f"{x.numel() * x.element_size()}"
+        )
+    isz = x._data.itemsize
+    start = np.lib.stride_tricks.as_strided(x._data, shape=(storage_offset + 1,), strides=(isz,))
+    out = np.lib.stride_tricks.as_strided(
+        start[storage_offset:], shape=size, strides=tuple(st * isz for st in stride)
+    )
+    ctx.positions = view_positions(x._data, out)
+    return out
+
+
+@as_strided.defvjp
+def as_strided_vjp(ctx, grad):
+    flat = index_put_zeros(grad, _Index((ctx.positions,), {"advanced"}), (math.prod(ctx.input_shapes[0]),))
+    return flat.reshape(ctx.input_shapes[0])
+
+
 @composite("alias", view=True)
 def alias(ctx, x):
     return x._data.view()
@@ -360,6 +425,7 @@ class _Index:
 def index_select_any(ctx, x, idx):
     index, kinds = idx.index, idx.kinds
     ctx.index = index
+    ctx.view = "advanced" not in kinds
     ctx.node_name = next((n for k, n in _INDEX_NODE if k in kinds), "AliasBackward0")
     try:
         out = x._data[index]

@@ -54,13 +54,19 @@ class SavedTensor:
             shape = list(self.data.shape)
             kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
                     "bool": "Bool"}[self.dtype.name]
-            where = f"output {index} of {node.name()}" if self.is_output else "an input"
+            if self.is_output:
+                where = f", which is output {index} of {node.name()},"
+            elif self.tensor.grad_fn is not None:
+                fn = self.tensor.grad_fn
+                where = f", which is output {self.tensor._output_nr} of {fn.name()},"
+            else:
+                where = ""
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [numbagrad.{kind}Tensor {shape}], which is {where}, is at "
+                f"inplace operation: [numbagrad.{kind}Tensor {shape}]{where} is at "
                 f"version {self.version_cell[0]}; expected version {self.version} instead. Hint: "
                 "enable anomaly detection to find the operation that failed to compute its "
-                "gradient, with numbagrad.autograd.set_detect_anomaly(True)."
+                "gradient, with numbagrad.autograd.set_detect_anomaly(True, check_nan=False)."
             )
 
     def unpack(self, node, index: int = 0):
@@ -443,10 +449,8 @@ class Composite(OpDef):
         multi = isinstance(res, tuple)
         arrays = res if multi else (res,)
         outs = [Tensor._make(a) for a in arrays]
-        if self.view:
-            for o in outs:
-                o._version_cell = inputs[0]._version_cell
-                o._base = inputs[0]._base if inputs[0]._base is not None else inputs[0]
+        if self.view or getattr(ctx, "view", False):
+            _mark_views(inputs[0], outs, getattr(ctx, "node_name", None) or self.node_name)
         non_diff = getattr(ctx, "non_differentiable", ())
         if self.backward is not None and needs_grad(inputs):
             ctx.input_shapes = [t.shape for t in inputs]
@@ -481,6 +485,21 @@ class Composite(OpDef):
                 g = g.to(dt)
             out.append(g if nxt is not None else None)
         return tuple(out)
+
+
+def _mark_views(x, outs, node_name):
+    """Make ``outs`` views of ``x``: one storage, one version counter, one base."""
+    base = x._base if x._base is not None else x
+    kind = None
+    if len(outs) > 1:
+        kind = node_name  # outputs of a multi-view op may not be modified in place
+    elif not is_grad_enabled() and base._requires_grad:
+        kind = "no_grad"
+    for o in outs:
+        o._version_cell = x._version_cell
+        o._base = base
+        o._view_src = base._grad_fn
+        o._view_kind = kind
 
 
 def composite(name, node=None, view=False):

@@ -1,0 +1,292 @@
+"""In-place ops: a write into a tensor's memory, and the graph kept right around it.
+
+An in-place op is its out-of-place op followed by a write: ``x.exp_()`` computes
+``result = exp(x)``, writes it into ``x``'s memory, bumps ``x``'s version counter, and makes
+``x`` stand for ``result`` in the graph (its ``grad_fn`` becomes ``ExpBackward0``).
+
+Two details keep the gradients right, as in PyTorch:
+
+- A formula that needs the *old* value of ``x`` (``pow_``, ``clamp_``) gets a copy of it taken
+  before the write; a formula that needs ``result`` reads ``x``'s memory, so a later in-place
+  change of ``x`` is caught by the version check.
+- When ``x`` is a view, its base changes too: the base becomes the output of a ``CopySlices``
+  node (the old base, with the view's region replaced by ``result``), and each view of that
+  base re-derives its ``grad_fn`` from the new base (``AsStridedBackward0``) the next time it
+  is asked for it (``refresh_view``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes as D
+from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from . import elementwise as E
+from . import movement as M
+from .registry import SavedTensor, composite, sum_to
+
+ERR_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
+ERR_LEAF_VIEW = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+ERR_NO_GRAD_VIEW = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. "
+    "Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify "
+    "your code by moving both the view and the inplace either both inside the no_grad block "
+    "(if you don't want the inplace to be tracked) or both outside (if you want the inplace to "
+    "be tracked)."
+)
+ERR_MULTI_VIEW = (
+    "Output {k} of {node} is a view and is being modified inplace. This view is the output of "
+    "a function that returns multiple views. Such functions do not allow the output views to be "
+    "modified inplace. You should replace the inplace operation by an out-of-place one."
+)
+_CAST_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+               "bool": "Bool"}
+
+
+def check_inplace(x):
+    """Refuse in-place changes autograd could not account for (PyTorch's rules and words)."""
+    if not is_grad_enabled():
+        return
+    base = x._base
+    if base is None:
+        if x._grad_fn is None and x._requires_grad:
+            raise RuntimeError(ERR_LEAF)
+        return
+    if not base._requires_grad:
+        return
+    kind = x._view_kind
+    if kind == "no_grad":
+        raise RuntimeError(ERR_NO_GRAD_VIEW)
+    if kind is not None:
+        raise RuntimeError(ERR_MULTI_VIEW.format(k=x._output_nr, node=kind))
+    if base._grad_fn is None:
+        raise RuntimeError(ERR_LEAF_VIEW)
+
+
+def inplace(x, op, *args, **kwargs):
+    """``x.op_(*args)``: run ``op(x, *args)`` and write its result into ``x``."""
+    check_inplace(x)
+    return assign_inplace(x, op(x, *args, **kwargs))
+
+
+def assign_inplace(x, result):
+    """Write ``result`` into ``x``'s memory and make ``x`` stand for it in the graph."""
+    if result.shape != x.shape:
+        raise RuntimeError(
+            f"output with shape {list(x.shape)} doesn't match the broadcast shape "
+            f"{list(result.shape)}"
+        )
+    if result.dtype is not x.dtype and result.dtype._kind > x.dtype._kind:
+        raise RuntimeError(
+            f"result type {_CAST_NAMES[result.dtype.name]} can't be cast to the desired output "
+            f"type {_CAST_NAMES[x.dtype.name]}"
+        )
+    tracked = result._requires_grad
+    if tracked:
+        _keep_old_self(x, result)
+    x._data[...] = result._data
+    x._bump()
+    if not tracked:
+        return x
+    _saved_result_is_x(x, result)
+    base = x._base
+    if base is None:
+        x._grad_fn = result._grad_fn
+        x._requires_grad = True
+        x._output_nr = result._output_nr
+    else:
+        node = copy_slices(base, result, M._Index(x._data, ()))._grad_fn
+        base._grad_fn = node
+        base._requires_grad = True
+        base._output_nr = 0
+        # x itself (like every other view of base) now re-derives its node from base
+    return x
+
+
+def _keep_old_self(x, result):
+    """If ``result``'s node saved ``x`` itself as its first input, save a copy instead."""
+    from ..tensor import Tensor
+
+    ctx = getattr(result._grad_fn, "ctx", None)
+    if ctx is None:
+        return
+    for name, s in ctx.saved.items():
+        if not s.is_output:
+            if s.tensor is x:
+                old = Tensor._make(x._data.copy())
+                old._grad_fn, old._output_nr = x.grad_fn, x._output_nr
+                old._requires_grad = x._requires_grad
+                ctx.saved[name] = SavedTensor(old, is_output=False)
+            return
+
+
+def _saved_result_is_x(x, result):
+    """A saved ``result`` now lives in ``x``'s memory, under ``x``'s version counter."""
+    ctx = getattr(result._grad_fn, "ctx", None)
+    if ctx is None:
+        return
+    for s in ctx.saved.values():
+        if s.is_output and s.data is result._data:
+            s.data = x._data
+            s.version_cell = x._version_cell
+            s.version = x._version_cell[0]
+
+
+def refresh_view(v):
+    """Re-derive a view's node after its base was modified in place (PyTorch does it lazily)."""
+    base = v._base
+    v._view_src = base._grad_fn
+    if base._requires_grad:
+        isz = v._data.itemsize
+        with enable_grad():
+            pos = M.view_positions(base._data, v._data)
+            start = int(pos.flat[0]) if pos.size else 0
+            node = M.as_strided(base, v.shape, [st // isz for st in v._data.strides],
+                                start)._grad_fn
+        v._grad_fn, v._output_nr, v._requires_grad = node, 0, True
+    else:
+        v._grad_fn, v._requires_grad = None, False
+
+
+# ---------------------------------------------------------------- ops behind in-place methods
+
+
+@composite("copy_slices", node="CopySlices")
+def copy_slices(ctx, base, src, view):
+    """``base`` after ``src`` was written into its region ``view`` (the write is already done)."""
+    ctx.positions = M.view_positions(base._data, view.index)
+    return base._data
+
+
+@copy_slices.defvjp
+def copy_slices_vjp(ctx, grad):
+    where = M._Index((ctx.positions,), {"advanced"})
+    flat = grad.reshape(-1)
+    g_base = M.index_put(flat, where, 0).reshape(ctx.input_shapes[0])
+    return g_base, sum_to(M.index_select_any(flat, where), ctx.input_shapes[1])
+
+
+@composite("zero", node="ZeroBackward0")
+def zero(ctx, x):
+    return np.zeros_like(x._data)
+
+
+zero.defvjp(lambda ctx, grad: _zeros(ctx, grad, 0))
+
+
+@composite("fill", node="FillBackward2")
+def fill(ctx, x, value):
+    from ..tensor import Tensor
+
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError(
+                "fill_ only supports 0-dimension value tensor but got tensor with "
+                f"{value.ndim} dimensions."
+            )
+        ctx.node_name = "FillBackward3"
+        value = value._data
+    return np.full_like(x._data, value)
+
+
+@fill.defvjp
+def fill_vjp(ctx, grad):
+    if len(ctx.input_shapes) == 1:
+        return _zeros(ctx, grad, 0)
+    return _zeros(ctx, grad, 0), grad.sum()
+
+
+@composite("copy", node="CopyBackwards")
+def copy(ctx, x, src):
+    out = np.empty_like(x._data)
+    try:
+        out[...] = src._data
+    except ValueError:
+        raise RuntimeError(
+            f"The size of tensor a ({x.shape[-1] if x.ndim else 1}) must match the size of tensor "
+            f"b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
+            f"{max(x.ndim - 1, 0)}"
+        ) from None
+    return out
+
+
+@copy.defvjp
+def copy_vjp(ctx, grad):
+    return _zeros(ctx, grad, 0), sum_to(grad, ctx.input_shapes[1])
+
+
+def _zeros(ctx, grad, i):
+    from ..tensor import Tensor
+
+    return Tensor._make(np.zeros(ctx.input_shapes[i], dtype=ctx.input_dtypes[i].np))
+
+
+# ---------------------------------------------------------------- the methods
+
+
+def _tracked(*tensors) -> bool:
+    from ..tensor import Tensor
+
+    return is_grad_enabled() and any(
+        isinstance(t, Tensor) and t.requires_grad for t in tensors
+    )
+
+
+def add_(x, y):
+    check_inplace(x)
+    if not _tracked(x, y):
+        # the fast path: the kernel writes straight into x (no temporary)
+        from ..backend import cpu
+        from .registry import _as_array
+
+        dt = D.result_type(x, y)
+        if dt is x.dtype:
+            cpu.run_elementwise(E.add.kernel(dt), [x._data, _as_array(y, dt)], dt.np, out=x._data)
+            x._bump()
+            return x
+    return assign_inplace(x, E.add(x, y))
+
+
+def zero_(x):
+    check_inplace(x)
+    if not _tracked(x):
+        x._data[...] = 0
+        x._bump()
+        return x
+    return assign_inplace(x, zero(x))
+
+
+def fill_(x, value):
+    check_inplace(x)
+    if not _tracked(x, value):
+        x._data[...] = value.item() if hasattr(value, "item") else value
+        x._bump()
+        return x
+    return assign_inplace(x, fill(x, value))
+
+
+def copy_(x, src):
+    check_inplace(x)
+    if not _tracked(x, src):
+        x._data[...] = src._data
+        x._bump()
+        return x
+    return assign_inplace(x, copy(x, src))
+
+
+def setitem(x, index, value):
+    from ..tensor import Tensor
+
+    if is_grad_enabled() and x._base is None and x._grad_fn is None and x._requires_grad:
+        # x[i] = v writes through a view of x, as PyTorch words it
+        basic = M._normalize_index(x, index)[1].isdisjoint({"advanced"})
+        raise RuntimeError(ERR_LEAF_VIEW if basic else ERR_LEAF)
+    check_inplace(x)
+    if not _tracked(x, value):
+        idx, _ = M._normalize_index(x, index)
+        x._data[idx] = value._data if isinstance(value, Tensor) else value
+        x._bump()
+        return
+    assign_inplace(x, M.index_put(x, index, value))
