@@ -204,6 +204,12 @@ class Tensor:
         self._grad_fn = node
 
     @property
+    def output_nr(self) -> int:
+        """Which output of ``grad_fn`` this tensor is."""
+        self.grad_fn  # a view re-derives its node first
+        return self._output_nr
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 

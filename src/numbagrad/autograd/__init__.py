@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import warnings
 
+from . import function  # noqa: F401
+from .anomaly_mode import (  # noqa: F401
+    detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
+)
 from .engine import run_backward
+from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
 from .graph import AccumulateGrad, Node
@@ -12,7 +17,8 @@ from .graph import AccumulateGrad, Node
 __all__ = [
     "backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
     "is_grad_enabled", "inference_mode", "gradcheck", "gradgradcheck", "Node",
-    "AccumulateGrad",
+    "AccumulateGrad", "Function", "FunctionCtx", "once_differentiable", "detect_anomaly",
+    "set_detect_anomaly", "is_anomaly_enabled",
 ]
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import heapq
 
+from .anomaly_mode import is_anomaly_enabled, run_checked
 from .grad_mode import enable_grad, no_grad
 from .graph import AccumulateGrad, grad_accumulator
 
@@ -141,7 +142,10 @@ def run_backward(
                     if res is not None:
                         grads = list(res)
                 node.check_not_released()
-                in_grads = node.apply(grads)
+                if is_anomaly_enabled():
+                    in_grads = run_checked(node, grads)
+                else:
+                    in_grads = node.apply(grads)
                 for hook in tuple(node._post_hooks.values()):
                     res = hook(tuple(in_grads), tuple(grads))
                     if res is not None:

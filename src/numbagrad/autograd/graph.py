@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from . import anomaly_mode as _anomaly
+
 _sequence = itertools.count()
 
 ERR_FREED = (
@@ -59,6 +61,8 @@ class Node:
         self._retain_grad_hooks: dict[int, object] = {}
         self._released = False
         self._saved_anything = False
+        if _anomaly.is_anomaly_enabled():
+            self._anomaly_stack = _anomaly.forward_stack()
 
     def name(self) -> str:
         return type(self).__name__

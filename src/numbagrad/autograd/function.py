@@ -1,0 +1,306 @@
+"""Custom differentiable functions: subclass ``Function``, call ``YourFunction.apply(...)``.
+
+As in PyTorch, the ``ctx`` that ``forward`` and ``backward`` receive *is* the graph node: the
+output's ``grad_fn`` is an instance of ``<YourFunction>Backward``, a class made for each
+``Function`` subclass when it is defined.
+
+    class Exp(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x.exp()
+            ctx.save_for_backward(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, grad):
+            (y,) = ctx.saved_tensors
+            return grad * y
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from .grad_mode import is_grad_enabled, no_grad
+from .graph import Node, edge_of
+
+ERR_DIRTY_LEAF = "a leaf Variable that requires grad has been used in an in-place operation."
+
+
+class FunctionCtx:
+    """What ``forward`` can leave for ``backward`` (the node class below inherits it)."""
+
+    def save_for_backward(self, *tensors) -> None:
+        """Keep tensors (or None) for backward; they come back checked for in-place changes."""
+        self._to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare inputs that ``forward`` modified in place (and returns)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs that have no gradient (indices, masks)."""
+        self._non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With False, ``backward`` gets None (not zeros) for outputs that got no gradient."""
+        self._materialize_grads = bool(value)
+
+
+class BackwardCFunction(FunctionCtx, Node):
+    """The node of a custom Function: its ``apply`` calls the Function's ``backward``."""
+
+    _forward_cls: type
+
+    def __init__(self):
+        Node.__init__(self)
+        self._to_save = ()
+        self._dirty = ()
+        self._non_differentiable = ()
+        self._materialize_grads = True
+        self._saved = None
+        self.needs_input_grad = ()
+
+    def __repr__(self) -> str:
+        return f"<numbagrad.autograd.function.{self.name()} object at {hex(id(self))}>"
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to ``save_for_backward``, checked against the version counters."""
+        if self._released:
+            from .graph import ERR_FREED
+
+            raise RuntimeError(ERR_FREED)
+        if self._saved is None:
+            return tuple(self._to_save)  # inside forward, before the outputs are known
+        return tuple(s.unpack(self, k) if s is not None else None for s, k in self._saved)
+
+    saved_variables = saved_tensors
+
+    def release(self) -> None:
+        if self._saved:
+            self._released = True
+            self._saved = ()
+
+    def apply(self, grads):
+        from ..tensor import Tensor
+
+        cls = self._forward_cls
+        if self._materialize_grads:
+            grads = [
+                g if g is not None else Tensor._make(np.zeros(shape, dtype=dt.np))
+                for g, (shape, dt) in zip(grads, self._output_meta)
+            ]
+        res = cls.backward(self, *grads)
+        if not isinstance(res, tuple):
+            res = (res,)
+        n_args = len(self.needs_input_grad)
+        if len(res) != n_args:
+            # trailing Nones for arguments beyond the given gradients are allowed (PyTorch)
+            if len(res) > n_args and all(r is None for r in res[n_args:]):
+                res = res[:n_args]
+            else:
+                raise RuntimeError(
+                    f"function {self.name()} returned an incorrect number of gradients "
+                    f"(expected {n_args}, got {len(res)})"
+                )
+        out = []
+        for k, (pos, shape, dt) in enumerate(self._input_meta):
+            g = res[pos]
+            if g is None or self.next_functions[k][0] is None:
+                out.append(None)
+                continue
+            if not isinstance(g, Tensor):
+                raise TypeError(f"expected Tensor or None as gradient, got {type(g).__name__}")
+            if g.shape != shape:
+                g = _fit_shape(self, g, shape, k)
+            if g.dtype is not dt:
+                g = g.to(dt)
+            out.append(g)
+        return tuple(out)
+
+
+def _fit_shape(node, g, shape, index):
+    from ..ops.registry import sum_to
+
+    try:
+        np.broadcast_shapes(tuple(shape), tuple(g.shape))
+        expandable = np.broadcast_shapes(tuple(shape), tuple(g.shape)) == tuple(g.shape)
+    except ValueError:
+        expandable = False
+    if not expandable:
+        raise RuntimeError(
+            f"Function {node.name()} returned an invalid gradient at index {index} - got "
+            f"{list(g.shape)} but expected shape compatible with {list(shape)}"
+        )
+    return sum_to(g, shape)
+
+
+class FunctionMeta(type):
+    """Gives each Function subclass its own node class, ``<Name>Backward``."""
+
+    def __init__(cls, name, bases, attrs):
+        cls._backward_cls = type(
+            name + "Backward",
+            (BackwardCFunction,),
+            {"_forward_cls": cls, "__module__": "numbagrad.autograd.function"},
+        )
+        super().__init__(name, bases, attrs)
+
+
+class Function(FunctionCtx, metaclass=FunctionMeta):
+    """Base class of custom differentiable operations (use ``apply``, not an instance)."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method. (Example: "
+            "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)"
+        )
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        from ..tensor import Tensor
+
+        node = cls._backward_cls()
+        node.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        tensor_args = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
+        record = is_grad_enabled() and any(a.requires_grad for _, a in tensor_args)
+        separate_setup = cls.setup_context is not Function.setup_context
+        with no_grad():
+            if separate_setup:
+                output = cls.forward(*args, **kwargs)
+            else:
+                output = cls.forward(node, *args, **kwargs)
+        if separate_setup:
+            cls.setup_context(node, args, output)
+        single = not isinstance(output, tuple)
+        outputs = (output,) if single else output
+        if not record:
+            return output
+        node.next_functions = tuple(edge_of(a) for _, a in tensor_args)
+        node._input_meta = [(i, a.shape, a.dtype) for i, a in tensor_args]
+        dirty = {id(t) for t in node._dirty}
+        non_diff = {id(t) for t in node._non_differentiable}
+        inputs_by_id = {id(a): a for _, a in tensor_args}
+        results = []
+        meta = []
+        for k, o in enumerate(outputs):
+            if not isinstance(o, Tensor):
+                results.append(o)
+                meta.append(((), None))
+                continue
+            if id(o) in inputs_by_id and id(o) not in dirty:
+                o = _alias(o)  # an input returned as is: a new tensor, so the input keeps its node
+            elif id(o) in dirty:
+                _check_dirty(o)
+                o._bump()
+            meta.append((o.shape, o.dtype))
+            if id(outputs[k]) in non_diff or not o.dtype.is_floating_point:
+                o._requires_grad = False
+                o._grad_fn = None
+            else:
+                o._grad_fn, o._requires_grad, o._output_nr = node, True, k
+            results.append(o)
+        node._output_meta = meta
+        node._num_outputs = len(outputs)
+        node._saved = _pack_saved(node, results)
+        node._saved_anything = bool(node._saved)
+        return results[0] if single else tuple(results)
+
+
+def _alias(t):
+    from ..tensor import Tensor
+
+    o = Tensor._make(t._data)
+    o._version_cell = t._version_cell
+    return o
+
+
+def _check_dirty(t):
+    if t._base is None and t._grad_fn is None and t._requires_grad:
+        raise RuntimeError(ERR_DIRTY_LEAF)
+
+
+def _pack_saved(node, results):
+    """Saved tensors with their versions; an output is saved by reference to this node."""
+    from ..ops.registry import SavedTensor
+    from ..tensor import Tensor
+
+    out_index = {id(o): k for k, o in enumerate(results) if isinstance(o, Tensor)}
+    saved = []
+    for t in node._to_save:
+        if t is None:
+            saved.append((None, 0))
+        elif id(t) in out_index and t._grad_fn is node:
+            saved.append((SavedTensor(t, is_output=True), out_index[id(t)]))
+        else:
+            saved.append((SavedTensor(t, is_output=False), 0))
+    return saved
+
+
+def once_differentiable(backward):
+    """Mark a ``backward`` as not differentiable: it runs without recording a graph, and trying
+    to differentiate its result (``create_graph=True``) raises when that gradient is used."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with no_grad():
+            res = backward(ctx, *grads)
+        if not is_grad_enabled() or not any(
+            getattr(g, "requires_grad", False) for g in grads
+        ):
+            return res
+        single = not isinstance(res, tuple)
+        outs = (res,) if single else res
+        err = DelayedError(
+            "trying to differentiate twice a function that was marked with @once_differentiable",
+            [g for g in grads if getattr(g, "requires_grad", False)],
+        )
+        wrapped = []
+        for k, r in enumerate(outs):
+            if r is not None and r.dtype.is_floating_point:
+                r = _alias(r)
+                r._grad_fn, r._requires_grad, r._output_nr = err, True, 0
+            wrapped.append(r)
+        return wrapped[0] if single else tuple(wrapped)
+
+    return wrapper
+
+
+class DelayedError(Node):
+    """A node that raises when the backward pass reaches it."""
+
+    def __init__(self, msg, inputs):
+        super().__init__(tuple(edge_of(t) for t in inputs))
+        self.msg = msg
+
+    def apply(self, grads):
+        raise RuntimeError(self.msg)
+
+
+__all__ = ["Function", "FunctionCtx", "BackwardCFunction", "once_differentiable"]
