@@ -61,11 +61,20 @@ def _make_grads(outputs, grads):
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate gradients of ``tensors`` into the ``.grad`` of the graph's leaves."""
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                      FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError(
+                "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                "`backward()`. Please only use `grad_tensors`."
+            )
+        grad_tensors = grad_variables
     outputs = _tensors(tensors)
     grads = _tensors(grad_tensors) if grad_tensors is not None else [None] * len(outputs)
     if len(grads) != len(outputs):
         raise RuntimeError(
-            f"got {len(grads)} tensors and {len(outputs)} gradients"
+            f"got {len(outputs)} tensors and {len(grads)} gradients"
         )
     if retain_graph is None:
         retain_graph = create_graph
