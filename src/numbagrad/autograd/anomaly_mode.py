@@ -8,6 +8,7 @@ per op, so it is for debugging only.
 
 from __future__ import annotations
 
+import os
 import threading
 import traceback
 import warnings
@@ -15,6 +16,7 @@ import warnings
 from .grad_mode import _DecoratorContextManager
 
 _state = threading.local()
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 WARN_ENABLED = (
     "Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
     "enabled for debugging."
@@ -73,7 +75,7 @@ class set_detect_anomaly(_DecoratorContextManager):
 
 def forward_stack() -> str:
     """The stack of the current forward call, without numbagrad's own frames."""
-    frames = [f for f in traceback.extract_stack()[:-1] if "/numbagrad/" not in f.filename]
+    frames = [f for f in traceback.extract_stack()[:-1] if not f.filename.startswith(_PACKAGE)]
     return "".join(traceback.format_list(frames))
 
 
