@@ -481,3 +481,24 @@ def test_training_loop_does_not_grow():
     gc.collect()
     assert len(gc.get_objects()) - objects < 100
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak < 4096
+
+
+# ---------------------------------------------------------------- legacy
+
+
+def test_variable_is_a_detached_alias():
+    from numbagrad.autograd import Variable
+
+    x = ng.ones(2)
+    v = Variable(x, requires_grad=True)
+    assert v is not x and v.requires_grad and v.is_leaf and not x.requires_grad
+    x[0] = 5.0  # shared storage and version counter
+    assert vals(v) == [5.0, 1.0] and v._version == 1
+    y = ng.ones(2, requires_grad=True) * 2
+    w = Variable(y)
+    assert w.is_leaf and not w.requires_grad
+    assert isinstance(ng.ones(1), Variable)
+    with pytest.warns(UserWarning, match=r"^volatile was removed and now has no effect\. Use `with numbagrad\.no_grad\(\):` instead\.$"):
+        Variable(x, volatile=True)
+    with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
+        Variable([1.0])

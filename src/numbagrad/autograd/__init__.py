@@ -122,15 +122,33 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return res
 
 
-def Variable(tensor, requires_grad=False, volatile=False):
-    """The deprecated wrapper: returns the tensor itself (Variables and Tensors merged)."""
-    if volatile:
-        warnings.warn(
-            "volatile was removed and now has no effect. Use `with numbagrad.no_grad():` "
-            "instead.",
-            UserWarning,
-            stacklevel=2,
-        )
-    if requires_grad:
-        tensor.requires_grad_(True)
-    return tensor
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        from ..tensor import Tensor
+
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The deprecated wrapper (Variables and Tensors merged in PyTorch 0.4).
+
+    ``Variable(t)`` is a new leaf sharing ``t``'s storage and version counter (like
+    ``t.detach()``), with ``requires_grad`` as given; every Tensor is an instance of it.
+    """
+
+    def __new__(cls, tensor, requires_grad=False, volatile=False):
+        from ..tensor import Tensor
+
+        if volatile:
+            warnings.warn(
+                "volatile was removed and now has no effect. Use `with numbagrad.no_grad():` "
+                "instead.",
+                UserWarning,
+                stacklevel=2,
+            )
+        if not isinstance(tensor, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(tensor).__name__}")
+        out = tensor.detach()
+        if requires_grad:
+            out.requires_grad_(True)
+        return out
