@@ -6,7 +6,7 @@ import heapq
 
 from .anomaly_mode import is_anomaly_enabled, run_checked
 from .grad_mode import enable_grad, no_grad
-from .graph import AccumulateGrad, grad_accumulator
+from .graph import AccumulateGrad, edge_of
 
 ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
 ERR_UNUSED = (
@@ -16,19 +16,10 @@ ERR_UNUSED = (
 
 
 def _root_edge(t, i):
-    if t.grad_fn is not None:
-        return t.grad_fn, t._output_nr
-    if t.requires_grad:
-        return grad_accumulator(t), 0
-    raise RuntimeError(ERR_NO_GRAD.format(i=i))
-
-
-def _input_edge(t):
-    if t.grad_fn is not None:
-        return t.grad_fn, t._output_nr
-    if t.requires_grad:
-        return grad_accumulator(t), 0
-    return None, 0
+    edge = edge_of(t)
+    if edge[0] is None:
+        raise RuntimeError(ERR_NO_GRAD.format(i=i))
+    return edge
 
 
 def _collect(roots):
@@ -100,7 +91,7 @@ def run_backward(
     targets = None
     if inputs is not None:
         for t in inputs:
-            node, nr = _input_edge(t)
+            node, nr = edge_of(t)
             if node is not None:
                 captures.setdefault((node, nr), []).append(t)
         targets = {node for node, _ in captures}
