@@ -220,6 +220,15 @@ def test_writing_a_graph_value_into_a_plain_buffer_view():
     assert vals(w.grad) == [6.0, 6.0, 6.0]
 
 
+def test_a_view_made_before_its_base_joined_the_graph_is_recorded():
+    buf = ng.zeros(2, 3)
+    row = buf[1]  # made while buf needs no grad
+    w = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    buf[1] = w * 2
+    (w * row).sum().backward()  # row is first used after the write, beside a graph tensor
+    assert vals(w.grad) == [4.0, 8.0, 12.0]  # d/dw sum(w * 2w)
+
+
 def test_view_gradcheck_through_copyslices():
     x = ng.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=ng.float64, requires_grad=True)
     s = ng.tensor([0.5, -1.0, 2.0], dtype=ng.float64, requires_grad=True)

@@ -159,7 +159,15 @@ class OpDef:
 
 
 def needs_grad(tensors) -> bool:
-    return is_grad_enabled() and any(t is not None and t._requires_grad for t in tensors)
+    """Whether an op on ``tensors`` is recorded (views are brought up to date on the way)."""
+    if not is_grad_enabled():
+        return False
+    req = False
+    for t in tensors:
+        if t is not None:
+            # a view whose base was written in place re-derives its flags via the property
+            req = (t.requires_grad if t._base is not None else t._requires_grad) or req
+    return req
 
 
 def attach(op: OpDef, ctx: Ctx, inputs, outputs, node_name=None, non_diff=()):
