@@ -18,7 +18,8 @@ from .factory import (  # noqa: F401
     zeros, zeros_like,
 )
 from .ops import (  # noqa: F401
-    abs, add, amax, amin, argmax, as_strided, argmin, bmm, broadcast_to, cat, chunk, clamp, clip, clone,
+    abs, add, amax, amin, argmax, argmin, as_strided, bmm, broadcast_to, cat, chunk, clamp, clip,
+    clone,
     cos, div, dot, eq, exp, expm1, flatten, ge, gt, le, log, log1p, log_softmax, logical_and,
     logical_not, logical_or, logsumexp, lt, matmul, max, maximum, mean, min, minimum, mm, mul,
     mv, ne, neg, permute, pow, prod, reciprocal, relu, reshape, rsqrt, select, sigmoid, sign,

@@ -98,5 +98,7 @@ def run_checked(node, grads):
 
         for k, g in enumerate(out):
             if g is not None and g.dtype.is_floating_point and np.isnan(g._data).any():
-                raise RuntimeError(f"Function '{node.name()}' returned nan values in its {k}th output.")
+                raise RuntimeError(
+                    f"Function '{node.name()}' returned nan values in its {k}th output."
+                )
     return out

@@ -20,7 +20,8 @@ del _name
 
 from .linalg import bmm, dot, matmul, mm, mv  # noqa: E402
 from .movement import (  # noqa: E402
-    alias, as_strided, cat, chunk, clone, contiguous, expand, flatten, getitem, permute, reshape, select,
+    alias, as_strided, cat, chunk, clone, contiguous, expand, flatten, getitem, permute, reshape,
+    select,
     split, squeeze, stack, t, to_dtype, transpose, unsqueeze, view,
 )
 from .reduce import (  # noqa: E402

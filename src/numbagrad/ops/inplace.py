@@ -97,7 +97,7 @@ def assign_inplace(x, result):
         x._requires_grad = True
         x._output_nr = result._output_nr
     else:
-        node = copy_slices(base, result, M._Index(x._data, ()))._grad_fn
+        node = copy_slices(base, result, x._data)._grad_fn
         base._grad_fn = node
         base._requires_grad = True
         base._output_nr = 0
@@ -155,8 +155,9 @@ def refresh_view(v):
 
 @composite("copy_slices", node="CopySlices")
 def copy_slices(ctx, base, src, view):
-    """``base`` after ``src`` was written into its region ``view`` (the write is already done)."""
-    ctx.positions = M.view_positions(base._data, view.index)
+    """``base`` after ``src`` was written into its region ``view`` (an array into ``base``'s
+    memory; the write is already done)."""
+    ctx.positions = M.view_positions(base._data, view)
     return base._data
 
 
@@ -173,7 +174,7 @@ def zero(ctx, x):
     return np.zeros_like(x._data)
 
 
-zero.defvjp(lambda ctx, grad: _zeros(ctx, grad, 0))
+zero.defvjp(lambda ctx, grad: _zeros(ctx, 0))
 
 
 @composite("fill", node="FillBackward2")
@@ -194,8 +195,8 @@ def fill(ctx, x, value):
 @fill.defvjp
 def fill_vjp(ctx, grad):
     if len(ctx.input_shapes) == 1:
-        return _zeros(ctx, grad, 0)
-    return _zeros(ctx, grad, 0), grad.sum()
+        return _zeros(ctx, 0)
+    return _zeros(ctx, 0), grad.sum()
 
 
 @composite("copy", node="CopyBackwards")
@@ -214,10 +215,11 @@ def copy(ctx, x, src):
 
 @copy.defvjp
 def copy_vjp(ctx, grad):
-    return _zeros(ctx, grad, 0), sum_to(grad, ctx.input_shapes[1])
+    return _zeros(ctx, 0), sum_to(grad, ctx.input_shapes[1])
 
 
-def _zeros(ctx, grad, i):
+def _zeros(ctx, i):
+    """The gradient of an input whose values the op overwrote entirely."""
     from ..tensor import Tensor
 
     return Tensor._make(np.zeros(ctx.input_shapes[i], dtype=ctx.input_dtypes[i].np))

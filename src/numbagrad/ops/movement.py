@@ -297,7 +297,8 @@ def as_strided(ctx, x, size, stride, storage_offset=0):
 
 @as_strided.defvjp
 def as_strided_vjp(ctx, grad):
-    flat = index_put_zeros(grad, _Index((ctx.positions,), {"advanced"}), (math.prod(ctx.input_shapes[0]),))
+    where = _Index((ctx.positions,), {"advanced"})
+    flat = index_put_zeros(grad, where, (math.prod(ctx.input_shapes[0]),))
     return flat.reshape(ctx.input_shapes[0])
 
 
