@@ -168,6 +168,10 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
     a = t._data
     indent = len(prefix)
     suffixes = []
+    if type(a) is not np.ndarray:
+        # PyTorch names the device first: tensor([1., 2.], device='cuda:0', dtype=...)
+        a = a.get()
+        suffixes.append(f"device='{t.device}'")
     dt = D.from_numpy_dtype(a.dtype)
     default_dtype = dt in (D.default_float, D.int64, D.bool_)
     if a.size == 0:

@@ -1,22 +1,85 @@
-"""``numbagrad.cuda``: what the CUDA backend offers.
+"""``numbagrad.cuda``: the CUDA device, as ``torch.cuda`` exposes it.
 
-The CUDA backend is not built yet, so no device is available: ``is_available()`` is False on
-every machine (also one with a GPU) and ``numbagrad.device('cuda')`` is refused. Code written
-as ``device = 'cuda' if torch.cuda.is_available() else 'cpu'`` runs on the CPU.
+Nothing here imports CUDA until it is asked for: ``import numbagrad`` stays fast on a machine
+with no GPU and no driver. The backend needs the ``numba-cuda`` package (``pip install
+numbagrad[cuda]``) and either an NVIDIA GPU or Numba's CUDA simulator
+(``NUMBA_ENABLE_CUDASIM=1``, which runs every kernel in Python: for tests, not for speed).
+One device, ``cuda:0``, is supported.
 """
 
 from __future__ import annotations
 
+_available: bool | None = None
+
+
+def _probe() -> bool:
+    global _available
+    if _available is None:
+        try:
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                from numba import cuda
+
+                _available = bool(cuda.is_available())
+        except Exception:  # no numba-cuda, no driver, no libraries: no CUDA
+            _available = False
+    return _available
+
 
 def is_available() -> bool:
-    """False: this build of numbagrad has no CUDA backend yet."""
-    return False
+    """Whether a CUDA device (or the CUDA simulator) can be used."""
+    return _probe()
 
 
 def device_count() -> int:
+    if not _probe():
+        return 0
+    from numba import cuda
+
+    return len(cuda.gpus) if hasattr(cuda, "gpus") else 1
+
+
+def current_device() -> int:
+    _require(None)
     return 0
 
 
+def is_simulator() -> bool:
+    """True when kernels run in Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
+    import numba
+
+    return bool(numba.config.ENABLE_CUDASIM)
+
+
+def get_device_name(device=None) -> str:
+    _require(None)
+    if is_simulator():
+        return "Numba CUDA simulator"
+    from numba import cuda
+
+    name = cuda.get_current_device().name
+    return name.decode() if isinstance(name, bytes) else str(name)
+
+
 def synchronize(device=None) -> None:
-    """Wait for the GPU; without a CUDA backend there is nothing to wait for, so it refuses."""
-    raise RuntimeError("numbagrad was built without a CUDA backend: no CUDA device is available")
+    """Wait until every kernel launched so far has finished."""
+    _require(None)
+    from .backend import gpu
+
+    gpu.synchronize()
+
+
+def _require(index) -> None:
+    """Raise PyTorch-style errors when CUDA (or device ``index``) cannot be used."""
+    if not _probe():
+        raise RuntimeError(
+            "Found no NVIDIA driver on your system. numbagrad needs an NVIDIA GPU with its "
+            "driver and the numba-cuda package (pip install numbagrad[cuda]); to run CUDA code "
+            "without a GPU, set NUMBA_ENABLE_CUDASIM=1 for Numba's CUDA simulator."
+        )
+    if index is not None and index != 0:
+        raise RuntimeError(
+            "CUDA error: invalid device ordinal (numbagrad supports one device, cuda:0)"
+        )

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from . import dtypes as D
-from .tensor import Tensor, _check_device, _unwrap
+from .tensor import Tensor, _check_device, _on, _unwrap
 
 _rng = np.random.default_rng()
 
@@ -45,8 +45,8 @@ def _infer_dtype(data) -> D.dtype:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
-def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
-    t = Tensor._make(data)
+def _finish(data: np.ndarray, requires_grad: bool, dev=None) -> Tensor:
+    t = Tensor._make(_on(data, dev))
     if requires_grad:
         if data.dtype.kind != "f":
             raise RuntimeError(
@@ -58,7 +58,7 @@ def _finish(data: np.ndarray, requires_grad: bool) -> Tensor:
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data``."""
-    _check_device(device)
+    device = _check_device(device)
     if isinstance(data, Tensor):
         warnings.warn(
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
@@ -69,12 +69,12 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         )
     dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
     arr = np.array(_unwrap(data), dtype=dt.np)
-    return _finish(arr, requires_grad)
+    return _finish(arr, requires_grad, device)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
     """Like ``tensor`` but shares memory with a NumPy array or Tensor of the same dtype."""
-    _check_device(device)
+    device = _check_device(device)
     if isinstance(data, Tensor):
         return data if dtype is None or D.as_dtype(dtype) is data.dtype else data.to(dtype)
     if isinstance(data, np.ndarray):
@@ -114,28 +114,28 @@ def _dt(dtype, default=None) -> D.dtype:
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
-    return _finish(np.zeros(_shape(size), dtype=_dt(dtype).np), requires_grad)
+    device = _check_device(device)
+    return _finish(np.zeros(_shape(size), dtype=_dt(dtype).np), requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
-    return _finish(np.ones(_shape(size), dtype=_dt(dtype).np), requires_grad)
+    device = _check_device(device)
+    return _finish(np.ones(_shape(size), dtype=_dt(dtype).np), requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
-    return _finish(np.empty(_shape(size), dtype=_dt(dtype).np), requires_grad)
+    device = _check_device(device)
+    return _finish(np.empty(_shape(size), dtype=_dt(dtype).np), requires_grad, device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
+    device = _check_device(device)
     dt = _dt(dtype, _infer_dtype(fill_value))
-    return _finish(np.full(_shape((size,)), fill_value, dtype=dt.np), requires_grad)
+    return _finish(np.full(_shape((size,)), fill_value, dtype=dt.np), requires_grad, device)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
+    device = _check_device(device)
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -149,49 +149,50 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     data = (start + step * np.arange(max(n, 0), dtype=np.float64)).astype(dt.np)
     if not dt.is_floating_point:
         data = np.arange(start, end, step, dtype=dt.np)
-    return _finish(data, requires_grad)
+    return _finish(data, requires_grad, device)
 
 
 def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
+    device = _check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(np.linspace(start, end, int(steps)).astype(_dt(dtype).np), requires_grad)
+    return _finish(np.linspace(start, end, int(steps)).astype(_dt(dtype).np), requires_grad, device)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
-    return _finish(np.eye(n, n if m is None else m, dtype=_dt(dtype).np), requires_grad)
+    device = _check_device(device)
+    return _finish(np.eye(n, n if m is None else m, dtype=_dt(dtype).np), requires_grad, device)
 
 
 def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
+    device = _check_device(device)
     dt = _dt(dtype)
-    return _finish(_rng.random(_shape(size), dtype=np.float64).astype(dt.np), requires_grad)
+    return _finish(_rng.random(_shape(size), dtype=np.float64).astype(dt.np), requires_grad, device)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
+    device = _check_device(device)
     dt = _dt(dtype)
-    return _finish(_rng.standard_normal(_shape(size)).astype(dt.np), requires_grad)
+    return _finish(_rng.standard_normal(_shape(size)).astype(dt.np), requires_grad, device)
 
 
 def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
-    _check_device(device)
+    device = _check_device(device)
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     dt = _dt(dtype, D.default_int)
-    return _finish(_rng.integers(low, high, size=_shape((size,))).astype(dt.np), requires_grad)
+    return _finish(_rng.integers(low, high, size=_shape((size,))).astype(dt.np), requires_grad, device)
 
 
 def randperm(n, dtype=None, device=None) -> Tensor:
-    _check_device(device)
-    return Tensor._make(_rng.permutation(int(n)).astype(_dt(dtype, D.default_int).np))
+    device = _check_device(device)
+    return Tensor._make(_on(_rng.permutation(int(n)).astype(_dt(dtype, D.default_int).np), device))
 
 
 def _like(fn):
     def like(input, dtype=None, device=None, requires_grad=False, **kwargs):
-        return fn(*input.shape, dtype=dtype or input.dtype, device=device,
+        return fn(*input.shape, dtype=dtype or input.dtype,
+                  device=input.device if device is None else device,
                   requires_grad=requires_grad, **kwargs)
 
     like.__name__ = fn.__name__ + "_like"
@@ -206,5 +207,6 @@ randn_like = _like(randn)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device,
+    return full(input.shape, fill_value, dtype=dtype or input.dtype,
+                device=input.device if device is None else device,
                 requires_grad=requires_grad)

@@ -27,7 +27,7 @@ class Size(tuple):
 
 
 class device:
-    """Where a tensor lives; this backend has ``cpu``."""
+    """Where a tensor lives: ``device('cpu')``, ``device('cuda')``, ``device('cuda:0')``."""
 
     __slots__ = ("type", "index")
 
@@ -35,12 +35,16 @@ class device:
         if isinstance(type_, device):
             type_, index = type_.type, type_.index
         if isinstance(type_, str) and ":" in type_:
-            type_, idx = type_.split(":")
+            type_, idx = type_.split(":", 1)
+            if not idx.isdigit():
+                raise RuntimeError(f"Invalid device string: '{type_}:{idx}'")
             index = int(idx)
         if type_ not in ("cpu", "cuda"):
             raise RuntimeError(
                 "Expected one of cpu, cuda device type at start of device string: " + str(type_)
             )
+        if type_ == "cpu" and index not in (None, 0):
+            raise RuntimeError(f"CPU device index must be -1 or zero, got {index}")
         self.type = type_
         self.index = index
 
@@ -61,16 +65,29 @@ class device:
 
 
 CPU = device("cpu")
+CUDA0 = device("cuda", 0)
 
 
 def _check_device(dev):
+    """``dev`` as a device (None stays None); a CUDA device must exist."""
     if dev is None:
-        return
-    d = device(dev) if not isinstance(dev, device) else dev
-    if d.type != "cpu":
-        raise RuntimeError(
-            "numbagrad was asked for a CUDA tensor, but the CUDA backend is not available yet"
-        )
+        return None
+    d = dev if isinstance(dev, device) else device(dev)
+    if d.type == "cuda":
+        from . import cuda
+
+        cuda._require(d.index)
+        return CUDA0
+    return CPU
+
+
+def _on(data, dev):
+    """Host array ``data`` moved to ``dev`` (None or cpu: left as is)."""
+    if dev is None or dev.type == "cpu":
+        return data
+    from .backend import gpu
+
+    return gpu.to_device(data)
 
 
 class Tensor:
@@ -109,14 +126,14 @@ class Tensor:
 
     def __init__(self, *args, dtype=None, device=None, requires_grad=False):
         # the legacy constructor: Tensor(data) or Tensor(*sizes), float32 by default
-        _check_device(device)
+        dev = _check_device(device)
         dt = D.as_dtype(dtype) if dtype is not None else D.default_float
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
             data = np.array(_unwrap(args[0]), dtype=dt.np)
         else:
             shape = args[0] if len(args) == 1 and isinstance(args[0], tuple) else args
             data = np.empty(tuple(int(s) for s in shape), dtype=dt.np)
-        Tensor._init(self, data, requires_grad)
+        Tensor._init(self, _on(data, dev), requires_grad)
 
     @staticmethod
     def _init(self, data, requires_grad=False):
@@ -156,11 +173,16 @@ class Tensor:
 
     @property
     def device(self) -> device:
-        return CPU
+        return CPU if type(self._data) is np.ndarray else CUDA0
 
     @property
     def is_cuda(self) -> bool:
-        return False
+        return type(self._data) is not np.ndarray
+
+    def _host(self) -> np.ndarray:
+        """The values as a NumPy array (a copy for a CUDA tensor)."""
+        a = self._data
+        return a if type(a) is np.ndarray else a.get()
 
     @property
     def ndim(self) -> int:
@@ -189,7 +211,26 @@ class Tensor:
         return self.dtype.is_floating_point
 
     def data_ptr(self) -> int:
-        return self._data.ctypes.data
+        a = self._data
+        if type(a) is np.ndarray:
+            return a.ctypes.data
+        return a.__cuda_array_interface__["data"][0]
+
+    @property
+    def __cuda_array_interface__(self):
+        """Version 3 of Numba's CUDA Array Interface, for a CUDA tensor (no copy)."""
+        if type(self._data) is np.ndarray:
+            raise AttributeError(
+                "Can't get __cuda_array_interface__ on non-CUDA tensor type: "
+                f"numbagrad.{_TYPE_NAMES[self.dtype.name]} If CUDA data is required use "
+                "tensor.cuda() to copy tensor to device memory."
+            )
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't get __cuda_array_interface__ on Variable that requires grad. If gradients "
+                "aren't required, use var.detach() to get Variable that doesn't require grad."
+            )
+        return self._data.__cuda_array_interface__
 
     @property
     def grad_fn(self):
@@ -360,6 +401,13 @@ class Tensor:
     # ------------------------------------------------------------ conversion
 
     def numpy(self, force: bool = False) -> np.ndarray:
+        if type(self._data) is not np.ndarray:
+            if force:
+                return self._data.get()
+            raise TypeError(
+                f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
+                "copy the tensor to host memory first."
+            )
         if self._requires_grad and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
@@ -368,8 +416,8 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        if self._requires_grad:
-            # NumPy conversion of a graph tensor goes through numpy() and its refusal
+        if self._requires_grad or type(self._data) is not np.ndarray:
+            # NumPy conversion of a graph or CUDA tensor goes through numpy() and its refusal
             self.numpy()
         a = self._data
         return a if dtype is None else a.astype(dtype)
@@ -379,10 +427,10 @@ class Tensor:
             raise RuntimeError(
                 f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
             )
-        return self._data.reshape(-1)[0].item()
+        return self._host().reshape(-1)[0].item()
 
     def tolist(self):
-        return self._data.tolist()
+        return self._host().tolist()
 
     def __len__(self) -> int:
         if self.ndim == 0:
@@ -400,7 +448,7 @@ class Tensor:
                 f"Boolean value of Tensor with {'more than one' if self._data.size else 'no'} "
                 "value is ambiguous"
             )
-        return bool(self._data.reshape(-1)[0])
+        return bool(self._host().reshape(-1)[0])
 
     def __float__(self) -> float:
         return float(self.item())
@@ -429,7 +477,7 @@ class Tensor:
         return object.__format__(self, spec) if spec else repr(self)
 
     def __reduce_ex__(self, proto):
-        return (_rebuild, (self._data, self._requires_grad))
+        return (_rebuild, (self._host(), self._requires_grad, str(self.device)))
 
     def __deepcopy__(self, memo):
         t = Tensor._make(self._data.copy(), self._requires_grad)
@@ -441,17 +489,29 @@ class Tensor:
     def to(self, *args, **kwargs) -> Tensor:
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other)``."""
         dt = kwargs.get("dtype")
+        dev = kwargs.get("device")
         for a in args:
             if isinstance(a, Tensor):
-                dt = a.dtype
+                dt, dev = a.dtype, a.device
             elif isinstance(a, (str, device)):
-                _check_device(a)
+                dev = a
             elif a is not None:
                 dt = a
-        _check_device(kwargs.get("device"))
-        if dt is None or D.as_dtype(dt) is self.dtype:
-            return self
-        return _F.to_dtype(self, D.as_dtype(dt))
+        dev = _check_device(dev)
+        out = self
+        if dev is not None and dev != self.device:
+            out = _F.to_device(out, dev)
+        if dt is not None and D.as_dtype(dt) is not out.dtype:
+            out = _F.to_dtype(out, D.as_dtype(dt))
+        return out
+
+    def cuda(self, device=None, non_blocking=False):
+        """A copy on the GPU (this tensor itself if it is there already)."""
+        return self.to("cuda" if device is None else (
+            f"cuda:{device}" if isinstance(device, int) else device))
+
+    def cpu(self):
+        return self.to(CPU)
 
     def type(self, dtype=None):
         if dtype is None:
@@ -473,33 +533,31 @@ class Tensor:
     def bool(self):
         return self.to(D.bool_)
 
-    def cpu(self):
-        return self
-
     def new_tensor(self, data, dtype=None, requires_grad=False):
         from .factory import tensor
 
-        return tensor(data, dtype=dtype or self.dtype, requires_grad=requires_grad)
+        return tensor(data, dtype=dtype or self.dtype, device=self.device,
+                      requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None):
         from .factory import zeros
 
-        return zeros(*size, dtype=dtype or self.dtype)
+        return zeros(*size, dtype=dtype or self.dtype, device=self.device)
 
     def new_ones(self, *size, dtype=None):
         from .factory import ones
 
-        return ones(*size, dtype=dtype or self.dtype)
+        return ones(*size, dtype=dtype or self.dtype, device=self.device)
 
     def new_full(self, size, fill_value, dtype=None):
         from .factory import full
 
-        return full(size, fill_value, dtype=dtype or self.dtype)
+        return full(size, fill_value, dtype=dtype or self.dtype, device=self.device)
 
     def new_empty(self, *size, dtype=None):
         from .factory import empty
 
-        return empty(*size, dtype=dtype or self.dtype)
+        return empty(*size, dtype=dtype or self.dtype, device=self.device)
 
     # ------------------------------------------------------------ operators
 
@@ -626,8 +684,8 @@ def _weak(t):
     return weakref.ref(t)
 
 
-def _rebuild(data, requires_grad):
-    return Tensor._make(data, requires_grad)
+def _rebuild(data, requires_grad, dev="cpu"):
+    return Tensor._make(_on(data, _check_device(dev)), requires_grad)
 
 
 def _unwrap(data):
@@ -661,7 +719,7 @@ def accumulate_into_grad(t: Tensor, grad: Tensor) -> None:
             t._grad = grad
         else:
             # .grad owns its memory: never an alias of another tensor or an expanded view
-            t._grad = Tensor._make(np.array(grad._data, order="C"))
+            t._grad = Tensor._make(grad._data.copy())
     elif is_grad_enabled():
         t._grad = t._grad + grad
     else:

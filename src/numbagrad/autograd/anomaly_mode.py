@@ -97,7 +97,7 @@ def run_checked(node, grads):
         import numpy as np
 
         for k, g in enumerate(out):
-            if g is not None and g.dtype.is_floating_point and np.isnan(g._data).any():
+            if g is not None and g.dtype.is_floating_point and np.isnan(g._host()).any():
                 raise RuntimeError(
                     f"Function '{node.name()}' returned nan values in its {k}th output."
                 )

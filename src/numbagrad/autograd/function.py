@@ -88,13 +88,14 @@ class BackwardCFunction(FunctionCtx, Node):
             self._saved = ()
 
     def apply(self, grads):
+        from ..factory import zeros
         from ..tensor import Tensor
 
         cls = self._forward_cls
         if self._materialize_grads:
             grads = [
-                g if g is not None else Tensor._make(np.zeros(shape, dtype=dt.np))
-                for g, (shape, dt) in zip(grads, self._output_meta)
+                g if g is not None else zeros(shape, dtype=dt, device=dev)
+                for g, (shape, dt, dev) in zip(grads, self._output_meta)
             ]
         res = cls.backward(self, *grads)
         if not isinstance(res, tuple):
@@ -219,7 +220,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             elif id(o) in dirty:
                 _check_dirty(o)
                 o._bump()
-            meta.append((o.shape, o.dtype))
+            meta.append((o.shape, o.dtype, o.device))
             if id(outputs[k]) in non_diff or not o.dtype.is_floating_point:
                 o._requires_grad = False
                 o._grad_fn = None

@@ -55,6 +55,16 @@ class _TypeLiterals(ast.NodeTransformer):
             )
         return node
 
+    def visit_Attribute(self, node):
+        # math.inf / math.nan / math.pi are Python floats: type them too (no f64 on a GPU)
+        if isinstance(node.value, ast.Name) and node.value.id == "math" and node.attr in (
+            "inf", "nan", "pi", "e"
+        ):
+            return ast.copy_location(
+                ast.Call(func=ast.Name("_c", ast.Load()), args=[node], keywords=[]), node
+            )
+        return node
+
     def visit_Subscript(self, node):
         # indices stay integers: x[i, 0] must not become x[i, _c(0)]
         node.value = self.visit(node.value)

@@ -218,3 +218,59 @@ def run_rowwise(name: str, a: np.ndarray, dim: int):
     if out.size:
         get_reduce_kernel(name, a.dtype)(rows, out)
     return np.ascontiguousarray(np.moveaxis(out.reshape(moved.shape), -1, dim))
+
+
+# ---------------------------------------------------------------- array helpers
+# The GPU backend (gpu.py) offers the same functions for its DeviceArray, so an op can call
+# ``backend.of(a).concatenate(...)`` without knowing where ``a`` lives.
+
+ascontiguousarray = np.ascontiguousarray
+moveaxis = np.moveaxis
+concatenate = np.concatenate
+stack = np.stack
+matmul = np.matmul
+
+
+def empty(shape, dtype):
+    return np.empty(shape, dtype)
+
+
+def zeros(shape, dtype):
+    return np.zeros(shape, dtype)
+
+
+def full(shape, value, dtype):
+    return np.full(shape, value, dtype)
+
+
+def as_strided(a, shape, strides):
+    """A writable view of ``a``'s memory with byte ``strides``."""
+    return np.lib.stride_tricks.as_strided(a, tuple(shape), tuple(strides))
+
+
+def copyto(dst, src):
+    dst[...] = src
+
+
+def scatter(a, index, value, accumulate):
+    """``a[index] = value``, or with ``accumulate`` ``np.add.at`` (repeats add up)."""
+    if accumulate:
+        np.add.at(a, index, value)
+    else:
+        a[index] = value
+
+
+def get(a):
+    """A host (NumPy) array: ``a`` itself here."""
+    return a
+
+
+def element_offsets(a):
+    """Each element's offset from ``a``'s first element, in elements, with ``a``'s shape."""
+    isz = a.itemsize
+    pos = np.zeros(a.shape, dtype=np.int64)
+    for d, (n, st) in enumerate(zip(a.shape, a.strides)):
+        pos += (np.arange(n, dtype=np.int64) * (st // isz)).reshape(
+            (1,) * d + (n,) + (1,) * (a.ndim - d - 1)
+        )
+    return pos

@@ -161,7 +161,10 @@ def any_(x, dim=None):
 
     from ..tensor import Tensor
 
-    return Tensor._make(np.asarray(np.any(x._data, axis=dim)))
+    if type(x._data) is np.ndarray:
+        return Tensor._make(np.asarray(np.any(x._data, axis=dim)))
+    # on the device: a max over "x != 0" (no copy to the host)
+    return (x != 0).long().amax(dim=() if dim is None else dim).bool()
 
 
 # ---------------------------------------------------------------- in-place

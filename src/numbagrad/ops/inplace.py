@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import backend
 from .. import dtypes as D
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from . import elementwise as E
@@ -171,7 +172,7 @@ def copy_slices_vjp(ctx, grad):
 
 @composite("zero", node="ZeroBackward0")
 def zero(ctx, x):
-    return np.zeros_like(x._data)
+    return ctx.backend.zeros(x.shape, x._data.dtype)
 
 
 zero.defvjp(lambda ctx, grad: _zeros(ctx, 0))
@@ -188,8 +189,8 @@ def fill(ctx, x, value):
                 f"{value.ndim} dimensions."
             )
         ctx.node_name = "FillBackward3"
-        value = value._data
-    return np.full_like(x._data, value)
+        value = value._host()
+    return ctx.backend.full(x.shape, value, x._data.dtype)
 
 
 @fill.defvjp
@@ -201,10 +202,10 @@ def fill_vjp(ctx, grad):
 
 @composite("copy", node="CopyBackwards")
 def copy(ctx, x, src):
-    out = np.empty_like(x._data)
+    out = ctx.backend.empty(x.shape, x._data.dtype)
     try:
         out[...] = src._data
-    except ValueError:
+    except (ValueError, RuntimeError):
         raise RuntimeError(
             f"The size of tensor a ({x.shape[-1] if x.ndim else 1}) must match the size of tensor "
             f"b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
@@ -222,7 +223,7 @@ def _zeros(ctx, i):
     """The gradient of an input whose values the op overwrote entirely."""
     from ..tensor import Tensor
 
-    return Tensor._make(np.zeros(ctx.input_shapes[i], dtype=ctx.input_dtypes[i].np))
+    return Tensor._make(ctx.backend.zeros(ctx.input_shapes[i], ctx.input_dtypes[i].np))
 
 
 # ---------------------------------------------------------------- the methods
@@ -240,12 +241,13 @@ def add_(x, y):
     check_inplace(x)
     if not _tracked(x, y):
         # the fast path: the kernel writes straight into x (no temporary)
-        from ..backend import cpu
-        from .registry import _as_array
+        from .registry import _as_array, device_backend
 
+        be = device_backend((x, y), scalars_ok=True)
         dt = D.result_type(x, y)
-        if dt is x.dtype:
-            cpu.run_elementwise(E.add.kernel(dt), [x._data, _as_array(y, dt)], dt.np, out=x._data)
+        if dt is x.dtype and be is backend.of(x._data):
+            be.run_elementwise(E.add.kernel(dt, be), [x._data, _as_array(y, dt)], dt.np,
+                               out=x._data)
             x._bump()
             return x
     return assign_inplace(x, E.add(x, y))

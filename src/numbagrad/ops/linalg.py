@@ -30,7 +30,7 @@ def mm(ctx, x, y):
         )
     _same_dtype(x, y)
     ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
-    return np.matmul(x._data, y._data)
+    return ctx.backend.matmul(x._data, y._data)
 
 
 @mm.defvjp
@@ -53,7 +53,7 @@ def bmm(ctx, x, y):
         )
     _same_dtype(x, y, ("batch1", "batch2"))
     ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
-    return np.matmul(x._data, y._data)
+    return ctx.backend.matmul(x._data, y._data)
 
 
 @bmm.defvjp
@@ -76,7 +76,7 @@ def mv(ctx, x, v):
         )
     _same_dtype(x, v)
     ctx.save(x=x if v.requires_grad else None, v=v if x.requires_grad else None)
-    return np.matmul(x._data, v._data)
+    return ctx.backend.matmul(x._data, v._data)
 
 
 @mv.defvjp
@@ -100,7 +100,8 @@ def dot(ctx, x, y):
         )
     _same_dtype(x, y, ("self", "other"))
     ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
-    return np.asarray(np.dot(x._data, y._data))
+    out = ctx.backend.matmul(x._data, y._data)
+    return np.asarray(out) if isinstance(out, np.generic) else out
 
 
 @dot.defvjp

@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 
+from .. import backend
 from .. import dtypes as D
+from ..backend import cpu
 from .registry import composite
 from .reduce import normalize_dims
 
@@ -82,7 +84,7 @@ view.defvjp(_reshape_back)
 
 @composite("reshape_copy", node="UnsafeViewBackward0")
 def reshape_copy(ctx, x, shape):
-    return np.ascontiguousarray(x._data).reshape(shape)
+    return backend.of(x._data).ascontiguousarray(x._data).reshape(shape)
 
 
 reshape_copy.defvjp(_reshape_back)
@@ -145,7 +147,7 @@ def transpose(ctx, x, dim0, dim1):
         return x._data
     d0, d1 = normalize_dims(dim0, x.ndim)[0], normalize_dims(dim1, x.ndim)[0]
     ctx.pair = (d0, d1)
-    return np.swapaxes(x._data, d0, d1)
+    return x._data.swapaxes(d0, d1)
 
 
 @transpose.defvjp
@@ -221,7 +223,7 @@ def expand(ctx, x, *sizes):
                 f"{_fmt(x.shape)}"
             )
     # as_strided keeps the view writable (broadcast_to would make a read-only array)
-    return np.lib.stride_tricks.as_strided(x._data, tuple(shape), tuple(strides))
+    return backend.of(x._data).as_strided(x._data, shape, strides)
 
 
 @expand.defvjp
@@ -236,17 +238,6 @@ def _tname(x):
             "int32": "IntTensor", "bool": "BoolTensor"}[x.dtype.name]
 
 
-def _element_offsets(arr):
-    """Each element's offset from ``arr``'s first element, in elements, with ``arr``'s shape."""
-    isz = arr.itemsize
-    pos = np.zeros(arr.shape, dtype=np.int64)
-    for d, (n, st) in enumerate(zip(arr.shape, arr.strides)):
-        pos += (np.arange(n, dtype=np.int64) * (st // isz)).reshape(
-            (1,) * d + (n,) + (1,) * (arr.ndim - d - 1)
-        )
-    return pos
-
-
 def view_positions(base: np.ndarray, view: np.ndarray) -> np.ndarray:
     """Where each element of ``view`` (an array into ``base``'s memory) sits in ``base``.
 
@@ -254,12 +245,15 @@ def view_positions(base: np.ndarray, view: np.ndarray) -> np.ndarray:
     writes through a view and regenerated view nodes (AsStridedBackward0, CopySlices) route
     gradients between a view and its base.
     """
-    isz = base.itemsize
-    start = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // isz
-    vpos = _element_offsets(view) + start
+    if type(base) is np.ndarray:
+        isz = base.itemsize
+        start = (view.__array_interface__["data"][0] - base.__array_interface__["data"][0]) // isz
+    else:
+        start = view.offset - base.offset
+    vpos = cpu.element_offsets(view) + start
     if base.flags.c_contiguous:
         return vpos
-    bpos = _element_offsets(base).reshape(-1)
+    bpos = cpu.element_offsets(base).reshape(-1)
     order = np.argsort(bpos, kind="stable")
     return order[np.searchsorted(bpos[order], vpos)]
 
@@ -287,10 +281,9 @@ def as_strided(ctx, x, size, stride, storage_offset=0):
             f"{x.numel() * x.element_size()}"
         )
     isz = x._data.itemsize
-    start = np.lib.stride_tricks.as_strided(x._data, shape=(storage_offset + 1,), strides=(isz,))
-    out = np.lib.stride_tricks.as_strided(
-        start[storage_offset:], shape=size, strides=tuple(st * isz for st in stride)
-    )
+    be = backend.of(x._data)
+    start = be.as_strided(x._data, (storage_offset + 1,), (isz,))[storage_offset:]
+    out = be.as_strided(start, size, tuple(st * isz for st in stride))
     ctx.positions = view_positions(x._data, out)
     return out
 
@@ -354,7 +347,7 @@ def _normalize_index(x, index):
     ))
     for item in index:
         if isinstance(item, Tensor):
-            item = item._data
+            item = item._host()  # index arithmetic runs on the host
         if isinstance(item, (list, tuple)):
             item = np.array(item)
             if item.dtype.kind == "f":
@@ -435,7 +428,7 @@ def index_select_any(ctx, x, idx):
         raise IndexError(msg) from None
     if "advanced" in kinds:
         return out
-    if not isinstance(out, np.ndarray):  # full integer indexing gives a NumPy scalar
+    if isinstance(out, np.generic):  # full integer indexing gives a NumPy scalar
         out = x._data[index + (Ellipsis,)]
     return out
 
@@ -449,9 +442,10 @@ def getitem_vjp(ctx, grad):
 def index_put_zeros(ctx, grad, idx, shape):
     """Zeros of ``shape`` with ``grad`` added at ``index`` (repeated indices accumulate)."""
     index = ctx.index = idx.index
-    out = np.zeros(shape, dtype=grad._data.dtype)
+    be = backend.of(grad._data)
+    out = be.zeros(shape, grad._data.dtype)
     if any(isinstance(i, np.ndarray) for i in index):
-        np.add.at(out, index, grad._data)
+        be.scatter(out, index, grad._data, accumulate=True)
     else:
         out[index] = grad._data
     return out
@@ -517,7 +511,7 @@ def cat(ctx, tensors, dim=0):
     parts = [t._data.astype(dt.np, copy=False) for t in tensors
              if not (t.ndim == 1 and t.shape[0] == 0 and ref.ndim != 1)]
     ctx.sizes = [t.shape[d] if t.ndim == ref.ndim else 0 for t in tensors]
-    return np.concatenate(parts, axis=d)
+    return ctx.backend.concatenate(parts, axis=d)
 
 
 @cat.defvjp
@@ -543,7 +537,7 @@ def stack(ctx, tensors, dim=0):
                 f"at entry 0 and {_fmt(t.shape)} at entry {i}"
             )
     ctx.dim = normalize_dims(dim, tensors[0].ndim + 1)[0]
-    return np.stack([t._data.astype(dt.np, copy=False) for t in tensors], axis=ctx.dim)
+    return ctx.backend.stack([t._data.astype(dt.np, copy=False) for t in tensors], axis=ctx.dim)
 
 
 @stack.defvjp

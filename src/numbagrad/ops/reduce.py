@@ -6,7 +6,9 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import backend
 from .. import dtypes as D
+from ..autograd.grad_mode import no_grad
 from ..backend import cpu
 from .registry import composite
 from .elementwise import exp, where
@@ -96,6 +98,97 @@ def _require_float(x, name):
 _TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
 
 
+# ---------------------------------------------------------------- where reductions run
+# On the CPU each reduction is one fused Numba kernel (backend/kernels_reduce.py). On a GPU the
+# primitive reductions (add, mul, max, min, argmax, argmin over rows) are tree kernels
+# (backend/kernels_gpu.py), and the others are composed from them and the registry's
+# elementwise ops, all on the device.
+
+
+def _run_reduce(name, a, dims, out_dtype, params=()):
+    if type(a) is np.ndarray:
+        return cpu.run_reduce(name, a, dims, out_dtype, params)
+    return _GPU_REDUCE[name](backend.of(a), a, dims, params)
+
+
+def _run_rowwise(name, a, dim):
+    if type(a) is np.ndarray:
+        return cpu.run_rowwise(name, a, dim)
+    return _GPU_ROWWISE[name](a, dim)
+
+
+def _extreme_init(dt, op):
+    dt = np.dtype(dt)
+    if dt.kind == "f":
+        return -np.inf if op == "max" else np.inf
+    if dt.kind == "b":
+        return op != "max"
+    info = np.iinfo(dt)
+    return info.min if op == "max" else info.max
+
+
+def _t(a):
+    from ..tensor import Tensor
+
+    return Tensor._make(a)
+
+
+def _count(a, dims):
+    return int(np.prod([a.shape[d] for d in dims])) if dims else 1
+
+
+def _gpu_var(g, a, dims, params):
+    with no_grad():
+        x = _t(a)
+        centered = x - _t(g.reduce_rows(a, dims, "add", 0)).reshape(_keep_shape(a.shape, dims)) / (
+            _count(a, dims)
+        )
+        ss = g.reduce_rows((centered * centered)._data, dims, "add", 0)
+        return (_t(ss) / max(_count(a, dims) - params[0], 0))._data
+
+
+def _gpu_logsumexp(g, a, dims, params):
+    with no_grad():
+        m = _t(g.reduce_rows(a, dims, "max", _extreme_init(a.dtype, "max")))
+        # an infinite maximum cannot be subtracted; shift by 0 and let inf/-inf through
+        m = where(m.abs() == np.inf, 0, m)
+        s = _t(g.reduce_rows((exp(_t(a) - m.reshape(_keep_shape(a.shape, dims))))._data, dims,
+                             "add", 0))
+        return (s.log() + m)._data
+
+
+def _gpu_softmax_parts(a, dim):
+    g = backend.of(a)
+    with no_grad():
+        x = _t(a)
+        m = _t(g.reduce_rows(a, (dim,), "max", _extreme_init(a.dtype, "max")))
+        shifted = x - m.unsqueeze(dim)
+        e = exp(shifted)
+        s = _t(g.reduce_rows(e._data, (dim,), "add", 0)).unsqueeze(dim)
+        return shifted, e, s
+
+
+_GPU_REDUCE = {
+    "sum_rows": lambda g, a, dims, p: g.reduce_rows(a, dims, "add", 0),
+    "prod_rows": lambda g, a, dims, p: g.reduce_rows(a, dims, "mul", 1),
+    "amax_rows": lambda g, a, dims, p: g.reduce_rows(a, dims, "max", _extreme_init(a.dtype, "max")),
+    "amin_rows": lambda g, a, dims, p: g.reduce_rows(a, dims, "min", _extreme_init(a.dtype, "min")),
+    "argmax_rows": lambda g, a, dims, p: g.argreduce_rows(a, dims, "argmax"),
+    "argmin_rows": lambda g, a, dims, p: g.argreduce_rows(a, dims, "argmin"),
+    "mean_rows": lambda g, a, dims, p: (_t(g.reduce_rows(a, dims, "add", 0)) / _count(a, dims))._data,
+    "var_rows": _gpu_var,
+    "norm2_rows": lambda g, a, dims, p: _t(g.reduce_rows((_t(a) * _t(a))._data, dims, "add", 0))
+    .sqrt()._data,
+    "logsumexp_rows": _gpu_logsumexp,
+}
+_GPU_ROWWISE = {
+    "softmax_rows": lambda a, dim: (lambda sh, e, s: (e / s)._data)(*_gpu_softmax_parts(a, dim)),
+    "log_softmax_rows": lambda a, dim: (lambda sh, e, s: (sh - s.log())._data)(
+        *_gpu_softmax_parts(a, dim)
+    ),
+}
+
+
 # ---------------------------------------------------------------- sum / mean / prod
 
 
@@ -108,7 +201,7 @@ def sum(ctx, x, dim=None, keepdim=False, dtype=None):
         a = a.astype(D.as_dtype(dtype).np)
     elif not x.dtype.is_floating_point:
         a = a.astype(np.int64)  # integer and bool sums are int64, as in PyTorch
-    return _finish(cpu.run_reduce("sum_rows", a, dims, a.dtype), x.shape, dims, keepdim)
+    return _finish(_run_reduce("sum_rows", a, dims, a.dtype), x.shape, dims, keepdim)
 
 
 @sum.defvjp
@@ -123,7 +216,7 @@ def mean(ctx, x, dim=None, keepdim=False, dtype=None):
     _require_float(x, "mean")
     dims = _setup(ctx, x, dim, keepdim)
     ctx.n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
-    return _finish(cpu.run_reduce("mean_rows", x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+    return _finish(_run_reduce("mean_rows", x._data, dims, x._data.dtype), x.shape, dims, keepdim)
 
 
 @mean.defvjp
@@ -138,7 +231,7 @@ def prod(ctx, x, dim=None, keepdim=False, dtype=None):
     dims = _setup(ctx, x, dim, keepdim)
     ctx.node_name = "ProdBackward0" if dim is None else "ProdBackward1"
     a = x._data if x.dtype.is_floating_point else x._data.astype(np.int64)
-    out = cpu.run_reduce("prod_rows", a, dims, a.dtype)
+    out = _run_reduce("prod_rows", a, dims, a.dtype)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
     return _finish(out, x.shape, dims, keepdim)
@@ -149,18 +242,24 @@ def prod_vjp(ctx, grad):
     from ..tensor import Tensor
 
     x, result = ctx["x"], ctx["result"]
-    if not np.any(x._data == 0):
+    with no_grad():
+        has_zero = bool((x == 0).any())
+    if not has_zero:
         return unreduce(grad, ctx) * (unreduce(result, ctx) / x)
     # with zeros, divide-free: the product of all the other elements of each slice
-    rows, _ = cpu.as_rows(x._data, ctx.dims)
-    others = np.empty_like(rows)
-    cpu.get_reduce_kernel("prod_others_rows", rows.dtype)(rows, others)
+    be = backend.of(x._data)
+    rows, _ = be.as_rows(x._data, ctx.dims)
+    if be is cpu:
+        others = np.empty_like(rows)
+        cpu.get_reduce_kernel("prod_others_rows", rows.dtype)(rows, others)
+    else:
+        others = be.prod_others_rows(rows)
     keep = [d for d in range(x.ndim) if d not in ctx.dims]
     moved_shape = [x.shape[d] for d in keep + list(ctx.dims)]
-    others = np.moveaxis(others.reshape(moved_shape), range(len(keep)), keep) if keep else (
+    others = be.moveaxis(others.reshape(moved_shape), range(len(keep)), keep) if keep else (
         others.reshape(x.shape)
     )
-    return unreduce(grad, ctx) * Tensor._make(np.ascontiguousarray(others))
+    return unreduce(grad, ctx) * Tensor._make(be.ascontiguousarray(others))
 
 
 # ---------------------------------------------------------------- max / min family
@@ -178,7 +277,7 @@ def _extreme(ctx, x, dim, keepdim, kernel, name):
     _check_nonempty(x, dims, name, whole=dim is None)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
-    return _finish(cpu.run_reduce(kernel, x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+    return _finish(_run_reduce(kernel, x._data, dims, x._data.dtype), x.shape, dims, keepdim)
 
 
 @composite("amax")
@@ -204,8 +303,8 @@ def amin_vjp(ctx, grad):
 def _with_indices(ctx, x, dim, keepdim, vkernel, ikernel, name):
     dims = _setup(ctx, x, dim, keepdim)
     _check_nonempty(x, dims, name)
-    values = cpu.run_reduce(vkernel, x._data, dims, x._data.dtype)
-    indices = cpu.run_reduce(ikernel, x._data, dims, np.int64)
+    values = _run_reduce(vkernel, x._data, dims, x._data.dtype)
+    indices = _run_reduce(ikernel, x._data, dims, np.int64)
     ctx.node_name = name.capitalize() + "Backward0"
     ctx.non_differentiable = (1,)
     ctx.wrap = lambda outs: _named(f"{name}")(*outs)
@@ -267,7 +366,7 @@ def argmax(ctx, x, dim=None, keepdim=False):
     _check_nonempty(x, dims, "argmax")
     a = x._data if dim is not None else x._data.reshape(-1)
     dims = dims if dim is not None else (0,)
-    out = cpu.run_reduce("argmax_rows", a, dims, np.int64)
+    out = _run_reduce("argmax_rows", a, dims, np.int64)
     return _finish(out, x.shape, dims, keepdim) if dim is not None else (
         out.reshape((1,) * x.ndim) if keepdim else out
     )
@@ -279,7 +378,7 @@ def argmin(ctx, x, dim=None, keepdim=False):
     _check_nonempty(x, dims, "argmin")
     a = x._data if dim is not None else x._data.reshape(-1)
     dims = dims if dim is not None else (0,)
-    out = cpu.run_reduce("argmin_rows", a, dims, np.int64)
+    out = _run_reduce("argmin_rows", a, dims, np.int64)
     return _finish(out, x.shape, dims, keepdim) if dim is not None else (
         out.reshape((1,) * x.ndim) if keepdim else out
     )
@@ -297,7 +396,7 @@ def _var_setup(ctx, x, dim, correction, keepdim, name):
     ctx.save_outputs = {"result": 0}
     c = x._data.dtype.type(correction)
     return _finish(
-        cpu.run_reduce("var_rows", x._data, dims, x._data.dtype, (c,)), x.shape, dims, keepdim
+        _run_reduce("var_rows", x._data, dims, x._data.dtype, (c,)), x.shape, dims, keepdim
     )
 
 
@@ -322,7 +421,8 @@ def std(ctx, x, dim=None, correction=1, keepdim=False):
 def _sqrt_kernel(a):
     from .elementwise import sqrt as sqrt_op
 
-    return cpu.run_elementwise(sqrt_op.kernel(D.from_numpy_dtype(a.dtype)), [a], a.dtype)
+    be = backend.of(a)
+    return be.run_elementwise(sqrt_op.kernel(D.from_numpy_dtype(a.dtype), be), [a], a.dtype)
 
 
 @std.defvjp
@@ -339,7 +439,7 @@ def norm(ctx, x, dim=None, keepdim=False):
     dims = _setup(ctx, x, dim, keepdim)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
-    out = cpu.run_reduce("norm2_rows", x._data, dims, x._data.dtype)
+    out = _run_reduce("norm2_rows", x._data, dims, x._data.dtype)
     return _finish(out, x.shape, dims, keepdim)
 
 
@@ -356,7 +456,7 @@ def logsumexp(ctx, x, dim, keepdim=False):
     dims = _setup(ctx, x, dim, keepdim)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
-    out = cpu.run_reduce("logsumexp_rows", x._data, dims, x._data.dtype)
+    out = _run_reduce("logsumexp_rows", x._data, dims, x._data.dtype)
     return _finish(out, x.shape, dims, keepdim)
 
 
@@ -375,8 +475,8 @@ def _row_op(ctx, x, dim, kernel, name):
     ctx.dim = _wrap_dim(dim, x.ndim)
     ctx.save_outputs = {"result": 0}
     if x.ndim == 0:
-        return cpu.run_rowwise(kernel, x._data.reshape(1), 0).reshape(())
-    return cpu.run_rowwise(kernel, x._data, ctx.dim)
+        return _run_rowwise(kernel, x._data.reshape(1), 0).reshape(())
+    return _run_rowwise(kernel, x._data, ctx.dim)
 
 
 @composite("softmax")

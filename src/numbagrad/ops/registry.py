@@ -27,6 +27,7 @@ import numpy as np
 from .. import dtypes as D
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import Node, edge_of
+from .. import backend
 from ..backend import cpu
 
 REGISTRY: dict[str, OpDef] = {}
@@ -170,6 +171,30 @@ def needs_grad(tensors) -> bool:
     return req
 
 
+def device_backend(tensors, scalars_ok=False):
+    """The backend module all Tensors in ``tensors`` live on, with PyTorch's error when they
+    differ. With ``scalars_ok`` a 0-d CPU tensor may join CUDA tensors (it acts as a scalar)."""
+    from ..tensor import Tensor
+
+    first = None
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            continue
+        on_cpu = type(t._data) is np.ndarray
+        if on_cpu and scalars_ok and t._data.ndim == 0:
+            continue
+        if first is None:
+            first = t
+        elif on_cpu != (type(first._data) is np.ndarray):
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{first.device} and {t.device}!"
+            )
+    if first is None or type(first._data) is np.ndarray:
+        return cpu
+    return backend.of(first._data)
+
+
 def attach(op: OpDef, ctx: Ctx, inputs, outputs, node_name=None, non_diff=()):
     """Record ``outputs`` as made by ``op`` from ``inputs`` (called only when grad is needed)."""
     node = op.node_class(node_name or getattr(ctx, "node_name", None))(
@@ -254,16 +279,18 @@ class Elementwise(OpDef):
                 seen[name] = op.scalar
         return seen
 
-    def kernel(self, dtype):
+    def kernel(self, dtype, be=cpu):
+        """The forward loop kernel for ``dtype`` on backend ``be`` (cpu or gpu)."""
         key = (self.name, "fwd", dtype.name)
 
         def body():
             helpers = list(self._helpers(self.scalar).items()) + [(self.name, self.scalar)]
-            return cpu.scalar_module_body(helpers, self.name, self.n_in, len(self.param_names))
+            return be.scalar_module_body(helpers, self.name, self.n_in, len(self.param_names))
 
-        return cpu.get_elementwise_kernel(key, dtype.np, body)
+        return be.get_elementwise_kernel(key, dtype.np, body)
 
-    def vjp_kernel(self, i, dtype):
+    def vjp_kernel(self, i, dtype, be=cpu):
+        """The kernel of input ``i``'s pointwise rule (its gradient times ``grad``)."""
         rule = self.vjps[i]
         key = (self.name, "vjp", i, dtype.name)
 
@@ -271,9 +298,9 @@ class Elementwise(OpDef):
             helpers = list(self._helpers(rule).items()) + [("_rule", rule)]
             n_params = len(self._rule_params(i))
             n_in = len(self.vjp_args[i]) - n_params
-            return cpu.scalar_module_body(helpers, "_rule", n_in, n_params)
+            return be.scalar_module_body(helpers, "_rule", n_in, n_params)
 
-        return cpu.get_elementwise_kernel(key, dtype.np, body)
+        return be.get_elementwise_kernel(key, dtype.np, body)
 
     def _param_values(self, dtype, params, names=None):
         """Scalar parameters typed as the kernel's dtype (optionally only ``names``)."""
@@ -292,13 +319,14 @@ class Elementwise(OpDef):
 
         tensors = args[: self.n_in]
         params = args[self.n_in :]
+        be = device_backend(tensors, scalars_ok=True)
         compute = self.compute_dtype(tensors)
         arrays = []
         for k, a in enumerate(tensors):
             want = D.bool_ if (self.dtype_rule == "where" and k == 0) else compute
             arrays.append(_as_array(a, want))
         pvals = self._param_values(compute, params)
-        out = cpu.run_elementwise(self.kernel(compute), arrays, self.out_dtype(compute).np, pvals)
+        out = be.run_elementwise(self.kernel(compute, be), arrays, self.out_dtype(compute).np, pvals)
         result = Tensor._make(out)
         inputs = [a if isinstance(a, Tensor) else None for a in tensors]
         if self.dtype_rule != "bool" and needs_grad(inputs):
@@ -307,13 +335,17 @@ class Elementwise(OpDef):
             ctx.compute = compute
             ctx.shapes = [a.shape if isinstance(a, Tensor) else () for a in tensors]
             ctx.dtypes = [a.dtype if isinstance(a, Tensor) else None for a in tensors]
+            # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
+            ctx.to_cpu = [be is not cpu and isinstance(a, Tensor) and not a.is_cuda
+                          for a in tensors]
             used = set()
             for args_, t in zip(self.vjp_args, inputs):
                 if t is not None and t._requires_grad:
                     used.update(args_)
             for name, t in zip(self.arg_names, tensors):
                 if name in used:
-                    ctx.saved[name] = SavedTensor(_as_tensor(t, compute), is_output=False)
+                    saved = _as_tensor(t, compute, like=result)
+                    ctx.saved[name] = SavedTensor(saved, is_output=False)
             if "result" in used:
                 ctx.save_output("result", result)
             attach(self, ctx, inputs, [result])
@@ -352,10 +384,13 @@ class Elementwise(OpDef):
             else:
                 tensors = [v._data for v in values]
                 pvals = self._param_values(compute, ctx.params, self._rule_params(i))
+                be = backend.of(grad._data)
                 g = Tensor._make(
-                    cpu.run_elementwise(self.vjp_kernel(i, compute), tensors, compute.np, pvals)
+                    be.run_elementwise(self.vjp_kernel(i, compute, be), tensors, compute.np, pvals)
                 )
             g = sum_to(g, ctx.shapes[i])
+            if ctx.to_cpu[i]:
+                g = g.cpu()
             if ctx.dtypes[i] is not None and g.dtype is not ctx.dtypes[i]:
                 g = g.to(ctx.dtypes[i])
             out.append(g)
@@ -371,12 +406,16 @@ def _as_array(a, dt):
     return np.array(a, dtype=dt.np)
 
 
-def _as_tensor(a, dt):
+def _as_tensor(a, dt, like=None):
+    """``a`` (a Tensor or a scalar) as a Tensor of dtype ``dt`` (on ``like``'s device)."""
     from ..tensor import Tensor
 
     if isinstance(a, Tensor):
         return a if a.dtype is dt else a.to(dt)
-    return Tensor._make(np.array(a, dtype=dt.np))
+    arr = np.array(a, dtype=dt.np)
+    if like is not None and type(like._data) is not np.ndarray:
+        arr = backend.of(like._data).to_device(arr)
+    return Tensor._make(arr)
 
 
 def sum_to(g, shape):
@@ -453,6 +492,7 @@ class Composite(OpDef):
                 inputs.append(a)
             elif isinstance(a, (list, tuple)) and a and all(isinstance(t, Tensor) for t in a):
                 inputs.extend(a)
+        ctx.backend = device_backend(inputs)
         res = self.forward(ctx, *args, **kwargs)
         multi = isinstance(res, tuple)
         arrays = res if multi else (res,)
@@ -481,7 +521,7 @@ class Composite(OpDef):
         else:
             # outputs that received no gradient contribute zeros
             grads = [
-                g if g is not None else Tensor._make(np.zeros(s, dtype=d.np))
+                g if g is not None else Tensor._make(node.ctx.backend.zeros(s, d.np))
                 for g, s, d in zip(grads, node.ctx.out_shapes, node.ctx.out_dtypes)
             ]
         res = self.backward(node.ctx, grads)

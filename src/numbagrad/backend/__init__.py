@@ -1,0 +1,20 @@
+"""Backends: ``cpu`` (NumPy storage, ``@njit`` kernels) and ``gpu`` (device storage,
+``@cuda.jit`` kernels). Both generate their kernels from the same scalar op definitions and
+offer the same functions, so ops pick one with ``of(array)``. ``gpu`` is imported on first use.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import cpu
+
+
+def of(a):
+    """The backend module that owns array ``a``."""
+    if type(a) is np.ndarray:
+        return cpu
+    from . import gpu
+
+    return gpu
+

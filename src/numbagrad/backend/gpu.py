@@ -1,0 +1,670 @@
+"""CUDA backend: device storage and ``@cuda.jit`` kernels generated from the ops' scalar definitions.
+
+Imported only when a CUDA tensor is made, so ``import numbagrad`` never touches CUDA. The same
+code runs on a GPU and in Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``); only the launch
+configuration differs (``launch``).
+
+A CUDA tensor's storage is a ``DeviceArray``: a flat, contiguous 1-D device buffer plus an
+element offset, a shape and element strides. Views (reshape, transpose, slicing, expand,
+as_strided) only change that metadata; kernels receive (buffer, offset, strides) per operand,
+like the CPU kernels, so one compiled kernel per op and dtype serves every shape and view.
+Shapes and strides are passed as tuples, so a kernel is compiled per rank, never per shape.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+# Grid sizes below 128 blocks are normal for small tensors; the warning would turn into an
+# error under pytest's -W error. Must be set before numba.cuda reads its config.
+os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
+
+import numba  # noqa: E402
+from numba import cuda  # noqa: E402
+
+from . import codegen  # noqa: E402
+from . import cpu  # noqa: E402
+from . import kernels_gpu  # noqa: E402
+
+SIMULATOR = bool(numba.config.ENABLE_CUDASIM)
+
+# ---------------------------------------------------------------- launch configuration (one place)
+
+if SIMULATOR:
+    # every simulated thread is a Python thread and every syncthreads polls: stay tiny
+    THREADS = 32
+    REDUCE_THREADS = 4
+    MAX_BLOCKS = 2
+    TILE = 4
+else:
+    THREADS = 256
+    REDUCE_THREADS = 256
+    MAX_BLOCKS = None  # set from the device on first use
+    TILE = 16
+
+
+def _max_blocks() -> int:
+    global MAX_BLOCKS
+    if MAX_BLOCKS is None:
+        sms = cuda.get_current_device().MULTIPROCESSOR_COUNT
+        MAX_BLOCKS = 32 * sms
+    return MAX_BLOCKS
+
+
+def launch(n: int, threads: int = THREADS) -> tuple[int, int]:
+    """(blocks, threads) for a grid-stride loop over ``n`` items."""
+    return max(1, min((n + threads - 1) // threads, _max_blocks())), threads
+
+
+# ---------------------------------------------------------------- storage
+
+
+class _Flags:
+    __slots__ = ("c_contiguous",)
+    writeable = True
+
+    def __init__(self, c):
+        self.c_contiguous = c
+
+
+def _c_strides(shape) -> tuple:
+    st, acc = [], 1
+    for n in reversed(shape):
+        st.append(acc)
+        acc *= max(n, 1)
+    return tuple(reversed(st))
+
+
+def _is_c_contiguous(shape, estrides) -> bool:
+    acc = 1
+    for n, s in zip(reversed(shape), reversed(estrides)):
+        if n != 1 and s != acc:
+            return False
+        acc *= n
+    return True
+
+
+class DeviceArray:
+    """A strided view of a flat device buffer: the NumPy-like surface the ops need."""
+
+    __slots__ = ("buf", "offset", "shape", "estrides", "dtype", "__weakref__")
+
+    def __init__(self, buf, offset: int, shape: tuple, estrides: tuple):
+        self.buf = buf
+        self.offset = int(offset)
+        self.shape = tuple(int(s) for s in shape)
+        self.estrides = tuple(int(s) for s in estrides)
+        self.dtype = np.dtype(buf.dtype)
+
+    # ---- NumPy-like attributes
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def strides(self) -> tuple:
+        return tuple(s * self.itemsize for s in self.estrides)
+
+    @property
+    def flags(self):
+        return _Flags(_is_c_contiguous(self.shape, self.estrides))
+
+    @property
+    def T(self):
+        return self.transpose(tuple(range(self.ndim - 1, -1, -1)))
+
+    def __repr__(self):
+        return f"DeviceArray(shape={self.shape}, dtype={self.dtype}, offset={self.offset})"
+
+    # ---- views
+    def view(self):
+        return DeviceArray(self.buf, self.offset, self.shape, self.estrides)
+
+    def transpose(self, axes=None):
+        axes = tuple(range(self.ndim - 1, -1, -1)) if axes is None else tuple(axes)
+        return DeviceArray(self.buf, self.offset, tuple(self.shape[a] for a in axes),
+                           tuple(self.estrides[a] for a in axes))
+
+    def swapaxes(self, a, b):
+        axes = list(range(self.ndim))
+        axes[a], axes[b] = axes[b], axes[a]
+        return self.transpose(axes)
+
+    def reshape(self, *shape, copy=None):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = tuple(int(s) for s in shape)
+        if -1 in shape:
+            known = math.prod(s for s in shape if s != -1)
+            shape = tuple(self.size // known if s == -1 else s for s in shape)
+        st = _view_strides(self.shape, self.estrides, shape)
+        if st is not None:
+            return DeviceArray(self.buf, self.offset, shape, st)
+        if copy is False:
+            raise ValueError("cannot reshape this view without copying")
+        return ascontiguousarray(self).reshape(shape)
+
+    def __getitem__(self, index):
+        if not isinstance(index, tuple):
+            index = (index,)
+        if any(not (i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer)))
+               or isinstance(i, (bool, np.bool_)) for i in index):
+            return gather(self, index)
+        return _basic_view(self, index)
+
+    def __setitem__(self, index, value):
+        if not isinstance(index, tuple):
+            index = (index,)
+        if any(not (i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer)))
+               or isinstance(i, (bool, np.bool_)) for i in index):
+            scatter(self, index, value, accumulate=False)
+            return
+        copyto(_basic_view(self, index), value)
+
+    # ---- copies
+    def copy(self):
+        return ascontiguousarray(self, force=True)
+
+    def astype(self, dtype, copy=True):
+        dtype = np.dtype(dtype)
+        if dtype == self.dtype and not copy:
+            return self
+        out = empty(self.shape, dtype)
+        copyto(out, self)
+        return out
+
+    def get(self) -> np.ndarray:
+        """A host (NumPy) copy."""
+        if self.size == 0:
+            return np.empty(self.shape, self.dtype)
+        a = ascontiguousarray(self)
+        return a.buf[a.offset : a.offset + a.size].copy_to_host().reshape(self.shape)
+
+    def tolist(self):
+        return self.get().tolist()
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.get()
+        return a if dtype is None else a.astype(dtype)
+
+    @property
+    def __cuda_array_interface__(self):
+        ptr = _buffer_pointer(self.buf) + self.offset * self.itemsize
+        contiguous = _is_c_contiguous(self.shape, self.estrides)
+        return {
+            "shape": self.shape,
+            "strides": None if contiguous else self.strides,
+            "typestr": self.dtype.str,
+            "data": (ptr if self.size else 0, False),
+            "version": 3,
+            "stream": None,
+        }
+
+
+def _buffer_pointer(buf) -> int:
+    if SIMULATOR:
+        return buf._ary.__array_interface__["data"][0]
+    return buf.__cuda_array_interface__["data"][0]
+
+
+def _view_strides(old_shape, old_strides, new_shape):
+    """Element strides viewing (old_shape, old_strides) as new_shape, or None (NumPy's rule)."""
+    if math.prod(old_shape) != math.prod(new_shape):
+        raise ValueError(f"cannot reshape array of size {math.prod(old_shape)} into {new_shape}")
+    if math.prod(new_shape) == 0 or _is_c_contiguous(old_shape, old_strides):
+        return _c_strides(new_shape)
+    # split/merge runs of dims that are contiguous among themselves
+    old = [(n, s) for n, s in zip(old_shape, old_strides) if n != 1]
+    new_strides = [0] * len(new_shape)
+    i = 0  # position in old
+    j = 0  # position in new
+    while j < len(new_shape):
+        if new_shape[j] == 1:
+            new_strides[j] = 0
+            j += 1
+            continue
+        if i >= len(old):
+            return None
+        # grow a group of old dims and new dims until their sizes match
+        o_prod, n_prod = old[i][0], new_shape[j]
+        i_end, j_end = i + 1, j + 1
+        while o_prod != n_prod:
+            if o_prod < n_prod:
+                if i_end >= len(old):
+                    return None
+                o_prod *= old[i_end][0]
+                i_end += 1
+            else:
+                while j_end < len(new_shape) and new_shape[j_end] == 1:
+                    j_end += 1
+                if j_end >= len(new_shape):
+                    return None
+                n_prod *= new_shape[j_end]
+                j_end += 1
+        for k in range(i, i_end - 1):
+            if old[k][1] != old[k + 1][1] * old[k + 1][0]:
+                return None
+        st = old[i_end - 1][1]
+        for k in range(j_end - 1, j - 1, -1):
+            new_strides[k] = st if new_shape[k] != 1 else 0
+            st *= new_shape[k]
+        i, j = i_end, j_end
+    return tuple(new_strides)
+
+
+def _basic_view(a: DeviceArray, index: tuple) -> DeviceArray:
+    """``a[index]`` for ints, slices, None and Ellipsis: a view."""
+    n_real = sum(1 for i in index if i is not None and i is not Ellipsis)
+    if Ellipsis in index:
+        k = index.index(Ellipsis)
+        index = index[:k] + (slice(None),) * (a.ndim - n_real) + index[k + 1 :]
+    index = index + (slice(None),) * (a.ndim - sum(1 for i in index if i is not None))
+    off, shape, strides, d = a.offset, [], [], 0
+    for item in index:
+        if item is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        n, st = a.shape[d], a.estrides[d]
+        if isinstance(item, slice):
+            start, stop, step = item.indices(n)
+            length = len(range(start, stop, step))
+            if length:
+                off += start * st
+            shape.append(length)
+            strides.append(st * step)
+        else:
+            item = int(item)
+            if not -n <= item < n:
+                raise IndexError(f"index {item} is out of bounds for axis {d} with size {n}")
+            off += (item % n) * st
+        d += 1
+    return DeviceArray(a.buf, off, tuple(shape), tuple(strides))
+
+
+def element_offsets(a: DeviceArray) -> np.ndarray:
+    """Each element's position in ``a.buf`` (host int64 array of ``a``'s shape)."""
+    pos = np.full(a.shape, a.offset, dtype=np.int64)
+    for d, (n, st) in enumerate(zip(a.shape, a.estrides)):
+        pos += (np.arange(n, dtype=np.int64) * st).reshape((1,) * d + (n,) + (1,) * (a.ndim - d - 1))
+    return pos
+
+
+# ---------------------------------------------------------------- allocation and transfer
+
+
+def empty(shape, dtype) -> DeviceArray:
+    shape = tuple(int(s) for s in shape)
+    n = math.prod(shape)
+    buf = cuda.device_array(max(n, 1), dtype=np.dtype(dtype))
+    return DeviceArray(buf, 0, shape, _c_strides(shape))
+
+
+def full(shape, value, dtype) -> DeviceArray:
+    out = empty(shape, dtype)
+    copyto(out, value)
+    return out
+
+
+def zeros(shape, dtype) -> DeviceArray:
+    return full(shape, 0, dtype)
+
+
+def to_device(a: np.ndarray) -> DeviceArray:
+    a = np.ascontiguousarray(a)
+    flat = a.reshape(-1) if a.size else np.zeros(1, a.dtype)
+    return DeviceArray(cuda.to_device(flat), 0, a.shape, _c_strides(a.shape))
+
+
+def from_cuda_array(obj) -> DeviceArray:
+    """Wrap anything exposing ``__cuda_array_interface__`` (or a Numba device array): no copy."""
+    if SIMULATOR:
+        host = getattr(obj, "_ary", None)
+        if host is None:
+            raise TypeError(
+                f"the CUDA simulator cannot wrap {type(obj).__name__}: only Numba device arrays"
+            )
+        return _wrap_host_memory(host, obj)
+    desc = obj.__cuda_array_interface__
+    dtype = np.dtype(desc["typestr"])
+    shape = tuple(desc["shape"])
+    strides = desc.get("strides")
+    est = _c_strides(shape) if strides is None else tuple(s // dtype.itemsize for s in strides)
+    if any(s < 0 for s in est):
+        raise ValueError("arrays with negative strides are not supported")
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, est)) if math.prod(shape) else 1
+    flat = cuda.from_cuda_array_interface(
+        {"shape": (span,), "strides": None, "typestr": desc["typestr"],
+         "data": desc["data"], "version": 3, "stream": desc.get("stream")},
+        owner=obj, sync=True,
+    )
+    return DeviceArray(flat, 0, shape, est)
+
+
+def _wrap_host_memory(host: np.ndarray, owner) -> DeviceArray:
+    # simulator only: device memory is host memory, so a flat span view shares it
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+
+    isz = host.itemsize
+    est = tuple(s // isz for s in host.strides)
+    if any(s < 0 for s in est):
+        raise ValueError("arrays with negative strides are not supported")
+    span = 1 + sum((n - 1) * s for n, s in zip(host.shape, est)) if host.size else 1
+    flat = np.lib.stride_tricks.as_strided(host, (span,), (isz,))
+    return DeviceArray(FakeCUDAArray(flat), 0, host.shape, est)
+
+
+def is_device_array(obj) -> bool:
+    if isinstance(obj, DeviceArray):
+        return True
+    if SIMULATOR:
+        return type(obj).__name__ == "FakeCUDAArray"
+    return hasattr(obj, "__cuda_array_interface__")
+
+
+def synchronize() -> None:
+    cuda.synchronize()
+
+
+# ---------------------------------------------------------------- elementwise kernels
+
+HEADER = "from numba import cuda\n"
+
+
+def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
+    ins = [f"a{i}, o{i}, s{i}" for i in range(n_in)]
+    params = [f"p{i}" for i in range(n_params)]
+    args = ", ".join(["n, shape", "out, oo, so"] + ins + params)
+    call = ", ".join([f"a{i}[q{i}]" for i in range(n_in)] + params)
+    lines = [
+        HEADER + "@cuda.jit(cache=True)",
+        f"def kernel({args}):",
+        "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
+        "        r = i",
+        "        q = oo",
+    ]
+    lines += [f"        q{i} = o{i}" for i in range(n_in)]
+    lines += [
+        "        for d in range(len(shape) - 1, -1, -1):",
+        "            c = r % shape[d]",
+        "            r = r // shape[d]",
+        "            q += c * so[d]",
+    ]
+    lines += [f"            q{i} += c * s{i}[d]" for i in range(n_in)]
+    lines += [f"        out[q] = {fname}({call})"]
+    return "\n".join(lines)
+
+
+def scalar_module_body(functions, entry: str, n_in: int, n_params: int) -> str:
+    """Device functions from the scalar definitions, plus a grid-stride kernel over ``entry``."""
+    parts = [HEADER]
+    for name, fn in functions:
+        parts.append("@cuda.jit(device=True)\n" + codegen.function_source(fn, name))
+    parts.append(_elementwise_source(entry, n_in, n_params))
+    return "\n\n\n".join(parts)
+
+
+_kernels: dict[tuple, object] = {}
+
+
+def get_elementwise_kernel(key: tuple, np_dtype, build_body):
+    k = _kernels.get(key)
+    if k is None:
+        mod = codegen.load_module(np.dtype(np_dtype).name, build_body())
+        k = _kernels[key] = mod.kernel
+    return k
+
+
+def _operand(a: DeviceArray, shape: tuple):
+    nd = len(shape)
+    strides = [0] * nd
+    off = nd - a.ndim
+    for i in range(a.ndim):
+        if a.shape[i] != 1:
+            strides[off + i] = a.estrides[i]
+    return strides
+
+
+def run_elementwise(kernel, arrays, out_dtype, params=(), out=None):
+    """Run an elementwise kernel over broadcast device ``arrays``."""
+    arrays = [a if isinstance(a, DeviceArray) else to_device(np.asarray(a)) for a in arrays]
+    shapes = [a.shape for a in arrays]
+    if out is None:
+        shape = cpu.broadcast_shapes(*shapes)
+        out = empty(shape, out_dtype)
+    elif (shape := cpu.broadcast_shapes(out.shape, *shapes)) != out.shape:
+        raise RuntimeError(
+            f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}"
+        )
+    n = math.prod(shape)
+    if n == 0:
+        return out
+    operands = [out] + arrays
+    cshape, cstrides = cpu._coalesce(shape, [_operand(a, shape) for a in operands])
+    args = [n, tuple(cshape)]
+    for a, st in zip(operands, cstrides):
+        args += [a.buf, a.offset, tuple(st)]
+    blocks, threads = launch(n)
+    kernel[blocks, threads](*args, *params)
+    return out
+
+
+def _identity(x):
+    return x
+
+
+def copyto(dst: DeviceArray, src) -> None:
+    """``dst[...] = src`` (broadcast, cast to ``dst``'s dtype) on the device."""
+    key = ("_copy", dst.dtype.name)
+    k = get_elementwise_kernel(
+        key, dst.dtype, lambda: scalar_module_body([("_copy", _identity)], "_copy", 1, 0)
+    )
+    if not isinstance(src, DeviceArray):
+        src = to_device(np.asarray(src, dtype=dst.dtype))
+    run_elementwise(k, [src], dst.dtype, out=dst)
+
+
+def ascontiguousarray(a: DeviceArray, force: bool = False) -> DeviceArray:
+    if not force and a.flags.c_contiguous:
+        return a
+    out = empty(a.shape, a.dtype)
+    copyto(out, a)
+    return out
+
+
+def as_strided(a: DeviceArray, shape, strides) -> DeviceArray:
+    """A view with byte ``strides`` starting at ``a``'s first element (like NumPy's)."""
+    return DeviceArray(a.buf, a.offset, tuple(shape), tuple(s // a.itemsize for s in strides))
+
+
+def moveaxis(a: DeviceArray, src, dst) -> DeviceArray:
+    src = [s % a.ndim for s in (src if isinstance(src, (list, tuple, range)) else [src])]
+    dst = [d % a.ndim for d in (dst if isinstance(dst, (list, tuple, range)) else [dst])]
+    order = [d for d in range(a.ndim) if d not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return a.transpose(order)
+
+
+def concatenate(parts, axis=0) -> DeviceArray:
+    shape = list(parts[0].shape)
+    shape[axis] = sum(p.shape[axis] for p in parts)
+    out = empty(shape, parts[0].dtype)
+    start = 0
+    for p in parts:
+        n = p.shape[axis]
+        copyto(_basic_view(out, (slice(None),) * axis + (slice(start, start + n),)), p)
+        start += n
+    return out
+
+
+def stack(parts, axis=0) -> DeviceArray:
+    return concatenate([p.reshape(p.shape[:axis] + (1,) + p.shape[axis:]) for p in parts], axis)
+
+
+# ---------------------------------------------------------------- gather / scatter (advanced indexing)
+
+
+def _kernel(name: str, dtype):
+    """A kernel from ``kernels_gpu`` compiled for ``dtype``.
+
+    ``add_rows_tree`` is the ``rows_tree`` template with ``OP`` bound to ``_add``;
+    ``argmax_rows_thread`` is ``argrows_thread`` with ``BETTER`` bound to ``_argmax_better``.
+    """
+    key = (name, np.dtype(dtype).name)
+    k = _kernels.get(key)
+    if k is None:
+        fn, helpers, swap = getattr(kernels_gpu, name, None), [], None
+        for suffix in ("_rows_thread", "_rows_tree"):
+            if name.endswith(suffix):
+                op = name[: -len(suffix)]
+                if op in ("argmax", "argmin"):
+                    template, slot = kernels_gpu.ARG_TEMPLATES[suffix]
+                    helper = f"_{op}_better"
+                else:
+                    template, slot = kernels_gpu.TEMPLATES[suffix]
+                    helper = f"_{op}"
+                fn, helpers, swap = getattr(kernels_gpu, template), [helper], (slot, helper)
+        body = [HEADER, f"THREADS = {REDUCE_THREADS}", f"TILE = {TILE}"]
+        for h in helpers:
+            src = codegen.function_source(getattr(kernels_gpu, h), type_literals=False)
+            body.append("@cuda.jit(device=True)\n" + src)
+        src = codegen.function_source(fn, name, type_literals=False)
+        if swap:
+            src = src.replace(swap[0] + "(", swap[1] + "(")
+        body.append("@cuda.jit(cache=True)\n" + src)
+        mod = codegen.load_module(np.dtype(dtype).name, "\n\n\n".join(body))
+        k = _kernels[key] = getattr(mod, name)
+    return k
+
+
+def _positions(a: DeviceArray, index) -> np.ndarray:
+    """Buffer positions of ``a[index]`` for any NumPy index (index math runs on the host)."""
+    index = tuple(i.get() if isinstance(i, DeviceArray) else i for i in index)
+    return element_offsets(a)[index]
+
+
+def gather(a: DeviceArray, index) -> DeviceArray:
+    pos = np.ascontiguousarray(_positions(a, index))
+    out = empty(pos.shape, a.dtype)
+    if pos.size:
+        k = _kernel("gather", a.dtype)
+        k[launch(pos.size)](a.buf, to_device(pos.reshape(-1)).buf, out.buf, pos.size)
+    return out
+
+
+def scatter(a: DeviceArray, index, value, accumulate: bool) -> None:
+    """``a[index] = value`` or, with ``accumulate``, NumPy's ``np.add.at(a, index, value)``."""
+    pos = np.ascontiguousarray(_positions(a, index))
+    if not pos.size:
+        return
+    vals = empty(pos.shape, a.dtype)
+    copyto(vals, value)
+    k = _kernel("scatter_add" if accumulate else "scatter", a.dtype)
+    k[launch(pos.size)](a.buf, to_device(pos.reshape(-1)).buf, vals.buf, pos.size)
+
+
+# ---------------------------------------------------------------- reductions
+
+
+def reduce_rows(a: DeviceArray, dims: tuple, op: str, init, out_dtype=None) -> DeviceArray:
+    """Reduce ``a`` over ``dims`` with ``op`` ('add', 'mul', 'max', 'min'); kept dims' shape.
+
+    Many short rows: one thread per row. Few long rows: a block per (row, chunk) with a
+    shared-memory tree, then a second pass over the chunk results.
+    """
+    dt = np.dtype(out_dtype or a.dtype)
+    rows, kept = as_rows(a, dims)
+    if rows.dtype != dt:
+        rows = rows.astype(dt)
+    r, n = rows.shape
+    out = empty((r,), dt)
+    if r == 0:
+        return out.reshape(kept)
+    init = dt.type(init)
+    if n < 2 * REDUCE_THREADS or r >= 4 * REDUCE_THREADS:
+        _kernel(f"{op}_rows_thread", dt)[launch(r)](rows.buf, r, n, out.buf, init)
+        return out.reshape(kept)
+    chunks = 1
+    if not SIMULATOR and r < _max_blocks():
+        chunks = max(1, min(_max_blocks() // r, n // (8 * REDUCE_THREADS)))
+    clen = (n + chunks - 1) // chunks
+    part = empty((r * chunks,), dt) if chunks > 1 else out
+    blocks = min(r * chunks, _max_blocks())
+    tree = _kernel(f"{op}_rows_tree", dt)
+    tree[blocks, REDUCE_THREADS](rows.buf, r * chunks, n, chunks, clen, part.buf, init)
+    if chunks > 1:
+        tree[min(r, _max_blocks()), REDUCE_THREADS](part.buf, r, chunks, 1, chunks, out.buf, init)
+    return out.reshape(kept)
+
+
+def argreduce_rows(a: DeviceArray, dims: tuple, op: str) -> DeviceArray:
+    """First index of the max ('argmax') or min ('argmin') of each row; NaN counts as extreme."""
+    rows, kept = as_rows(a, dims)
+    r, n = rows.shape
+    out = empty((r,), np.int64)
+    if r == 0:
+        return out.reshape(kept)
+    if n < 2 * REDUCE_THREADS or r >= 4 * REDUCE_THREADS:
+        _kernel(f"{op}_rows_thread", rows.dtype)[launch(r)](rows.buf, r, n, out.buf)
+    else:
+        k = _kernel(f"{op}_rows_tree", rows.dtype)
+        k[min(r, _max_blocks()), REDUCE_THREADS](rows.buf, r, n, out.buf)
+    return out.reshape(kept)
+
+
+def as_rows(a: DeviceArray, dims: tuple):
+    """Move ``dims`` last and copy to a contiguous (outer, inner) matrix; also the kept shape."""
+    keep = [d for d in range(a.ndim) if d not in dims]
+    kept_shape = tuple(a.shape[d] for d in keep)
+    inner = math.prod(a.shape[d] for d in dims)
+    moved = a.transpose(keep + list(dims))
+    return ascontiguousarray(moved).reshape(math.prod(kept_shape), inner), kept_shape
+
+
+def prod_others_rows(rows: DeviceArray) -> DeviceArray:
+    """Per row, the product of all other elements (no division: zeros are fine)."""
+    out = empty(rows.shape, rows.dtype)
+    r, n = rows.shape
+    if r and n:
+        _kernel("prod_others_rows", rows.dtype)[launch(r)](rows.buf, r, n, out.buf)
+    return out
+
+
+# ---------------------------------------------------------------- matmul
+
+
+def matmul(x: DeviceArray, y: DeviceArray) -> DeviceArray:
+    """(b, n, k) @ (b, k, m) (or 2-D, or a 1-D operand as in NumPy) with a tiled kernel."""
+    if x.ndim == 1 or y.ndim == 1:
+        shape = (x.shape[:-1] if x.ndim > 1 else ()) + (y.shape[-1:] if y.ndim > 1 else ())
+        xm = x.reshape(1, x.shape[0]) if x.ndim == 1 else x
+        ym = y.reshape(y.shape[0], 1) if y.ndim == 1 else y
+        return matmul(xm, ym).reshape(shape)
+    two_d = x.ndim == 2
+    if two_d:
+        x, y = x.reshape(1, *x.shape), y.reshape(1, *y.shape)
+    x, y = ascontiguousarray(x), ascontiguousarray(y)
+    b, n, k = x.shape
+    m = y.shape[2]
+    out = empty((b, n, m), x.dtype)
+    if out.size:
+        if k == 0:
+            copyto(out, 0)
+        else:
+            grid = ((m + TILE - 1) // TILE, (n + TILE - 1) // TILE, b)
+            _kernel("matmul_tiled", x.dtype)[grid, (TILE, TILE)](
+                x.buf, x.offset, y.buf, y.offset, out.buf, n, k, m
+            )
+    return out.reshape(n, m) if two_d else out
