@@ -29,7 +29,7 @@ from .ops import (  # noqa: F401
 from .ops import norm_ as norm  # noqa: F401
 from .ops import std_ as std  # noqa: F401
 from .ops import var_ as var  # noqa: F401
-from .tensor import Size, Tensor, device  # noqa: F401
+from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
 
 float = float32
 double = float64

@@ -68,10 +68,22 @@ CPU = device("cpu")
 CUDA0 = device("cuda", 0)
 
 
+_default_device = [None]
+
+
+def set_default_device(dev) -> None:
+    """Where factories put tensors when no ``device=`` is given (None: the CPU)."""
+    _default_device[0] = _check_device(dev)
+
+
+def get_default_device() -> device:
+    return _default_device[0] or CPU
+
+
 def _check_device(dev):
-    """``dev`` as a device (None stays None); a CUDA device must exist."""
+    """``dev`` as a device (None: the default device, or None for the CPU); CUDA must exist."""
     if dev is None:
-        return None
+        return _default_device[0]
     d = dev if isinstance(dev, device) else device(dev)
     if d.type == "cuda":
         from . import cuda

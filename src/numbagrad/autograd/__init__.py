@@ -48,7 +48,11 @@ def _make_grads(outputs, grads):
                 )
             g = factory.ones_like(t)
         elif not isinstance(g, Tensor):
-            g = factory.tensor(g, dtype=t.dtype)
+            g = factory.tensor(g, dtype=t.dtype, device=t.device)
+        if g.device != t.device:
+            raise RuntimeError(
+                f"invalid gradient at index {i} - expected device {t.device} but got {g.device}"
+            )
         if g.shape != t.shape:
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and output[{i}] "

@@ -26,12 +26,13 @@ def _numerical_jacobian(fn, inputs, out_index, eps):
             raise GradcheckError("gradcheck expects contiguous inputs")
         out0 = _as_tuple(fn(*inputs))[out_index]
         cols = []
+        host = t._host().reshape(-1)  # flat itself on the CPU; a copy of a CUDA tensor
         for k in range(flat.size):
-            orig = flat[k]
+            orig = host[k].item()
             flat[k] = orig + eps
-            plus = _as_tuple(fn(*inputs))[out_index]._data.astype(np.float64).reshape(-1)
+            plus = _as_tuple(fn(*inputs))[out_index]._host().astype(np.float64).reshape(-1)
             flat[k] = orig - eps
-            minus = _as_tuple(fn(*inputs))[out_index]._data.astype(np.float64).reshape(-1)
+            minus = _as_tuple(fn(*inputs))[out_index]._host().astype(np.float64).reshape(-1)
             flat[k] = orig
             cols.append((plus - minus) / (2 * eps))
         jac.append(np.stack(cols, axis=1) if cols else np.zeros((out0.numel(), 0)))
@@ -49,9 +50,9 @@ def _analytical_jacobian(fn, inputs, out_index):
     if not out.requires_grad:
         return [rows.get(id(t)) for t in inputs]
     for k in range(n):
-        seed = np.zeros(n, dtype=out._data.dtype)
+        seed = np.zeros(n, dtype=out.dtype.np)
         seed[k] = 1
-        g_out = factory.tensor(seed.reshape(out.shape), dtype=out.dtype)
+        g_out = factory.tensor(seed.reshape(out.shape), dtype=out.dtype, device=out.device)
         grads = autograd_grad(out, diff, g_out, retain_graph=True, allow_unused=True)
         for t, g in zip(diff, grads):
             if g is not None:
@@ -59,7 +60,7 @@ def _analytical_jacobian(fn, inputs, out_index):
                     raise GradcheckError(
                         f"Gradient has wrong shape: expected {t.shape}, got {g.shape}"
                     )
-                rows[id(t)][k] = g._data.astype(np.float64).reshape(-1)
+                rows[id(t)][k] = g._host().astype(np.float64).reshape(-1)
     return [rows.get(id(t)) for t in inputs]
 
 
@@ -110,7 +111,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         grad_outputs = tuple(
-            factory.tensor(rng.standard_normal(o.shape), dtype=o.dtype, requires_grad=True)
+            factory.tensor(rng.standard_normal(o.shape), dtype=o.dtype, device=o.device,
+                           requires_grad=True)
             for o in outputs
         )
     grad_outputs = _as_tuple(grad_outputs)

@@ -10,6 +10,13 @@ import numpy as np
 from . import cpu
 
 
+def gpu_module():
+    """The CUDA backend (imports numba.cuda on first use)."""
+    from . import gpu
+
+    return gpu
+
+
 def of(a):
     """The backend module that owns array ``a``."""
     if type(a) is np.ndarray:

@@ -322,7 +322,7 @@ def zeros(shape, dtype) -> DeviceArray:
 
 
 def to_device(a: np.ndarray) -> DeviceArray:
-    a = np.ascontiguousarray(a)
+    a = a if a.flags.c_contiguous else a.copy()  # (ascontiguousarray makes 0-d 1-d)
     flat = a.reshape(-1) if a.size else np.zeros(1, a.dtype)
     return DeviceArray(cuda.to_device(flat), 0, a.shape, _c_strides(a.shape))
 

@@ -76,13 +76,13 @@ def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
             f"expected scalar type Long but found {_F.L._NAMES[target.dtype.name].capitalize()}"
         )
     n_classes = input.shape[1]
-    t = target._data
+    t = target._host()
     if t.size and (t.min() < 0 or t.max() >= n_classes):
         bad = int(t[(t < 0) | (t >= n_classes)][0])
         raise IndexError(f"Target {bad} is out of bounds.")
     from ..factory import arange
 
-    picked = input[arange(input.shape[0]), target]
+    picked = input[arange(input.shape[0], device=input.device), target]
     return _reduce(-picked, reduction)
 
 

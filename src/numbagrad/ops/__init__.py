@@ -22,7 +22,7 @@ from .linalg import bmm, dot, matmul, mm, mv  # noqa: E402
 from .movement import (  # noqa: E402
     alias, as_strided, cat, chunk, clone, contiguous, expand, flatten, getitem, permute, reshape,
     select,
-    split, squeeze, stack, t, to_dtype, transpose, unsqueeze, view,
+    split, squeeze, stack, t, to_device, to_dtype, transpose, unsqueeze, view,
 )
 from .reduce import (  # noqa: E402
     amax, amin, argmax, argmin, log_softmax, logsumexp, mean, norm, prod, softmax, std, sum, var,

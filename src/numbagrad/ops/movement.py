@@ -330,6 +330,18 @@ def to_dtype(ctx, x, dtype):
 to_dtype.defvjp(lambda ctx, grad: grad)
 
 
+@composite("to_device", node="ToCopyBackward0")
+def to_device(ctx, x, device):
+    """A copy of ``x`` on ``device`` (host <-> GPU); the gradient goes back the other way."""
+    ctx.source = x.device
+    if device.type == "cpu":
+        return x._data.get()
+    return backend.gpu_module().to_device(x._data)
+
+
+to_device.defvjp(lambda ctx, grad: grad.to(ctx.source))
+
+
 # ---------------------------------------------------------------- indexing
 
 

@@ -324,7 +324,7 @@ def _index_backward(ctx, grad):
         idx = idx.unsqueeze(d)
     shape = [1] * len(ctx.shape)
     shape[d] = ctx.shape[d]
-    positions = arange(ctx.shape[d]).reshape(shape)
+    positions = arange(ctx.shape[d], device=grad.device).reshape(shape)
     return where(positions == idx, grad, 0)
 
 
