@@ -8,6 +8,16 @@ import pytest
 import numbagrad as ng
 
 
+# every test runs on the CPU and (under -m cuda) on CUDA: factories default to that device
+@pytest.fixture(autouse=True)
+def _on_each_device(device):
+    return device
+
+
+cpu_only = pytest.mark.parametrize("device", ["cpu"], indirect=True)
+
+
+@cpu_only  # asserts CPU printing; test_device.py checks CUDA printing
 def test_tutorial_square():
     x = ng.tensor([4.0], requires_grad=True)
     y = x * x
@@ -23,8 +33,8 @@ def test_broadcast_gradients_are_summed_to_each_input_shape():
     c = ng.tensor(2.0, requires_grad=True)
     ((a * b + c) ** 2).sum().backward()
     expected_a = 2 * (np.ones((2, 3)) * [1, 2, 3] + 2) * [1, 2, 3]
-    np.testing.assert_allclose(a.grad.numpy(), expected_a)
-    np.testing.assert_allclose(b.grad.numpy(), (2 * (np.array([1, 2, 3]) + 2)) * 2)
+    np.testing.assert_allclose(a.grad.cpu().numpy(), expected_a)
+    np.testing.assert_allclose(b.grad.cpu().numpy(), (2 * (np.array([1, 2, 3]) + 2)) * 2)
     assert c.grad.shape == ()
     np.testing.assert_allclose(c.grad.item(), (2 * (np.ones((2, 3)) * [1, 2, 3] + 2)).sum())
 
@@ -51,6 +61,7 @@ def test_gradients_accumulate_across_backward_calls_in_place():
     assert w.grad.tolist() == [0.0, 0.0]
 
 
+@cpu_only  # 100,000 launches: minutes in the CUDA simulator
 def test_deep_chain_does_not_recurse():
     x = ng.tensor([1.0], requires_grad=True)
     y = x
@@ -70,8 +81,8 @@ def test_matmul_batched_broadcast_gradients():
     np.testing.assert_allclose(out.numpy(force=True), a_np @ b_np, rtol=1e-12)
     out.sum().backward()
     g = np.ones((2, 5, 3, 2))
-    np.testing.assert_allclose(a.grad.numpy(), (g @ np.swapaxes(b_np, -1, -2)).sum(1, keepdims=True))
-    np.testing.assert_allclose(b.grad.numpy(), (np.swapaxes(a_np, -1, -2) @ g).sum(0))
+    np.testing.assert_allclose(a.grad.cpu().numpy(), (g @ np.swapaxes(b_np, -1, -2)).sum(1, keepdims=True))
+    np.testing.assert_allclose(b.grad.cpu().numpy(), (np.swapaxes(a_np, -1, -2) @ g).sum(0))
 
 
 def test_vector_matrix_products():
@@ -135,11 +146,12 @@ def test_errors_for_bad_backward_calls():
     assert x.grad.item() == pytest.approx(np.e + 2)
 
 
+@cpu_only  # a CUDA tensor has no host memory to share
 def test_numpy_shares_memory_and_refuses_graph_tensors():
     a = np.zeros(3, dtype=np.float32)
     t = ng.from_numpy(a)
     t += 1
     assert a.tolist() == [1.0, 1.0, 1.0]
-    assert t.numpy() is a
+    assert t.cpu().numpy() is a
     with pytest.raises(RuntimeError, match=r"Can't call numpy\(\) on Tensor that requires grad"):
-        ng.ones(2, requires_grad=True).numpy()
+        ng.ones(2, requires_grad=True).cpu().numpy()

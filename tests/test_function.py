@@ -13,8 +13,17 @@ import numbagrad as ng
 from numbagrad.autograd import Function, gradcheck, gradgradcheck, once_differentiable
 
 
+# every test runs on the CPU and (under -m cuda) on CUDA: factories default to that device
+@pytest.fixture(autouse=True)
+def _on_each_device(device):
+    return device
+
+
+cpu_only = pytest.mark.parametrize("device", ["cpu"], indirect=True)
+
+
 def vals(t):
-    return t.detach().numpy().tolist()
+    return t.detach().cpu().numpy().tolist()
 
 
 class Mul(Function):
@@ -31,6 +40,7 @@ class Mul(Function):
         return grad_output * x, grad_x, grad_output, None
 
 
+@cpu_only  # asserts CPU printing; test_device.py checks CUDA printing
 def test_apply_builds_a_named_node_with_edges_per_tensor_argument():
     w = ng.tensor([2.0, 3.0], requires_grad=True)
     x = ng.tensor([4.0, 5.0], requires_grad=True)
@@ -319,7 +329,7 @@ def test_detect_anomaly_checks_nan_and_reports_the_forward_stack():
     assert not ng.autograd.is_anomaly_enabled()
     # without anomaly mode the NaN goes through
     NanBackward.apply(x).sum().backward()
-    assert np.isnan(x.grad.numpy()).all()
+    assert np.isnan(x.grad.cpu().numpy()).all()
 
 
 def test_anomaly_warning_names_the_forward_line():

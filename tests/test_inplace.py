@@ -18,8 +18,17 @@ VERSION_MSG = (
 )
 
 
+# every test runs on the CPU and (under -m cuda) on CUDA: factories default to that device
+@pytest.fixture(autouse=True)
+def _on_each_device(device):
+    return device
+
+
+cpu_only = pytest.mark.parametrize("device", ["cpu"], indirect=True)
+
+
 def vals(t):
-    return t.detach().numpy().tolist()
+    return t.detach().cpu().numpy().tolist()
 
 
 def x3():
