@@ -13,7 +13,7 @@ from .autograd.grad_mode import (  # noqa: F401
 from .dtypes import bool_ as bool  # noqa: F401
 from .dtypes import dtype, float32, float64, int32, int64  # noqa: F401
 from .factory import (  # noqa: F401
-    arange, as_tensor, empty, empty_like, eye, from_numpy, full, full_like, linspace,
+    arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace,
     manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
     zeros, zeros_like,
 )

@@ -58,6 +58,8 @@ def _finish(data: np.ndarray, requires_grad: bool, dev=None) -> Tensor:
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data``."""
+    if device is None and isinstance(data, Tensor):
+        device = data.device
     device = _check_device(device)
     if isinstance(data, Tensor):
         warnings.warn(
@@ -73,14 +75,48 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
-    """Like ``tensor`` but shares memory with a NumPy array or Tensor of the same dtype."""
+    """Like ``tensor`` but shares memory where it can: with a NumPy array, a Tensor, or (on
+    CUDA) any object exposing ``__cuda_array_interface__`` (Numba device arrays, CuPy arrays,
+    PyTorch CUDA tensors), when dtype and device already match."""
     device = _check_device(device)
     if isinstance(data, Tensor):
-        return data if dtype is None or D.as_dtype(dtype) is data.dtype else data.to(dtype)
+        return data.to(device=device, dtype=dtype)
+    if _is_cuda_array(data):
+        from .backend import gpu
+
+        _check_device("cuda")
+        t = Tensor._make(gpu.from_cuda_array(data))
+        return t.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray):
         dt = D.as_dtype(dtype) if dtype is not None else D.from_numpy_dtype(data.dtype)
-        return Tensor._make(data if data.dtype == dt.np else data.astype(dt.np))
-    return tensor(data, dtype=dtype)
+        t = Tensor._make(data if data.dtype == dt.np else data.astype(dt.np))
+        return t.to(device=device)
+    return tensor(data, dtype=dtype, device=device)
+
+
+def _is_cuda_array(obj) -> bool:
+    if hasattr(type(obj), "__cuda_array_interface__"):
+        try:
+            obj.__cuda_array_interface__  # CPU torch tensors have the property but raise
+            return True
+        except Exception:
+            return False
+    # the CUDA simulator's device arrays have no interface; they are recognised by type
+    return type(obj).__name__ == "FakeCUDAArray"
+
+
+def from_dlpack(ext) -> Tensor:
+    """A CPU tensor sharing memory with a DLPack producer (NumPy arrays, CPU torch tensors,
+    ...), via NumPy's DLPack support. CUDA producers go through ``as_tensor`` and
+    ``__cuda_array_interface__``."""
+    dev = ext.__dlpack_device__()[0] if hasattr(ext, "__dlpack_device__") else 1
+    if dev != 1 and _is_cuda_array(ext):
+        return as_tensor(ext)
+    arr = np.from_dlpack(ext)
+    if not arr.flags.writeable:
+        # NumPy marks some imports read-only; numbagrad tensors are writable, so copy those
+        arr = arr.copy()
+    return Tensor._make(arr)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

@@ -73,7 +73,7 @@ _default_device = [None]
 
 def set_default_device(dev) -> None:
     """Where factories put tensors when no ``device=`` is given (None: the CPU)."""
-    _default_device[0] = _check_device(dev)
+    _default_device[0] = None if dev is None else _check_device(dev)
 
 
 def get_default_device() -> device:
@@ -227,6 +227,24 @@ class Tensor:
         if type(a) is np.ndarray:
             return a.ctypes.data
         return a.__cuda_array_interface__["data"][0]
+
+    def __dlpack__(self, stream=None, **kwargs):
+        """Export a CPU tensor through DLPack (NumPy's implementation; no copy)."""
+        if type(self._data) is not np.ndarray:
+            raise BufferError(
+                "numbagrad exports only CPU tensors through DLPack; a CUDA tensor offers "
+                "__cuda_array_interface__"
+            )
+        if self._requires_grad:
+            raise RuntimeError(
+                "Can't export tensors that require gradient, use tensor.detach()"
+            )
+        return self._data.__dlpack__(stream=stream, **kwargs)
+
+    def __dlpack_device__(self):
+        if type(self._data) is not np.ndarray:
+            return (2, 0)  # kDLCUDA
+        return self._data.__dlpack_device__()
 
     @property
     def __cuda_array_interface__(self):
@@ -509,7 +527,7 @@ class Tensor:
                 dev = a
             elif a is not None:
                 dt = a
-        dev = _check_device(dev)
+        dev = _check_device(dev) if dev is not None else None
         out = self
         if dev is not None and dev != self.device:
             out = _F.to_device(out, dev)

@@ -380,6 +380,10 @@ def synchronize() -> None:
 # ---------------------------------------------------------------- elementwise kernels
 
 HEADER = "from numba import cuda\n"
+# Scalar helpers are plain @njit functions: a CUDA kernel compiles them for the GPU (inlined),
+# and, unlike @cuda.jit(device=True), they type-check without a GPU, so compile_ptx works in CI.
+# In the simulator kernels run as Python, so the helpers stay plain Python (no CPU compile).
+DEVICE_FN = "" if SIMULATOR else "@njit(inline='always')\n"
 
 
 def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
@@ -410,7 +414,7 @@ def scalar_module_body(functions, entry: str, n_in: int, n_params: int) -> str:
     """Device functions from the scalar definitions, plus a grid-stride kernel over ``entry``."""
     parts = [HEADER]
     for name, fn in functions:
-        parts.append("@cuda.jit(device=True)\n" + codegen.function_source(fn, name))
+        parts.append(DEVICE_FN + codegen.function_source(fn, name))
     parts.append(_elementwise_source(entry, n_in, n_params))
     return "\n\n\n".join(parts)
 
@@ -539,7 +543,7 @@ def _kernel(name: str, dtype):
         body = [HEADER, f"THREADS = {REDUCE_THREADS}", f"TILE = {TILE}"]
         for h in helpers:
             src = codegen.function_source(getattr(kernels_gpu, h), type_literals=False)
-            body.append("@cuda.jit(device=True)\n" + src)
+            body.append(DEVICE_FN + src)
         src = codegen.function_source(fn, name, type_literals=False)
         if swap:
             src = src.replace(swap[0] + "(", swap[1] + "(")
@@ -597,7 +601,7 @@ def reduce_rows(a: DeviceArray, dims: tuple, op: str, init, out_dtype=None) -> D
         _kernel(f"{op}_rows_thread", dt)[launch(r)](rows.buf, r, n, out.buf, init)
         return out.reshape(kept)
     chunks = 1
-    if not SIMULATOR and r < _max_blocks():
+    if r < _max_blocks():
         chunks = max(1, min(_max_blocks() // r, n // (8 * REDUCE_THREADS)))
     clen = (n + chunks - 1) // chunks
     part = empty((r * chunks,), dt) if chunks > 1 else out

@@ -1,0 +1,293 @@
+"""Devices, CUDA tensors and interop: PyTorch's API, words and printing.
+
+Tests marked ``cuda`` run in the CUDA simulator (``make test``'s second pass) or on a GPU.
+"""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+
+needs_cuda = [
+    pytest.mark.cuda,
+    pytest.mark.skipif(not ng.cuda.is_available(), reason="no CUDA device or simulator"),
+]
+
+
+def on_cuda(fn):
+    for m in needs_cuda:
+        fn = m(fn)
+    return fn
+
+
+# ---------------------------------------------------------------- CPU side (always runs)
+
+
+def test_device_objects():
+    assert repr(ng.device("cuda")) == "device(type='cuda')"
+    assert repr(ng.device("cuda:0")) == "device(type='cuda', index=0)"
+    assert str(ng.device("cuda", 0)) == "cuda:0"
+    assert ng.device("cpu") == "cpu" and ng.device("cuda:0") != ng.device("cpu")
+    assert ng.ones(1).device == ng.device("cpu") and not ng.ones(1).is_cuda
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda device type at start of "
+                                           "device string: gpu"):
+        ng.device("gpu")
+
+
+def test_import_does_not_load_cuda():
+    code = "import sys, numbagrad; print('numba.cuda' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+@pytest.mark.skipif(ng.cuda.is_available(), reason="this machine has CUDA")
+def test_without_cuda_the_device_is_refused():
+    assert ng.cuda.device_count() == 0
+    with pytest.raises(RuntimeError, match="Found no NVIDIA driver on your system"):
+        ng.zeros(2, device="cuda")
+    with pytest.raises(RuntimeError, match="Found no NVIDIA driver on your system"):
+        ng.ones(2).cuda()
+
+
+def test_dlpack_is_zero_copy_with_numpy():
+    t = ng.arange(6.0).reshape(2, 3)
+    a = np.from_dlpack(t)
+    assert np.shares_memory(a, t.numpy())
+    a[0, 0] = 42.0
+    assert t[0, 0].item() == 42.0
+    b = np.arange(4, dtype=np.float32)
+    u = ng.from_dlpack(b)
+    u.add_(1)
+    assert b.tolist() == [1.0, 2.0, 3.0, 4.0] and u.dtype is ng.float32
+    with pytest.raises(RuntimeError, match="Can't export tensors that require gradient"):
+        ng.ones(2, requires_grad=True).__dlpack__()
+
+
+def test_dlpack_with_torch():
+    torch = pytest.importorskip("torch")
+    tt = torch.arange(4.0)
+    t = ng.from_dlpack(tt)
+    t.mul_(2)
+    assert tt.tolist() == [0.0, 2.0, 4.0, 6.0]
+    back = torch.from_dlpack(ng.arange(3.0))
+    assert back.tolist() == [0.0, 1.0, 2.0]
+
+
+def test_cpu_tensor_has_no_cuda_array_interface():
+    with pytest.raises(AttributeError, match="Can't get __cuda_array_interface__ on non-CUDA"):
+        ng.ones(2).__cuda_array_interface__
+
+
+# ---------------------------------------------------------------- CUDA tensors
+
+
+@on_cuda
+def test_factories_and_attributes():
+    for t in (ng.zeros(2, 3, device="cuda"), ng.ones(2, device="cuda:0"),
+              ng.full((2,), 1.5, device=ng.device("cuda")), ng.arange(4, device="cuda"),
+              ng.eye(2, device="cuda"), ng.rand(3, device="cuda"), ng.randn(3, device="cuda"),
+              ng.tensor([1, 2], device="cuda"), ng.empty(2, device="cuda"),
+              ng.linspace(0, 1, 3, device="cuda"), ng.randint(0, 3, (2,), device="cuda"),
+              ng.randperm(3, device="cuda")):
+        assert t.device == ng.device("cuda:0") and t.is_cuda
+    z = ng.zeros_like(ng.ones(2, device="cuda"))
+    assert z.is_cuda and z.tolist() == [0.0, 0.0]
+    x = ng.ones(2, device="cuda")
+    assert x.new_zeros(3).is_cuda and x.new_tensor([1.0]).is_cuda
+    assert ng.arange(5, device="cuda").tolist() == [0, 1, 2, 3, 4]
+    assert ng.tensor(2.5, device="cuda").item() == 2.5 and float(ng.tensor([3.0], device="cuda")) == 3.0
+    assert bool(ng.tensor([1], device="cuda"))
+    assert ng.cuda.device_count() == 1 and ng.cuda.current_device() == 0
+    assert isinstance(ng.cuda.get_device_name(), str)
+    ng.cuda.synchronize()
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        ng.zeros(1, device="cuda:1")
+
+
+@on_cuda
+def test_printing_matches_pytorch():
+    assert repr(ng.tensor([1.0, 2.0], device="cuda")) == "tensor([1., 2.], device='cuda:0')"
+    assert repr(ng.tensor([1, 2], dtype=ng.int32, device="cuda")) == (
+        "tensor([1, 2], device='cuda:0', dtype=numbagrad.int32)"
+    )
+    assert repr(ng.ones(2, device="cuda", requires_grad=True)) == (
+        "tensor([1., 1.], device='cuda:0', requires_grad=True)"
+    )
+    assert repr(ng.ones(2, device="cuda", requires_grad=True) * 2) == (
+        "tensor([2., 2.], device='cuda:0', grad_fn=<MulBackward0>)"
+    )
+    assert repr(ng.zeros(0, device="cuda")) == "tensor([], device='cuda:0')"
+
+
+@on_cuda
+def test_to_cuda_cpu_and_gradients_cross_devices():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    g = x.cuda()
+    assert g.is_cuda and g.grad_fn.name() == "ToCopyBackward0"
+    assert x.to("cuda", ng.float64).dtype is ng.float64
+    other = ng.zeros(1, dtype=ng.float64, device="cuda")
+    y = x.to(other)
+    assert y.is_cuda and y.dtype is ng.float64
+    assert g.to("cuda") is g and g.cuda() is g and x.cpu() is x
+    loss = (g * g).sum().cpu() + (y * 3).sum().cpu()
+    assert not loss.is_cuda
+    loss.backward()
+    assert not x.grad.is_cuda and x.grad.tolist() == [5.0, 7.0]
+    # a leaf on the device keeps its gradient there
+    w = ng.tensor([1.0, -1.0], device="cuda", requires_grad=True)
+    (w * w).sum().backward()
+    assert w.grad.is_cuda and w.grad.tolist() == [2.0, -2.0]
+    assert ng.autograd.gradcheck(lambda a: a.cuda().exp().cpu(),
+                                 (ng.tensor([0.5, -0.3], dtype=ng.float64, requires_grad=True),))
+
+
+@on_cuda
+def test_mixing_devices_is_refused_in_pytorchs_words():
+    c, h = ng.ones(2, device="cuda"), ng.ones(2)
+    msg = "Expected all tensors to be on the same device, but found at least two devices, "
+    with pytest.raises(RuntimeError) as e:
+        c + h
+    assert str(e.value) == msg + "cuda:0 and cpu!"
+    with pytest.raises(RuntimeError) as e:
+        h * c
+    assert str(e.value) == msg + "cpu and cuda:0!"
+    with pytest.raises(RuntimeError, match="found at least two devices"):
+        ng.cat([c, h])
+    with pytest.raises(RuntimeError, match="found at least two devices"):
+        c.reshape(1, 2).mm(h.reshape(2, 1))
+    w = ng.ones(2, device="cuda", requires_grad=True)
+    with pytest.raises(RuntimeError, match="invalid gradient at index 0 - expected device cuda:0 "
+                                           "but got cpu"):
+        (w * 2).backward(ng.ones(2))
+
+
+@on_cuda
+def test_a_zero_dim_cpu_tensor_acts_as_a_scalar():
+    s = ng.tensor(3.0, requires_grad=True)
+    x = ng.tensor([1.0, 2.0], device="cuda", requires_grad=True)
+    y = x * s
+    assert y.is_cuda and y.tolist() == [3.0, 6.0]
+    y.sum().backward()
+    assert not s.grad.is_cuda and s.grad.item() == 3.0
+    assert x.grad.is_cuda and x.grad.tolist() == [3.0, 3.0]
+
+
+@on_cuda
+def test_numpy_refusal_and_conversions():
+    x = ng.tensor([1.0, 2.0], device="cuda")
+    msg = ("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+           "tensor to host memory first.")
+    with pytest.raises(TypeError) as e:
+        x.numpy()
+    assert str(e.value) == msg
+    with pytest.raises(TypeError):
+        np.asarray(x)
+    assert x.numpy(force=True).tolist() == [1.0, 2.0]
+    assert x.cpu().numpy().tolist() == [1.0, 2.0] and x.tolist() == [1.0, 2.0]
+    y = pickle.loads(pickle.dumps(x))
+    assert y.is_cuda and y.tolist() == [1.0, 2.0]
+
+
+@on_cuda
+def test_cuda_array_interface_export_and_import():
+    from numba import cuda
+
+    t = ng.arange(6.0, device="cuda").reshape(2, 3)
+    cai = t.__cuda_array_interface__
+    assert cai["version"] == 3 and cai["shape"] == (2, 3) and cai["typestr"] == "<f4"
+    assert cai["strides"] is None
+    tt = t.t().__cuda_array_interface__
+    assert tt["shape"] == (3, 2) and tt["strides"] == (4, 12)
+    row = t[1].__cuda_array_interface__
+    assert row["data"][0] == cai["data"][0] + 3 * 4
+    with pytest.raises(RuntimeError, match="Can't get __cuda_array_interface__ on Variable"):
+        ng.ones(1, device="cuda", requires_grad=True).__cuda_array_interface__
+    # a Numba device array becomes a tensor without a copy: writes show through both ways
+    d = cuda.to_device(np.arange(4, dtype=np.float64))
+    u = ng.as_tensor(d)
+    assert u.is_cuda and u.dtype is ng.float64 and u.tolist() == [0.0, 1.0, 2.0, 3.0]
+    u.mul_(10)
+    assert d.copy_to_host().tolist() == [0.0, 10.0, 20.0, 30.0]
+    d[1:2].copy_to_device(np.array([-1.0]))
+    assert u[1].item() == -1.0
+    assert ng.as_tensor(d, dtype=ng.float32).dtype is ng.float32
+    if hasattr(cuda, "as_cuda_array"):  # real GPU only: the simulator has no CAI import
+        back = cuda.as_cuda_array(t.detach())
+        assert back.copy_to_host().tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+@on_cuda
+def test_tree_reductions_nan_ties_and_two_passes():
+    # long rows take the shared-memory tree (and a second pass over chunk results)
+    a = np.arange(70, dtype=np.float64) % 7 - 3
+    x = ng.tensor(a, device="cuda")
+    assert x.sum().item() == a.sum() and x.amax().item() == 3.0 and x.amin().item() == -3.0
+    assert x.argmax().item() == 6 and x.argmin().item() == 0  # first of the ties
+    b = a.copy()
+    b[40] = np.nan
+    y = ng.tensor(b, device="cuda")
+    assert np.isnan(y.max().item()) and y.argmax().item() == 40 and y.argmin().item() == 40
+    rows = ng.tensor(np.stack([a, -a]), device="cuda")
+    assert rows.max(1).indices.tolist() == [6, 0] and rows.sum(1).tolist() == [a.sum(), -a.sum()]
+    assert ng.tensor(a, dtype=ng.int64, device="cuda").prod().item() == 0
+    v = ng.tensor(a, device="cuda", requires_grad=True)
+    v.softmax(0).mul(ng.arange(70.0, dtype=ng.float64, device="cuda")).sum().backward()
+    ref = ng.tensor(a, requires_grad=True)
+    ref.softmax(0).mul(ng.arange(70.0, dtype=ng.float64)).sum().backward()
+    np.testing.assert_allclose(v.grad.cpu().numpy(), ref.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@on_cuda
+def test_tiled_matmul_with_ragged_tiles_and_batches():
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 5, 7)), rng.standard_normal((2, 7, 3))
+    x = ng.tensor(a, device="cuda", requires_grad=True)
+    y = ng.tensor(b, device="cuda", requires_grad=True)
+    out = x @ y
+    np.testing.assert_allclose(out.detach().cpu().numpy(), a @ b, rtol=1e-12)
+    out.sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), np.ones((2, 5, 3)) @ b.transpose(0, 2, 1),
+                               rtol=1e-12)
+    v = ng.tensor(a[0, 0], device="cuda")
+    np.testing.assert_allclose((v @ ng.tensor(b[0], device="cuda")).cpu().numpy(), a[0, 0] @ b[0],
+                               rtol=1e-12)
+
+
+@on_cuda
+def test_indexing_with_cuda_index_tensors_and_setitem():
+    x = ng.arange(6.0, device="cuda").reshape(2, 3)
+    mask = x > 2
+    assert x[mask].tolist() == [3.0, 4.0, 5.0]
+    idx = ng.tensor([2, 0, 2], device="cuda")
+    assert x[:, idx].tolist() == [[2.0, 0.0, 2.0], [5.0, 3.0, 5.0]]
+    x[0, idx] = -1.0
+    assert x.tolist() == [[-1.0, 1.0, -1.0], [3.0, 4.0, 5.0]]
+    x[1] = ng.tensor([7.0, 8.0, 9.0], device="cuda")
+    assert x[1].tolist() == [7.0, 8.0, 9.0]
+    w = ng.ones(3, device="cuda", requires_grad=True)
+    w[ng.tensor([0, 0, 2], device="cuda")].sum().backward()
+    assert w.grad.tolist() == [2.0, 0.0, 1.0]
+
+
+@on_cuda
+def test_training_on_the_device():
+    ng.manual_seed(0)
+    xs = ng.randn(8, 4, device="cuda")
+    target = ng.tensor([0, 1, 2, 0, 1, 2, 0, 1], device="cuda")
+    w = ng.zeros(4, 3, device="cuda", requires_grad=True)
+    opt = ng.optim.SGD([w], lr=0.5)
+    losses = []
+    for _ in range(5):
+        opt.zero_grad()
+        loss = ng.nn.functional.cross_entropy(xs @ w, target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert w.is_cuda and w.grad.is_cuda
+    assert losses[0] == pytest.approx(np.log(3), rel=1e-6) and losses[-1] < losses[0]

@@ -1,0 +1,128 @@
+"""Every CUDA kernel compiles for sm_90, and float32 kernels contain no float64 instructions.
+
+The CUDA simulator runs kernels as Python, so it checks no types: a float literal that leaks
+float64 arithmetic into a float32 kernel passes there and costs 2-64x on a GPU. Here each
+kernel is compiled to PTX with ``numba.cuda.compile_ptx`` (no GPU needed, but the NVVM and
+NVRTC libraries are: ``make test-ptx`` installs them) and the PTX is searched for ``.f64``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+pytestmark = pytest.mark.ptx
+
+if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+    pytest.skip("PTX is compiled by the real CUDA target, not the simulator",
+                allow_module_level=True)
+
+cuda = pytest.importorskip("numba.cuda")
+from numba import types  # noqa: E402
+
+from numbagrad.backend import gpu, kernels_gpu  # noqa: E402
+from numbagrad.dtypes import float32, float64  # noqa: E402
+from numbagrad.ops import REGISTRY  # noqa: E402
+from numbagrad.ops.registry import Elementwise  # noqa: E402
+
+NB = {"float32": types.float32, "float64": types.float64, "int64": types.int64,
+      "bool": types.boolean}
+F64 = re.compile(r"\.f64\b")
+I64 = types.int64
+
+
+def arr(name):
+    return types.Array(NB[name], 1, "C")
+
+
+def ptx(kernel, sig):
+    code, _ = cuda.compile_ptx(kernel.py_func, sig, cc=(9, 0))
+    assert ".target sm_90" in code
+    return code
+
+
+# libdevice's own sinf/cosf/tanf reduce huge arguments (Payne-Hanek) with one int64 -> f64
+# multiply by pi/2 * 2**-64 (0d3BF921FB54442D19): CUDA's float32 trig, not a leak of ours.
+LIBDEVICE_TRIG = re.compile(
+    r"\.reg \.f64|cvt\.rn\.f64\.s64|mul\.f64 \t%fd\d+, %fd\d+, 0d3BF921FB54442D19;|"
+    r"cvt\.rn\.f32\.f64"
+)
+
+
+def f64_lines(code):
+    lines = [line.strip() for line in code.splitlines() if F64.search(line)]
+    if len(lines) <= 4 and any("0d3BF921FB54442D19" in line for line in lines):
+        lines = [line for line in lines if not LIBDEVICE_TRIG.search(line)]
+    return lines
+
+
+def _elementwise_sig(in_dtypes, out_dtype, n_params, param_dtype, ndim=2):
+    tup = types.UniTuple(I64, ndim)
+    sig = [I64, tup, arr(out_dtype), I64, tup]
+    for d in in_dtypes:
+        sig += [arr(d), I64, tup]
+    sig += [NB[param_dtype]] * n_params
+    return tuple(sig)
+
+
+ELEMENTWISE = sorted(n for n, op in REGISTRY.items() if isinstance(op, Elementwise))
+
+
+@pytest.mark.parametrize("dtype", [float32, float64], ids=["float32", "float64"])
+@pytest.mark.parametrize("name", ELEMENTWISE)
+def test_elementwise_kernels_compile_without_f64_in_float32(name, dtype):
+    op = REGISTRY[name]
+    out = "bool" if op.dtype_rule == "bool" else dtype.name
+    ins = ["bool" if (op.dtype_rule == "where" and k == 0) else dtype.name
+           for k in range(op.n_in)]
+    codes = [ptx(op.kernel(dtype, gpu), _elementwise_sig(ins, out, len(op.param_names),
+                                                         dtype.name))]
+    for i, rule in enumerate(op.vjps):
+        if rule is None:
+            continue
+        n_params = len(op._rule_params(i))
+        names = op.vjp_args[i][: len(op.vjp_args[i]) - n_params]
+        vins = ["bool" if n == "cond" else dtype.name for n in names]
+        codes.append(ptx(op.vjp_kernel(i, dtype, gpu),
+                         _elementwise_sig(vins, dtype.name, n_params, dtype.name)))
+    if dtype is float32:
+        for code in codes:
+            assert f64_lines(code) == []
+
+
+REDUCE = [f"{op}_rows_{kind}" for op in ("add", "mul", "max", "min")
+          for kind in ("thread", "tree")]
+ARG = [f"{op}_rows_{kind}" for op in ("argmax", "argmin") for kind in ("thread", "tree")]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", REDUCE + ARG + ["prod_others_rows", "gather", "scatter",
+                                                 "scatter_add", "matmul_tiled", "_copy"])
+def test_other_kernels_compile_without_f64_in_float32(name, dtype):
+    a = arr(dtype)
+    if name == "_copy":
+        k = gpu.get_elementwise_kernel(
+            ("_copy", dtype), dtype,
+            lambda: gpu.scalar_module_body([("_copy", gpu._identity)], "_copy", 1, 0),
+        )
+        code = ptx(k, _elementwise_sig([dtype], dtype, 0, dtype))
+    else:
+        k = gpu._kernel(name, dtype)
+        if name in REDUCE:
+            sig = ((a, I64, I64, a, NB[dtype]) if name.endswith("thread")
+                   else (a, I64, I64, I64, I64, a, NB[dtype]))
+        elif name in ARG:
+            sig = (a, I64, I64, arr("int64"))
+        elif name == "prod_others_rows":
+            sig = (a, I64, I64, a)
+        elif name in ("gather",):
+            sig = (a, arr("int64"), a, I64)
+        elif name in ("scatter", "scatter_add"):
+            sig = (a, arr("int64"), a, I64)
+        else:
+            sig = (a, I64, a, I64, a, I64, I64, I64)
+        code = ptx(k, sig)
+    if dtype == "float32":
+        assert f64_lines(code) == []
