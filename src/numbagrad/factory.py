@@ -217,7 +217,8 @@ def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     dt = _dt(dtype, D.default_int)
-    return _finish(_rng.integers(low, high, size=_shape((size,))).astype(dt.np), requires_grad, device)
+    data = _rng.integers(low, high, size=_shape((size,))).astype(dt.np)
+    return _finish(data, requires_grad, device)
 
 
 def randperm(n, dtype=None, device=None) -> Tensor:

@@ -1,4 +1,4 @@
-"""CUDA backend: device storage and ``@cuda.jit`` kernels generated from the ops' scalar definitions.
+"""CUDA backend: device storage, and ``@cuda.jit`` kernels made from the ops' scalar definitions.
 
 Imported only when a CUDA tensor is made, so ``import numbagrad`` never touches CUDA. The same
 code runs on a GPU and in Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``); only the launch
@@ -297,7 +297,9 @@ def element_offsets(a: DeviceArray) -> np.ndarray:
     """Each element's position in ``a.buf`` (host int64 array of ``a``'s shape)."""
     pos = np.full(a.shape, a.offset, dtype=np.int64)
     for d, (n, st) in enumerate(zip(a.shape, a.estrides)):
-        pos += (np.arange(n, dtype=np.int64) * st).reshape((1,) * d + (n,) + (1,) * (a.ndim - d - 1))
+        pos += (np.arange(n, dtype=np.int64) * st).reshape(
+            (1,) * d + (n,) + (1,) * (a.ndim - d - 1)
+        )
     return pos
 
 
@@ -517,7 +519,7 @@ def stack(parts, axis=0) -> DeviceArray:
     return concatenate([p.reshape(p.shape[:axis] + (1,) + p.shape[axis:]) for p in parts], axis)
 
 
-# ---------------------------------------------------------------- gather / scatter (advanced indexing)
+# ---------------------------------------------------------------- gather / scatter (indexing)
 
 
 def _kernel(name: str, dtype):

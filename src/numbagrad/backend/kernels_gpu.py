@@ -1,4 +1,4 @@
-"""CUDA kernels that are not elementwise: gathers, reductions, matmul. Plain Python, compiled per dtype.
+"""CUDA kernels that are not elementwise (gathers, reductions, matmul): plain Python, per dtype.
 
 ``gpu._kernel`` compiles these with ``_c`` bound to the kernel's dtype (literals are *not*
 retyped here: write ``_c(0)`` for a value of the kernel's dtype), ``THREADS`` to the block size

@@ -17,8 +17,6 @@ Two details keep the gradients right, as in PyTorch:
 
 from __future__ import annotations
 
-import numpy as np
-
 from .. import backend
 from .. import dtypes as D
 from ..autograd.grad_mode import enable_grad, is_grad_enabled

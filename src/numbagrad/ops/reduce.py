@@ -175,7 +175,9 @@ _GPU_REDUCE = {
     "amin_rows": lambda g, a, dims, p: g.reduce_rows(a, dims, "min", _extreme_init(a.dtype, "min")),
     "argmax_rows": lambda g, a, dims, p: g.argreduce_rows(a, dims, "argmax"),
     "argmin_rows": lambda g, a, dims, p: g.argreduce_rows(a, dims, "argmin"),
-    "mean_rows": lambda g, a, dims, p: (_t(g.reduce_rows(a, dims, "add", 0)) / _count(a, dims))._data,
+    "mean_rows": lambda g, a, dims, p: (
+        _t(g.reduce_rows(a, dims, "add", 0)) / _count(a, dims)
+    )._data,
     "var_rows": _gpu_var,
     "norm2_rows": lambda g, a, dims, p: _t(g.reduce_rows((_t(a) * _t(a))._data, dims, "add", 0))
     .sqrt()._data,
