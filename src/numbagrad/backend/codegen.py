@@ -122,6 +122,20 @@ def jit_line(extra: str = "") -> str:
     return JIT.format(extra=extra)
 
 
+def cached_kernel(cache: dict, key: tuple, np_dtype, build_body, attr: str = "kernel"):
+    """``cache[key]``, else the ``attr`` of the module ``build_body()`` writes for ``np_dtype``.
+
+    Each backend passes its own ``cache``, so equal keys of the CPU and GPU never collide.
+    """
+    k = cache.get(key)
+    if k is None:
+        import numpy as np
+
+        mod = load_module(np.dtype(np_dtype).name, build_body())
+        k = cache[key] = getattr(mod, attr)
+    return k
+
+
 def load_module(np_name: str, body: str):
     """Write ``HEADER + body`` to a content-addressed file and import it (once per process)."""
     source = HEADER.format(np_name=np_name) + "\n\n" + body + "\n"

@@ -74,11 +74,7 @@ _kernels: dict[tuple, object] = {}
 
 def get_elementwise_kernel(key: tuple, np_dtype, build_body):
     """The compiled kernel for ``key`` (op, role, dtypes); ``build_body()`` gives its source."""
-    k = _kernels.get(key)
-    if k is None:
-        mod = codegen.load_module(np.dtype(np_dtype).name, build_body())
-        k = _kernels[key] = mod.kernel
-    return k
+    return codegen.cached_kernel(_kernels, key, np_dtype, build_body)
 
 
 # ---------------------------------------------------------------- operand layout

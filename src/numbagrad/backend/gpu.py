@@ -425,11 +425,8 @@ _kernels: dict[tuple, object] = {}
 
 
 def get_elementwise_kernel(key: tuple, np_dtype, build_body):
-    k = _kernels.get(key)
-    if k is None:
-        mod = codegen.load_module(np.dtype(np_dtype).name, build_body())
-        k = _kernels[key] = mod.kernel
-    return k
+    """The compiled CUDA kernel for ``key``; ``build_body()`` gives its source."""
+    return codegen.cached_kernel(_kernels, key, np_dtype, build_body)
 
 
 def _operand(a: DeviceArray, shape: tuple):
