@@ -9,21 +9,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import numbagrad as ng  # noqa: E402
 
 
-def _cuda_param():
-    """The ``cuda`` device: runs under ``-m cuda`` on a GPU or in the CUDA simulator."""
-    return pytest.param(
-        "cuda",
-        marks=[
-            pytest.mark.cuda,
-            pytest.mark.skipif(
-                not ng.cuda.is_available(),
-                reason="no CUDA device (run with NUMBA_ENABLE_CUDASIM=1 for the simulator)",
-            ),
-        ],
-    )
-
-
-DEVICES = ["cpu", _cuda_param()]
+from devices import DEVICES  # noqa: E402
 
 
 @pytest.fixture(params=DEVICES)

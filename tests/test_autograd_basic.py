@@ -7,14 +7,10 @@ import pytest
 
 import numbagrad as ng
 
+from devices import cpu_only, on_each_device  # noqa: E402
 
 # every test runs on the CPU and (under -m cuda) on CUDA: factories default to that device
-@pytest.fixture(autouse=True)
-def _on_each_device(device):
-    return device
-
-
-cpu_only = pytest.mark.parametrize("device", ["cpu"], indirect=True)
+pytestmark = on_each_device
 
 
 @cpu_only  # asserts CPU printing; test_device.py checks CUDA printing

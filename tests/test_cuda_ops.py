@@ -12,12 +12,10 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
+from devices import CUDA
 from op_db import OPS, base_and_layout
 
-pytestmark = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not ng.cuda.is_available(), reason="no CUDA device or simulator"),
-]
+pytestmark = CUDA
 
 RTOL = {"float32": 1e-5, "float64": 1e-12}
 

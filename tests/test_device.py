@@ -14,16 +14,7 @@ import pytest
 
 import numbagrad as ng
 
-needs_cuda = [
-    pytest.mark.cuda,
-    pytest.mark.skipif(not ng.cuda.is_available(), reason="no CUDA device or simulator"),
-]
-
-
-def on_cuda(fn):
-    for m in needs_cuda:
-        fn = m(fn)
-    return fn
+from devices import on_cuda
 
 
 # ---------------------------------------------------------------- CPU side (always runs)

@@ -15,14 +15,10 @@ import pytest
 import numbagrad as ng
 from numbagrad.autograd.graph import ERR_FREED
 
+from devices import cpu_only, on_each_device  # noqa: E402
 
 # every test runs on the CPU and (under -m cuda) on CUDA: factories default to that device
-@pytest.fixture(autouse=True)
-def _on_each_device(device):
-    return device
-
-
-cpu_only = pytest.mark.parametrize("device", ["cpu"], indirect=True)
+pytestmark = on_each_device
 
 
 def vals(t):

@@ -17,14 +17,10 @@ VERSION_MSG = (
     "check_nan=False)."
 )
 
+from devices import on_each_device  # noqa: E402
 
 # every test runs on the CPU and (under -m cuda) on CUDA: factories default to that device
-@pytest.fixture(autouse=True)
-def _on_each_device(device):
-    return device
-
-
-cpu_only = pytest.mark.parametrize("device", ["cpu"], indirect=True)
+pytestmark = on_each_device
 
 
 def vals(t):

@@ -22,7 +22,7 @@ if os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
 cuda = pytest.importorskip("numba.cuda")
 from numba import types  # noqa: E402
 
-from numbagrad.backend import gpu, kernels_gpu  # noqa: E402
+from numbagrad.backend import gpu  # noqa: E402
 from numbagrad.dtypes import float32, float64  # noqa: E402
 from numbagrad.ops import REGISTRY  # noqa: E402
 from numbagrad.ops.registry import Elementwise  # noqa: E402

@@ -337,7 +337,7 @@ def from_cuda_array(obj) -> DeviceArray:
             raise TypeError(
                 f"the CUDA simulator cannot wrap {type(obj).__name__}: only Numba device arrays"
             )
-        return _wrap_host_memory(host, obj)
+        return _wrap_host_memory(host)
     desc = obj.__cuda_array_interface__
     dtype = np.dtype(desc["typestr"])
     shape = tuple(desc["shape"])
@@ -354,7 +354,7 @@ def from_cuda_array(obj) -> DeviceArray:
     return DeviceArray(flat, 0, shape, est)
 
 
-def _wrap_host_memory(host: np.ndarray, owner) -> DeviceArray:
+def _wrap_host_memory(host: np.ndarray) -> DeviceArray:
     # simulator only: device memory is host memory, so a flat span view shares it
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
 
@@ -365,14 +365,6 @@ def _wrap_host_memory(host: np.ndarray, owner) -> DeviceArray:
     span = 1 + sum((n - 1) * s for n, s in zip(host.shape, est)) if host.size else 1
     flat = np.lib.stride_tricks.as_strided(host, (span,), (isz,))
     return DeviceArray(FakeCUDAArray(flat), 0, host.shape, est)
-
-
-def is_device_array(obj) -> bool:
-    if isinstance(obj, DeviceArray):
-        return True
-    if SIMULATOR:
-        return type(obj).__name__ == "FakeCUDAArray"
-    return hasattr(obj, "__cuda_array_interface__")
 
 
 def synchronize() -> None:

@@ -336,8 +336,9 @@ class Elementwise(OpDef):
             ctx.shapes = [a.shape if isinstance(a, Tensor) else () for a in tensors]
             ctx.dtypes = [a.dtype if isinstance(a, Tensor) else None for a in tensors]
             # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
-            ctx.to_cpu = [be is not cpu and isinstance(a, Tensor) and not a.is_cuda
-                          for a in tensors]
+            ctx.to_cpu = None if be is cpu else [
+                isinstance(a, Tensor) and not a.is_cuda for a in tensors
+            ]
             used = set()
             for args_, t in zip(self.vjp_args, inputs):
                 if t is not None and t._requires_grad:
@@ -389,7 +390,7 @@ class Elementwise(OpDef):
                     be.run_elementwise(self.vjp_kernel(i, compute, be), tensors, compute.np, pvals)
                 )
             g = sum_to(g, ctx.shapes[i])
-            if ctx.to_cpu[i]:
+            if ctx.to_cpu is not None and ctx.to_cpu[i]:
                 g = g.cpu()
             if ctx.dtypes[i] is not None and g.dtype is not ctx.dtypes[i]:
                 g = g.to(ctx.dtypes[i])
