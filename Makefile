@@ -3,8 +3,9 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PTX_STAMP := $(VENV)/.ptx-stamp
+BENCH_STAMP := $(VENV)/.bench-stamp
 
-.PHONY: demo test test-cpu test-cuda test-ptx clean
+.PHONY: demo test test-cpu test-cuda test-ptx bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -33,6 +34,18 @@ $(PTX_STAMP): $(STAMP)
 
 test-ptx: $(PTX_STAMP)
 	$(PY) -m pytest -q -m ptx
+
+# A quick smoke run of the asv suite (each benchmark once), then W1-W6 side by side with
+# PyTorch (when it is installed in .venv: `.venv/bin/pip install torch`) at 1 and 2 threads.
+$(BENCH_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(VENV)/bin/asv machine --yes > /dev/null
+	$(VENV)/bin/asv check --python=same
+	$(VENV)/bin/asv run --python=same --quick --show-stderr
+	$(PY) benchmarks/compare.py --quick
 
 clean:
 	rm -rf $(VENV) .pytest_cache

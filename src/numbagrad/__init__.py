@@ -5,6 +5,13 @@ Use it as you would use PyTorch: ``import numbagrad as torch``.
 
 from __future__ import annotations
 
+import os as _os
+
+# Numba's parallel kernels use GNU OpenMP, whose idle threads spin for ~300k iterations after
+# each parallel loop; on a small machine they then starve the BLAS threads of the next matmul
+# (an MLP step took 16 ms instead of 4.5). Must be set before the OpenMP library loads.
+_os.environ.setdefault("GOMP_SPINCOUNT", "1000")
+
 from . import autograd, cuda, dtypes, nn, ops, optim  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
 from .autograd.grad_mode import (  # noqa: F401

@@ -373,9 +373,10 @@ class Tensor:
         if not self._requires_grad:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node = self.grad_fn if self.grad_fn is not None else grad_accumulator(self)
-        hooks = node._tensor_hooks.get(self._output_nr)
+        table = node._own("_tensor_hooks")
+        hooks = table.get(self._output_nr)
         if hooks is None:
-            hooks = node._tensor_hooks[self._output_nr] = HookDict()
+            hooks = table[self._output_nr] = HookDict()
         handle = RemovableHandle(hooks)
         hooks[handle.id] = hook
         if self.grad_fn is None:
@@ -399,7 +400,7 @@ class Tensor:
                     t._grad = grad.detach().clone() if not is_grad_enabled() else grad
                 else:
                     t._grad = t._grad + grad
-        node._retain_grad_hooks[self._output_nr] = capture
+        node._own("_retain_grad_hooks")[self._output_nr] = capture
 
     @property
     def retains_grad(self) -> bool:
@@ -749,7 +750,14 @@ def accumulate_into_grad(t: Tensor, grad: Tensor) -> None:
             t._grad = grad
         else:
             # .grad owns its memory: never an alias of another tensor or an expanded view
-            t._grad = Tensor._make(grad._data.copy())
+            data = grad._data
+            if type(data) is np.ndarray:
+                from .backend import cpu
+
+                t._grad = Tensor._make(cpu.empty(data.shape, data.dtype))
+                np.copyto(t._grad._data, data)
+            else:
+                t._grad = Tensor._make(data.copy())
     elif is_grad_enabled():
         t._grad = t._grad + grad
     else:

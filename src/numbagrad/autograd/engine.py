@@ -115,8 +115,9 @@ def run_backward(
         while heap:
             _, _, node = heapq.heappop(heap)
             grads = buffers.pop(node, None) or [None] * node._num_outputs
-            grads = _run_tensor_hooks(node, grads)
-            if (node, 0) in captures or any((node, k) in captures for k in range(node._num_outputs)):
+            if node._tensor_hooks or node._retain_grad_hooks:
+                grads = _run_tensor_hooks(node, grads)
+            if captures and any((node, k) in captures for k in range(node._num_outputs)):
                 for k in range(node._num_outputs):
                     for t in captures.get((node, k), ()):
                         results[id(t)] = grads[k]
@@ -127,20 +128,22 @@ def run_backward(
                 node, needed
             ):
                 run = False
-            if run and any(g is not None for g in grads):
-                for hook in tuple(node._pre_hooks.values()):
-                    res = hook(tuple(grads))
-                    if res is not None:
-                        grads = list(res)
+            if run and (grads[0] is not None or any(g is not None for g in grads)):
+                if node._pre_hooks:
+                    for hook in tuple(node._pre_hooks.values()):
+                        res = hook(tuple(grads))
+                        if res is not None:
+                            grads = list(res)
                 node.check_not_released()
                 if is_anomaly_enabled():
                     in_grads = run_checked(node, grads)
                 else:
                     in_grads = node.apply(grads)
-                for hook in tuple(node._post_hooks.values()):
-                    res = hook(tuple(in_grads), tuple(grads))
-                    if res is not None:
-                        in_grads = tuple(res)
+                if node._post_hooks:
+                    for hook in tuple(node._post_hooks.values()):
+                        res = hook(tuple(in_grads), tuple(grads))
+                        if res is not None:
+                            in_grads = tuple(res)
             else:
                 in_grads = (None,) * len(node.next_functions)
             if not retain_graph:

@@ -50,19 +50,29 @@ class Node:
     order; ``(None, 0)`` marks an input that does not require grad.
     """
 
+    # Hook tables start as these shared empty class attributes (a node is made per op, hooks
+    # are rare); ``_own`` gives a node its own table before the first hook goes in.
+    _pre_hooks = _post_hooks = HookDict()
+    # tensor hooks per output slot (registered on the tensor, run before this node)
+    _tensor_hooks: dict[int, HookDict] = {}
+    _retain_grad_hooks: dict[int, object] = {}
+    _released = False
+    _saved_anything = False
+
     def __init__(self, next_functions=(), num_outputs: int = 1):
         self.next_functions = tuple(next_functions)
         self._sequence_nr = next(_sequence)
         self._num_outputs = num_outputs
-        self._pre_hooks = HookDict()
-        self._post_hooks = HookDict()
-        # tensor hooks per output slot (registered on the tensor, run before this node)
-        self._tensor_hooks: dict[int, HookDict] = {}
-        self._retain_grad_hooks: dict[int, object] = {}
-        self._released = False
-        self._saved_anything = False
         if _anomaly.is_anomaly_enabled():
             self._anomaly_stack = _anomaly.forward_stack()
+
+    def _own(self, table: str) -> dict:
+        """This node's own hook table ``table`` (created on first use)."""
+        d = self.__dict__.get(table)
+        if d is None:
+            d = HookDict()
+            setattr(self, table, d)
+        return d
 
     def name(self) -> str:
         return type(self).__name__
@@ -78,14 +88,16 @@ class Node:
 
     def register_hook(self, fn) -> RemovableHandle:
         """``fn(grad_inputs, grad_outputs)`` runs after the node; may replace grad_inputs."""
-        handle = RemovableHandle(self._post_hooks)
-        self._post_hooks[handle.id] = fn
+        hooks = self._own("_post_hooks")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
         return handle
 
     def register_prehook(self, fn) -> RemovableHandle:
         """``fn(grad_outputs)`` runs before the node; may replace grad_outputs."""
-        handle = RemovableHandle(self._pre_hooks)
-        self._pre_hooks[handle.id] = fn
+        hooks = self._own("_pre_hooks")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = fn
         return handle
 
     def __call__(self, *grads):
@@ -133,8 +145,16 @@ def grad_accumulator(tensor) -> AccumulateGrad:
 
 def edge_of(tensor):
     """The (node, output_nr) edge a new node records for input ``tensor``."""
-    if tensor is None or not tensor.requires_grad:
+    if tensor is None:
         return (None, 0)
-    if tensor.grad_fn is not None:
-        return (tensor.grad_fn, tensor._output_nr)
+    if tensor._base is None:  # not a view: the flags are current, skip the properties
+        if not tensor._requires_grad:
+            return (None, 0)
+        fn = tensor._grad_fn
+    elif not tensor.requires_grad:
+        return (None, 0)
+    else:
+        fn = tensor.grad_fn
+    if fn is not None:
+        return (fn, tensor._output_nr)
     return (grad_accumulator(tensor), 0)

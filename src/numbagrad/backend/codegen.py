@@ -74,7 +74,21 @@ class _TypeLiterals(ast.NodeTransformer):
         # range(...) bounds and explicit casts keep their own types
         if isinstance(node.func, ast.Name) and node.func.id in ("range", "_c", "int"):
             return node
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("int32", "int64"):
+            return node
         self.generic_visit(node)
+        return node
+
+
+class _PowCalls(ast.NodeTransformer):
+    """``a ** b`` becomes ``_pow(a, b)`` (see fastmath.pow_: no libm call for x**2)."""
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Pow):
+            call = ast.Call(func=ast.Name("_pow", ast.Load()), args=[node.left, node.right],
+                            keywords=[])
+            return ast.copy_location(call, node)
         return node
 
 
@@ -101,11 +115,15 @@ def _function_def(fn) -> ast.FunctionDef:
     raise ValueError(f"cannot find the source of {fn!r}")
 
 
-def function_source(fn, name: str | None = None, type_literals: bool = True) -> str:
-    """The source of ``fn`` without decorators, optionally renamed, literals typed."""
+def function_source(fn, name: str | None = None, type_literals: bool = True,
+                    pow_calls: bool = False) -> str:
+    """The source of ``fn`` without decorators, optionally renamed, literals typed, and with
+    ``**`` as calls to ``_pow`` (``pow_calls``)."""
     fdef = _function_def(fn)
     if name is not None:
         fdef.name = name
+    if pow_calls:
+        fdef = _PowCalls().visit(fdef)
     if type_literals:
         fdef = _TypeLiterals().visit(fdef)
     ast.fix_missing_locations(fdef)
@@ -123,7 +141,8 @@ def jit_line(extra: str = "") -> str:
 
 
 def cached_kernel(cache: dict, key: tuple, np_dtype, build_body, attr: str = "kernel"):
-    """``cache[key]``, else the ``attr`` of the module ``build_body()`` writes for ``np_dtype``.
+    """``cache[key]``, else the ``attr`` of the module ``build_body()`` writes for ``np_dtype``
+    (the module itself when ``attr`` is None).
 
     Each backend passes its own ``cache``, so equal keys of the CPU and GPU never collide.
     """
@@ -132,7 +151,7 @@ def cached_kernel(cache: dict, key: tuple, np_dtype, build_body, attr: str = "ke
         import numpy as np
 
         mod = load_module(np.dtype(np_dtype).name, build_body())
-        k = cache[key] = getattr(mod, attr)
+        k = cache[key] = mod if attr is None else getattr(mod, attr)
     return k
 
 

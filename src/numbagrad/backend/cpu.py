@@ -8,9 +8,16 @@ a single flat loop.
 
 from __future__ import annotations
 
+import math
+import os
+import sys
+import threading
+
+import numba
 import numpy as np
 
 from . import codegen
+from . import fastmath
 from . import kernels_reduce
 
 # ---------------------------------------------------------------- elementwise template
@@ -20,7 +27,7 @@ def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
     ins = [f"a{i}, o{i}, s{i}" for i in range(n_in)]
     params = [f"p{i}" for i in range(n_params)]
     args = ", ".join(["shape", "out, oo, so"] + ins + params)
-    fast_call = ", ".join([f"a{i}[o{i} + j]" for i in range(n_in)] + params)
+    fast_call = ", ".join([f"v{i}[j]" for i in range(n_in)] + params)
     slow_call = ", ".join([f"a{i}[o{i} + j * t{i}]" for i in range(n_in)] + params)
     lines = [
         codegen.jit_line(),
@@ -35,12 +42,18 @@ def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
     ]
     lines += [f"    t{i} = s{i}[nd - 1]" for i in range(n_in)]
     unit = " and ".join(["to == 1"] + [f"t{i} == 1" for i in range(n_in)])
+    # the contiguous loop indexes slices with a non-negative counter: indexing a buffer at
+    # ``offset + j`` makes Numba emit a negative-index check that stops LLVM vectorizing (7x)
     lines += [
         f"    unit = {unit}",
         "    for _ in range(outer):",
         "        if unit:",
+        "            vo = out[oo:oo + inner]",
+    ]
+    lines += [f"            v{i} = a{i}[o{i}:o{i} + inner]" for i in range(n_in)]
+    lines += [
         "            for j in range(inner):",
-        f"                out[oo + j] = {fname}({fast_call})",
+        f"                vo[j] = {fname}({fast_call})",
         "        else:",
         "            for j in range(inner):",
         f"                out[oo + j * to] = {fname}({slow_call})",
@@ -60,21 +73,83 @@ def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
     return "\n".join(lines)
 
 
+def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
+    """Loops over contiguous operands of one size: ``flat_<pattern>`` and ``par_<pattern>``.
+
+    A pattern has one letter per input: ``a`` an array read at ``j``, ``s`` one broadcast
+    value passed as a scalar (a gradient expanded from a sum, ``x * 2``). Numba compiles each
+    function on its first call only, so unused patterns cost nothing.
+    """
+    params = [f"p{i}" for i in range(n_params)]
+    out = []
+    patterns = []
+    for k in range(2**n_in):
+        pattern = "".join("s" if k >> i & 1 else "a" for i in range(n_in))
+        args = ", ".join(["out"] + [f"a{i}" for i in range(n_in)] + params)
+        call = ", ".join(
+            [f"a{i}[j]" if c == "a" else f"a{i}" for i, c in enumerate(pattern)] + params
+        )
+        patterns.append(pattern)
+        for prefix, loop, extra in (("flat", "range", ""), ("par", "prange", ", parallel=True")):
+            out.append(
+                f"{codegen.jit_line(extra)}\ndef {prefix}_{pattern}({args}):\n"
+                f"    for j in {loop}(out.shape[0]):\n"
+                f"        out[j] = {fname}({call})"
+            )
+    for prefix in ("flat", "par"):
+        table = ", ".join(f"{p!r}: {prefix}_{p}" for p in patterns)
+        out.append(f"{prefix.upper()} = {{{table}}}")
+    return out
+
+
 def scalar_module_body(functions: list[tuple[str, object]], entry: str, n_in: int, n_params: int):
-    """Source for helper scalar functions (name, python fn) plus the loop kernel over ``entry``."""
-    parts = []
+    """Source for helper scalar functions (name, python fn) plus the loop kernels over ``entry``:
+    ``kernel`` (any shape and strides) and the contiguous ``flat_*`` / ``par_*`` ones."""
+    parts = ["from numba import prange"]
     for name, fn in functions:
-        parts.append(codegen.jit_line() + "\n" + codegen.function_source(fn, name))
+        parts.append(codegen.jit_line() + "\n" + codegen.function_source(fn, name, pow_calls=True))
     parts.append(_elementwise_source(entry, n_in, n_params))
+    parts += _flat_sources(entry, n_in, n_params)
     return "\n\n\n".join(parts)
+
+
+def with_fastmath(body: str, np_dtype) -> str:
+    """``body`` with ``math.exp`` and ``**`` routed to the vectorizable helpers of fastmath.py."""
+    helpers = []
+    exp = fastmath.EXP.get(np.dtype(np_dtype).name)
+    if exp is not None and "math.exp(" in body:
+        body = body.replace("math.exp(", "_exp(")
+        helpers.append(codegen.function_source(exp, "_exp"))
+    if "_pow(" in body:
+        helpers.append(codegen.function_source(fastmath.pow_, "_pow"))
+    if not helpers:
+        return body
+    jit = codegen.jit_line(", inline='always'") + "\n"
+    head = "from numbagrad.backend.fastmath import float32_from_bits, float64_from_bits"
+    return "\n\n\n".join([head] + [jit + h for h in helpers] + [body])
 
 
 _kernels: dict[tuple, object] = {}
 
 
+# Above these sizes the ``par_*`` kernels split the loop over Numba's threads (measured
+# break-even on 2 cores: ~30k elements for arithmetic, ~1k for exp/sin/tanh; NUMBA_NOTES 3).
+PARALLEL_MIN = 65536
+PARALLEL_MIN_HEAVY = 8192
+
+
 def get_elementwise_kernel(key: tuple, np_dtype, build_body):
-    """The compiled kernel for ``key`` (op, role, dtypes); ``build_body()`` gives its source."""
-    return codegen.cached_kernel(_kernels, key, np_dtype, build_body)
+    """The kernel module for ``key`` (op, role, dtype); ``build_body()`` gives its source.
+
+    The module holds ``kernel`` (any layout) and the contiguous ``flat_*`` / ``par_*`` loops;
+    ``PARALLEL_MIN`` says from which size the parallel ones pay.
+    """
+    def body():
+        src = with_fastmath(build_body(), np_dtype)
+        heavy = any(f in src for f in ("math.", "_exp(", "_pow("))
+        return f"PARALLEL_MIN = {PARALLEL_MIN_HEAVY if heavy else PARALLEL_MIN}\n\n\n" + src
+
+    return codegen.cached_kernel(_kernels, key, np_dtype, body, attr=None)
 
 
 # ---------------------------------------------------------------- operand layout
@@ -141,15 +216,45 @@ def _coalesce(shape, stride_lists):
     return new_shape, new_strides
 
 
-def run_elementwise(kernel, arrays, out_dtype, params=(), out=None):
-    """Run an elementwise kernel over broadcast ``arrays``; returns ``out`` (new if None)."""
-    shape = broadcast_shapes(*(a.shape for a in arrays))
+def _flat_launch(mod, arrays, shape, out, params):
+    """Run a ``flat_*`` / ``par_*`` loop when every operand is either C-contiguous with the
+    output's shape or a single broadcast value; False when some operand is neither."""
+    ops = []
+    pattern = ""
+    for a in arrays:
+        if a.shape == shape and a.flags.carray:  # C-contiguous, aligned and writeable
+            ops.append(a if a.ndim == 1 else a.reshape(-1))
+            pattern += "a"
+        elif a.size == 1 or not any(a.strides):
+            ops.append(a[(0,) * a.ndim])  # a NumPy scalar of the operand's dtype
+            pattern += "s"
+        else:
+            return False
+    n = out.size
+    table = mod.PAR if n >= mod.PARALLEL_MIN and numba.get_num_threads() > 1 else mod.FLAT
+    table[pattern](out if out.ndim == 1 else out.reshape(-1), *ops, *params)
+    return True
+
+
+def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
+    """Run the elementwise kernels of ``mod`` over broadcast ``arrays``; returns ``out`` (new
+    if None). Contiguous operands take a flat loop, anything else the strided ``kernel``."""
+    shape = arrays[0].shape
+    for a in arrays:
+        if a.shape != shape:
+            shape = broadcast_shapes(*(a.shape for a in arrays))
+            break
     if out is None:
-        out = np.empty(shape, dtype=out_dtype)
+        out = empty(shape, out_dtype)
+        if out.size and _flat_launch(mod, arrays, shape, out, params):
+            return out
     elif out.shape != shape:
         raise RuntimeError(
             f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}"
         )
+    elif out.size and out.flags.carray and _flat_launch(mod, arrays, shape, out, params):
+        return out
+    kernel = mod.kernel
     if out.size == 0:
         return out
     operands = [_flat_operand(out, shape)] + [_flat_operand(a, shape) for a in arrays]
@@ -174,6 +279,7 @@ def get_reduce_kernel(name: str, np_dtype):
         fn = getattr(kernels_reduce, name)
         extra = kernels_reduce.FASTMATH.get(name, "")
         body = codegen.jit_line(extra) + "\n" + codegen.function_source(fn)
+        body = with_fastmath(body, np_dtype)
         mod = codegen.load_module(np.dtype(np_dtype).name, body)
         k = _reduce_kernels[key] = getattr(mod, name)
     return k
@@ -227,8 +333,50 @@ stack = np.stack
 matmul = np.matmul
 
 
+# ---------------------------------------------------------------- caching allocator
+# A freshly allocated large array is freshly mmap'ed memory: its first write page-faults on
+# every 4 KiB (about 10,000 faults and several ms for 40 MB), and freeing it unmaps it again,
+# so a training loop pays that on every temporary of every step. Large outputs instead come
+# from blocks kept here and handed out again once nothing refers to them: every view of a
+# block keeps the block itself as its ``base``, so a block whose reference count is back to
+# the pool's own is free.
+
+POOL_MIN_BYTES = 1 << 20
+POOL_LIMIT_BYTES = int(os.environ.get("NUMBAGRAD_CPU_POOL_MB", "2048")) << 20
+_pool: dict[int, list] = {}
+_pool_bytes = [0]
+_pool_lock = threading.Lock()
+
+
 def empty(shape, dtype):
-    return np.empty(shape, dtype)
+    """``np.empty(shape, dtype)``; from 1 MiB up, memory is reused from the block pool."""
+    dtype = np.dtype(dtype)
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < POOL_MIN_BYTES:
+        return np.empty(shape, dtype)
+    with _pool_lock:
+        blocks = _pool.setdefault(nbytes, [])
+        for block in blocks:
+            # referenced by the list, the loop variable and getrefcount's argument: free
+            if sys.getrefcount(block) == 3:
+                break
+        else:
+            if _pool_bytes[0] + nbytes > POOL_LIMIT_BYTES:
+                return np.empty(shape, dtype)
+            block = np.empty(nbytes, np.uint8)
+            blocks.append(block)
+            _pool_bytes[0] += nbytes
+        return block.view(dtype).reshape(shape)
+
+
+def empty_cache() -> None:
+    """Give the pool's free blocks back to the operating system."""
+    with _pool_lock:
+        for nbytes, blocks in list(_pool.items()):
+            keep = [b for b in blocks if sys.getrefcount(b) > 3]
+            _pool_bytes[0] -= nbytes * (len(blocks) - len(keep))
+            _pool[nbytes] = keep
 
 
 def zeros(shape, dtype):

@@ -223,7 +223,8 @@ def mean(ctx, x, dim=None, keepdim=False, dtype=None):
 
 @mean.defvjp
 def mean_vjp(ctx, grad):
-    return unreduce(grad, ctx) / ctx.n
+    # divide before expanding: one small division, not one per element
+    return unreduce(grad / ctx.n, ctx)
 
 
 @composite("prod", node="ProdBackward0")
@@ -269,9 +270,11 @@ def prod_vjp(ctx, grad):
 
 def _even_backward(grad, ctx, x, result):
     # ties share the gradient evenly, as PyTorch's amax/amin/max() backward does
-    mask = (x == unreduce(result, ctx)).to(grad.dtype)
+    # one bool pass, one count, one fused select (not four full-size float passes)
+    mask = x == unreduce(result, ctx)
     count = mask.sum(dim=ctx.dims, keepdim=True)
-    return unreduce(grad, ctx) * mask / count
+    share = (grad if ctx.keepdim else grad.reshape(_keep_shape(ctx.shape, ctx.dims))) / count
+    return where(mask, share.expand(ctx.shape), 0)
 
 
 def _extreme(ctx, x, dim, keepdim, kernel, name):

@@ -41,12 +41,12 @@ class SavedTensor:
 
     __slots__ = ("tensor", "data", "version_cell", "version", "is_output", "dtype")
 
-    def __init__(self, tensor, is_output: bool):
+    def __init__(self, tensor, is_output: bool, dtype=None):
         self.is_output = is_output
         # an output is not kept as a Tensor (that would make a cycle through its grad_fn)
         self.tensor = None if is_output else tensor
         self.data = tensor._data
-        self.dtype = tensor.dtype
+        self.dtype = tensor.dtype if dtype is None else dtype
         self.version_cell = tensor._version_cell
         self.version = tensor._version_cell[0]
 
@@ -149,8 +149,8 @@ class OpDef:
         REGISTRY[name] = self
 
     def node_class(self, name: str | None = None) -> type:
+        cls = self._node_classes.get(name or self.node_name)
         name = name or self.node_name
-        cls = self._node_classes.get(name)
         if cls is None:
             cls = self._node_classes[name] = _node_class(name, self)
         return cls
@@ -234,6 +234,11 @@ class Elementwise(OpDef):
         self.vjps: list = [None] * n_in
         self.vjp_args: list = [()] * n_in
         self.__doc__ = fn.__doc__
+        # per NumPy dtype of same-dtype CPU inputs: (compute dtype, out dtype, kernel module)
+        self._plans: dict = {}
+        # per tuple of "input requires grad" flags: (names of inputs to save, save result?)
+        self._saves: dict = {}
+        self._vjp_kernels: dict = {}
 
     def defvjp(self, *rules):
         """Set the pointwise rule of each input (``None``: not differentiable).
@@ -280,7 +285,8 @@ class Elementwise(OpDef):
         return seen
 
     def kernel(self, dtype, be=cpu):
-        """The forward loop kernel for ``dtype`` on backend ``be`` (cpu or gpu)."""
+        """The forward loop kernel for ``dtype`` on backend ``be`` (on the CPU: the module of
+        loop kernels, see ``cpu.get_elementwise_kernel``)."""
         key = (self.name, "fwd", dtype.name)
 
         def body():
@@ -291,6 +297,12 @@ class Elementwise(OpDef):
 
     def vjp_kernel(self, i, dtype, be=cpu):
         """The kernel of input ``i``'s pointwise rule (its gradient times ``grad``)."""
+        k = self._vjp_kernels.get((i, dtype, be))
+        if k is None:
+            k = self._vjp_kernels[(i, dtype, be)] = self._build_vjp_kernel(i, dtype, be)
+        return k
+
+    def _build_vjp_kernel(self, i, dtype, be):
         rule = self.vjps[i]
         key = (self.name, "vjp", i, dtype.name)
 
@@ -310,11 +322,54 @@ class Elementwise(OpDef):
 
     def _rule_params(self, i):
         # a rule lists its tensor arguments first, then the parameters it reads
+        if not self.param_names:
+            return ()
         return [n for n in self.vjp_args[i] if n in self.param_names]
 
     # ---- forward
 
+    def _plan(self, np_dtype):
+        """How to run inputs that are all CPU tensors of ``np_dtype``, or None when they need
+        a cast first (int inputs of a float op) or the general path."""
+        plan = self._plans.get(np_dtype, 0)
+        if plan == 0:
+            plan = None
+            dt = D.from_numpy_dtype(np_dtype)
+            if self.dtype_rule != "where" and (dt is not D.bool_ or self.allow_bool):
+                compute = D.to_float(dt) if self.dtype_rule == "float" else dt
+                if compute is dt:
+                    plan = (compute, self.out_dtype(compute).np, self.kernel(compute))
+            self._plans[np_dtype] = plan
+        return plan
+
     def __call__(self, *args):
+        Tensor = _tensor_class()
+        # the lean path (W3 in benchmarks/): CPU tensors of one dtype, no casts, no scalars
+        n_in = self.n_in
+        np_dtype = None
+        arrays = []
+        for a in args[:n_in]:
+            if type(a) is not Tensor or type(a._data) is not np.ndarray:
+                break
+            data = a._data
+            if np_dtype is None:
+                np_dtype = data.dtype
+            elif data.dtype != np_dtype:
+                break
+            arrays.append(data)
+        else:
+            plan = self._plan(np_dtype)
+            if plan is not None:
+                compute, out_np, mod = plan
+                params = args[n_in:]
+                pvals = [compute.np.type(v) for v in params] if params else ()
+                result = Tensor._make(cpu.run_elementwise(mod, arrays, out_np, pvals))
+                if self.dtype_rule != "bool" and needs_grad(args[:n_in]):
+                    self._record(args[:n_in], args[:n_in], params, compute, result, cpu)
+                return result
+        return self._call_general(args)
+
+    def _call_general(self, args):
         from ..tensor import Tensor
 
         tensors = args[: self.n_in]
@@ -330,72 +385,113 @@ class Elementwise(OpDef):
         result = Tensor._make(out)
         inputs = [a if isinstance(a, Tensor) else None for a in tensors]
         if self.dtype_rule != "bool" and needs_grad(inputs):
-            ctx = Ctx()
-            ctx.params = params
-            ctx.compute = compute
-            ctx.shapes = [a.shape if isinstance(a, Tensor) else () for a in tensors]
-            ctx.dtypes = [a.dtype if isinstance(a, Tensor) else None for a in tensors]
-            # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
-            ctx.to_cpu = None if be is cpu else [
-                isinstance(a, Tensor) and not a.is_cuda for a in tensors
-            ]
-            used = set()
-            for args_, t in zip(self.vjp_args, inputs):
-                if t is not None and t._requires_grad:
-                    used.update(args_)
-            for name, t in zip(self.arg_names, tensors):
-                if name in used:
-                    saved = _as_tensor(t, compute, like=result)
-                    ctx.saved[name] = SavedTensor(saved, is_output=False)
-            if "result" in used:
-                ctx.save_output("result", result)
-            attach(self, ctx, inputs, [result])
+            self._record(tensors, inputs, params, compute, result, be)
         return result
+
+    def _record(self, tensors, inputs, params, compute, result, be):
+        """Attach the backward node: save what the rules of the inputs needing grad read."""
+        ctx = Ctx()
+        ctx.params = params
+        ctx.compute = compute
+        ctx.shapes = [a._data.shape if a is not None else () for a in inputs]
+        ctx.dtypes = [
+            None if a is None else (compute if a._data.dtype == compute.np else a.dtype)
+            for a in inputs
+        ]
+        # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
+        ctx.to_cpu = None if be is cpu else [
+            isinstance(a, _tensor_class()) and not a.is_cuda for a in tensors
+        ]
+        flags = tuple(t is not None and t._requires_grad for t in inputs)
+        saves = self._saves.get(flags)
+        if saves is None:
+            used = set()
+            for args_, f in zip(self.vjp_args, flags):
+                if f:
+                    used.update(args_)
+            saves = self._saves[flags] = (
+                [(k, name) for k, name in enumerate(self.arg_names) if name in used],
+                "result" in used,
+            )
+        for k, name in saves[0]:
+            t = tensors[k]
+            if type(t) is not _tensor_class() or t._data.dtype != compute.np:
+                t = _as_tensor(t, compute, like=result)
+            ctx.saved[name] = SavedTensor(t, False, compute)
+        if saves[1]:
+            ctx.saved["result"] = SavedTensor(result, True, compute)
+            ctx.output_index["result"] = 0
+        node = self.node_class()(tuple(edge_of(t) for t in inputs), ctx)
+        result._requires_grad = True
+        result._grad_fn = node
 
     # ---- backward
 
     def backward_node(self, node, grads):
-        from ..tensor import Tensor
-
+        Tensor = _tensor_class()
         ctx = node.ctx
         grad = grads[0]
         compute = ctx.compute
-        if grad.dtype is not compute:
+        if grad._data.dtype != compute.np:
             grad = grad.to(compute)
         create_graph = is_grad_enabled()
+        saved = ctx.saved
         out = []
         for i, rule in enumerate(self.vjps):
-            nxt = node.next_functions[i][0]
-            if nxt is None or rule is None:
+            if rule is None or node.next_functions[i][0] is None:
                 out.append(None)
                 continue
-            values = []
-            for name in self.vjp_args[i]:
-                if name == "grad":
-                    values.append(grad)
-                elif name in ctx.saved:
-                    values.append(node.saved(name))
-                elif create_graph:
-                    # on Tensors a scalar parameter is a 0-d tensor of the compute dtype
-                    values.append(_as_tensor(ctx.params[self.param_names.index(name)], compute))
             if create_graph:
+                values = []
+                for name in self.vjp_args[i]:
+                    if name == "grad":
+                        values.append(grad)
+                    elif name in saved:
+                        values.append(node.saved(name))
+                    else:
+                        # on Tensors a scalar parameter is a 0-d tensor of the compute dtype
+                        p = ctx.params[self.param_names.index(name)]
+                        values.append(_as_tensor(p, compute))
                 g = rule(*values)
                 if not isinstance(g, Tensor):
                     g = _as_tensor(g, compute)
             else:
-                tensors = [v._data for v in values]
+                # the fused kernel reads the saved arrays directly (no Tensors made for them)
+                arrays = []
+                for name in self.vjp_args[i]:
+                    if name == "grad":
+                        arrays.append(grad._data)
+                    elif name in saved:
+                        s = saved[name]
+                        if s.version_cell[0] != s.version:
+                            s.check(node, ctx.output_index.get(name, 0))
+                        arrays.append(s.data)
                 pvals = self._param_values(compute, ctx.params, self._rule_params(i))
-                be = backend.of(grad._data)
+                be = cpu if type(grad._data) is np.ndarray else backend.of(grad._data)
                 g = Tensor._make(
-                    be.run_elementwise(self.vjp_kernel(i, compute, be), tensors, compute.np, pvals)
+                    be.run_elementwise(self.vjp_kernel(i, compute, be), arrays, compute.np, pvals)
                 )
-            g = sum_to(g, ctx.shapes[i])
+            if g._data.shape != ctx.shapes[i]:
+                g = sum_to(g, ctx.shapes[i])
             if ctx.to_cpu is not None and ctx.to_cpu[i]:
                 g = g.cpu()
-            if ctx.dtypes[i] is not None and g.dtype is not ctx.dtypes[i]:
-                g = g.to(ctx.dtypes[i])
+            dt = ctx.dtypes[i]
+            if dt is not None and g._data.dtype != dt.np:
+                g = g.to(dt)
             out.append(g)
         return tuple(out)
+
+
+_TENSOR = []
+
+
+def _tensor_class():
+    """The Tensor class (imported on first use: tensor.py imports this module)."""
+    if not _TENSOR:
+        from ..tensor import Tensor
+
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
 
 
 def _as_array(a, dt):

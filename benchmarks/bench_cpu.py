@@ -1,0 +1,117 @@
+"""asv benchmarks W1-W6 on the CPU (see workloads.py for what each one runs).
+
+Every ``setup`` builds the workload and calls it once, so JIT compilation (or loading the
+on-disk kernel cache) is never inside a timed region.
+"""
+
+import subprocess
+import sys
+import tempfile
+
+import numba
+import numbagrad as ng
+
+from . import workloads as W
+
+
+class W1ExpPoly:
+    """``(x**2 * exp(x)).sum().backward()``."""
+
+    params = ([10**5, 10**6, 10**7], ["float32", "float64"])
+    param_names = ["n", "dtype"]
+    timeout = 600
+
+    def setup(self, n, dtype):
+        self.run = W.w1(ng, n, dtype)
+
+    def time_w1(self, n, dtype):
+        self.run()
+
+    def peakmem_w1(self, n, dtype):
+        self.run()
+
+
+class W2MLP:
+    """One forward + backward step of an MLP 784-512-10 with cross-entropy, batch 256."""
+
+    params = (["float32", "float64"],)
+    param_names = ["dtype"]
+
+    def setup(self, dtype):
+        self.run = W.w2(ng, dtype)
+
+    def time_w2(self, dtype):
+        self.run()
+
+    def peakmem_w2(self, dtype):
+        self.run()
+
+
+class W3Chain:
+    """100 ops (mul, add, sin) on 1-element tensors: the per-op Python overhead."""
+
+    params = ([True, False],)
+    param_names = ["grad"]
+
+    def setup(self, grad):
+        self.run = W.w3(ng, grad)
+
+    def time_w3(self, grad):
+        self.run()
+
+
+class W4Reduce:
+    """``x.sum()``, ``x.mean()``, ``(x*x).max()`` and backward, n = 1e7."""
+
+    params = (["sum", "mean", "max"],)
+    param_names = ["which"]
+    timeout = 600
+
+    def setup(self, which):
+        self.run = W.w4(ng, which)
+
+    def time_w4(self, which):
+        self.run()
+
+
+class W5Broadcast:
+    """``((a + b) * a).sum().backward()`` with a (1000, 1000), b (1000,)."""
+
+    def setup(self):
+        self.run = W.w5(ng)
+
+    def time_w5(self):
+        self.run()
+
+
+class W6Startup:
+    """A new interpreter: ``import numbagrad`` plus one W1 at n = 1e3.
+
+    ``warm``: the on-disk kernel cache already holds the kernels (``setup`` fills it).
+    ``cold``: every run starts from an empty cache directory, so every kernel compiles.
+    """
+
+    timeout = 600
+    repeat = (1, 3, 600.0)
+    number = 1
+
+    def setup(self):
+        # fill the default cache once, outside the timed region
+        subprocess.run([sys.executable, "-c", W.w6_source("numbagrad")], check=True)
+
+    def timeraw_w6_warm(self):
+        return W.w6_source("numbagrad")
+
+    def timeraw_w6_cold(self):
+        cold = tempfile.mkdtemp(prefix="numbagrad-cold-")
+        return f"import os\nos.environ['NUMBAGRAD_CACHE_DIR'] = {cold!r}\n" + W.w6_source(
+            "numbagrad"
+        )
+
+
+def track_threads():
+    """The number of threads Numba's parallel kernels use in these runs."""
+    return numba.get_num_threads()
+
+
+track_threads.unit = "threads"

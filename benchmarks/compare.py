@@ -1,0 +1,149 @@
+"""Run W1-W6 in numbagrad and (if installed) PyTorch, interleaved, and print the ratios.
+
+    python benchmarks/compare.py              # 1 and 2 threads, all workloads
+    python benchmarks/compare.py --quick      # fewer rounds (a smoke run)
+    python benchmarks/compare.py --threads 2 --only W1,W3
+
+Both libraries run the same code (``workloads.py``) in one process; each round times
+numbagrad, then PyTorch, and the table reports the best round of each. The thread count is set
+on both (``numba.set_num_threads``, ``torch.set_num_threads``). W6 runs each library in a new
+interpreter. PyTorch is an optional, benchmark-only dependency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numba  # noqa: E402
+import numbagrad  # noqa: E402
+import workloads as W  # noqa: E402
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+# (label, builder(lib), unit scale, unit, target ratio to PyTorch)
+CASES = [
+    ("W1 n=1e5", lambda lib: W.w1(lib, 10**5), 1e3, "ms", 0.6),
+    ("W1 n=1e6", lambda lib: W.w1(lib, 10**6), 1e3, "ms", 0.5),
+    ("W1 n=1e7", lambda lib: W.w1(lib, 10**7), 1e3, "ms", 0.33),
+    ("W2 MLP", lambda lib: W.w2(lib), 1e3, "ms", 1.0),
+    ("W3 chain", lambda lib: W.w3(lib), 1e6 / W.CHAIN_LEN, "us/op", 0.35),
+    ("W3 no_grad", lambda lib: W.w3(lib, grad=False), 1e6 / W.CHAIN_LEN, "us/op", None),
+    ("W4 sum", lambda lib: W.w4(lib, "sum"), 1e3, "ms", 0.5),
+    ("W4 mean", lambda lib: W.w4(lib, "mean"), 1e3, "ms", 0.4),
+    ("W4 max", lambda lib: W.w4(lib, "max"), 1e3, "ms", 0.2),
+    ("W5 bcast", lambda lib: W.w5(lib), 1e3, "ms", 0.5),
+]
+# absolute targets from the issue (numbagrad's own time), next to the ratio targets
+ABSOLUTE = {"W3 chain": 6.0, "W3 no_grad": 2.5}
+
+
+def _time_once(fn, min_time):
+    """Seconds per call, calling ``fn`` as often as fits in ``min_time`` (at least once)."""
+    n = 0
+    start = time.perf_counter()
+    while True:
+        fn()
+        n += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_time:
+            return elapsed / n
+
+
+def _set_threads(k):
+    numba.set_num_threads(k)
+    if torch is not None:
+        torch.set_num_threads(k)
+
+
+def run_case(build, rounds, min_time):
+    libs = [("numbagrad", numbagrad)] + ([("torch", torch)] if torch is not None else [])
+    runners = {name: build(lib) for name, lib in libs}
+    best = {name: float("inf") for name in runners}
+    for _ in range(rounds):
+        for name, fn in runners.items():
+            best[name] = min(best[name], _time_once(fn, min_time))
+    return best
+
+
+def _wall(code, env=None, repeat=3):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], check=True, env=env)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def run_w6(repeat):
+    """Seconds for a new process: import + one W1 at n = 1e3 (warm and cold kernel cache)."""
+    src = W.w6_source("numbagrad")
+    subprocess.run([sys.executable, "-c", src], check=True)  # warm the default cache
+    res = {"warm": _wall(src, repeat=repeat)}
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, NUMBAGRAD_CACHE_DIR=d)
+        res["cold"] = _wall(src, env=env, repeat=1)
+    if torch is not None:
+        res["torch"] = _wall(W.w6_source("torch"), repeat=repeat)
+    return res
+
+
+def _fmt(v):
+    return "—" if v is None else (f"{v:.3g}" if v < 100 else f"{v:.0f}")
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
+    p.add_argument("--quick", action="store_true", help="one round of 50 ms per case")
+    p.add_argument("--only", default="", help="comma-separated prefixes, e.g. W1,W3")
+    args = p.parse_args(argv)
+    rounds, min_time = (1, 0.05) if args.quick else (7, 0.2)
+    only = [s.strip() for s in args.only.split(",") if s.strip()]
+
+    print(f"numbagrad {numbagrad.__version__}, numba {numba.__version__}, "
+          f"torch {torch.__version__ if torch else 'not installed'}; "
+          f"{os.cpu_count()} CPUs; {rounds} rounds of >= {min_time * 1e3:.0f} ms, best shown")
+    print()
+    print("| workload | threads | PyTorch | numbagrad | ratio | target | met |")
+    print("|---|---|---|---|---|---|---|")
+    for k in args.threads:
+        _set_threads(k)
+        for label, build, scale, unit, target in CASES:
+            if only and not any(label.startswith(o) for o in only):
+                continue
+            best = run_case(build, rounds, min_time)
+            ng_t = best["numbagrad"] * scale
+            th_t = best["torch"] * scale if "torch" in best else None
+            ratio = ng_t / th_t if th_t else None
+            goal = [f"≤ {target}×"] if target is not None else []
+            met = [] if ratio is None or target is None else [ratio <= target]
+            if label in ABSOLUTE:
+                goal.append(f"≤ {ABSOLUTE[label]} {unit}")
+                met.append(ng_t <= ABSOLUTE[label])
+            print(f"| {label} | {k} | {_fmt(th_t)} {unit} | {_fmt(ng_t)} {unit} | "
+                  f"{_fmt(ratio) + '×' if ratio else '—'} | {', '.join(goal)} | "
+                  f"{'yes' if met and all(met) else ('no' if met else '—')} |", flush=True)
+    if not only or any("W6".startswith(o) or o.startswith("W6") for o in only):
+        w6 = run_w6(1 if args.quick else 3)
+        th = w6.get("torch")
+        for kind, target in (("warm", 0.45), ("cold", 1.5)):
+            v = w6[kind]
+            ratio = v / th if th else None
+            met = "—" if ratio is None else ("yes" if ratio <= target else "no")
+            print(f"| W6 {kind} cache | — | {_fmt(th)} s | {v:.2f} s | "
+                  f"{_fmt(ratio) + '×' if ratio else '—'} | ≤ {target}× | {met} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
