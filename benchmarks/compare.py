@@ -22,14 +22,21 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import numba  # noqa: E402
-import numbagrad  # noqa: E402
-import workloads as W  # noqa: E402
+# Both libraries run GNU OpenMP thread pools in this one process. With the default spin
+# count the idle threads of one pool spin for ~300k iterations after each parallel region and
+# take the cores the other library is being timed on (an MLP step measured 17 ms instead of
+# 5, for either library). So both get the setting `import numbagrad` uses for its own pool;
+# it must be in the environment before torch's OpenMP library loads.
+os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
 try:
     import torch
 except ImportError:
     torch = None
+
+import numba  # noqa: E402
+import numbagrad  # noqa: E402
+import workloads as W  # noqa: E402
 
 # (label, builder(lib), unit scale, unit, target ratio to PyTorch)
 CASES = [
