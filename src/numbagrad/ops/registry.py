@@ -126,8 +126,8 @@ class Ctx:
         """A saved tensor, checked against in-place changes (inside ``backward``)."""
         return self.node.saved(name)
 
-    def save_output(self, name, t, index=0):
-        self.saved[name] = SavedTensor(t, is_output=True)
+    def save_output(self, name, t, index=0, dtype=None):
+        self.saved[name] = SavedTensor(t, True, dtype)
         self.output_index[name] = index
 
 
@@ -149,8 +149,8 @@ class OpDef:
         REGISTRY[name] = self
 
     def node_class(self, name: str | None = None) -> type:
-        cls = self._node_classes.get(name or self.node_name)
         name = name or self.node_name
+        cls = self._node_classes.get(name)
         if cls is None:
             cls = self._node_classes[name] = _node_class(name, self)
         return cls
@@ -362,7 +362,7 @@ class Elementwise(OpDef):
             if plan is not None:
                 compute, out_np, mod = plan
                 params = args[n_in:]
-                pvals = [compute.np.type(v) for v in params] if params else ()
+                pvals = self._param_values(compute, params) if params else ()
                 result = Tensor._make(cpu.run_elementwise(mod, arrays, out_np, pvals))
                 if self.dtype_rule != "bool" and needs_grad(args[:n_in]):
                     self._record(args[:n_in], args[:n_in], params, compute, result, cpu)
@@ -419,11 +419,8 @@ class Elementwise(OpDef):
                 t = _as_tensor(t, compute, like=result)
             ctx.saved[name] = SavedTensor(t, False, compute)
         if saves[1]:
-            ctx.saved["result"] = SavedTensor(result, True, compute)
-            ctx.output_index["result"] = 0
-        node = self.node_class()(tuple(edge_of(t) for t in inputs), ctx)
-        result._requires_grad = True
-        result._grad_fn = node
+            ctx.save_output("result", result, dtype=compute)
+        attach(self, ctx, inputs, (result,), self.node_name)
 
     # ---- backward
 
@@ -467,7 +464,7 @@ class Elementwise(OpDef):
                             s.check(node, ctx.output_index.get(name, 0))
                         arrays.append(s.data)
                 pvals = self._param_values(compute, ctx.params, self._rule_params(i))
-                be = cpu if type(grad._data) is np.ndarray else backend.of(grad._data)
+                be = backend.of(grad._data)
                 g = Tensor._make(
                     be.run_elementwise(self.vjp_kernel(i, compute, be), arrays, compute.np, pvals)
                 )
