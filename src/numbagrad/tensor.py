@@ -113,22 +113,19 @@ class Tensor:
     tensor([8.])
     """
 
-    __slots__ = (
-        "_data",
-        "_requires_grad",
-        "_grad_fn",
-        "_output_nr",
-        "_grad",
-        "_version_cell",
-        "_base",
-        "_view_src",
-        "_view_kind",
-        "_accumulator",
-        "_hooks",
-        "_retains_grad",
-        "__weakref__",
-        "__dict__",
-    )
+    # Two attributes every tensor sets; the rest start as the class defaults below and are
+    # written only when they change (a new tensor costs two attribute writes, not twelve).
+    __slots__ = ("_data", "_version_cell", "__weakref__", "__dict__")
+    _requires_grad = False
+    _grad_fn = None
+    _output_nr = 0
+    _grad = None
+    _base = None
+    _view_src = None
+    _view_kind = None
+    _accumulator = None
+    _hooks = None
+    _retains_grad = False
 
     # allow NumPy binary ops to defer to our reflected operators
     __array_priority__ = 1000
@@ -150,22 +147,17 @@ class Tensor:
     @staticmethod
     def _init(self, data, requires_grad=False):
         self._data = data
-        self._requires_grad = requires_grad
-        self._grad_fn = None
-        self._output_nr = 0
-        self._grad = None
         self._version_cell = [0]
-        self._base = None
-        self._view_src = None
-        self._view_kind = None
-        self._accumulator = None
-        self._hooks = None
-        self._retains_grad = False
+        if requires_grad:
+            self._requires_grad = True
 
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False) -> Tensor:
         t = object.__new__(cls)
-        Tensor._init(t, data, requires_grad)
+        t._data = data
+        t._version_cell = [0]
+        if requires_grad:
+            t._requires_grad = True
         return t
 
     # ------------------------------------------------------------ basic attributes

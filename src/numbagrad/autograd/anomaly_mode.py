@@ -15,7 +15,15 @@ import warnings
 
 from .grad_mode import _DecoratorContextManager
 
-_state = threading.local()
+
+
+class _State(threading.local):
+    # class defaults, as in grad_mode: cheap to read on every op
+    enabled = False
+    check_nan = True
+
+
+_state = _State()
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 WARN_ENABLED = (
     "Anomaly Detection has been enabled. This mode will increase the runtime and should only be "
@@ -24,11 +32,11 @@ WARN_ENABLED = (
 
 
 def is_anomaly_enabled() -> bool:
-    return getattr(_state, "enabled", False)
+    return _state.enabled
 
 
 def is_anomaly_check_nan_enabled() -> bool:
-    return getattr(_state, "check_nan", True)
+    return _state.check_nan
 
 
 def _set(mode: bool, check_nan: bool) -> None:

@@ -104,38 +104,47 @@ def run_backward(
 
     results = {}
     heap = []
-    pushed = set()
+    pushed = set()  # a root listed twice goes in once
     for node, _ in roots:
         if deps.get(node, 0) == 0 and node not in pushed:
             pushed.add(node)
             heapq.heappush(heap, (-node._sequence_nr, id(node), node))
 
+    # the loop runs once per node: what it needs is bound to locals, checks that are the
+    # same for every node are made once
+    push, pop = heapq.heappush, heapq.heappop
+    anomaly = is_anomaly_enabled()
+    plain = needed is None and inputs is None  # Tensor.backward() without inputs=
     mode = enable_grad() if create_graph else no_grad()
     with mode:
         while heap:
-            _, _, node = heapq.heappop(heap)
+            node = pop(heap)[2]
             grads = buffers.pop(node, None) or [None] * node._num_outputs
             if node._tensor_hooks or node._retain_grad_hooks:
                 grads = _run_tensor_hooks(node, grads)
-            if captures and any((node, k) in captures for k in range(node._num_outputs)):
-                for k in range(node._num_outputs):
-                    for t in captures.get((node, k), ()):
-                        results[id(t)] = grads[k]
-            run = needed is None or node in needed
-            if isinstance(node, AccumulateGrad):
-                run = run and accumulate and (inputs is None or (node, 0) in captures)
-            elif inputs is not None and not accumulate and node in targets and not _feeds(
-                node, needed
-            ):
-                run = False
+            if plain:
+                run = True
+            else:
+                if captures and any((node, k) in captures for k in range(node._num_outputs)):
+                    for k in range(node._num_outputs):
+                        for t in captures.get((node, k), ()):
+                            results[id(t)] = grads[k]
+                run = needed is None or node in needed
+                if isinstance(node, AccumulateGrad):
+                    run = run and accumulate and (inputs is None or (node, 0) in captures)
+                elif inputs is not None and not accumulate and node in targets and not _feeds(
+                    node, needed
+                ):
+                    run = False
             if run and (grads[0] is not None or any(g is not None for g in grads)):
                 if node._pre_hooks:
                     for hook in tuple(node._pre_hooks.values()):
                         res = hook(tuple(grads))
                         if res is not None:
                             grads = list(res)
-                node.check_not_released()
-                if is_anomaly_enabled():
+                if node._released:
+                    node.check_not_released()
+                if anomaly:
                     in_grads = run_checked(node, grads)
                 else:
                     in_grads = node.apply(grads)
@@ -146,18 +155,21 @@ def run_backward(
                             in_grads = tuple(res)
             else:
                 in_grads = (None,) * len(node.next_functions)
-            if not retain_graph:
+            if not retain_graph and node._saved_anything:
                 node.release()
             for (nxt, nr), g in zip(node.next_functions, in_grads):
                 if nxt is None:
                     continue
                 if g is not None:
-                    buf = buffers.setdefault(nxt, [None] * nxt._num_outputs)
-                    _add(buf, nr, g)
-                deps[nxt] -= 1
-                if deps[nxt] == 0 and nxt not in pushed:
-                    pushed.add(nxt)
-                    heapq.heappush(heap, (-nxt._sequence_nr, id(nxt), nxt))
+                    buf = buffers.get(nxt)
+                    if buf is None:
+                        buf = buffers[nxt] = [None] * nxt._num_outputs
+                    cur = buf[nr]
+                    buf[nr] = g if cur is None else cur + g
+                left = deps[nxt] - 1
+                deps[nxt] = left
+                if left == 0:
+                    push(heap, (-nxt._sequence_nr, id(nxt), nxt))
 
     if accumulate:
         # non-leaf tensors named in ``inputs`` get their gradient in .grad, as in PyTorch

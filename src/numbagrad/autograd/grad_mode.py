@@ -5,11 +5,19 @@ from __future__ import annotations
 import functools
 import threading
 
-_state = threading.local()
+
+
+class _State(threading.local):
+    # a class default, not getattr(..., default): a missing thread-local attribute raises
+    # AttributeError inside getattr, which costs more than the rest of a small op's bookkeeping
+    enabled = True
+
+
+_state = _State()
 
 
 def is_grad_enabled() -> bool:
-    return getattr(_state, "enabled", True)
+    return _state.enabled
 
 
 def _set_enabled(mode: bool) -> None:

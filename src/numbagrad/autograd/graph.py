@@ -59,11 +59,16 @@ class Node:
     _released = False
     _saved_anything = False
 
+    _num_outputs = 1
+
     def __init__(self, next_functions=(), num_outputs: int = 1):
-        self.next_functions = tuple(next_functions)
+        if type(next_functions) is not tuple:
+            next_functions = tuple(next_functions)
+        self.next_functions = next_functions
         self._sequence_nr = next(_sequence)
-        self._num_outputs = num_outputs
-        if _anomaly.is_anomaly_enabled():
+        if num_outputs != 1:
+            self._num_outputs = num_outputs
+        if _anomaly._state.enabled:
             self._anomaly_stack = _anomaly.forward_stack()
 
     def _own(self, table: str) -> dict:

@@ -216,6 +216,9 @@ def _coalesce(shape, stride_lists):
     return new_shape, new_strides
 
 
+_ALL_ARRAYS = ("", "a", "aa", "aaa", "aaaa")
+
+
 def _flat_launch(mod, arrays, shape, out, params):
     """Run a ``flat_*`` / ``par_*`` loop when every operand is either C-contiguous with the
     output's shape or a single broadcast value; False when some operand is neither."""
@@ -230,15 +233,37 @@ def _flat_launch(mod, arrays, shape, out, params):
             pattern += "s"
         else:
             return False
-    n = out.size
-    table = mod.PAR if n >= mod.PARALLEL_MIN and numba.get_num_threads() > 1 else mod.FLAT
-    table[pattern](out if out.ndim == 1 else out.reshape(-1), *ops, *params)
+    _loops(mod, out.size)[pattern](out if out.ndim == 1 else out.reshape(-1), *ops, *params)
     return True
+
+
+def _loops(mod, n):
+    """The serial (``FLAT``) or parallel (``PAR``) loop table of ``mod`` for ``n`` elements."""
+    # numba.get_num_threads() costs about 1 us: ask only when the size could use threads
+    if n >= mod.PARALLEL_MIN and numba.get_num_threads() > 1:
+        return mod.PAR
+    return mod.FLAT
 
 
 def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
     """Run the elementwise kernels of ``mod`` over broadcast ``arrays``; returns ``out`` (new
     if None). Contiguous operands take a flat loop, anything else the strided ``kernel``."""
+    if out is None:
+        # the common case first: one shape, every operand C-contiguous (no scalars, no views)
+        a0 = arrays[0]
+        shape = a0.shape
+        for a in arrays:
+            if a.shape != shape or not a.flags.carray:
+                break
+        else:
+            n = a0.size
+            out = np.empty(shape, out_dtype) if n < _POOL_MIN_ITEMS else empty(shape, out_dtype)
+            loop = _loops(mod, n)[_ALL_ARRAYS[len(arrays)]]
+            if a0.ndim == 1:
+                loop(out, *arrays, *params)
+            else:
+                loop(out.reshape(-1), *[a.reshape(-1) for a in arrays], *params)
+            return out
     shape = arrays[0].shape
     for a in arrays:
         if a.shape != shape:
@@ -342,6 +367,7 @@ matmul = np.matmul
 # the pool's own is free.
 
 POOL_MIN_BYTES = 1 << 20
+_POOL_MIN_ITEMS = POOL_MIN_BYTES // 16  # complex128 is the widest item
 POOL_LIMIT_BYTES = int(os.environ.get("NUMBAGRAD_CPU_POOL_MB", "2048")) << 20
 _pool: dict[int, list] = {}
 _pool_bytes = [0]
@@ -350,9 +376,12 @@ _pool_lock = threading.Lock()
 
 def empty(shape, dtype):
     """``np.empty(shape, dtype)``; from 1 MiB up, memory is reused from the block pool."""
-    dtype = np.dtype(dtype)
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    nbytes = math.prod(shape) * dtype.itemsize
+    n = math.prod(shape)
+    if n < _POOL_MIN_ITEMS:  # under 1 MiB whatever the dtype: skip the dtype lookup
+        return np.empty(shape, dtype)
+    dtype = np.dtype(dtype)
+    nbytes = n * dtype.itemsize
     if nbytes < POOL_MIN_BYTES:
         return np.empty(shape, dtype)
     with _pool_lock:

@@ -21,10 +21,12 @@ that returns arrays, and a ``backward(ctx, grad)`` written with Tensor ops.
 from __future__ import annotations
 
 import inspect
+from types import MappingProxyType
 
 import numpy as np
 
 from .. import dtypes as D
+from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import Node, edge_of
 from .. import backend
@@ -87,14 +89,12 @@ class SavedTensor:
 
 
 class OpNode(Node):
-    """The backward node of a registry op; the class name is PyTorch's (``MulBackward0``)."""
+    """The backward node of a registry op; the class name is PyTorch's (``MulBackward0``).
+
+    ``attach`` makes it and sets ``ctx``, the forward's ``Ctx``."""
 
     op: OpDef
-
-    def __init__(self, next_functions, ctx, num_outputs=1):
-        super().__init__(next_functions, num_outputs)
-        self.ctx = ctx
-        self._saved_anything = bool(ctx.saved)
+    ctx: Ctx
 
     def saved(self, name):
         self.check_not_released()
@@ -105,17 +105,24 @@ class OpNode(Node):
         return self.op.backward_node(self, grads)
 
     def release(self):
-        super().release()
         if self._saved_anything:
+            self._released = True
             self.ctx.saved = {}
+
+
+_NO_INDEX = MappingProxyType({})
 
 
 class Ctx:
     """What a forward leaves for its backward: attributes, plus tensors via ``save``."""
 
+    # which output a saved output is (only ``save_output`` writes one, then into its own dict)
+    output_index = _NO_INDEX
+    # elementwise ops: which inputs take their gradient back to the CPU (None: all stay)
+    to_cpu = None
+
     def __init__(self):
         self.saved: dict[str, SavedTensor] = {}
-        self.output_index: dict[str, int] = {}
 
     def save(self, **tensors):
         for name, t in tensors.items():
@@ -128,6 +135,8 @@ class Ctx:
 
     def save_output(self, name, t, index=0, dtype=None):
         self.saved[name] = SavedTensor(t, True, dtype)
+        if self.output_index is _NO_INDEX:
+            self.output_index = {}
         self.output_index[name] = index
 
 
@@ -195,17 +204,22 @@ def device_backend(tensors, scalars_ok=False):
     return backend.of(first._data)
 
 
-def attach(op: OpDef, ctx: Ctx, inputs, outputs, node_name=None, non_diff=()):
-    """Record ``outputs`` as made by ``op`` from ``inputs`` (called only when grad is needed)."""
-    node = op.node_class(node_name or getattr(ctx, "node_name", None))(
-        tuple(edge_of(t) for t in inputs), ctx, num_outputs=len(outputs)
-    )
+def attach(op: OpDef, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), edges=None):
+    """Record ``outputs`` as made by ``op`` from ``inputs`` (called only when grad is needed).
+
+    ``edges``: the inputs' ``edge_of``, when the caller has them already."""
+    cls = op.node_class(node_name or getattr(ctx, "node_name", None))
+    node = cls(edges or tuple([edge_of(t) for t in inputs]), len(outputs))
+    node.ctx = ctx
+    if ctx.saved:
+        node._saved_anything = True
     for k, out in enumerate(outputs):
         if k in non_diff:
             continue
         out._requires_grad = True
-        out.grad_fn = node
-        out._output_nr = k
+        out._grad_fn = node
+        if out._output_nr != k:
+            out._output_nr = k
     return node
 
 
@@ -324,31 +338,30 @@ class Elementwise(OpDef):
         # a rule lists its tensor arguments first, then the parameters it reads
         if not self.param_names:
             return ()
-        return [n for n in self.vjp_args[i] if n in self.param_names]
+        return tuple([n for n in self.vjp_args[i] if n in self.param_names])
 
     # ---- forward
 
     def _plan(self, np_dtype):
         """How to run inputs that are all CPU tensors of ``np_dtype``, or None when they need
         a cast first (int inputs of a float op) or the general path."""
-        plan = self._plans.get(np_dtype, 0)
-        if plan == 0:
-            plan = None
-            dt = D.from_numpy_dtype(np_dtype)
-            if self.dtype_rule != "where" and (dt is not D.bool_ or self.allow_bool):
-                compute = D.to_float(dt) if self.dtype_rule == "float" else dt
-                if compute is dt:
-                    plan = (compute, self.out_dtype(compute).np, self.kernel(compute))
-            self._plans[np_dtype] = plan
+        plan = None
+        dt = D.from_numpy_dtype(np_dtype)
+        if self.dtype_rule != "where" and (dt is not D.bool_ or self.allow_bool):
+            compute = D.to_float(dt) if self.dtype_rule == "float" else dt
+            if compute is dt:
+                plan = (compute, self.out_dtype(compute).np, self.kernel(compute))
+        self._plans[np_dtype] = plan
         return plan
 
     def __call__(self, *args):
         Tensor = _tensor_class()
         # the lean path (W3 in benchmarks/): CPU tensors of one dtype, no casts, no scalars
         n_in = self.n_in
+        tensors = args if len(args) == n_in else args[:n_in]
         np_dtype = None
         arrays = []
-        for a in args[:n_in]:
+        for a in tensors:
             if type(a) is not Tensor or type(a._data) is not np.ndarray:
                 break
             data = a._data
@@ -358,14 +371,20 @@ class Elementwise(OpDef):
                 break
             arrays.append(data)
         else:
-            plan = self._plan(np_dtype)
+            plan = self._plans.get(np_dtype, 0)
+            if plan == 0:
+                plan = self._plan(np_dtype)
             if plan is not None:
                 compute, out_np, mod = plan
                 params = args[n_in:]
                 pvals = self._param_values(compute, params) if params else ()
                 result = Tensor._make(cpu.run_elementwise(mod, arrays, out_np, pvals))
-                if self.dtype_rule != "bool" and needs_grad(args[:n_in]):
-                    self._record(args[:n_in], args[:n_in], params, compute, result, cpu)
+                if _grad_state.enabled and self.dtype_rule != "bool":
+                    for a in tensors:
+                        # a view re-derives its flags through the property
+                        if a._requires_grad if a._base is None else a.requires_grad:
+                            self._record(tensors, tensors, params, compute, result, cpu)
+                            break
                 return result
         return self._call_general(args)
 
@@ -390,19 +409,30 @@ class Elementwise(OpDef):
 
     def _record(self, tensors, inputs, params, compute, result, be):
         """Attach the backward node: save what the rules of the inputs needing grad read."""
+        Tensor = _tensor_class()
         ctx = Ctx()
         ctx.params = params
         ctx.compute = compute
-        ctx.shapes = [a._data.shape if a is not None else () for a in inputs]
-        ctx.dtypes = [
-            None if a is None else (compute if a._data.dtype == compute.np else a.dtype)
-            for a in inputs
-        ]
-        # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
-        ctx.to_cpu = None if be is cpu else [
-            isinstance(a, _tensor_class()) and not a.is_cuda for a in tensors
-        ]
-        flags = tuple(t is not None and t._requires_grad for t in inputs)
+        cnp = compute.np
+        shapes = []
+        dtypes = []
+        edges = []
+        for a in inputs:
+            if a is None:
+                shapes.append(())
+                dtypes.append(None)
+                edges.append((None, 0))
+            else:
+                data = a._data
+                shapes.append(data.shape)
+                dtypes.append(compute if data.dtype == cnp else a.dtype)
+                edges.append(edge_of(a))
+        ctx.shapes = shapes
+        ctx.dtypes = dtypes
+        if be is not cpu:
+            # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
+            ctx.to_cpu = [isinstance(a, Tensor) and not a.is_cuda for a in tensors]
+        flags = tuple([e[0] is not None for e in edges])
         saves = self._saves.get(flags)
         if saves is None:
             used = set()
@@ -413,14 +443,15 @@ class Elementwise(OpDef):
                 [(k, name) for k, name in enumerate(self.arg_names) if name in used],
                 "result" in used,
             )
+        saved = ctx.saved
         for k, name in saves[0]:
             t = tensors[k]
-            if type(t) is not _tensor_class() or t._data.dtype != compute.np:
+            if type(t) is not Tensor or t._data.dtype != cnp:
                 t = _as_tensor(t, compute, like=result)
-            ctx.saved[name] = SavedTensor(t, False, compute)
+            saved[name] = SavedTensor(t, False, compute)
         if saves[1]:
             ctx.save_output("result", result, dtype=compute)
-        attach(self, ctx, inputs, (result,), self.node_name)
+        attach(self, ctx, inputs, (result,), self.node_name, edges=tuple(edges))
 
     # ---- backward
 
@@ -429,13 +460,17 @@ class Elementwise(OpDef):
         ctx = node.ctx
         grad = grads[0]
         compute = ctx.compute
-        if grad._data.dtype != compute.np:
+        cnp = compute.np
+        if grad._data.dtype != cnp:
             grad = grad.to(compute)
-        create_graph = is_grad_enabled()
+        create_graph = _grad_state.enabled
         saved = ctx.saved
+        gdata = grad._data
+        be = cpu if type(gdata) is np.ndarray else backend.of(gdata)
+        nexts = node.next_functions
         out = []
         for i, rule in enumerate(self.vjps):
-            if rule is None or node.next_functions[i][0] is None:
+            if rule is None or nexts[i][0] is None:
                 out.append(None)
                 continue
             if create_graph:
@@ -457,23 +492,24 @@ class Elementwise(OpDef):
                 arrays = []
                 for name in self.vjp_args[i]:
                     if name == "grad":
-                        arrays.append(grad._data)
-                    elif name in saved:
-                        s = saved[name]
-                        if s.version_cell[0] != s.version:
-                            s.check(node, ctx.output_index.get(name, 0))
-                        arrays.append(s.data)
-                pvals = self._param_values(compute, ctx.params, self._rule_params(i))
-                be = backend.of(grad._data)
-                g = Tensor._make(
-                    be.run_elementwise(self.vjp_kernel(i, compute, be), arrays, compute.np, pvals)
-                )
-            if g._data.shape != ctx.shapes[i]:
-                g = sum_to(g, ctx.shapes[i])
+                        arrays.append(gdata)
+                    else:
+                        s = saved.get(name)
+                        if s is not None:
+                            if s.version_cell[0] != s.version:
+                                s.check(node, ctx.output_index.get(name, 0))
+                            arrays.append(s.data)
+                names = self._rule_params(i)
+                pvals = self._param_values(compute, ctx.params, names) if names else ()
+                kernel = self._vjp_kernels.get((i, compute, be)) or self.vjp_kernel(i, compute, be)
+                g = Tensor._make(be.run_elementwise(kernel, arrays, cnp, pvals))
+            shape = ctx.shapes[i]
+            if g._data.shape != shape:
+                g = sum_to(g, shape)
             if ctx.to_cpu is not None and ctx.to_cpu[i]:
                 g = g.cpu()
             dt = ctx.dtypes[i]
-            if dt is not None and g._data.dtype != dt.np:
+            if dt is not compute and dt is not None and g._data.dtype != dt.np:
                 g = g.to(dt)
             out.append(g)
         return tuple(out)
