@@ -20,6 +20,7 @@ that returns arrays, and a ``backward(ctx, grad)`` written with Tensor ops.
 
 from __future__ import annotations
 
+import functools
 import inspect
 from types import MappingProxyType
 
@@ -118,8 +119,10 @@ class Ctx:
 
     # which output a saved output is (only ``save_output`` writes one, then into its own dict)
     output_index = _NO_INDEX
-    # elementwise ops: which inputs take their gradient back to the CPU (None: all stay)
+    # elementwise ops: which inputs take their gradient back to the CPU (None: all stay),
+    # and the dtype each input's gradient is cast back to (None: all have the compute dtype)
     to_cpu = None
+    dtypes = None
 
     def __init__(self):
         self.saved: dict[str, SavedTensor] = {}
@@ -253,6 +256,10 @@ class Elementwise(OpDef):
         # per tuple of "input requires grad" flags: (names of inputs to save, save result?)
         self._saves: dict = {}
         self._vjp_kernels: dict = {}
+
+    @functools.cached_property
+    def _node_cls(self):
+        return self.node_class()
 
     def defvjp(self, *rules):
         """Set the pointwise rule of each input (``None``: not differentiable).
@@ -409,49 +416,66 @@ class Elementwise(OpDef):
 
     def _record(self, tensors, inputs, params, compute, result, be):
         """Attach the backward node: save what the rules of the inputs needing grad read."""
-        Tensor = _tensor_class()
+        # (no comprehensions: each is a function call, and this runs once per op)
+        edges = []
+        flags = 0  # bit k: input k needs a gradient
+        shapes = []
+        for k, a in enumerate(inputs):
+            if a is None:
+                edges.append((None, 0))
+                shapes.append(())
+                continue
+            e = edge_of(a)
+            edges.append(e)
+            if e[0] is not None:
+                flags |= 1 << k
+            shapes.append(a._data.shape)
+        saves = self._saves.get(flags)
+        if saves is None:
+            saves = self._save_plan(flags)
         ctx = Ctx()
         ctx.params = params
         ctx.compute = compute
-        cnp = compute.np
-        shapes = []
-        dtypes = []
-        edges = []
-        for a in inputs:
-            if a is None:
-                shapes.append(())
-                dtypes.append(None)
-                edges.append((None, 0))
-            else:
-                data = a._data
-                shapes.append(data.shape)
-                dtypes.append(compute if data.dtype == cnp else a.dtype)
-                edges.append(edge_of(a))
         ctx.shapes = shapes
-        ctx.dtypes = dtypes
+        cnp = compute.np
+        for a in inputs:
+            if a is not None and a._data.dtype != cnp:
+                # gradients go back in each input's own dtype
+                ctx.dtypes = [
+                    None if a is None or a._data.dtype == cnp else a.dtype for a in inputs
+                ]
+                break
         if be is not cpu:
             # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
+            Tensor = _tensor_class()
             ctx.to_cpu = [isinstance(a, Tensor) and not a.is_cuda for a in tensors]
-        flags = tuple([e[0] is not None for e in edges])
-        saves = self._saves.get(flags)
-        if saves is None:
-            used = set()
-            for args_, f in zip(self.vjp_args, flags):
-                if f:
-                    used.update(args_)
-            saves = self._saves[flags] = (
-                [(k, name) for k, name in enumerate(self.arg_names) if name in used],
-                "result" in used,
-            )
         saved = ctx.saved
         for k, name in saves[0]:
             t = tensors[k]
-            if type(t) is not Tensor or t._data.dtype != cnp:
+            if type(t) is not _tensor_class() or t._data.dtype != cnp:
                 t = _as_tensor(t, compute, like=result)
             saved[name] = SavedTensor(t, False, compute)
         if saves[1]:
             ctx.save_output("result", result, dtype=compute)
-        attach(self, ctx, inputs, (result,), self.node_name, edges=tuple(edges))
+        node = self._node_cls(tuple(edges))
+        node.ctx = ctx
+        if saved:
+            node._saved_anything = True
+        result._requires_grad = True
+        result._grad_fn = node
+
+    def _save_plan(self, flags):
+        """(input index, name) of the inputs to save, and whether to save the result, when
+        bit k of ``flags`` says input k needs a gradient: what those inputs' rules read."""
+        used = set()
+        for k, args_ in enumerate(self.vjp_args):
+            if flags >> k & 1:
+                used.update(args_)
+        plan = self._saves[flags] = (
+            [(k, name) for k, name in enumerate(self.arg_names) if name in used],
+            "result" in used,
+        )
+        return plan
 
     # ---- backward
 
@@ -508,9 +532,10 @@ class Elementwise(OpDef):
                 g = sum_to(g, shape)
             if ctx.to_cpu is not None and ctx.to_cpu[i]:
                 g = g.cpu()
-            dt = ctx.dtypes[i]
-            if dt is not compute and dt is not None and g._data.dtype != dt.np:
-                g = g.to(dt)
+            if ctx.dtypes is not None:
+                dt = ctx.dtypes[i]
+                if dt is not None and g._data.dtype != dt.np:
+                    g = g.to(dt)
             out.append(g)
         return tuple(out)
 
