@@ -113,3 +113,43 @@ def test_gradgradcheck(info):
         return info.call(*[f(t) for f, t in zip(tfns, ts)])
 
     assert gradgradcheck(fn, tuple(tensors))
+
+
+# ---------------------------------------------------------------- fused and counting paths
+
+
+def test_bool_sum_is_an_int64_count_over_any_dims():
+    m = np.random.default_rng(0).random((3, 4, 5)) > 0.5
+    t = ng.tensor(m)
+    assert t.sum().dtype is ng.int64 and t.sum().item() == m.sum()
+    for dim, keep in ((0, False), ((0, 2), True), (-1, True), ((0, 1, 2), False)):
+        got = t.sum(dim=dim, keepdim=keep)
+        assert got.dtype is ng.int64
+        np.testing.assert_array_equal(got.numpy(), m.sum(axis=dim, keepdims=keep))
+    assert ng.zeros(0, 3).bool().sum(0).tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("op", ["mul", "div", "sub", "add", "maximum", "pow"])
+def test_one_tensor_as_both_inputs_gets_the_sum_of_both_rules(op):
+    # x op x: the backward runs one kernel computing rule0 + rule1 (checked against
+    # finite differences and the hand-derived value)
+    x = ng.tensor([0.5, 1.5, 2.0, 3.0], dtype=ng.float64, requires_grad=True)
+    fn = getattr(ng, op)
+    assert gradcheck(lambda t: fn(t, t), (x,))
+    y = fn(x, x)
+    y.sum().backward()
+    assert any(key[0] == "both" for key in y.grad_fn.op._vjp_kernels)  # the fused kernel ran
+    v = x.detach().numpy()
+    expected = {"mul": 2 * v, "div": 0 * v, "sub": 0 * v, "add": 2 + 0 * v,
+                "maximum": 1 + 0 * v, "pow": v**v * (np.log(v) + 1)}[op]
+    np.testing.assert_allclose(x.grad.numpy(), expected)
+
+
+def test_post_hook_on_a_same_input_node_sees_both_gradients():
+    x = ng.tensor([2.0, 3.0], requires_grad=True)
+    y = x * x
+    seen = []
+    y.grad_fn.register_hook(lambda gi, go: seen.append([g.tolist() for g in gi]))
+    y.sum().backward()
+    assert seen == [[[2.0, 3.0], [2.0, 3.0]]]
+    assert x.grad.tolist() == [4.0, 6.0]

@@ -324,16 +324,38 @@ class Elementwise(OpDef):
         return k
 
     def _build_vjp_kernel(self, i, dtype, be):
-        rule = self.vjps[i]
         key = (self.name, "vjp", i, dtype.name)
-
-        def body():
-            helpers = list(self._helpers(rule).items()) + [("_rule", rule)]
+        if i == "both":
+            tensor_args, params = self._both_args()
+            call = [f"_rule{k}({', '.join(self.vjp_args[k])})" for k in (0, 1)]
+            entry = f"def _both({', '.join(tensor_args + params)}):\n    return " + " + ".join(call)
+            rules = [("_rule0", self.vjps[0]), ("_rule1", self.vjps[1]), ("_both", entry)]
+            n_in, n_params = len(tensor_args), len(params)
+        else:
+            rules = [("_rule", self.vjps[i])]
             n_params = len(self._rule_params(i))
             n_in = len(self.vjp_args[i]) - n_params
-            return be.scalar_module_body(helpers, "_rule", n_in, n_params)
+
+        def body():
+            helpers = {}
+            for _, rule in rules[:2]:
+                self._helpers(rule, helpers)
+            funcs = list(helpers.items()) + rules
+            return be.scalar_module_body(funcs, rules[-1][0], n_in, n_params)
 
         return be.get_elementwise_kernel(key, dtype.np, body)
+
+    def _both_args(self):
+        """(tensor arguments, parameters) of the kernel that adds both inputs' rules, for
+        ``x * x``-like calls where both inputs are one tensor: one pass instead of three."""
+        tensor_args, params = [], []
+        for k in (0, 1):
+            names = self._rule_params(k)
+            for name in self.vjp_args[k]:
+                group = params if name in names else tensor_args
+                if name not in group:
+                    group.append(name)
+        return tensor_args, params
 
     def _param_values(self, dtype, params, names=None):
         """Scalar parameters typed as the kernel's dtype (optionally only ``names``)."""
@@ -492,6 +514,19 @@ class Elementwise(OpDef):
         gdata = grad._data
         be = cpu if type(gdata) is np.ndarray else backend.of(gdata)
         nexts = node.next_functions
+        if (
+            len(nexts) == 2 and nexts[0] == nexts[1] and nexts[0][0] is not None
+            and not create_graph and be is cpu and None not in self.vjps
+            and ctx.shapes[0] == ctx.shapes[1] == gdata.shape and ctx.dtypes is None
+            and not node._post_hooks
+        ):
+            # both inputs are one tensor (x * x): its two gradients would be summed by the
+            # engine anyway, so one kernel computes the sum (a post hook would see them apart)
+            tensor_args, params = self._both_args()
+            arrays = self._saved_arrays(node, tensor_args, gdata)
+            pvals = self._param_values(compute, ctx.params, params) if params else ()
+            kernel = self.vjp_kernel("both", compute, be)
+            return Tensor._make(be.run_elementwise(kernel, arrays, cnp, pvals)), None
         out = []
         for i, rule in enumerate(self.vjps):
             if rule is None or nexts[i][0] is None:
@@ -512,17 +547,7 @@ class Elementwise(OpDef):
                 if not isinstance(g, Tensor):
                     g = _as_tensor(g, compute)
             else:
-                # the fused kernel reads the saved arrays directly (no Tensors made for them)
-                arrays = []
-                for name in self.vjp_args[i]:
-                    if name == "grad":
-                        arrays.append(gdata)
-                    else:
-                        s = saved.get(name)
-                        if s is not None:
-                            if s.version_cell[0] != s.version:
-                                s.check(node, ctx.output_index.get(name, 0))
-                            arrays.append(s.data)
+                arrays = self._saved_arrays(node, self.vjp_args[i], gdata)
                 names = self._rule_params(i)
                 pvals = self._param_values(compute, ctx.params, names) if names else ()
                 kernel = self._vjp_kernels.get((i, compute, be)) or self.vjp_kernel(i, compute, be)
@@ -538,6 +563,25 @@ class Elementwise(OpDef):
                     g = g.to(dt)
             out.append(g)
         return tuple(out)
+
+
+    @staticmethod
+    def _saved_arrays(node, names, gdata):
+        """The arrays a fused rule kernel reads: ``grad`` and the saved tensors among ``names``
+        (checked against in-place changes; no Tensors are made for them)."""
+        ctx = node.ctx
+        saved = ctx.saved
+        arrays = []
+        for name in names:
+            if name == "grad":
+                arrays.append(gdata)
+            else:
+                s = saved.get(name)
+                if s is not None:
+                    if s.version_cell[0] != s.version:
+                        s.check(node, ctx.output_index.get(name, 0))
+                    arrays.append(s.data)
+        return arrays
 
 
 _TENSOR = []
