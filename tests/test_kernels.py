@@ -131,3 +131,30 @@ def test_small_integer_powers_are_products_and_match_numpy():
         np.testing.assert_array_equal((ng.from_numpy(v) ** p).numpy(), ref)
     src = Path(E.pow.kernel(D.float32).__file__).read_text()
     assert "return _pow(x, exponent)" in src and "return x * x" in src
+
+
+@pytest.mark.parametrize("shape,dims", [((1000, 1000), 0), ((600, 3), 0), ((513, 2, 7), (0, 1)),
+                                        ((4, 5, 6), 0), ((0, 3), 0)])
+def test_sum_over_leading_dims_runs_column_sums_without_a_copy(shape, dims):
+    from numbagrad.backend import cpu
+
+    a = np.random.default_rng(1).random(shape).astype(np.float32)
+    got = ng.tensor(a).sum(dims).numpy()
+    want = a.astype(np.float64).sum(dims)
+    # blocks of 256 rows keep float32 rounding to a few ulp of the column sums
+    np.testing.assert_allclose(got, want, rtol=4 * shape[0] / 256 * 1.2e-7 + 1e-6)
+    if a.size:
+        assert ("sum_cols", "float32") in cpu._reduce_kernels
+
+
+def test_identity_rules_pass_the_gradient_through_without_a_kernel():
+    a = ng.tensor([1.0, 2.0], requires_grad=True)
+    b = ng.tensor([3.0, 4.0], requires_grad=True)
+    z = a + b
+    seen = []
+    z.grad_fn.register_hook(lambda gi, go: seen.append((gi[0] is go[0], gi[1] is go[0])))
+    z.backward(ng.tensor([1.0, 10.0]))
+    assert seen == [(True, True)]
+    assert a.grad.tolist() == [1.0, 10.0] and b.grad.tolist() == [1.0, 10.0]
+    a.grad.add_(1)  # each leaf's .grad owns its memory
+    assert b.grad.tolist() == [1.0, 10.0]

@@ -330,6 +330,19 @@ def as_rows(a: np.ndarray, dims: tuple) -> tuple[np.ndarray, tuple]:
 
 def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
     """Reduce ``a`` over ``dims`` with kernel ``name``; result has the kept dims' shape."""
+    k = len(dims)
+    if (
+        name == "sum_rows" and 0 < k < a.ndim and sorted(dims) == list(range(k))
+        and a.flags.c_contiguous and a.dtype == out_dtype
+    ):
+        # a sum over leading dims of a contiguous array: column sums, no transposed copy
+        kept = a.shape[k:]
+        cols = a.reshape(-1, math.prod(kept))
+        out = np.empty(cols.shape[1], dtype=out_dtype)
+        if out.size:
+            part = np.empty_like(out)
+            get_reduce_kernel("sum_cols", a.dtype)(cols, out, part)
+        return out.reshape(kept)
     rows, kept = as_rows(a, dims)
     out = np.empty(rows.shape[0], dtype=out_dtype)
     if out.size:

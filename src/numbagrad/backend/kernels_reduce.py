@@ -27,6 +27,25 @@ def sum_rows(x, out):
         out[i] = acc
 
 
+def sum_cols(x, out, part):
+    # out[j] = the sum of column j, for a sum over leading dims (a broadcast gradient summed
+    # back to a bias): rows are added whole, so the loop over j vectorizes and no transposed
+    # copy is made. Blocks of 256 rows sum into ``part`` first, so rounding error grows with
+    # the number of blocks, not of rows.
+    m = x.shape[0]
+    n = x.shape[1]
+    for j in range(n):
+        out[j] = 0
+    for b in range(int(0), m, int(256)):
+        for j in range(n):
+            part[j] = 0
+        for i in range(b, min(b + int(256), m)):
+            for j in range(n):
+                part[j] += x[i, j]
+        for j in range(n):
+            out[j] += part[j]
+
+
 def prod_rows(x, out):
     for i in range(x.shape[0]):
         acc = 1

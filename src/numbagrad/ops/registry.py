@@ -250,6 +250,7 @@ class Elementwise(OpDef):
         self.allow_bool = allow_bool
         self.vjps: list = [None] * n_in
         self.vjp_args: list = [()] * n_in
+        self._passes_grad: list = [False] * n_in
         self.__doc__ = fn.__doc__
         # per NumPy dtype of same-dtype CPU inputs: (compute dtype, out dtype, kernel module)
         self._plans: dict = {}
@@ -272,6 +273,9 @@ class Elementwise(OpDef):
         self.vjp_args = [
             tuple(inspect.signature(r).parameters) if r is not None else () for r in rules
         ]
+        # rules that pass ``grad`` through unchanged (add, sub's first input): no kernel
+        self._passes_grad = [args == ("grad",) and _returns_its_argument(r)
+                             for r, args in zip(rules, self.vjp_args)]
         return rules[0] if self.n_in == 1 else None
 
     # ---- dtypes
@@ -547,11 +551,16 @@ class Elementwise(OpDef):
                 if not isinstance(g, Tensor):
                     g = _as_tensor(g, compute)
             else:
-                arrays = self._saved_arrays(node, self.vjp_args[i], gdata)
-                names = self._rule_params(i)
-                pvals = self._param_values(compute, ctx.params, names) if names else ()
-                kernel = self._vjp_kernels.get((i, compute, be)) or self.vjp_kernel(i, compute, be)
-                g = Tensor._make(be.run_elementwise(kernel, arrays, cnp, pvals))
+                if self._passes_grad[i]:
+                    g = grad  # shared, as PyTorch does: gradients are never written in place
+                else:
+                    arrays = self._saved_arrays(node, self.vjp_args[i], gdata)
+                    names = self._rule_params(i)
+                    pvals = self._param_values(compute, ctx.params, names) if names else ()
+                    kernel = self._vjp_kernels.get((i, compute, be)) or self.vjp_kernel(
+                        i, compute, be
+                    )
+                    g = Tensor._make(be.run_elementwise(kernel, arrays, cnp, pvals))
             shape = ctx.shapes[i]
             if g._data.shape != shape:
                 g = sum_to(g, shape)
@@ -582,6 +591,14 @@ class Elementwise(OpDef):
                         s.check(node, ctx.output_index.get(name, 0))
                     arrays.append(s.data)
         return arrays
+
+
+def _returns_its_argument(rule) -> bool:
+    marker = object()
+    try:
+        return rule(marker) is marker
+    except Exception:  # an arithmetic rule on a plain object: not the identity
+        return False
 
 
 _TENSOR = []
