@@ -146,6 +146,11 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
     """
     def body():
         src = with_fastmath(build_body(), np_dtype)
+        if "_exp(" in src:
+            # fused multiply-add for the exp polynomial (inlined into these loops, so the
+            # loops carry the flag): 1.0 -> 0.72 ms per 1e6 float32; only rounding changes,
+            # NaN and inf behave as without it (NUMBA_NOTES 4: never fastmath=True)
+            src = src.replace("nogil=True", "nogil=True, fastmath={'contract'}")
         heavy = any(f in src for f in ("math.", "_exp(", "_pow("))
         return f"PARALLEL_MIN = {PARALLEL_MIN_HEAVY if heavy else PARALLEL_MIN}\n\n\n" + src
 
