@@ -512,3 +512,37 @@ def test_variable_is_a_detached_alias():
         Variable(x, volatile=True)
     with pytest.raises(TypeError, match="Variable data has to be a tensor, but got list"):
         Variable([1.0])
+
+
+# ---------------------------------------------------------------- .grad takes unshared gradients
+
+
+@cpu_only
+def test_grad_takes_a_fresh_gradients_memory_but_never_one_someone_holds():
+    x = ng.randn(1000, requires_grad=True)
+    seen = []
+    h = x.register_hook(lambda g: seen.append(g.data_ptr()))  # keeps only the address
+    (x * 2).sum().backward()
+    assert x.grad.data_ptr() == seen[0] and vals(x.grad)[:2] == [2.0, 2.0]  # no copy
+    h.remove()
+    x.grad = None
+    kept = []
+    x.register_hook(lambda g: kept.append(g))  # a hook holding the gradient: .grad copies
+    (x * 3).sum().backward()
+    assert x.grad.data_ptr() != kept[0].data_ptr()
+    x.grad.add_(1)
+    assert vals(kept[0])[:2] == [3.0, 3.0]
+
+
+@cpu_only
+def test_grad_never_aliases_a_gradient_the_caller_passed_or_another_leaf_got():
+    a = ng.randn(5, requires_grad=True)
+    b = ng.randn(5, requires_grad=True)
+    g = ng.ones(5)
+    (a + 0).backward(g)  # AddBackward passes the caller's tensor through
+    a.backward(g)
+    assert a.grad.data_ptr() != g.data_ptr() and vals(a.grad) == [2.0] * 5
+    (a + b).backward(ng.ones(5))  # one gradient tensor reaches both leaves
+    assert a.grad.data_ptr() != b.grad.data_ptr()
+    b.grad.add_(1)
+    assert vals(a.grad) == [3.0] * 5 and vals(b.grad) == [2.0] * 5

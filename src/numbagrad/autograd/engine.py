@@ -170,6 +170,9 @@ def run_backward(
                 deps[nxt] = left
                 if left == 0:
                     push(heap, (-nxt._sequence_nr, id(nxt), nxt))
+            # hold no gradient past its node: AccumulateGrad takes a gradient's memory only
+            # when nothing else refers to it
+            in_grads = g = cur = buf = None
 
     if accumulate:
         # non-leaf tensors named in ``inputs`` get their gradient in .grad, as in PyTorch

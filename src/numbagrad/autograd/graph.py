@@ -130,11 +130,11 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def apply(self, grads: list) -> tuple:
-        from ..tensor import accumulate_into_grad
+        from ..tensor import accumulate_into_grad, gradient_is_unshared
 
-        grad = grads[0]
-        if grad is not None:
-            accumulate_into_grad(self.variable, grad)
+        if grads[0] is not None:
+            unshared = gradient_is_unshared(grads)
+            accumulate_into_grad(self.variable, grads[0], unshared)
         return ()
 
 

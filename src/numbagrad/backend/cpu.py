@@ -417,6 +417,11 @@ def empty(shape, dtype):
         return block.view(dtype).reshape(shape)
 
 
+def is_pool_block(block) -> bool:
+    """Whether ``block`` is one of the pool's blocks (the ``base`` of what ``empty`` gave)."""
+    return type(block) is np.ndarray and any(b is block for b in _pool.get(block.nbytes, ()))
+
+
 def empty_cache() -> None:
     """Give the pool's free blocks back to the operating system."""
     with _pool_lock:
