@@ -262,8 +262,12 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
                 break
         else:
             n = a0.size
-            out = np.empty(shape, out_dtype) if n < _POOL_MIN_ITEMS else empty(shape, out_dtype)
-            loop = _loops(mod, n)[_ALL_ARRAYS[len(arrays)]]
+            if n < mod.PARALLEL_MIN:  # small: no pool, no thread-count query (W3's path)
+                out = np.empty(shape, out_dtype)
+                loop = mod.FLAT[_ALL_ARRAYS[len(arrays)]]
+            else:
+                out = empty(shape, out_dtype)
+                loop = _loops(mod, n)[_ALL_ARRAYS[len(arrays)]]
             if a0.ndim == 1:
                 loop(out, *arrays, *params)
             else:

@@ -388,7 +388,10 @@ class Elementwise(OpDef):
         return plan
 
     def __call__(self, *args):
-        Tensor = _tensor_class()
+        try:
+            Tensor = _TENSOR[0]
+        except IndexError:
+            Tensor = _tensor_class()
         # the lean path (W3 in benchmarks/): CPU tensors of one dtype, no casts, no scalars
         n_in = self.n_in
         tensors = args if len(args) == n_in else args[:n_in]
@@ -400,7 +403,7 @@ class Elementwise(OpDef):
             data = a._data
             if np_dtype is None:
                 np_dtype = data.dtype
-            elif data.dtype != np_dtype:
+            elif data.dtype is not np_dtype and data.dtype != np_dtype:
                 break
             arrays.append(data)
         else:
@@ -409,9 +412,15 @@ class Elementwise(OpDef):
                 plan = self._plan(np_dtype)
             if plan is not None:
                 compute, out_np, mod = plan
-                params = args[n_in:]
-                pvals = self._param_values(compute, params) if params else ()
-                result = Tensor._make(cpu.run_elementwise(mod, arrays, out_np, pvals))
+                if len(args) == n_in:
+                    params = pvals = ()
+                else:
+                    params = args[n_in:]
+                    pvals = self._param_values(compute, params)
+                # Tensor._make, inlined: this runs once per op
+                result = object.__new__(Tensor)
+                result._data = cpu.run_elementwise(mod, arrays, out_np, pvals)
+                result._version_cell = [0]
                 if _grad_state.enabled and self.dtype_rule != "bool":
                     for a in tensors:
                         # a view re-derives its flags through the property
