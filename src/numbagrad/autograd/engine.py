@@ -117,8 +117,8 @@ def run_backward(
     plain = needed is None and inputs is None  # Tensor.backward() without inputs=
     mode = enable_grad() if create_graph else no_grad()
     with mode:
-        while heap:
-            node = pop(heap)[2]
+        node = pop(heap)[2] if heap else None
+        while node is not None:
             grads = buffers.pop(node, None) or [None] * node._num_outputs
             if node._tensor_hooks or node._retain_grad_hooks:
                 grads = _run_tensor_hooks(node, grads)
@@ -157,6 +157,7 @@ def run_backward(
                 in_grads = (None,) * len(node.next_functions)
             if not retain_graph and node._saved_anything:
                 node.release()
+            follow = None  # a node this one made ready
             for (nxt, nr), g in zip(node.next_functions, in_grads):
                 if nxt is None:
                     continue
@@ -169,10 +170,19 @@ def run_backward(
                 left = deps[nxt] - 1
                 deps[nxt] = left
                 if left == 0:
-                    push(heap, (-nxt._sequence_nr, id(nxt), nxt))
+                    if follow is not None:
+                        push(heap, (-follow._sequence_nr, id(follow), follow))
+                    follow = nxt
             # hold no gradient past its node: AccumulateGrad takes a gradient's memory only
             # when nothing else refers to it
             in_grads = g = cur = buf = None
+            # the newest ready node runs next; the only one (a chain) skips the heap
+            if follow is not None:
+                if not heap:
+                    node = follow
+                    continue
+                push(heap, (-follow._sequence_nr, id(follow), follow))
+            node = pop(heap)[2] if heap else None
 
     if accumulate:
         # non-leaf tensors named in ``inputs`` get their gradient in .grad, as in PyTorch

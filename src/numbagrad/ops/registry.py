@@ -515,20 +515,25 @@ class Elementwise(OpDef):
     # ---- backward
 
     def backward_node(self, node, grads):
-        Tensor = _tensor_class()
+        try:
+            Tensor = _TENSOR[0]
+        except IndexError:
+            Tensor = _tensor_class()
         ctx = node.ctx
         grad = grads[0]
         compute = ctx.compute
         cnp = compute.np
-        if grad._data.dtype != cnp:
+        gdata = grad._data
+        if gdata.dtype is not cnp and gdata.dtype != cnp:
             grad = grad.to(compute)
+            gdata = grad._data
         create_graph = _grad_state.enabled
         saved = ctx.saved
-        gdata = grad._data
         be = cpu if type(gdata) is np.ndarray else backend.of(gdata)
         nexts = node.next_functions
         if (
-            len(nexts) == 2 and nexts[0] == nexts[1] and nexts[0][0] is not None
+            len(nexts) == 2 and nexts[0][0] is nexts[1][0] and nexts[0] == nexts[1]
+            and nexts[0][0] is not None
             and not create_graph and be is cpu and None not in self.vjps
             and ctx.shapes[0] == ctx.shapes[1] == gdata.shape and ctx.dtypes is None
             and not node._post_hooks
@@ -540,6 +545,7 @@ class Elementwise(OpDef):
             pvals = self._param_values(compute, ctx.params, params) if params else ()
             kernel = self.vjp_kernel("both", compute, be)
             return Tensor._make(be.run_elementwise(kernel, arrays, cnp, pvals)), None
+        shapes, to_cpu, dtypes = ctx.shapes, ctx.to_cpu, ctx.dtypes
         out = []
         for i, rule in enumerate(self.vjps):
             if rule is None or nexts[i][0] is None:
@@ -569,19 +575,20 @@ class Elementwise(OpDef):
                     kernel = self._vjp_kernels.get((i, compute, be)) or self.vjp_kernel(
                         i, compute, be
                     )
-                    g = Tensor._make(be.run_elementwise(kernel, arrays, cnp, pvals))
-            shape = ctx.shapes[i]
+                    g = object.__new__(Tensor)  # Tensor._make, inlined
+                    g._data = be.run_elementwise(kernel, arrays, cnp, pvals)
+                    g._version_cell = [0]
+            shape = shapes[i]
             if g._data.shape != shape:
                 g = sum_to(g, shape)
-            if ctx.to_cpu is not None and ctx.to_cpu[i]:
+            if to_cpu is not None and to_cpu[i]:
                 g = g.cpu()
-            if ctx.dtypes is not None:
-                dt = ctx.dtypes[i]
+            if dtypes is not None:
+                dt = dtypes[i]
                 if dt is not None and g._data.dtype != dt.np:
                     g = g.to(dt)
             out.append(g)
         return tuple(out)
-
 
     @staticmethod
     def _saved_arrays(node, names, gdata):
