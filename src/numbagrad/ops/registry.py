@@ -20,7 +20,6 @@ that returns arrays, and a ``backward(ctx, grad)`` written with Tensor ops.
 
 from __future__ import annotations
 
-import functools
 import inspect
 from types import MappingProxyType
 
@@ -211,11 +210,20 @@ def attach(op: OpDef, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), ed
     """Record ``outputs`` as made by ``op`` from ``inputs`` (called only when grad is needed).
 
     ``edges``: the inputs' ``edge_of``, when the caller has them already."""
-    cls = op.node_class(node_name or getattr(ctx, "node_name", None))
+    cls = op._node_classes.get(node_name) or op.node_class(
+        node_name or getattr(ctx, "node_name", None)
+    )
     node = cls(edges or tuple([edge_of(t) for t in inputs]), len(outputs))
     node.ctx = ctx
     if ctx.saved:
         node._saved_anything = True
+    if len(outputs) == 1 and not non_diff:  # most ops
+        out = outputs[0]
+        out._requires_grad = True
+        out._grad_fn = node
+        if out._output_nr:
+            out._output_nr = 0
+        return node
     for k, out in enumerate(outputs):
         if k in non_diff:
             continue
@@ -257,10 +265,6 @@ class Elementwise(OpDef):
         # per tuple of "input requires grad" flags: (names of inputs to save, save result?)
         self._saves: dict = {}
         self._vjp_kernels: dict = {}
-
-    @functools.cached_property
-    def _node_cls(self):
-        return self.node_class()
 
     def defvjp(self, *rules):
         """Set the pointwise rule of each input (``None``: not differentiable).
@@ -388,10 +392,7 @@ class Elementwise(OpDef):
         return plan
 
     def __call__(self, *args):
-        try:
-            Tensor = _TENSOR[0]
-        except IndexError:
-            Tensor = _tensor_class()
+        Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
         # the lean path (W3 in benchmarks/): CPU tensors of one dtype, no casts, no scalars
         n_in = self.n_in
         tensors = args if len(args) == n_in else args[:n_in]
@@ -492,12 +493,7 @@ class Elementwise(OpDef):
             saved[name] = SavedTensor(t, False, compute)
         if saves[1]:
             ctx.save_output("result", result, dtype=compute)
-        node = self._node_cls(tuple(edges))
-        node.ctx = ctx
-        if saved:
-            node._saved_anything = True
-        result._requires_grad = True
-        result._grad_fn = node
+        attach(self, ctx, inputs, (result,), self.node_name, edges=tuple(edges))
 
     def _save_plan(self, flags):
         """(input index, name) of the inputs to save, and whether to save the result, when
@@ -515,10 +511,7 @@ class Elementwise(OpDef):
     # ---- backward
 
     def backward_node(self, node, grads):
-        try:
-            Tensor = _TENSOR[0]
-        except IndexError:
-            Tensor = _tensor_class()
+        Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
         ctx = node.ctx
         grad = grads[0]
         compute = ctx.compute
