@@ -115,6 +115,10 @@ def run_backward(
     push, pop = heapq.heappush, heapq.heappop
     anomaly = is_anomaly_enabled()
     plain = needed is None and inputs is None  # Tensor.backward() without inputs=
+    # runs of large elementwise nodes as one kernel (ops/fusion.py); same gradients
+    fuse = plain and not anomaly and not create_graph
+    if fuse:
+        from ..ops import fusion
     mode = enable_grad() if create_graph else no_grad()
     with mode:
         node = pop(heap)[2] if heap else None
@@ -124,6 +128,28 @@ def run_backward(
                 grads = _run_tensor_hooks(node, grads)
             if plain:
                 run = True
+                if fuse and node._fusable and not (node._pre_hooks or node._post_hooks):
+                    fused = fusion.run(node, grads, deps, buffers)
+                    if fused is not None:
+                        members, contributions, external = fused
+                        fused = grads = None
+                        for m in members:
+                            if not retain_graph and m._saved_anything:
+                                m.release()
+                        for (nxt, nr), g in contributions:
+                            buf = buffers.get(nxt)
+                            if buf is None:
+                                buf = buffers[nxt] = [None] * nxt._num_outputs
+                            cur = buf[nr]
+                            buf[nr] = g if cur is None else cur + g
+                        contributions = g = cur = buf = members = None
+                        for nxt in external:
+                            left = deps[nxt] - 1
+                            deps[nxt] = left
+                            if left == 0:
+                                push(heap, (-nxt._sequence_nr, id(nxt), nxt))
+                        node = pop(heap)[2] if heap else None
+                        continue
             else:
                 if captures and any((node, k) in captures for k in range(node._num_outputs)):
                     for k in range(node._num_outputs):

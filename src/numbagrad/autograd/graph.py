@@ -58,6 +58,8 @@ class Node:
     _retain_grad_hooks: dict[int, object] = {}
     _released = False
     _saved_anything = False
+    # elementwise registry nodes: the engine may run several as one kernel (ops/fusion.py)
+    _fusable = False
 
     _num_outputs = 1
 

@@ -102,12 +102,16 @@ def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
     return out
 
 
+def scalar_functions_source(functions: list[tuple[str, object]]) -> list[str]:
+    """Jitted source of scalar functions (name, python fn or generated source)."""
+    return [codegen.jit_line() + "\n" + codegen.function_source(fn, name, pow_calls=True)
+            for name, fn in functions]
+
+
 def scalar_module_body(functions: list[tuple[str, object]], entry: str, n_in: int, n_params: int):
     """Source for helper scalar functions (name, python fn) plus the loop kernels over ``entry``:
     ``kernel`` (any shape and strides) and the contiguous ``flat_*`` / ``par_*`` ones."""
-    parts = ["from numba import prange"]
-    for name, fn in functions:
-        parts.append(codegen.jit_line() + "\n" + codegen.function_source(fn, name, pow_calls=True))
+    parts = ["from numba import prange"] + scalar_functions_source(functions)
     parts.append(_elementwise_source(entry, n_in, n_params))
     parts += _flat_sources(entry, n_in, n_params)
     return "\n\n\n".join(parts)
@@ -158,6 +162,27 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
 
 
 # ---------------------------------------------------------------- operand layout
+
+
+def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines) -> str:
+    """Scalar ``functions`` plus ``flat`` / ``par`` loops that run ``lines`` once per element.
+
+    The loops take ``out0..`` (contiguous, one size), then one input per letter of
+    ``patterns`` (``a``: an array read at ``j`` as ``v<k>``; ``s``: one value passed as a
+    scalar), then ``p0..``. ``lines`` compute ``o0..``, the values stored into the outputs.
+    """
+    outs = [f"out{k}" for k in range(n_out)]
+    args = ", ".join(outs + [f"a{k}" for k in range(len(patterns))]
+                     + [f"p{k}" for k in range(n_params)])
+    body = [f"        v{k} = a{k}[j]" if c == "a" else f"        v{k} = a{k}"
+            for k, c in enumerate(patterns)]
+    body += [f"        {line}" for line in lines]
+    body += [f"        out{k}[j] = o{k}" for k in range(n_out)]
+    parts = ["from numba import prange"] + scalar_functions_source(functions)
+    for name, loop, extra in (("flat", "range", ""), ("par", "prange", ", parallel=True")):
+        parts.append(f"{codegen.jit_line(extra)}\ndef {name}({args}):\n"
+                     f"    for j in {loop}(out0.shape[0]):\n" + "\n".join(body))
+    return "\n\n\n".join(parts)
 
 
 def broadcast_shapes(*shapes) -> tuple:
@@ -307,7 +332,7 @@ _reduce_kernels: dict[tuple, object] = {}
 
 def get_reduce_kernel(name: str, np_dtype):
     """A reduction kernel from ``kernels_reduce``, specialised for one dtype."""
-    key = (name, np.dtype(np_dtype).name)
+    key = (name, np_dtype)
     k = _reduce_kernels.get(key)
     if k is None:
         fn = getattr(kernels_reduce, name)
@@ -352,7 +377,10 @@ def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
             part = np.empty_like(out)
             get_reduce_kernel("sum_cols", a.dtype)(cols, out, part)
         return out.reshape(kept)
-    rows, kept = as_rows(a, dims)
+    if k == a.ndim and a.flags.c_contiguous:  # everything: one row, no copy
+        rows, kept = a.reshape(1, a.size), ()
+    else:
+        rows, kept = as_rows(a, dims)
     out = np.empty(rows.shape[0], dtype=out_dtype)
     if out.size:
         get_reduce_kernel(name, a.dtype)(rows, out, *params)
@@ -445,6 +473,13 @@ def full(shape, value, dtype):
 
 def as_strided(a, shape, strides):
     """A writable view of ``a``'s memory with byte ``strides``."""
+    if a.flags.c_contiguous and min(strides, default=0) >= 0:
+        # the ndarray constructor on a's buffer (0.5 us against as_strided's 3.7) when the
+        # view stays inside ``a`` (an expanded gradient); a view reaching into the rest of
+        # ``a``'s base goes through as_strided
+        span = a.itemsize + sum((n - 1) * st for n, st in zip(shape, strides))
+        if span <= a.nbytes and 0 not in shape:
+            return np.ndarray(tuple(shape), a.dtype, a, 0, tuple(strides))
     return np.lib.stride_tricks.as_strided(a, tuple(shape), tuple(strides))
 
 

@@ -19,10 +19,15 @@ def parse_shape(args) -> tuple:
     """``f(2, 3)``, ``f((2, 3))`` and ``f([2, 3])`` all mean shape (2, 3)."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
-    return tuple(int(a) for a in args)
+    for a in args:
+        if type(a) is not int:
+            return tuple([int(a) for a in args])
+    return args
 
 
 def infer_shape(shape, numel) -> tuple:
+    if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
+        return tuple(shape)  # nothing to infer (the common case)
     shape = list(shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -101,8 +106,8 @@ unsafe_view.defvjp(_reshape_back)
 def reshape(x, *shape):
     """A view when the layout allows one, else a copy (as in PyTorch)."""
     shape = infer_shape(parse_shape(shape), x.numel())
-    if _view_or_none(x._data, shape) is not None:
-        return view(x, *shape)
+    if shape == x._data.shape or _view_or_none(x._data, shape) is not None:
+        return view(x, shape)
     return reshape_copy(x, shape)
 
 

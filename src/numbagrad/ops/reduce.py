@@ -32,10 +32,10 @@ def _named(name):
 
 def normalize_dims(dim, ndim) -> tuple:
     """``dim`` (None, int, or a sequence) as sorted non-negative dims, range-checked."""
-    from ..tensor import _wrap_dim
-
     if dim is None:
         return tuple(range(ndim))
+    from ..tensor import _wrap_dim
+
     if isinstance(dim, (list, tuple)):
         dims = tuple(_wrap_dim(d, ndim) for d in dim)
         if len(set(dims)) != len(dims):

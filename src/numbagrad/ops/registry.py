@@ -142,8 +142,20 @@ class Ctx:
         self.output_index[name] = index
 
 
+class CompositeCtx(Ctx):
+    """A composite op's ctx: what its forward may set, with the defaults when it does not."""
+
+    view = False  # the outputs are views of the first input
+    node_name = None  # a node name other than the op's (SumBackward1)
+    non_differentiable = ()  # indices of outputs that get no gradient
+    save_outputs = None  # {name: output index} to save for backward
+    wrap = tuple  # what a multi-output forward's Tensors are returned as
+
+
 def _node_class(name: str, op) -> type:
-    return type(name, (OpNode,), {"op": op, "__module__": "numbagrad.autograd.graph"})
+    attrs = {"op": op, "__module__": "numbagrad.autograd.graph",
+             "_fusable": op.kind == "elementwise"}
+    return type(name, (OpNode,), attrs)
 
 
 class OpDef:
@@ -708,38 +720,44 @@ class Composite(OpDef):
         return fn
 
     def __call__(self, *args, **kwargs):
-        from ..tensor import Tensor
-
-        ctx = Ctx()
+        Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
+        ctx = CompositeCtx()
         inputs = []
         for a in args:
             if isinstance(a, Tensor):
                 inputs.append(a)
             elif isinstance(a, (list, tuple)) and a and all(isinstance(t, Tensor) for t in a):
                 inputs.extend(a)
-        ctx.backend = device_backend(inputs)
+        if len(inputs) == 1 and type(inputs[0]._data) is np.ndarray:
+            ctx.backend = cpu  # the common case: one CPU tensor
+        else:
+            ctx.backend = device_backend(inputs)
         res = self.forward(ctx, *args, **kwargs)
         multi = isinstance(res, tuple)
-        arrays = res if multi else (res,)
-        outs = [Tensor._make(a) for a in arrays]
-        if self.view or getattr(ctx, "view", False):
-            _mark_views(inputs[0], outs, getattr(ctx, "node_name", None) or self.node_name)
-        non_diff = getattr(ctx, "non_differentiable", ())
+        if multi:
+            outs = [Tensor._make(a) for a in res]
+        else:
+            out = object.__new__(Tensor)  # Tensor._make, inlined
+            out._data = res
+            out._version_cell = [0]
+            outs = [out]
+        if self.view or ctx.view:
+            _mark_views(inputs[0], outs, ctx.node_name or self.node_name)
         if self.backward is not None and needs_grad(inputs):
             ctx.input_shapes = [t.shape for t in inputs]
             ctx.input_dtypes = [t.dtype for t in inputs]
             ctx.out_shapes = [o.shape for o in outs]
             ctx.out_dtypes = [o.dtype for o in outs]
-            for name, idx in getattr(ctx, "save_outputs", {}).items():
-                ctx.save_output(name, outs[idx], idx)
-            attach(self, ctx, inputs, outs, non_diff=non_diff)
+            if ctx.save_outputs:
+                for name, idx in ctx.save_outputs.items():
+                    ctx.save_output(name, outs[idx], idx)
+            attach(self, ctx, inputs, outs, non_diff=ctx.non_differentiable)
         if multi:
-            return getattr(ctx, "wrap", tuple)(outs)
+            return ctx.wrap(outs)
         return outs[0]
 
     def backward_node(self, node, grads):
-        from ..tensor import Tensor
-
+        Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
         node.ctx.node = node
         if node._num_outputs == 1:
             grads = grads[0]

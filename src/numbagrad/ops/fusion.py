@@ -1,0 +1,189 @@
+"""Backward fusion on the CPU: a connected run of elementwise backward nodes as one kernel.
+
+During ``Tensor.backward()`` the engine offers each ready elementwise node (the *root*) here.
+The region grows from the root through every elementwise node whose whole incoming gradient
+comes from inside the region: all its consumers still to run are region members, it holds no
+gradient yet, it has no hooks, and its gradients need no broadcast sum or cast. The members'
+pointwise rules (the scalar functions the per-node kernels are built from) are composed into
+one loop: gradients between members stay in registers, and each gradient leaving the region
+is written once, already summed over every path inside the region that reaches it.
+``(x**2 * exp(x)).sum().backward()`` so runs one pass over memory instead of five.
+
+A kernel is compiled per region structure, dtype and operand layout (never per shape) and
+cached on disk like every other kernel. Regions under ``FUSE_MIN_ITEMS`` elements run node by
+node: their kernels cost little, a first compile a lot. Anything unusual (a strided or
+partly broadcast operand, ``create_graph``, anomaly mode, ``inputs=``) takes the node-by-node
+path, which computes the same gradients.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..backend import cpu
+from .registry import _tensor_class, sum_to
+
+ENABLED = True
+FUSE_MIN_ITEMS = 1 << 14
+MAX_MEMBERS = 32
+_failed: set = set()  # keys of fused kernels Numba could not compile: node by node instead
+
+
+def _joins(node, compute, buffers) -> bool:
+    """Whether ``node``, all of whose pending gradient comes from the region, can join it."""
+    if not node._fusable or node._released or node in buffers:
+        return False
+    if node._pre_hooks or node._post_hooks or node._tensor_hooks or node._retain_grad_hooks:
+        return False
+    ctx = node.ctx
+    return ctx.compute is compute and ctx.dtypes is None and ctx.to_cpu is None
+
+
+def _operand(a, shape):
+    """How the loop reads ``a``: (``"a"``, flat array), (``"s"``, its one value) or (None, None)
+    when it is neither contiguous with the region's shape nor a single broadcast value."""
+    if a.shape == shape and a.flags.carray:
+        return "a", (a if a.ndim == 1 else a.reshape(-1))
+    if a.size == 1 or not any(a.strides):
+        return "s", a[(0,) * a.ndim]
+    return None, None
+
+
+def _region(root, shape, deps, buffers):
+    members = [root]
+    index = {root: 0}
+    compute = root.ctx.compute
+    reached: dict = {}
+    k = 0
+    while k < len(members):
+        m = members[k]
+        k += 1
+        vjps = m.op.vjps
+        shapes = m.ctx.shapes
+        for i, (nxt, _) in enumerate(m.next_functions):
+            if nxt is None or vjps[i] is None or shapes[i] != shape:
+                continue
+            c = reached[nxt] = reached.get(nxt, 0) + 1
+            if c == deps[nxt] and len(members) < MAX_MEMBERS and _joins(nxt, compute, buffers):
+                index[nxt] = len(members)
+                members.append(nxt)
+    return members, index
+
+
+def run(root, grads, deps, buffers):
+    """Run the region grown from ``root`` as one kernel.
+
+    Returns (members, contributions, external): the nodes it ran, ((node, nr), gradient) for
+    each edge leaving the region, and one entry per edge leaving the region (for the
+    engine's dependency counts). None when ``root`` should run alone.
+    """
+    g = grads[0]
+    if g is None or len(grads) != 1 or not ENABLED:
+        return None
+    gdata = g._data
+    if type(gdata) is not np.ndarray or gdata.size < FUSE_MIN_ITEMS:
+        return None
+    ctx = root.ctx
+    compute = ctx.compute
+    cnp = compute.np
+    if root._released or ctx.dtypes is not None or ctx.to_cpu is not None:
+        return None  # (a released root raises on the node-by-node path)
+    if cnp.kind != "f" or gdata.dtype != cnp:
+        return None
+    shape = gdata.shape
+    members, index = _region(root, shape, deps, buffers)
+    if len(members) < 2:
+        return None
+
+    pattern, value = _operand(gdata, shape)
+    if pattern is None:
+        return None
+    patterns = [pattern]
+    arrays = [value]
+    params = []
+    lines = []
+    rules = {}
+    terms = {0: ["v0"]}  # member -> the terms its incoming gradient sums
+    outputs: dict = {}  # (node, nr, input shape) -> the terms that edge's gradient sums
+    external = []
+    var_of = {}  # id of a saved array -> its loop variable (x read once however often used)
+    for mi, m in enumerate(members):
+        op = m.op
+        mctx = m.ctx
+        mine = terms.pop(mi)
+        gvar = mine[0]
+        if len(mine) > 1:
+            gvar = f"g{mi}"
+            lines.append(f"{gvar} = {' + '.join(mine)}")
+        for i, (nxt, nr) in enumerate(m.next_functions):
+            if nxt is None:
+                continue
+            j = index.get(nxt)
+            if j is None:
+                external.append(nxt)
+            rule = op.vjps[i]
+            if rule is None:
+                continue
+            args = []
+            for name in op.vjp_args[i]:
+                if name == "grad":
+                    args.append(gvar)
+                elif name in op.param_names:
+                    args.append(f"p{len(params)}")
+                    params.append(cnp.type(mctx.params[op.param_names.index(name)]))
+                else:
+                    s = mctx.saved[name]
+                    if s.version_cell[0] != s.version:
+                        s.check(m, mctx.output_index.get(name, 0))
+                    var = var_of.get(id(s.data))
+                    if var is None:
+                        pattern, value = _operand(s.data, shape)
+                        if pattern is None:
+                            return None
+                        var = var_of[id(s.data)] = f"v{len(arrays)}"
+                        patterns.append(pattern)
+                        arrays.append(value)
+                    args.append(var)
+            fname = f"_r_{op.name}_{i}"
+            rules[fname] = (op, rule)
+            term = f"t{len(lines)}"
+            lines.append(f"{term} = {fname}({', '.join(args)})")
+            if j is not None:
+                terms.setdefault(j, []).append(term)
+            else:
+                outputs.setdefault((nxt, nr, mctx.shapes[i]), []).append(term)
+    for k, summed in enumerate(outputs.values()):
+        lines.append(f"o{k} = {' + '.join(summed)}")
+
+    patterns = "".join(patterns)
+    key = ("fused", cnp.name, patterns, len(outputs), len(params), tuple(lines))
+
+    def body():
+        helpers: dict = {}
+        for op, rule in rules.values():
+            op._helpers(rule, helpers)
+        functions = list(helpers.items()) + [(f, r) for f, (_, r) in rules.items()]
+        return cpu.fused_module_body(functions, patterns, len(outputs), len(params), lines)
+
+    if key in _failed:
+        return None
+    outs = [cpu.empty(shape, cnp) for _ in outputs]
+    try:
+        mod = cpu.get_elementwise_kernel(key, cnp, body)
+        n = gdata.size
+        loop = mod.par if n >= mod.PARALLEL_MIN and numba.get_num_threads() > 1 else mod.flat
+        loop(*[o.reshape(-1) for o in outs], *arrays, *params)
+    except numba.core.errors.NumbaError:
+        # every rule compiles on its own; should a composition not type, run node by node
+        _failed.add(key)
+        return None
+
+    Tensor = _tensor_class()
+    contributions = []
+    for (nxt, nr, in_shape), out in zip(outputs, outs):
+        gt = Tensor._make(out)
+        if in_shape != shape:
+            gt = sum_to(gt, in_shape)
+        contributions.append(((nxt, nr), gt))
+    return members, contributions, external

@@ -1,0 +1,221 @@
+"""Backward fusion (ops/fusion.py): a run of elementwise backward nodes as one kernel.
+
+Every test checks the fused gradients against a hand-derived formula and against the same
+backward run node by node, and checks which nodes were fused: the fusion must be invisible
+except for speed (hooks, retain_grad, in-place checks and freed graphs behave as without it).
+The size threshold is set to 0 here so small tensors exercise the fused kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.autograd.graph import ERR_FREED
+from numbagrad.ops import fusion
+
+
+@pytest.fixture
+def fused(monkeypatch):
+    """Fuse regions of any size; yields the list of (root name, member names) that ran fused."""
+    monkeypatch.setattr(fusion, "FUSE_MIN_ITEMS", 0)
+    ran = []
+    real = fusion.run
+
+    def spy(root, grads, deps, buffers):
+        res = real(root, grads, deps, buffers)
+        if res is not None:
+            ran.append([m.name() for m in res[0]])
+        return res
+
+    monkeypatch.setattr(fusion, "run", spy)
+    return ran
+
+
+def node_by_node(fn, *leaves):
+    """The leaves' gradients of ``fn(*leaves).backward()`` with fusion off."""
+    fusion.ENABLED = False
+    try:
+        copies = [t.detach().clone().requires_grad_(True) for t in leaves]
+        fn(*copies).backward()
+        return [c.grad.numpy() for c in copies]
+    finally:
+        fusion.ENABLED = True
+
+
+def rand(*shape, dtype=ng.float32, seed=0, low=-1.0, high=1.0):
+    a = np.random.default_rng(seed).uniform(low, high, shape)
+    return ng.tensor(a, dtype=dtype, requires_grad=True)
+
+
+def check(fn, leaves, want, rtol=1e-5):
+    ref = node_by_node(fn, *leaves)
+    fn(*leaves).backward()
+    for t, w, r in zip(leaves, want, ref):
+        np.testing.assert_allclose(t.grad.numpy(), w, rtol=rtol, atol=1e-6)
+        np.testing.assert_allclose(t.grad.numpy(), r, rtol=rtol, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [ng.float32, ng.float64])
+def test_w1_runs_as_one_kernel(fused, dtype):
+    x = rand(1000, dtype=dtype)
+    xv = x.detach().numpy().astype(np.float64)
+    check(lambda x: (x**2 * ng.exp(x)).sum(), [x], [(2 * xv + xv**2) * np.exp(xv)])
+    assert fused == [["MulBackward0", "PowBackward0", "ExpBackward0"]]
+    assert x.grad.dtype == dtype
+
+
+def test_broadcast_input_gets_its_gradient_summed_back(fused):
+    a, b = rand(30, 40, seed=1), rand(40, seed=2)
+    av, bv = a.detach().numpy(), b.detach().numpy()
+    check(lambda a, b: ((a + b) * a).sum(), [a, b], [2 * av + bv, av.sum(0)])
+    assert fused == [["MulBackward0", "AddBackward0"]]
+    assert b.grad.shape == (40,)
+
+
+def test_a_scalar_operand_and_its_gradient(fused):
+    x, w = rand(500, seed=3), rand(1, seed=4)
+    xv, wv = x.detach().numpy(), w.detach().numpy()
+    check(lambda x, w: (ng.sin(x * w) * 3.0).sum(), [x, w],
+          [3 * np.cos(xv * wv) * wv, [(3 * np.cos(xv * wv) * xv).sum()]], rtol=1e-4)
+    assert fused == [["MulBackward0", "SinBackward0", "MulBackward0"]]
+
+
+def test_a_node_with_several_consumers_joins_once_all_are_in(fused):
+    # y feeds sin, cos and the product: its gradient is the sum of three paths
+    x = rand(300, seed=5, low=-0.5, high=0.5)
+    xv = x.detach().numpy().astype(np.float64)
+    yv = np.exp(xv)
+    want = ((np.cos(yv) - np.sin(yv)) * yv + (np.sin(yv) + np.cos(yv))) * yv
+
+    def diamond(x):
+        y = ng.exp(x)
+        return ((ng.sin(y) + ng.cos(y)) * y).sum()
+
+    check(diamond, [x], [want], rtol=1e-4)
+    assert len(fused) == 1 and sorted(fused[0]) == sorted(
+        ["MulBackward0", "AddBackward0", "SinBackward0", "CosBackward0", "ExpBackward0"])
+
+
+def test_relu_where_and_integer_powers(fused):
+    x = rand(400, dtype=ng.float64, seed=6)
+    xv = x.detach().numpy()
+    want = np.where(3 * xv > 0, 3, 0) * xv**3 + np.maximum(3 * xv, 0) * 3 * xv**2
+    check(lambda x: (ng.relu(x * 3) * x**3).sum(), [x], [want])
+    assert fused and "ReluBackward0" in fused[0] and "PowBackward0" in fused[0]
+
+
+def test_a_hook_on_an_intermediate_sees_its_gradient_and_can_change_it(fused):
+    x = rand(200, seed=7)
+    xv = x.detach().numpy()
+    seen = []
+    y = x * 2
+    y.register_hook(lambda g: seen.append(g.numpy().copy()) or g * 10)
+    (ng.exp(y) * 3).sum().backward()
+    np.testing.assert_allclose(seen[0], 3 * np.exp(2 * xv), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), 60 * np.exp(2 * xv), rtol=1e-6)
+    assert ["MulBackward0", "ExpBackward0"] in fused  # the region stops before y's node
+    assert not any(len(f) > 2 for f in fused)
+
+
+def test_retain_grad_keeps_the_intermediate_gradient(fused):
+    x = rand(200, seed=8)
+    xv = x.detach().numpy()
+    y = ng.sin(x)
+    y.retain_grad()
+    (y * y * 0.5).sum().backward()
+    np.testing.assert_allclose(y.grad.numpy(), np.sin(xv), rtol=1e-6)
+    np.testing.assert_allclose(x.grad.numpy(), np.sin(xv) * np.cos(xv), rtol=1e-6)
+    assert all("SinBackward0" not in f for f in fused)
+
+
+def test_an_inplace_change_of_a_saved_tensor_raises_as_without_fusion(fused):
+    x = rand(100, seed=9)
+    y = x * 1.0
+    z = ng.exp(y) * y
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_a_freed_graph_raises_and_retain_graph_accumulates(fused):
+    x = rand(100, seed=10)
+    xv = x.detach().numpy()
+    loss = (ng.exp(x) * x).sum()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (np.exp(xv) * (1 + xv)), rtol=1e-6)
+    with pytest.raises(RuntimeError, match=ERR_FREED[:40]):
+        loss.backward()
+
+
+def test_a_first_grad_takes_the_fused_output_and_later_ones_add(fused):
+    x = rand(100, seed=11)
+    xv = x.detach().numpy()
+    (x * x * 2).sum().backward()
+    first = x.grad
+    (x * x * 2).sum().backward()
+    assert x.grad is first  # accumulated in place, as in PyTorch
+    np.testing.assert_allclose(x.grad.numpy(), 8 * xv, rtol=1e-6)
+
+
+def test_create_graph_and_autograd_grad_run_node_by_node(fused):
+    x = rand(50, dtype=ng.float64, seed=12)
+    xv = x.detach().numpy()
+    (g,) = ng.autograd.grad((ng.sin(x) * x).sum(), x, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), np.cos(xv) * xv + np.sin(xv))
+    assert fused == []
+    # the graph of the first backward is elementwise nodes too: its backward may fuse
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), -np.sin(xv) * xv + 2 * np.cos(xv))
+
+
+def test_a_partly_broadcast_operand_runs_node_by_node(fused):
+    a, b = rand(20, 30, seed=13), rand(30, seed=14)
+    av, bv = a.detach().numpy(), b.detach().numpy()
+    check(lambda a, b: (ng.exp(a) * b).sum(), [a, b],
+          [np.exp(av) * bv, np.exp(av).sum(0)], rtol=1e-5)
+    assert fused == []
+
+
+def test_large_tensors_fuse_at_the_default_threshold(monkeypatch):
+    # n above the parallel threshold too: the parallel loop gives the same gradients
+    x = rand(fusion.FUSE_MIN_ITEMS * 5, seed=15)
+    xv = x.detach().numpy().astype(np.float64)
+    check(lambda x: (x**2 * ng.exp(x)).sum(), [x], [(2 * xv + xv**2) * np.exp(xv)])
+    small = rand(100, seed=16)
+    calls = []
+    real = fusion.run
+    monkeypatch.setattr(fusion, "run", lambda *a: calls.append(real(*a)) or calls[-1])
+    (small**2 * ng.exp(small)).sum().backward()
+    # under the threshold each node runs on its own (nothing compiled for the region)
+    assert len(calls) == 3 and calls == [None] * 3
+
+
+FUSED_F64_CHECK = """
+import numbagrad as ng
+from numbagrad.backend import cpu
+from numbagrad.ops import fusion
+fusion.FUSE_MIN_ITEMS = 0
+x = ng.tensor([0.5, -1.5, 2.0], requires_grad=True)
+(x.sigmoid() * x.tanh() * 0.5 * (1 - x).rsqrt().exp() * x**2).sum().backward()
+for key, mod in cpu._kernels.items():
+    if key[0] == "fused" and mod.flat.signatures:
+        ir = "".join(mod.flat.inspect_llvm().values())
+        print(len(key[-1]), [w for w in ("fpext float", "fadd double", "fmul double",
+                                          "fdiv double") if w in ir])
+"""
+
+
+def test_a_fused_float32_kernel_does_no_float64_arithmetic(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    # compiled fresh in a clean cache: Numba cannot show the IR of cache-loaded code
+    env = dict(os.environ, NUMBAGRAD_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", FUSED_F64_CHECK], env=env, capture_output=True,
+                         text=True, check=True).stdout.splitlines()
+    assert len(out) == 1 and int(out[0].split()[0]) >= 8  # one region of every node
+    assert out[0].endswith("[]"), out
