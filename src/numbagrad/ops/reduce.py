@@ -54,8 +54,9 @@ def _finish(out, shape, dims, keepdim):
 
 def unreduce(grad, ctx):
     """Broadcast a reduction's gradient back over the reduced dims (the inverse movement)."""
-    if not ctx.keepdim:
+    if not ctx.keepdim and len(ctx.dims) < len(ctx.shape):
         grad = grad.reshape(_keep_shape(ctx.shape, ctx.dims))
+    # (a full reduction's 0-d gradient expands as it is: new dims are added in front)
     return grad.expand(ctx.shape)
 
 
