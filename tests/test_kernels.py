@@ -144,7 +144,23 @@ def test_sum_over_leading_dims_runs_column_sums_without_a_copy(shape, dims):
     # blocks of 256 rows keep float32 rounding to a few ulp of the column sums
     np.testing.assert_allclose(got, want, rtol=4 * shape[0] / 256 * 1.2e-7 + 1e-6)
     if a.size:
-        assert ("sum_cols", np.dtype(np.float32)) in cpu._reduce_kernels
+        names = {k[0] for k in cpu._reduce_kernels}
+        assert "sum_cols" in names or "sum_cols_par" in names
+
+
+def test_parallel_sums_add_the_same_blocks_as_the_serial_ones():
+    from numbagrad.backend import cpu
+
+    a = np.random.default_rng(3).random((1000, 700)).astype(np.float32)
+    serial, par = np.empty(700, np.float32), np.empty(700, np.float32)
+    cpu.get_reduce_kernel("sum_cols", a.dtype)(a, serial, np.empty(700, np.float32))
+    cpu.get_reduce_kernel("sum_cols_par", a.dtype)(a, par, np.empty((4, 700), np.float32))
+    np.testing.assert_array_equal(par, serial)  # same blocks of 256 rows, added in order
+    flat = a.reshape(1, -1)
+    whole, part = np.empty(1, np.float32), np.empty(-(-flat.size // 16384), np.float32)
+    cpu.get_reduce_kernel("sum_all_par", a.dtype)(flat, whole, part)
+    np.testing.assert_allclose(whole[0], a.astype(np.float64).sum(), rtol=1e-6)
+    assert ng.tensor(a).sum().item() == pytest.approx(a.astype(np.float64).sum(), rel=1e-6)
 
 
 def test_identity_rules_pass_the_gradient_through_without_a_kernel():
@@ -158,3 +174,24 @@ def test_identity_rules_pass_the_gradient_through_without_a_kernel():
     assert a.grad.tolist() == [1.0, 10.0] and b.grad.tolist() == [1.0, 10.0]
     a.grad.add_(1)  # each leaf's .grad owns its memory
     assert b.grad.tolist() == [1.0, 10.0]
+
+
+def test_large_broadcasts_split_their_rows_over_threads():
+    import numba
+
+    from numbagrad.backend import cpu
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one Numba thread: the parallel rows kernel is never chosen")
+    rng = np.random.default_rng(2)
+    a = rng.random((300, 800)).astype(np.float32)
+    b = rng.random(400).astype(np.float32)
+    c = rng.random((300, 1)).astype(np.float32)
+    numba.set_num_threads(2)
+    contiguous = (ng.tensor(a[:, :400].copy()) + ng.tensor(b)).numpy()
+    strided = (ng.tensor(a)[:, ::2] * ng.tensor(c)).numpy()  # inner stride 2: the slow loop
+    np.testing.assert_array_equal(contiguous, a[:, :400] + b)
+    np.testing.assert_array_equal(strided, a[:, ::2] * c)
+    assert E.add.kernel(D.float32).rows.signatures
+    assert E.mul.kernel(D.float32).rows.signatures
+    assert cpu.PARALLEL_MIN <= 300 * 400

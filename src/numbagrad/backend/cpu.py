@@ -73,6 +73,36 @@ def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
     return "\n".join(lines)
 
 
+def _rows_source(fname: str, n_in: int, n_params: int) -> str:
+    """``rows``: ``kernel`` for two (coalesced) dims, its rows split over Numba's threads (a
+    broadcast ``(m, n) + (n,)`` of a large size)."""
+    ins = [f"a{i}, o{i}, s{i}" for i in range(n_in)]
+    params = [f"p{i}" for i in range(n_params)]
+    args = ", ".join(["shape", "out, oo, so"] + ins + params)
+    unit = " and ".join(["so[1] == 1"] + [f"s{i}[1] == 1" for i in range(n_in)])
+    lines = [
+        codegen.jit_line(", parallel=True"),
+        f"def rows({args}):",
+        "    inner = shape[1]",
+        f"    unit = {unit}",
+        "    for r in prange(shape[0]):",
+        "        bo = oo + r * so[0]",
+    ]
+    lines += [f"        b{i} = o{i} + r * s{i}[0]" for i in range(n_in)]
+    lines += ["        if unit:", "            vo = out[bo:bo + inner]"]
+    lines += [f"            v{i} = a{i}[b{i}:b{i} + inner]" for i in range(n_in)]
+    fast_call = ", ".join([f"v{i}[j]" for i in range(n_in)] + params)
+    slow_call = ", ".join([f"a{i}[b{i} + j * s{i}[1]]" for i in range(n_in)] + params)
+    lines += [
+        "            for j in range(inner):",
+        f"                vo[j] = {fname}({fast_call})",
+        "        else:",
+        "            for j in range(inner):",
+        f"                out[bo + j * so[1]] = {fname}({slow_call})",
+    ]
+    return "\n".join(lines)
+
+
 def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
     """Loops over contiguous operands of one size: ``flat_<pattern>`` and ``par_<pattern>``.
 
@@ -113,6 +143,7 @@ def scalar_module_body(functions: list[tuple[str, object]], entry: str, n_in: in
     ``kernel`` (any shape and strides) and the contiguous ``flat_*`` / ``par_*`` ones."""
     parts = ["from numba import prange"] + scalar_functions_source(functions)
     parts.append(_elementwise_source(entry, n_in, n_params))
+    parts.append(_rows_source(entry, n_in, n_params))
     parts += _flat_sources(entry, n_in, n_params)
     return "\n\n\n".join(parts)
 
@@ -321,6 +352,8 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
     args = [np.array(cshape, dtype=np.int64)]
     for (flat, _), st in zip(operands, cstrides):
         args += [flat, 0, np.array(st, dtype=np.int64)]
+    if len(cshape) == 2 and out.size >= mod.PARALLEL_MIN and numba.get_num_threads() > 1:
+        kernel = mod.rows  # rows in parallel (a large broadcast)
     kernel(*args, *params)
     return out
 
@@ -338,6 +371,8 @@ def get_reduce_kernel(name: str, np_dtype):
         fn = getattr(kernels_reduce, name)
         extra = kernels_reduce.FASTMATH.get(name, "")
         body = codegen.jit_line(extra) + "\n" + codegen.function_source(fn)
+        if "parallel=True" in extra:
+            body = "from numba import prange\n\n\n" + body
         body = with_fastmath(body, np_dtype)
         mod = codegen.load_module(np.dtype(np_dtype).name, body)
         k = _reduce_kernels[key] = getattr(mod, name)
@@ -373,12 +408,20 @@ def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
         kept = a.shape[k:]
         cols = a.reshape(-1, math.prod(kept))
         out = np.empty(cols.shape[1], dtype=out_dtype)
-        if out.size:
+        if out.size >= 2 and a.size >= PARALLEL_MIN and numba.get_num_threads() > 1:
+            parts = np.empty((-(-cols.shape[0] // 256), cols.shape[1]), dtype=out_dtype)
+            get_reduce_kernel("sum_cols_par", a.dtype)(cols, out, parts)
+        elif out.size:
             part = np.empty_like(out)
             get_reduce_kernel("sum_cols", a.dtype)(cols, out, part)
         return out.reshape(kept)
     if k == a.ndim and a.flags.c_contiguous:  # everything: one row, no copy
         rows, kept = a.reshape(1, a.size), ()
+        if name == "sum_rows" and a.size >= 4 * 16384 and numba.get_num_threads() > 1:
+            out = np.empty(1, dtype=out_dtype)
+            part = np.empty(-(-a.size // 16384), dtype=out_dtype)
+            get_reduce_kernel("sum_all_par", a.dtype)(rows, out, part)
+            return out.reshape(())
     else:
         rows, kept = as_rows(a, dims)
     out = np.empty(rows.shape[0], dtype=out_dtype)

@@ -14,6 +14,8 @@ _c = np.float64  # replaced by the kernel dtype in generated modules
 # reassociation lets LLVM vectorise sums: faster, and more accurate than a serial float32 sum
 FASTMATH = {
     "sum_rows": ", fastmath={'reassoc'}",
+    "sum_all_par": ", fastmath={'reassoc'}, parallel=True",
+    "sum_cols_par": ", parallel=True",
     "norm2_rows": ", fastmath={'reassoc'}",
     "mean_rows": ", fastmath={'reassoc'}",
 }
@@ -44,6 +46,44 @@ def sum_cols(x, out, part):
                 part[j] += x[i, j]
         for j in range(n):
             out[j] += part[j]
+
+
+def sum_cols_par(x, out, parts):
+    # sum_cols over Numba's threads: each block of 256 rows sums into its own row of
+    # ``parts`` in parallel (whole rows, so the loop over j vectorizes), then the blocks are
+    # added in order: the same rounding as sum_cols
+    m = x.shape[0]
+    n = x.shape[1]
+    for b in prange(parts.shape[0]):
+        part = parts[b]
+        for j in range(n):
+            part[j] = 0
+        for i in range(b * int(256), min(b * int(256) + int(256), m)):
+            row = x[i]
+            for j in range(n):
+                part[j] += row[j]
+    for j in range(n):
+        out[j] = 0
+    for b in range(parts.shape[0]):
+        part = parts[b]
+        for j in range(n):
+            out[j] += part[j]
+
+
+def sum_all_par(x, out, part):
+    # the sum of a whole contiguous array (one row) over Numba's threads: ``part`` holds one
+    # sum per block of 16384 elements, added up at the end
+    n = x.shape[1]
+    for b in prange(part.shape[0]):
+        acc = 0
+        block = x[0, b * int(16384):min((b + int(1)) * int(16384), n)]
+        for j in range(block.shape[0]):
+            acc += block[j]
+        part[b] = acc
+    acc = 0
+    for b in range(part.shape[0]):
+        acc += part[b]
+    out[0] = acc
 
 
 def prod_rows(x, out):
