@@ -18,6 +18,8 @@ path, which computes the same gradients.
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -82,18 +84,32 @@ def run(root, grads, deps, buffers):
     if g is None or len(grads) != 1 or not ENABLED:
         return None
     gdata = g._data
-    if type(gdata) is not np.ndarray or gdata.size < FUSE_MIN_ITEMS:
+    if type(gdata) is not np.ndarray:
         return None
+    lead = None
+    if root.op.kind != "elementwise":
+        # a whole-tensor sum (``loss = f(x).sum()``): its gradient is one value broadcast over
+        # its input; the region starts at the node it feeds and reads that value as a scalar
+        # (no expanded tensor, no node of its own)
+        lead, (root, _) = root, root.next_functions[0]
+        if gdata.size != 1 or root is None or deps[root] != 1 or lead._released:
+            return None
+        if not (root._fusable and root.op.kind == "elementwise"):
+            return None
+        shape = lead.ctx.input_shapes[0]
+        if not _joins(root, root.ctx.compute, buffers) or gdata.dtype != root.ctx.compute.np:
+            return None
+    else:
+        shape = gdata.shape
     ctx = root.ctx
     compute = ctx.compute
     cnp = compute.np
     if root._released or ctx.dtypes is not None or ctx.to_cpu is not None:
         return None  # (a released root raises on the node-by-node path)
-    if cnp.kind != "f" or gdata.dtype != cnp:
+    if cnp.kind != "f" or gdata.dtype != cnp or math.prod(shape) < FUSE_MIN_ITEMS:
         return None
-    shape = gdata.shape
     members, index = _region(root, shape, deps, buffers)
-    if len(members) < 2:
+    if len(members) < 2 and lead is None:
         return None
 
     pattern, value = _operand(gdata, shape)
@@ -186,4 +202,6 @@ def run(root, grads, deps, buffers):
         if in_shape != shape:
             gt = sum_to(gt, in_shape)
         contributions.append(((nxt, nr), gt))
+    if lead is not None:
+        members.append(lead)  # it ran too (its one edge leads into the region)
     return members, contributions, external

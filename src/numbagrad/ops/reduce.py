@@ -219,6 +219,9 @@ def sum_vjp(ctx, grad):
     return unreduce(grad, ctx)
 
 
+sum.fuses_backward = True  # ops/fusion.py: a whole-tensor sum's gradient, read as a scalar
+
+
 @composite("mean")
 def mean(ctx, x, dim=None, keepdim=False, dtype=None):
     if dtype is not None:

@@ -154,7 +154,7 @@ class CompositeCtx(Ctx):
 
 def _node_class(name: str, op) -> type:
     attrs = {"op": op, "__module__": "numbagrad.autograd.graph",
-             "_fusable": op.kind == "elementwise"}
+             "_fusable": op.kind == "elementwise" or op.fuses_backward}
     return type(name, (OpNode,), attrs)
 
 
@@ -162,6 +162,9 @@ class OpDef:
     """Common part of every registry entry."""
 
     kind = "op"
+    # whether the engine offers this op's nodes to ops/fusion.py (elementwise ops, and a
+    # whole-tensor sum whose broadcast gradient the region reads as a scalar)
+    fuses_backward = False
 
     def __init__(self, name: str, node: str | None):
         if name in REGISTRY:
