@@ -119,6 +119,8 @@ def run_backward(
     fuse = plain and not anomaly and not create_graph
     if fuse:
         from ..ops import fusion
+
+        fuse_min = fusion.FUSE_MIN_ITEMS
     mode = enable_grad() if create_graph else no_grad()
     with mode:
         node = pop(heap)[2] if heap else None
@@ -128,7 +130,12 @@ def run_backward(
                 grads = _run_tensor_hooks(node, grads)
             if plain:
                 run = True
-                if fuse and node._fusable and not (node._pre_hooks or node._post_hooks):
+                if (
+                    fuse and node._fusable and grads[0] is not None
+                    # (a small gradient is only worth a look from a sum: it may be broadcast)
+                    and (grads[0]._data.size >= fuse_min or node.op.kind != "elementwise")
+                    and not (node._pre_hooks or node._post_hooks)
+                ):
                     fused = fusion.run(node, grads, deps, buffers)
                     if fused is not None:
                         members, contributions, external = fused
