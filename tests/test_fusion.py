@@ -189,8 +189,9 @@ def test_large_tensors_fuse_at_the_default_threshold(monkeypatch):
     real = fusion.run
     monkeypatch.setattr(fusion, "run", lambda *a: calls.append(real(*a)) or calls[-1])
     (small**2 * ng.exp(small)).sum().backward()
-    # under the threshold each node runs on its own (nothing compiled for the region)
-    assert len(calls) == 4 and calls == [None] * 4  # the sum and the three nodes below
+    # under the threshold each node runs on its own (nothing compiled for the region); only
+    # the sum is looked at (its one-value gradient might broadcast over a large input)
+    assert calls == [None]
 
 
 FUSED_F64_CHECK = """
