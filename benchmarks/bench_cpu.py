@@ -31,6 +31,27 @@ class W1ExpPoly:
         self.run()
 
 
+class W1Fusion:
+    """W1 with backward fusion on and off (ops/fusion.py): what one fused kernel saves."""
+
+    params = ([10**5, 10**6], [True, False])
+    param_names = ["n", "fused"]
+
+    def setup(self, n, fused):
+        from numbagrad.ops import fusion
+
+        fusion.ENABLED = fused
+        self.run = W.w1(ng, n)
+
+    def teardown(self, n, fused):
+        from numbagrad.ops import fusion
+
+        fusion.ENABLED = True
+
+    def time_w1(self, n, fused):
+        self.run()
+
+
 class W2MLP:
     """One forward + backward step of an MLP 784-512-10 with cross-entropy, batch 256."""
 
