@@ -32,6 +32,27 @@ MAX_MEMBERS = 32
 _failed: set = set()  # keys of fused kernels Numba could not compile: node by node instead
 
 
+_specs: dict = {}
+
+
+def _spec(op, i):
+    """(function name, argument kinds) of input ``i``'s rule in a fused kernel, or None when
+    the input has no rule. A kind is (0, None) for ``grad``, (1, index) for a parameter,
+    (2, name) for a saved tensor."""
+    if op.vjps[i] is None:
+        return None
+    kinds = []
+    for name in op.vjp_args[i]:
+        if name == "grad":
+            kinds.append((0, None))
+        elif name in op.param_names:
+            kinds.append((1, op.param_names.index(name)))
+        else:
+            kinds.append((2, name))
+    spec = _specs[(op, i)] = (f"_r_{op.name}_{i}", tuple(kinds))
+    return spec
+
+
 def _joins(node, compute, buffers) -> bool:
     """Whether ``node``, all of whose pending gradient comes from the region, can join it."""
     if not node._fusable or node._released or node in buffers:
@@ -138,16 +159,17 @@ def run(root, grads, deps, buffers):
             j = index.get(nxt)
             if j is None:
                 external.append(nxt)
-            rule = op.vjps[i]
-            if rule is None:
+            spec = _specs.get((op, i)) or _spec(op, i)
+            if spec is None:
                 continue
+            fname, kinds = spec
             args = []
-            for name in op.vjp_args[i]:
-                if name == "grad":
+            for kind, name in kinds:
+                if kind == 0:
                     args.append(gvar)
-                elif name in op.param_names:
+                elif kind == 1:
                     args.append(f"p{len(params)}")
-                    params.append(cnp.type(mctx.params[op.param_names.index(name)]))
+                    params.append(cnp.type(mctx.params[name]))
                 else:
                     s = mctx.saved[name]
                     if s.version_cell[0] != s.version:
@@ -161,8 +183,7 @@ def run(root, grads, deps, buffers):
                         patterns.append(pattern)
                         arrays.append(value)
                     args.append(var)
-            fname = f"_r_{op.name}_{i}"
-            rules[fname] = (op, rule)
+            rules[fname] = (op, op.vjps[i])
             term = f"t{len(lines)}"
             lines.append(f"{term} = {fname}({', '.join(args)})")
             if j is not None:
@@ -173,7 +194,7 @@ def run(root, grads, deps, buffers):
         lines.append(f"o{k} = {' + '.join(summed)}")
 
     patterns = "".join(patterns)
-    key = ("fused", cnp.name, patterns, len(outputs), len(params), tuple(lines))
+    key = ("fused", cnp, patterns, len(outputs), len(params), tuple(lines))
 
     def body():
         helpers: dict = {}
