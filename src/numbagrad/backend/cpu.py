@@ -298,10 +298,26 @@ def _flat_launch(mod, arrays, shape, out, params):
     return True
 
 
+def _first_num_threads():
+    """``numba.get_num_threads()`` costs about 1 us (it makes sure the pool is up, then asks
+    through ctypes); once the pool is up, ``num_threads`` asks the ctypes function itself
+    (0.17 us), or keeps Numba's public function if that private one is not there."""
+    global num_threads
+    n = numba.get_num_threads()
+    from numba.np.ufunc import parallel
+
+    direct = getattr(parallel, "_get_num_threads", None)
+    num_threads = direct if direct is not None and direct() == n else numba.get_num_threads
+    return n
+
+
+num_threads = _first_num_threads  # the thread count numba.set_num_threads last set
+
+
 def _loops(mod, n):
     """The serial (``FLAT``) or parallel (``PAR``) loop table of ``mod`` for ``n`` elements."""
-    # numba.get_num_threads() costs about 1 us: ask only when the size could use threads
-    if n >= mod.PARALLEL_MIN and numba.get_num_threads() > 1:
+    # asked only when the size could use threads
+    if n >= mod.PARALLEL_MIN and num_threads() > 1:
         return mod.PAR
     return mod.FLAT
 
@@ -352,7 +368,7 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
     args = [np.array(cshape, dtype=np.int64)]
     for (flat, _), st in zip(operands, cstrides):
         args += [flat, 0, np.array(st, dtype=np.int64)]
-    if len(cshape) == 2 and out.size >= mod.PARALLEL_MIN and numba.get_num_threads() > 1:
+    if len(cshape) == 2 and out.size >= mod.PARALLEL_MIN and num_threads() > 1:
         kernel = mod.rows  # rows in parallel (a large broadcast)
     kernel(*args, *params)
     return out
@@ -408,7 +424,7 @@ def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
         kept = a.shape[k:]
         cols = a.reshape(-1, math.prod(kept))
         out = np.empty(cols.shape[1], dtype=out_dtype)
-        if out.size >= 2 and a.size >= PARALLEL_MIN and numba.get_num_threads() > 1:
+        if out.size >= 2 and a.size >= PARALLEL_MIN and num_threads() > 1:
             parts = np.empty((-(-cols.shape[0] // 256), cols.shape[1]), dtype=out_dtype)
             get_reduce_kernel("sum_cols_par", a.dtype)(cols, out, parts)
         elif out.size:
@@ -417,7 +433,7 @@ def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
         return out.reshape(kept)
     if k == a.ndim and a.flags.c_contiguous:  # everything: one row, no copy
         rows, kept = a.reshape(1, a.size), ()
-        if name == "sum_rows" and a.size >= 4 * 16384 and numba.get_num_threads() > 1:
+        if name == "sum_rows" and a.size >= 4 * 16384 and num_threads() > 1:
             out = np.empty(1, dtype=out_dtype)
             part = np.empty(-(-a.size // 16384), dtype=out_dtype)
             get_reduce_kernel("sum_all_par", a.dtype)(rows, out, part)

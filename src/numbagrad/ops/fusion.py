@@ -209,7 +209,7 @@ def run(root, grads, deps, buffers):
     try:
         mod = cpu.get_elementwise_kernel(key, cnp, body)
         n = gdata.size
-        loop = mod.par if n >= mod.PARALLEL_MIN and numba.get_num_threads() > 1 else mod.flat
+        loop = mod.par if n >= mod.PARALLEL_MIN and cpu.num_threads() > 1 else mod.flat
         loop(*[o.reshape(-1) for o in outs], *arrays, *params)
     except numba.core.errors.NumbaError:
         # every rule compiles on its own; should a composition not type, run node by node
