@@ -195,3 +195,21 @@ def test_large_broadcasts_split_their_rows_over_threads():
     assert E.add.kernel(D.float32).rows.signatures
     assert E.mul.kernel(D.float32).rows.signatures
     assert cpu.PARALLEL_MIN <= 300 * 400
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_small_lean_launches_call_the_compiled_loop_directly(dtype):
+    rng = np.random.default_rng(4)
+    a, b = rng.random(7).astype(dtype), rng.random(7).astype(dtype)
+    x, y = ng.from_numpy(a.copy()), ng.from_numpy(b.copy())
+    for _ in range(2):  # the first call finds the entry point, the second calls it
+        np.testing.assert_allclose((x * y).numpy(), a * b, rtol=1e-6)
+        np.testing.assert_allclose((x**3).numpy(), a**3, rtol=1e-6)
+        np.testing.assert_allclose(ng.sin(x).numpy(), np.sin(a), rtol=1e-6)
+        assert (x[:0] * y[:0]).shape == (0,)
+        # a strided view takes the general path, with the same values
+        np.testing.assert_allclose((x[::2] * y[::2]).numpy(), a[::2] * b[::2], rtol=1e-6)
+    entries = E.mul._plans[np.dtype(dtype)][3]
+    flat = E.mul.kernel(D.from_numpy_dtype(np.dtype(dtype))).FLAT["aa"]
+    assert entries[2] is not flat and callable(entries[2])  # the compiled function itself
+    assert len(flat.signatures) == 1  # and no second compile of the loop

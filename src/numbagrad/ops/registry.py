@@ -402,13 +402,17 @@ class Elementwise(OpDef):
         if self.dtype_rule != "where" and (dt is not D.bool_ or self.allow_bool):
             compute = D.to_float(dt) if self.dtype_rule == "float" else dt
             if compute is dt:
-                plan = (compute, self.out_dtype(compute).np, self.kernel(compute))
+                # the last item: the compiled entry points of the serial contiguous loops,
+                # filled on first use (see ``_launch_small``)
+                mod = self.kernel(compute)
+                plan = (compute, self.out_dtype(compute).np, mod, {}, mod.PARALLEL_MIN)
         self._plans[np_dtype] = plan
         return plan
 
     def __call__(self, *args):
         Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
         # the lean path (W3 in benchmarks/): CPU tensors of one dtype, no casts, no scalars
+        # (small contiguous ones skip even cpu.run_elementwise and Numba's dispatch)
         n_in = self.n_in
         tensors = args if len(args) == n_in else args[:n_in]
         np_dtype = None
@@ -423,11 +427,11 @@ class Elementwise(OpDef):
                 break
             arrays.append(data)
         else:
-            plan = self._plans.get(np_dtype, 0)
-            if plan == 0:
+            plan = self._plans.get(np_dtype, _NO_PLAN)
+            if plan is _NO_PLAN:
                 plan = self._plan(np_dtype)
             if plan is not None:
-                compute, out_np, mod = plan
+                compute, out_np, mod, entries, par_min = plan
                 if len(args) == n_in:
                     params = pvals = ()
                 else:
@@ -435,7 +439,21 @@ class Elementwise(OpDef):
                     pvals = self._param_values(compute, params)
                 # Tensor._make, inlined: this runs once per op
                 result = object.__new__(Tensor)
-                result._data = cpu.run_elementwise(mod, arrays, out_np, pvals)
+                a0 = arrays[0]
+                shape = a0.shape
+                if a0.size < par_min and a0.ndim == 1 and a0.flags.carray and (
+                    n_in == 1 or (n_in == 2 and arrays[1].shape == shape
+                                  and arrays[1].flags.carray)
+                ):
+                    entry = entries.get(n_in + 8 * len(pvals))
+                    if entry is not None:
+                        out = np.empty(shape, out_np)
+                        entry(out, *arrays, *pvals)
+                        result._data = out
+                    else:
+                        result._data = _launch_small(mod, entries, arrays, out_np, pvals)
+                else:
+                    result._data = cpu.run_elementwise(mod, arrays, out_np, pvals)
                 result._version_cell = [0]
                 if _grad_state.enabled and self.dtype_rule != "bool":
                     for a in tensors:
@@ -615,6 +633,31 @@ class Elementwise(OpDef):
                         s.check(node, ctx.output_index.get(name, 0))
                     arrays.append(s.data)
         return arrays
+
+
+_NO_PLAN = object()
+
+
+def _launch_small(mod, entries, arrays, out_np, pvals):
+    """A small contiguous 1-d launch of the lean path, calling the loop's compiled entry point
+    directly: Numba's dispatcher spends 0.2 us per call finding it from the argument types,
+    which the lean path has already fixed (every array C-contiguous, writeable, aligned, 1-d
+    and of the plan's dtype, the output of ``out_np``, parameters of the compute dtype)."""
+    out = np.empty(arrays[0].shape, out_np)
+    key = len(arrays) + 8 * len(pvals)
+    entry = entries.get(key)
+    if entry is not None:
+        entry(out, *arrays, *pvals)
+        return out
+    loop = mod.FLAT[_ALL_ARRAYS[len(arrays)]]
+    loop(out, *arrays, *pvals)  # compiles or loads the loop on first use
+    sig = tuple([loop.typeof_pyval(v) for v in (out, *arrays, *pvals)])
+    compiled = loop.overloads.get(sig)
+    entries[key] = getattr(compiled, "entry_point", None) or loop
+    return out
+
+
+_ALL_ARRAYS = ("", "a", "aa", "aaa", "aaaa")
 
 
 def _returns_its_argument(rule) -> bool:
