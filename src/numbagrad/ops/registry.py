@@ -402,10 +402,9 @@ class Elementwise(OpDef):
         if self.dtype_rule != "where" and (dt is not D.bool_ or self.allow_bool):
             compute = D.to_float(dt) if self.dtype_rule == "float" else dt
             if compute is dt:
-                # the last item: the compiled entry points of the serial contiguous loops,
-                # filled on first use (see ``_launch_small``)
+                # with the module's compiled entry points (see ``cpu.launch_small``)
                 mod = self.kernel(compute)
-                plan = (compute, self.out_dtype(compute).np, mod, {}, mod.PARALLEL_MIN)
+                plan = (compute, self.out_dtype(compute).np, mod, mod.ENTRIES, mod.PARALLEL_MIN)
         self._plans[np_dtype] = plan
         return plan
 
@@ -451,7 +450,7 @@ class Elementwise(OpDef):
                         entry(out, *arrays, *pvals)
                         result._data = out
                     else:
-                        result._data = _launch_small(mod, entries, arrays, out_np, pvals)
+                        result._data = cpu.launch_small(mod, arrays, out_np, pvals)
                 else:
                     result._data = cpu.run_elementwise(mod, arrays, out_np, pvals)
                 result._version_cell = [0]
@@ -602,7 +601,10 @@ class Elementwise(OpDef):
                         i, compute, be
                     )
                     g = object.__new__(Tensor)  # Tensor._make, inlined
-                    g._data = be.run_elementwise(kernel, arrays, cnp, pvals)
+                    if be is cpu and cpu.is_small_flat(arrays, cnp, kernel.PARALLEL_MIN):
+                        g._data = cpu.launch_small(kernel, arrays, cnp, pvals)
+                    else:
+                        g._data = be.run_elementwise(kernel, arrays, cnp, pvals)
                     g._version_cell = [0]
             shape = shapes[i]
             if g._data.shape != shape:
@@ -636,28 +638,6 @@ class Elementwise(OpDef):
 
 
 _NO_PLAN = object()
-
-
-def _launch_small(mod, entries, arrays, out_np, pvals):
-    """A small contiguous 1-d launch of the lean path, calling the loop's compiled entry point
-    directly: Numba's dispatcher spends 0.2 us per call finding it from the argument types,
-    which the lean path has already fixed (every array C-contiguous, writeable, aligned, 1-d
-    and of the plan's dtype, the output of ``out_np``, parameters of the compute dtype)."""
-    out = np.empty(arrays[0].shape, out_np)
-    key = len(arrays) + 8 * len(pvals)
-    entry = entries.get(key)
-    if entry is not None:
-        entry(out, *arrays, *pvals)
-        return out
-    loop = mod.FLAT[_ALL_ARRAYS[len(arrays)]]
-    loop(out, *arrays, *pvals)  # compiles or loads the loop on first use
-    sig = tuple([loop.typeof_pyval(v) for v in (out, *arrays, *pvals)])
-    compiled = loop.overloads.get(sig)
-    entries[key] = getattr(compiled, "entry_point", None) or loop
-    return out
-
-
-_ALL_ARRAYS = ("", "a", "aa", "aaa", "aaaa")
 
 
 def _returns_its_argument(rule) -> bool:
