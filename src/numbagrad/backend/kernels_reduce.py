@@ -8,6 +8,7 @@ row of the same length). ``codegen`` turns every numeric literal into the kernel
 import math  # noqa: F401  (used by the generated modules)
 
 import numpy as np  # noqa: F401
+from numba import prange  # noqa: F401  (the parallel kernels' loops)
 
 _c = np.float64  # replaced by the kernel dtype in generated modules
 
