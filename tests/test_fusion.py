@@ -248,3 +248,17 @@ def test_a_hook_on_the_loss_still_scales_the_fused_gradient(fused):
     loss.backward()
     np.testing.assert_allclose(x.grad.numpy(), 6 * x.detach().numpy(), rtol=1e-6)
     assert fused == [["MulBackward0", "SumBackward0"]]
+
+
+def test_new_regions_past_the_kernel_budget_run_node_by_node(fused, monkeypatch):
+    monkeypatch.setattr(fusion, "_kernel_keys", set())
+    monkeypatch.setattr(fusion, "MAX_KERNELS", 1)
+    x = rand(100, seed=19)
+    xv = x.detach().numpy().astype(np.float64)
+    check(lambda x: (ng.exp(x) * x).sum(), [x], [np.exp(xv) * (1 + xv)])
+    x.grad = None
+    check(lambda x: (ng.sin(x) * x).sum(), [x], [np.cos(xv) * xv + np.sin(xv)])
+    x.grad = None
+    check(lambda x: (ng.exp(x) * x).sum(), [x], [np.exp(xv) * (1 + xv)])
+    # the first structure fused (twice); the second, over budget, ran node by node
+    assert fused == [["MulBackward0", "ExpBackward0", "SumBackward0"]] * 2

@@ -29,6 +29,10 @@ from .registry import _tensor_class, sum_to
 ENABLED = True
 FUSE_MIN_ITEMS = 1 << 14
 MAX_MEMBERS = 32
+# a graph whose structure keeps changing would compile a kernel per new region: after this
+# many in one process, new regions run node by node (their rule kernels are compiled already)
+MAX_KERNELS = 256
+_kernel_keys: set = set()
 _failed: set = set()  # keys of fused kernels Numba could not compile: node by node instead
 
 
@@ -205,6 +209,10 @@ def run(root, grads, deps, buffers):
 
     if key in _failed:
         return None
+    if key not in _kernel_keys:
+        if len(_kernel_keys) >= MAX_KERNELS:
+            return None
+        _kernel_keys.add(key)
     outs = [cpu.empty(shape, cnp) for _ in outputs]
     try:
         mod = cpu.get_elementwise_kernel(key, cnp, body)
