@@ -57,14 +57,22 @@ def _spec(op, i):
     return spec
 
 
-def _joins(node, compute, buffers) -> bool:
+def _joins(node, compute, buffers, shape) -> bool:
     """Whether ``node``, all of whose pending gradient comes from the region, can join it."""
     if not node._fusable or node._released or node in buffers:
         return False
     if node._pre_hooks or node._post_hooks or node._tensor_hooks or node._retain_grad_hooks:
         return False
     ctx = node.ctx
-    return ctx.compute is compute and ctx.dtypes is None and ctx.to_cpu is None
+    if ctx.compute is not compute or ctx.dtypes is not None or ctx.to_cpu is not None:
+        return False
+    for s in ctx.saved.values():  # what its rules read, in a layout the loop can read
+        a = s.data
+        if type(a) is not np.ndarray:
+            return False
+        if not (a.shape == shape and a.flags.carray) and a.size != 1 and any(a.strides):
+            return False
+    return True
 
 
 def _operand(a, shape):
@@ -92,7 +100,8 @@ def _region(root, shape, deps, buffers):
             if nxt is None or vjps[i] is None or shapes[i] != shape:
                 continue
             c = reached[nxt] = reached.get(nxt, 0) + 1
-            if c == deps[nxt] and len(members) < MAX_MEMBERS and _joins(nxt, compute, buffers):
+            if (c == deps[nxt] and len(members) < MAX_MEMBERS
+                    and _joins(nxt, compute, buffers, shape)):
                 index[nxt] = len(members)
                 members.append(nxt)
     return members, index
@@ -122,7 +131,8 @@ def run(root, grads, deps, buffers):
         if not (root._fusable and root.op.kind == "elementwise"):
             return None
         shape = lead.ctx.input_shapes[0]
-        if not _joins(root, root.ctx.compute, buffers) or gdata.dtype != root.ctx.compute.np:
+        if gdata.dtype != root.ctx.compute.np or not _joins(root, root.ctx.compute, buffers,
+                                                           shape):
             return None
     else:
         shape = gdata.shape
