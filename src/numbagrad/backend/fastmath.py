@@ -13,8 +13,6 @@ overflow to inf, underflow to 0 and NaN.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import types
 from numba.extending import intrinsic
@@ -45,9 +43,11 @@ def float64_from_bits(typingctx, bits):
 
 
 def exp_float32(x):
-    # exp(x) = 2**n * exp(r), n = round(x / ln 2), |r| <= ln(2) / 2 (Cephes expf)
-    hi = 88.72283935546875
-    lo = -103.97208
+    # exp(x) = 2**n * exp(r), n = round(x / ln 2), |r| <= ln(2) / 2 (Cephes expf).
+    # x is clamped just past where exp overflows (88.72) and where it rounds to 0 (-103.97):
+    # the formula itself then gives inf and 0 there, with no select per element for them
+    hi = 89.0
+    lo = -104.0
     xc = x if x < hi else hi  # NaN is clamped too; it is put back at the end
     xc = xc if xc > lo else lo
     n = np.floor(xc * 1.4426950408889634 + 0.5)  # np.floor stays a float (math.floor: int)
@@ -65,15 +65,14 @@ def exp_float32(x):
     e1 = (h + np.int32(127)) << np.int32(23)
     e2 = (k - h + np.int32(127)) << np.int32(23)
     res = p * float32_from_bits(e1) * float32_from_bits(e2)
-    res = res if x <= hi else math.inf
-    res = res if x >= lo else 0.0
     return res if x == x else x
 
 
 def exp_float64(x):
-    # 2**n * exp(r) with a Pade form of exp(r) (Cephes exp)
-    hi = 709.782712893384
-    lo = -745.1332191019412
+    # 2**n * exp(r) with a Pade form of exp(r) (Cephes exp); clamped past overflow (709.78)
+    # and underflow (-745.13) as in exp_float32
+    hi = 710.0
+    lo = -746.0
     xc = x if x < hi else hi
     xc = xc if xc > lo else lo
     n = np.floor(xc * 1.4426950408889634 + 0.5)
@@ -89,8 +88,6 @@ def exp_float64(x):
     e1 = (h + np.int64(1023)) << np.int64(52)
     e2 = (k - h + np.int64(1023)) << np.int64(52)
     res = p * float64_from_bits(e1) * float64_from_bits(e2)
-    res = res if x <= hi else math.inf
-    res = res if x >= lo else 0.0
     return res if x == x else x
 
 
