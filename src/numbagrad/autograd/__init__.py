@@ -24,26 +24,36 @@ __all__ = [
 ]
 
 
-def _tensors(x):
-    from ..tensor import Tensor
+_TENSOR: list = []
 
+
+def _tensor_type():
+    """The Tensor class (tensor.py imports this package; an import per call costs 1 us)."""
+    if not _TENSOR:
+        from ..tensor import Tensor
+
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
+
+
+def _tensors(x):
     if x is None:
         return None
-    if isinstance(x, Tensor):
+    if isinstance(x, _tensor_type()):
         return [x]
     return list(x)
 
 
 def _make_grads(outputs, grads):
-    from .. import factory
-    from ..tensor import Tensor
-
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
         a = t._data
         if g is None and type(a) is np.ndarray and a.size == 1 and a.dtype.kind == "f":
-            out.append(Tensor._make(np.ones(a.shape, a.dtype)))  # loss.backward()
+            out.append(_tensor_type()._make(np.ones(a.shape, a.dtype)))  # loss.backward()
             continue
+        from .. import factory
+        from ..tensor import Tensor
+
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")

@@ -132,12 +132,17 @@ class AccumulateGrad(Node):
         self.variable = variable
 
     def apply(self, grads: list) -> tuple:
-        from ..tensor import accumulate_into_grad, gradient_is_unshared
-
         if grads[0] is not None:
-            unshared = gradient_is_unshared(grads)
-            accumulate_into_grad(self.variable, grads[0], unshared)
+            if not _ACCUMULATE:  # (an import per call costs a microsecond)
+                from ..tensor import accumulate_into_grad, gradient_is_unshared
+
+                _ACCUMULATE.extend((accumulate_into_grad, gradient_is_unshared))
+            unshared = _ACCUMULATE[1](grads)
+            _ACCUMULATE[0](self.variable, grads[0], unshared)
         return ()
+
+
+_ACCUMULATE: list = []  # tensor.py's accumulate_into_grad and gradient_is_unshared
 
 
 def grad_accumulator(tensor) -> AccumulateGrad:

@@ -8,7 +8,7 @@ from . import elementwise as E
 from . import linalg as L
 from . import movement as M
 from . import reduce as R
-from .registry import REGISTRY, sum_to  # noqa: F401
+from .registry import REGISTRY, _tensor_class, sum_to  # noqa: F401
 
 # elementwise ops are called directly
 for _name in (
@@ -30,9 +30,7 @@ from .reduce import (  # noqa: E402
 
 
 def _is_scalar(v) -> bool:
-    from ..tensor import Tensor
-
-    return not isinstance(v, Tensor)
+    return not isinstance(v, _tensor_class())
 
 
 def sub(x, y):

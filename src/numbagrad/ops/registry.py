@@ -200,7 +200,7 @@ def needs_grad(tensors) -> bool:
 def device_backend(tensors, scalars_ok=False):
     """The backend module all Tensors in ``tensors`` live on, with PyTorch's error when they
     differ. With ``scalars_ok`` a 0-d CPU tensor may join CUDA tensors (it acts as a scalar)."""
-    from ..tensor import Tensor
+    Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
 
     first = None
     for t in tensors:
