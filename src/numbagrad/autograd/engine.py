@@ -62,6 +62,9 @@ def _needed(order, targets):
     return needed
 
 
+_FUSION: list = []  # the ops.fusion module
+
+
 def _add(buf, slot, grad):
     cur = buf[slot]
     buf[slot] = grad if cur is None else cur + grad
@@ -118,8 +121,11 @@ def run_backward(
     # runs of large elementwise nodes as one kernel (ops/fusion.py); same gradients
     fuse = plain and not anomaly and not create_graph
     if fuse:
-        from ..ops import fusion
+        if not _FUSION:  # (ops/ imports this module: bound on first use, not per call)
+            from ..ops import fusion as module
 
+            _FUSION.append(module)
+        fusion = _FUSION[0]
         fuse_min = fusion.FUSE_MIN_ITEMS
     mode = enable_grad() if create_graph else no_grad()
     with mode:
