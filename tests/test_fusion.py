@@ -306,3 +306,27 @@ def test_random_graphs_get_the_same_gradients_fused(fused, seed):
             assert t.grad is None
         else:
             np.testing.assert_allclose(t.grad.numpy(), ref.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_an_add_passes_one_gradient_to_both_inputs_without_aliasing_their_grads(fused):
+    a, c = rand(200, seed=20), rand(200, seed=21)
+    av, cv = a.detach().numpy(), c.detach().numpy()
+    check(lambda a, c: (ng.sin(a + c) * 3.0).sum(), [a, c],
+          [3 * np.cos(av + cv), 3 * np.cos(av + cv)])
+    assert fused == [["MulBackward0", "SinBackward0", "AddBackward0", "SumBackward0"]]
+    key = [k for k in fusion.cpu._kernels if k[0] == "fused" and "_r_sin_0" in str(k[-1])][-1]
+    assert key[3] == 1  # one kernel output for both inputs of the add
+    a.grad.add_(1)  # each leaf got its own .grad
+    np.testing.assert_allclose(c.grad.numpy(), 3 * np.cos(av + cv), rtol=1e-6)
+
+
+def test_a_region_of_identity_rules_passes_the_gradient_on(fused):
+    a, c, d = rand(30, 40, seed=22), rand(30, 40, seed=23), rand(40, seed=24)
+    g = ng.tensor(np.random.default_rng(25).standard_normal((30, 40)), dtype=ng.float32)
+    y = (a + c) + d
+    y.backward(g)
+    np.testing.assert_array_equal(a.grad.numpy(), g.numpy())
+    np.testing.assert_array_equal(c.grad.numpy(), g.numpy())
+    np.testing.assert_allclose(d.grad.numpy(), g.numpy().sum(0), rtol=1e-5)
+    assert fused == [["AddBackward0", "AddBackward0"]]
+    assert a.grad is not g and c.grad is not g and a.grad is not c.grad

@@ -176,6 +176,13 @@ def run(root, grads, deps, buffers):
             spec = _specs.get((op, i)) or _spec(op, i)
             if spec is None:
                 continue
+            if op._passes_grad[i]:
+                term = gvar  # an identity rule (add, sub's first input): no term of its own
+                if j is not None:
+                    terms.setdefault(j, []).append(term)
+                else:
+                    outputs.setdefault((nxt, nr, mctx.shapes[i]), []).append(term)
+                continue
             fname, kinds = spec
             args = []
             for kind, name in kinds:
@@ -204,43 +211,61 @@ def run(root, grads, deps, buffers):
                 terms.setdefault(j, []).append(term)
             else:
                 outputs.setdefault((nxt, nr, mctx.shapes[i]), []).append(term)
-    for k, summed in enumerate(outputs.values()):
-        lines.append(f"o{k} = {' + '.join(summed)}")
+    # one kernel output per distinct sum; the incoming gradient itself is passed on as it is
+    # (shared, as node by node), so an add's two inputs get one tensor, not two equal copies
+    exprs: list = []
+    which = []  # per edge leaving the region: its kernel output, or -1 for ``grad`` itself
+    for summed in outputs.values():
+        expr = " + ".join(summed)
+        if expr == "v0" and lead is None:
+            which.append(-1)
+            continue
+        if expr not in exprs:
+            exprs.append(expr)
+        which.append(exprs.index(expr))
+    n_out = len(exprs)
+    for k, expr in enumerate(exprs):
+        lines.append(f"o{k} = {expr}")
 
     patterns = "".join(patterns)
-    key = ("fused", cnp, patterns, len(outputs), len(params), tuple(lines))
+    key = ("fused", cnp, patterns, n_out, len(params), tuple(lines))
 
     def body():
         helpers: dict = {}
         for op, rule in rules.values():
             op._helpers(rule, helpers)
         functions = list(helpers.items()) + [(f, r) for f, (_, r) in rules.items()]
-        return cpu.fused_module_body(functions, patterns, len(outputs), len(params), lines)
-
-    if key in _failed:
-        return None
-    if key not in _kernel_keys:
-        if len(_kernel_keys) >= MAX_KERNELS:
-            return None
-        _kernel_keys.add(key)
-    outs = [cpu.empty(shape, cnp) for _ in outputs]
-    try:
-        mod = cpu.get_elementwise_kernel(key, cnp, body)
-        n = gdata.size
-        loop = mod.par if n >= mod.PARALLEL_MIN and cpu.num_threads() > 1 else mod.flat
-        loop(*[o.reshape(-1) for o in outs], *arrays, *params)
-    except numba.core.errors.NumbaError:
-        # every rule compiles on its own; should a composition not type, run node by node
-        _failed.add(key)
-        return None
+        return cpu.fused_module_body(functions, patterns, n_out, len(params), lines)
 
     Tensor = _tensor_class()
+    results = []
+    if n_out:
+        if key in _failed:
+            return None
+        if key not in _kernel_keys:
+            if len(_kernel_keys) >= MAX_KERNELS:
+                return None
+            _kernel_keys.add(key)
+        outs = [cpu.empty(shape, cnp) for _ in range(n_out)]
+        try:
+            mod = cpu.get_elementwise_kernel(key, cnp, body)
+            n = math.prod(shape)
+            loop = mod.par if n >= mod.PARALLEL_MIN and cpu.num_threads() > 1 else mod.flat
+            loop(*[o.reshape(-1) for o in outs], *arrays, *params)
+        except numba.core.errors.NumbaError:
+            # every rule compiles on its own; should a composition not type, run node by node
+            _failed.add(key)
+            return None
+        results = [Tensor._make(out) for out in outs]
+        outs = None
+
     contributions = []
-    for (nxt, nr, in_shape), out in zip(outputs, outs):
-        gt = Tensor._make(out)
+    for (nxt, nr, in_shape), k in zip(outputs, which):
+        gt = g if k < 0 else results[k]
         if in_shape != shape:
             gt = sum_to(gt, in_shape)
         contributions.append(((nxt, nr), gt))
+    results = gt = None
     if lead is not None:
         members.append(lead)  # it ran too (its one edge leads into the region)
     return members, contributions, external
