@@ -67,10 +67,7 @@ def _joins(node, compute, buffers, shape) -> bool:
     if ctx.compute is not compute or ctx.dtypes is not None or ctx.to_cpu is not None:
         return False
     for s in ctx.saved.values():  # what its rules read, in a layout the loop can read
-        a = s.data
-        if type(a) is not np.ndarray:
-            return False
-        if not (a.shape == shape and a.flags.carray) and a.size != 1 and any(a.strides):
+        if type(s.data) is not np.ndarray or _operand(s.data, shape)[0] is None:
             return False
     return True
 
@@ -86,6 +83,8 @@ def _operand(a, shape):
 
 
 def _region(root, shape, deps, buffers):
+    """The region's nodes in the order they join (each after all its consumers), and each
+    node's index in that list."""
     members = [root]
     index = {root: 0}
     compute = root.ctx.compute
