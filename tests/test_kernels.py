@@ -163,6 +163,25 @@ def test_parallel_sums_add_the_same_blocks_as_the_serial_ones():
     assert ng.tensor(a).sum().item() == pytest.approx(a.astype(np.float64).sum(), rel=1e-6)
 
 
+def test_large_sums_round_the_same_on_one_thread_and_on_two():
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one Numba thread: nothing to compare")
+    a = np.random.default_rng(5).random((3000, 700)).astype(np.float32)
+    x = ng.tensor(a)
+    before = numba.get_num_threads()
+    try:
+        numba.set_num_threads(1)
+        one = (x.sum().item(), x.sum(0).numpy())
+        numba.set_num_threads(2)
+        two = (x.sum().item(), x.sum(0).numpy())
+    finally:
+        numba.set_num_threads(before)
+    assert one[0] == two[0]
+    np.testing.assert_array_equal(one[1], two[1])
+
+
 def test_identity_rules_pass_the_gradient_through_without_a_kernel():
     a = ng.tensor([1.0, 2.0], requires_grad=True)
     b = ng.tensor([3.0, 4.0], requires_grad=True)

@@ -475,7 +475,9 @@ def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
         return out.reshape(kept)
     if k == a.ndim and a.flags.c_contiguous:  # everything: one row, no copy
         rows, kept = a.reshape(1, a.size), ()
-        if name == "sum_rows" and a.size >= 4 * 16384 and num_threads() > 1:
+        # from 65,536 elements always in blocks (on one thread too), so the rounding is the
+        # same whatever the thread count
+        if name == "sum_rows" and a.size >= 4 * 16384:
             out = np.empty(1, dtype=out_dtype)
             part = np.empty(-(-a.size // 16384), dtype=out_dtype)
             get_reduce_kernel("sum_all_par", a.dtype)(rows, out, part)
