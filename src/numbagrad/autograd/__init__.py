@@ -14,7 +14,7 @@ from .engine import run_backward
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
-from .graph import AccumulateGrad, Node
+from .graph import AccumulateGrad, Node, _tensor_class
 
 __all__ = [
     "backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
@@ -24,22 +24,10 @@ __all__ = [
 ]
 
 
-_TENSOR: list = []
-
-
-def _tensor_type():
-    """The Tensor class (tensor.py imports this package; an import per call costs 1 us)."""
-    if not _TENSOR:
-        from ..tensor import Tensor
-
-        _TENSOR.append(Tensor)
-    return _TENSOR[0]
-
-
 def _tensors(x):
     if x is None:
         return None
-    if isinstance(x, _tensor_type()):
+    if isinstance(x, _tensor_class()):
         return [x]
     return list(x)
 
@@ -49,7 +37,7 @@ def _make_grads(outputs, grads):
     for i, (t, g) in enumerate(zip(outputs, grads)):
         a = t._data
         if g is None and type(a) is np.ndarray and a.size == 1 and a.dtype.kind == "f":
-            out.append(_tensor_type()._make(np.ones(a.shape, a.dtype)))  # loss.backward()
+            out.append(_tensor_class()._make(np.ones(a.shape, a.dtype)))  # loss.backward()
             continue
         from .. import factory
         from ..tensor import Tensor

@@ -145,6 +145,18 @@ class AccumulateGrad(Node):
 _ACCUMULATE: list = []  # tensor.py's accumulate_into_grad and gradient_is_unshared
 
 
+_TENSOR: list = []  # the Tensor class, once tensor.py (which imports this module) is loaded
+
+
+def _tensor_class():
+    """The Tensor class, imported on first use (an import statement per call costs 1 us)."""
+    if not _TENSOR:
+        from ..tensor import Tensor
+
+        _TENSOR.append(Tensor)
+    return _TENSOR[0]
+
+
 def grad_accumulator(tensor) -> AccumulateGrad:
     """The one AccumulateGrad of a leaf that requires grad, for as long as it lives."""
     ref = tensor._accumulator

@@ -28,7 +28,7 @@ import numpy as np
 from .. import dtypes as D
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.graph import Node, edge_of
+from ..autograd.graph import _TENSOR, Node, _tensor_class, edge_of
 from .. import backend
 from ..backend import cpu
 
@@ -648,16 +648,6 @@ def _returns_its_argument(rule) -> bool:
         return False
 
 
-_TENSOR = []
-
-
-def _tensor_class():
-    """The Tensor class (imported on first use: tensor.py imports this module)."""
-    if not _TENSOR:
-        from ..tensor import Tensor
-
-        _TENSOR.append(Tensor)
-    return _TENSOR[0]
 
 
 def _as_array(a, dt):
