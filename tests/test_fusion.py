@@ -13,7 +13,7 @@ import pytest
 
 import numbagrad as ng
 from numbagrad.autograd.graph import ERR_FREED
-from numbagrad.ops import fusion
+from numbagrad.ops import fusion, lazy
 
 
 @pytest.fixture
@@ -171,11 +171,20 @@ def test_create_graph_and_autograd_grad_run_node_by_node(fused):
     np.testing.assert_allclose(x.grad.numpy(), -np.sin(xv) * xv + 2 * np.cos(xv))
 
 
-def test_a_partly_broadcast_operand_runs_node_by_node(fused):
+def test_a_row_broadcast_operand_fuses(fused):
+    # b (30,) over a (20, 30): the loop goes over rows and reads b at the column
     a, b = rand(20, 30, seed=13), rand(30, seed=14)
     av, bv = a.detach().numpy(), b.detach().numpy()
     check(lambda a, b: (ng.exp(a) * b).sum(), [a, b],
           [np.exp(av) * bv, np.exp(av).sum(0)], rtol=1e-5)
+    assert fused == [["MulBackward0", "ExpBackward0", "SumBackward0"]]
+
+
+def test_a_column_broadcast_operand_runs_node_by_node(fused):
+    a, b = rand(20, 30, seed=13), rand(20, 1, seed=14)
+    av, bv = a.detach().numpy(), b.detach().numpy()
+    check(lambda a, b: (ng.exp(a) * b).sum(), [a, b],
+          [np.exp(av) * bv, np.exp(av).sum(1, keepdims=True)], rtol=1e-5)
     assert fused == []
 
 
@@ -197,7 +206,7 @@ def test_large_tensors_fuse_at_the_default_threshold(monkeypatch):
 FUSED_F64_CHECK = """
 import numbagrad as ng
 from numbagrad.backend import cpu
-from numbagrad.ops import fusion
+from numbagrad.ops import fusion, lazy
 fusion.FUSE_MIN_ITEMS = 0
 x = ng.tensor([0.5, -1.5, 2.0], requires_grad=True)
 (x.sigmoid() * x.tanh() * 0.5 * (1 - x).rsqrt().exp() * x**2).sum().backward()
@@ -251,8 +260,8 @@ def test_a_hook_on_the_loss_still_scales_the_fused_gradient(fused):
 
 
 def test_new_regions_past_the_kernel_budget_run_node_by_node(fused, monkeypatch):
-    monkeypatch.setattr(fusion, "_kernel_keys", set())
-    monkeypatch.setattr(fusion, "MAX_KERNELS", 1)
+    monkeypatch.setattr(lazy, "_kernel_keys", set())
+    monkeypatch.setattr(lazy, "MAX_KERNELS", 1)
     x = rand(100, seed=19)
     xv = x.detach().numpy().astype(np.float64)
     check(lambda x: (ng.exp(x) * x).sum(), [x], [np.exp(xv) * (1 + xv)])

@@ -9,6 +9,7 @@ import numpy as np
 
 from . import dtypes as D
 from .tensor import Tensor, _check_device, _on, _unwrap
+from .ops import lazy  # noqa: E402
 
 _rng = np.random.default_rng()
 
@@ -89,8 +90,10 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
         return t.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray):
         dt = D.as_dtype(dtype) if dtype is not None else D.from_numpy_dtype(data.dtype)
-        t = Tensor._make(data if data.dtype == dt.np else data.astype(dt.np))
-        return t.to(device=device)
+        if data.dtype == dt.np:
+            lazy.escape(data)  # shared with NumPy code: never read later by an expression
+            return Tensor._make(data).to(device=device)
+        return Tensor._make(data.astype(dt.np)).to(device=device)
     return tensor(data, dtype=dtype, device=device)
 
 
@@ -130,6 +133,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
             "strides are not currently supported. (You can probably work around this by making "
             "a copy of your array  with array.copy().) "
         )
+    lazy.escape(array)  # shared with NumPy code: never read later by an expression
     return Tensor._make(array)
 
 

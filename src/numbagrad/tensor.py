@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import warnings
 
@@ -127,6 +128,7 @@ class Tensor:
     _accumulator = None
     _hooks = None
     _retains_grad = False
+    _lazy = None  # an unevaluated expression (only on a LazyTensor; see ops/lazy.py)
 
     # allow NumPy binary ops to defer to our reflected operators
     __array_priority__ = 1000
@@ -232,6 +234,7 @@ class Tensor:
             raise RuntimeError(
                 "Can't export tensors that require gradient, use tensor.detach()"
             )
+        _lazy_ops.escape(self._data)
         return self._data.__dlpack__(stream=stream, **kwargs)
 
     def __dlpack_device__(self):
@@ -420,7 +423,10 @@ class Tensor:
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        self._data = value._data
+        data = value._data
+        if self._lazy is not None:
+            _settle(self)
+        self._data = data
 
     # ------------------------------------------------------------ conversion
 
@@ -437,14 +443,19 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
-        return self._data
+        a = self._data
+        _lazy_ops.escape(a)  # NumPy code may now write to it
+        return a
 
     def __array__(self, dtype=None, copy=None):
         if self._requires_grad or type(self._data) is not np.ndarray:
             # NumPy conversion of a graph or CUDA tensor goes through numpy() and its refusal
             self.numpy()
         a = self._data
-        return a if dtype is None else a.astype(dtype)
+        if dtype is None:
+            _lazy_ops.escape(a)
+            return a
+        return a.astype(dtype)
 
     def item(self):
         if self._data.size != 1:
@@ -827,6 +838,71 @@ def gradient_is_unshared(grads) -> bool:
 
 
 from . import ops as _F  # noqa: E402  (ops need the Tensor class defined above)
+from .ops import lazy as _lazy_ops  # noqa: E402
+
+
+class LazyTensor(Tensor):
+    """A Tensor whose values are an unevaluated expression (``ops/lazy.py``).
+
+    Its shape, dtype and device come from the expression; reading ``_data`` (any use of the
+    values) evaluates it, and the object becomes a plain ``Tensor``.
+    """
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        if name == "_data" and type(self) is LazyTensor:
+            data = self._lazy.evaluate()
+            _settle(self)
+            self._data = data
+            return data
+        raise AttributeError(f"'Tensor' object has no attribute '{name}'")
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._lazy.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._lazy.shape)
+        return self._lazy.shape[_wrap_dim(dim, self.ndim)]
+
+    @property
+    def dtype(self) -> D.dtype:
+        return D.from_numpy_dtype(self._lazy.np_dtype)
+
+    @property
+    def device(self) -> device:
+        return CPU
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    @property
+    def ndim(self) -> int:
+        return len(self._lazy.shape)
+
+    def dim(self) -> int:
+        return len(self._lazy.shape)
+
+    def numel(self) -> int:
+        return math.prod(self._lazy.shape)
+
+    nelement = numel
+
+    def is_contiguous(self) -> bool:
+        return True
+
+
+LazyTensor.__name__ = LazyTensor.__qualname__ = "Tensor"  # as PyTorch's users see it
+Tensor._Lazy = LazyTensor
+
+
+def _settle(t) -> None:
+    """Make lazy tensor ``t`` a plain Tensor (its ``_data`` is set by the caller)."""
+    del t._lazy
+    t.__class__ = Tensor
 
 # ---------------------------------------------------------------- methods that forward to ops
 

@@ -63,6 +63,7 @@ def _needed(order, targets):
 
 
 _FUSION: list = []  # the ops.fusion module
+_PAUSE: list = []  # ops.lazy.PAUSED
 
 
 def _add(buf, slot, grad):
@@ -128,7 +129,11 @@ def run_backward(
         fusion = _FUSION[0]
         fuse_min = fusion.FUSE_MIN_ITEMS
     mode = enable_grad() if create_graph else no_grad()
-    with mode:
+    if not _PAUSE:
+        from ..ops import lazy
+
+        _PAUSE.append(lazy.PAUSED)
+    with mode, _PAUSE[0]:  # the backward's own ops run at once (ops/lazy.py)
         node = pop(heap)[2] if heap else None
         while node is not None:
             grads = buffers.pop(node, None) or [None] * node._num_outputs

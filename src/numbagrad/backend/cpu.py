@@ -185,7 +185,11 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
             # fused multiply-add for the exp polynomial (inlined into these loops, so the
             # loops carry the flag): 1.0 -> 0.72 ms per 1e6 float32; only rounding changes,
             # NaN and inf behave as without it (NUMBA_NOTES 4: never fastmath=True)
-            src = src.replace("nogil=True", "nogil=True, fastmath={'contract'}")
+            src = "\n".join(
+                line.replace("fastmath={", "fastmath={'contract', ") if "fastmath={" in line
+                else line.replace("nogil=True", "nogil=True, fastmath={'contract'}")
+                for line in src.split("\n")
+            )
         heavy = any(f in src for f in ("math.", "_exp(", "_pow("))
         return f"PARALLEL_MIN = {PARALLEL_MIN_HEAVY if heavy else PARALLEL_MIN}\n\n\n" + src
 
@@ -198,24 +202,74 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
 # ---------------------------------------------------------------- operand layout
 
 
-def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines) -> str:
-    """Scalar ``functions`` plus ``flat`` / ``par`` loops that run ``lines`` once per element.
+def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines,
+                      total: bool = False) -> str:
+    """Scalar ``functions`` plus loops that run ``lines`` once per element.
 
     The loops take ``out0..`` (contiguous, one size), then one input per letter of
-    ``patterns`` (``a``: an array read at ``j`` as ``v<k>``; ``s``: one value passed as a
-    scalar), then ``p0..``. ``lines`` compute ``o0..``, the values stored into the outputs.
+    ``patterns``, then ``p0..``. An input is read as ``v<k>``: ``a``, an array of the loop's
+    size read at ``j``; ``s``, one value passed as a scalar; ``r``, a row of ``C`` values
+    broadcast over every row (``(m, n) + (n,)``). ``lines`` compute ``o0..``.
+
+    ``flat`` / ``par`` (serial / over Numba's threads) store ``o<k>`` into ``out<k>``; with an
+    ``r`` input they take ``C`` after the outputs and go over rows of ``C``. With ``total``,
+    ``total(out, part, n, C, rows, ...)`` adds ``o0`` over ``n`` elements instead (no outputs):
+    blocks of 16,384 elements (of ``rows`` rows of ``C`` with an ``r`` input), one sum each into
+    ``part``, then those in order into ``out[0]``; the blocks are the same on any number of
+    threads, so is the result.
     """
-    outs = [f"out{k}" for k in range(n_out)]
-    args = ", ".join(outs + [f"a{k}" for k in range(len(patterns))]
-                     + [f"p{k}" for k in range(n_params)])
-    body = [f"        v{k} = a{k}[j]" if c == "a" else f"        v{k} = a{k}"
-            for k, c in enumerate(patterns)]
-    body += [f"        {line}" for line in lines]
-    body += [f"        out{k}[j] = o{k}" for k in range(n_out)]
+    by_rows = "r" in patterns
+    ins = [f"a{k}" for k in range(len(patterns))] + [f"p{k}" for k in range(n_params)]
+
+    def reads(pad, at):
+        # an ``a`` input is sliced first: a slice indexed from 0 lets LLVM vectorize
+        return [pad + (f"v{k} = w{k}[{at}]" if c == "a" else
+                       f"v{k} = a{k}[c]" if c == "r" else f"v{k} = a{k}")
+                for k, c in enumerate(patterns)]
+
+    def slices(pad, lo, hi):
+        return [pad + f"w{k} = a{k}[{lo}:{hi}]" for k, c in enumerate(patterns) if c == "a"]
+
     parts = ["from numba import prange"] + scalar_functions_source(functions)
-    for name, loop, extra in (("flat", "range", ""), ("par", "prange", ", parallel=True")):
-        parts.append(f"{codegen.jit_line(extra)}\ndef {name}({args}):\n"
-                     f"    for j in {loop}(out0.shape[0]):\n" + "\n".join(body))
+    if total:
+        reassoc = ", fastmath={'reassoc'}, parallel=True"
+        head = f"{codegen.jit_line(reassoc)}\ndef total({', '.join(['out', 'part', 'n', 'C', 'rows'] + ins)}):\n"
+        if by_rows:
+            loop = (["    m = n // C", "    for b in prange(part.shape[0]):", "        acc = _c(0)",
+                     "        for r in range(b * rows, min((b + 1) * rows, m)):",
+                     "            lo = r * C"]
+                    + slices("            ", "lo", "lo + C")
+                    + ["            for c in range(C):"] + reads("                ", "c")
+                    + ["                " + line for line in lines]
+                    + ["                acc += o0"])
+        else:
+            loop = (["    for b in prange(part.shape[0]):", "        lo = b * 16384",
+                     "        hi = min(lo + 16384, n)", "        acc = _c(0)"]
+                    + slices("        ", "lo", "hi")
+                    + ["        for j in range(hi - lo):"] + reads("            ", "j")
+                    + ["            " + line for line in lines]
+                    + ["            acc += o0"])
+        loop += ["        part[b] = acc", "    acc = _c(0)", "    for b in range(part.shape[0]):",
+                 "        acc += part[b]", "    out[0] = acc"]
+        parts.append(head + "\n".join(loop))
+        return "\n\n\n".join(parts)
+    outs = [f"out{k}" for k in range(n_out)]
+    for name, rng, extra in (("flat", "range", ""), ("par", "prange", ", parallel=True")):
+        head = f"{codegen.jit_line(extra)}\ndef {name}({', '.join(outs + (['C'] if by_rows else []) + ins)}):\n"
+        if by_rows:
+            loop = ([f"    for r in {rng}(out0.shape[0] // C):", "        lo = r * C"]
+                    + slices("        ", "lo", "lo + C")
+                    + [f"        q{k} = out{k}[lo:lo + C]" for k in range(n_out)]
+                    + ["        for c in range(C):"] + reads("            ", "c")
+                    + ["            " + line for line in lines]
+                    + [f"            q{k}[c] = o{k}" for k in range(n_out)])
+        else:
+            loop = ([f"    for j in {rng}(out0.shape[0]):"]
+                    + [f"        v{k} = a{k}[j]" if c == "a" else f"        v{k} = a{k}"
+                       for k, c in enumerate(patterns)]
+                    + ["        " + line for line in lines]
+                    + [f"        out{k}[j] = o{k}" for k in range(n_out)])
+        parts.append(head + "\n".join(loop))
     return "\n\n\n".join(parts)
 
 

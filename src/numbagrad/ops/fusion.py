@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
 from ..backend import cpu
+from .lazy import Loop, _kind
 from .registry import _tensor_class, sum_to
 
 ENABLED = True
@@ -31,9 +31,6 @@ FUSE_MIN_ITEMS = 1 << 14
 MAX_MEMBERS = 32
 # a graph whose structure keeps changing would compile a kernel per new region: after this
 # many in one process, new regions run node by node (their rule kernels are compiled already)
-MAX_KERNELS = 256
-_kernel_keys: set = set()
-_failed: set = set()  # keys of fused kernels Numba could not compile: node by node instead
 
 
 _specs: dict = {}
@@ -59,27 +56,23 @@ def _spec(op, i):
 
 def _joins(node, compute, buffers, shape) -> bool:
     """Whether ``node``, all of whose pending gradient comes from the region, can join it."""
-    if not node._fusable or node._released or node in buffers:
-        return False
+    if not node._fusable or node._released or node in buffers or node.op.kind != "elementwise":
+        return False  # (a sum only leads a region)
     if node._pre_hooks or node._post_hooks or node._tensor_hooks or node._retain_grad_hooks:
         return False
     ctx = node.ctx
     if ctx.compute is not compute or ctx.dtypes is not None or ctx.to_cpu is not None:
         return False
     for s in ctx.saved.values():  # what its rules read, in a layout the loop can read
-        if type(s.data) is not np.ndarray or _operand(s.data, shape)[0] is None:
+        e = s.expr
+        if e is not None and e.value is None:
+            if e.shape != shape:  # (an expression is computed at the region's shape)
+                return False
+            continue
+        a = s.array()
+        if type(a) is not np.ndarray or _kind(a, shape) is None:
             return False
     return True
-
-
-def _operand(a, shape):
-    """How the loop reads ``a``: (``"a"``, flat array), (``"s"``, its one value) or (None, None)
-    when it is neither contiguous with the region's shape nor a single broadcast value."""
-    if a.shape == shape and a.flags.carray:
-        return "a", (a if a.ndim == 1 else a.reshape(-1))
-    if a.size == 1 or not any(a.strides):
-        return "s", a[(0,) * a.ndim]
-    return None, None
 
 
 def _region(root, shape, deps, buffers):
@@ -146,18 +139,13 @@ def run(root, grads, deps, buffers):
     if len(members) < 2 and lead is None:
         return None
 
-    pattern, value = _operand(gdata, shape)
-    if pattern is None:
+    loop = Loop(cnp, shape)
+    if loop.operand(gdata) is None:  # (it is v0)
         return None
-    patterns = [pattern]
-    arrays = [value]
-    params = []
-    lines = []
-    rules = {}
+    lines = loop.lines
     terms = {0: ["v0"]}  # member -> the terms its incoming gradient sums
     outputs: dict = {}  # (node, nr, input shape) -> the terms that edge's gradient sums
     external = []
-    var_of = {}  # id of a saved array -> its loop variable (x read once however often used)
     for mi, m in enumerate(members):
         op = m.op
         mctx = m.ctx
@@ -188,22 +176,20 @@ def run(root, grads, deps, buffers):
                 if kind == 0:
                     args.append(gvar)
                 elif kind == 1:
-                    args.append(f"p{len(params)}")
-                    params.append(cnp.type(mctx.params[name]))
+                    args.append(loop.param(mctx.params[name]))
                 else:
                     s = mctx.saved[name]
                     if s.version_cell[0] != s.version:
                         s.check(m, mctx.output_index.get(name, 0))
-                    var = var_of.get(id(s.data))
+                    e = s.expr
+                    if e is not None and e.value is None:
+                        var = loop.expr(e)  # a lazy tensor: computed here, never stored
+                    else:
+                        var = loop.operand(s.array())
                     if var is None:
-                        pattern, value = _operand(s.data, shape)
-                        if pattern is None:
-                            return None
-                        var = var_of[id(s.data)] = f"v{len(arrays)}"
-                        patterns.append(pattern)
-                        arrays.append(value)
+                        return None
                     args.append(var)
-            rules[fname] = (op, op.vjps[i])
+            loop.function(fname, op.vjps[i], op)
             term = f"t{len(lines)}"
             lines.append(f"{term} = {fname}({', '.join(args)})")
             if j is not None:
@@ -226,35 +212,15 @@ def run(root, grads, deps, buffers):
     for k, expr in enumerate(exprs):
         lines.append(f"o{k} = {expr}")
 
-    patterns = "".join(patterns)
-    key = ("fused", cnp, patterns, n_out, len(params), tuple(lines))
-
-    def body():
-        helpers: dict = {}
-        for op, rule in rules.values():
-            op._helpers(rule, helpers)
-        functions = list(helpers.items()) + [(f, r) for f, (_, r) in rules.items()]
-        return cpu.fused_module_body(functions, patterns, n_out, len(params), lines)
-
     Tensor = _tensor_class()
     results = []
     if n_out:
-        if key in _failed:
+        mod = loop.module("fused", n_out)
+        if mod is None:
             return None
-        if key not in _kernel_keys:
-            if len(_kernel_keys) >= MAX_KERNELS:
-                return None
-            _kernel_keys.add(key)
         outs = [cpu.empty(shape, cnp) for _ in range(n_out)]
-        try:
-            mod = cpu.get_elementwise_kernel(key, cnp, body)
-            n = math.prod(shape)
-            loop = mod.par if n >= mod.PARALLEL_MIN and cpu.num_threads() > 1 else mod.flat
-            loop(*[o.reshape(-1) for o in outs], *arrays, *params)
-        except numba.core.errors.NumbaError:
-            # every rule compiles on its own; should a composition not type, run node by node
-            _failed.add(key)
-            return None
+        if not loop.run(mod, outs):
+            return None  # every rule compiles on its own; should a composition not type
         results = [Tensor._make(out) for out in outs]
         outs = None
 

@@ -21,6 +21,7 @@ from .. import backend
 from .. import dtypes as D
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from . import elementwise as E
+from . import lazy
 from . import movement as M
 from .registry import SavedTensor, composite, sum_to
 
@@ -64,6 +65,13 @@ def check_inplace(x):
         raise RuntimeError(ERR_LEAF_VIEW)
 
 
+def _writable(x):
+    """``x``'s array, about to be written: expressions that read it are evaluated first."""
+    a = x._data
+    lazy.before_write(a)
+    return a
+
+
 def inplace(x, op, *args, **kwargs):
     """``x.op_(*args)``: run ``op(x, *args)`` and write its result into ``x``."""
     check_inplace(x)
@@ -85,7 +93,7 @@ def assign_inplace(x, result):
     tracked = result._requires_grad
     if tracked:
         _keep_old_self(x, result)
-    x._data[...] = result._data
+    _writable(x)[...] = result._data
     x._bump()
     if not tracked:
         return x
@@ -127,7 +135,7 @@ def _saved_result_is_x(x, result):
     if ctx is None:
         return
     for s in ctx.saved.values():
-        if s.is_output and s.data is result._data:
+        if s.is_output and s.array() is result._data:
             s.data = x._data
             s.version_cell = x._version_cell
             s.version = x._version_cell[0]
@@ -244,6 +252,7 @@ def add_(x, y):
         be = device_backend((x, y), scalars_ok=True)
         dt = D.result_type(x, y)
         if dt is x.dtype and be is backend.of(x._data):
+            lazy.before_write(x._data)
             be.run_elementwise(E.add.kernel(dt, be), [x._data, _as_array(y, dt)], dt.np,
                                out=x._data)
             x._bump()
@@ -254,7 +263,7 @@ def add_(x, y):
 def zero_(x):
     check_inplace(x)
     if not _tracked(x):
-        x._data[...] = 0
+        _writable(x)[...] = 0
         x._bump()
         return x
     return assign_inplace(x, zero(x))
@@ -263,7 +272,7 @@ def zero_(x):
 def fill_(x, value):
     check_inplace(x)
     if not _tracked(x, value):
-        x._data[...] = value.item() if hasattr(value, "item") else value
+        _writable(x)[...] = value.item() if hasattr(value, "item") else value
         x._bump()
         return x
     return assign_inplace(x, fill(x, value))
@@ -272,7 +281,7 @@ def fill_(x, value):
 def copy_(x, src):
     check_inplace(x)
     if not _tracked(x, src):
-        x._data[...] = src._data
+        _writable(x)[...] = src._data
         x._bump()
         return x
     return assign_inplace(x, copy(x, src))
@@ -288,7 +297,7 @@ def setitem(x, index, value):
     check_inplace(x)
     if not _tracked(x, value):
         idx, _ = M._normalize_index(x, index)
-        x._data[idx] = value._data if isinstance(value, Tensor) else value
+        _writable(x)[idx] = value._data if isinstance(value, Tensor) else value
         x._bump()
         return
     assign_inplace(x, M.index_put(x, index, value))

@@ -10,6 +10,7 @@ from .. import backend
 from .. import dtypes as D
 from ..autograd.grad_mode import no_grad
 from ..backend import cpu
+from . import lazy
 from .registry import composite
 from .elementwise import exp, where
 
@@ -199,6 +200,11 @@ _GPU_ROWWISE = {
 def sum(ctx, x, dim=None, keepdim=False, dtype=None):
     dims = _setup(ctx, x, dim, keepdim)
     ctx.node_name = "SumBackward0" if dim is None else "SumBackward1"
+    if x._lazy is not None and dtype is None and len(dims) == x.ndim:
+        # a whole sum of an unevaluated elementwise result: one pass over its operands
+        out = lazy.total(x._lazy)
+        if out is not None:
+            return _finish(out, x.shape, dims, keepdim)
     a = x._data
     if dtype is not None:
         a = a.astype(D.as_dtype(dtype).np)

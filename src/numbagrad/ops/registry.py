@@ -31,6 +31,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import _TENSOR, Node, _tensor_class, edge_of
 from .. import backend
 from ..backend import cpu
+from . import lazy as _lazy_module
 
 REGISTRY: dict[str, OpDef] = {}
 
@@ -39,22 +40,34 @@ REGISTRY: dict[str, OpDef] = {}
 
 
 class SavedTensor:
-    """A tensor kept for backward, with the version it had when saved."""
+    """A tensor kept for backward, with the version it had when saved.
 
-    __slots__ = ("tensor", "data", "version_cell", "version", "is_output", "dtype")
+    A lazy tensor (``ops/lazy.py``) is kept as its expression: ``data`` is None until
+    ``array()`` evaluates it, and the backward fusion may compute it instead."""
+
+    __slots__ = ("tensor", "data", "expr", "version_cell", "version", "is_output", "dtype")
 
     def __init__(self, tensor, is_output: bool, dtype=None):
         self.is_output = is_output
         # an output is not kept as a Tensor (that would make a cycle through its grad_fn)
         self.tensor = None if is_output else tensor
-        self.data = tensor._data
+        expr = self.expr = tensor._lazy
+        self.data = tensor._data if expr is None else None
         self.dtype = tensor.dtype if dtype is None else dtype
         self.version_cell = tensor._version_cell
         self.version = tensor._version_cell[0]
 
+    def array(self):
+        """The saved values as an array."""
+        a = self.data
+        if a is None:
+            a = self.data = self.expr.evaluate()
+            self.expr = None
+        return a
+
     def check(self, node, index: int):
         if self.version_cell[0] != self.version:
-            shape = list(self.data.shape)
+            shape = list(self.array().shape)
             kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
                     "bool": "Bool"}[self.dtype.name]
             if self.is_output:
@@ -78,7 +91,7 @@ class SavedTensor:
         self.check(node, index)
         if not self.is_output:
             return self.tensor
-        t = Tensor._make(self.data, requires_grad=False)
+        t = Tensor._make(self.array(), requires_grad=False)
         t._version_cell = self.version_cell
         if is_grad_enabled():
             # a saved output re-enters the graph through the node that made it
@@ -280,6 +293,8 @@ class Elementwise(OpDef):
         # per tuple of "input requires grad" flags: (names of inputs to save, save result?)
         self._saves: dict = {}
         self._vjp_kernels: dict = {}
+        # whether a large result may stay an unevaluated expression (ops/lazy.py)
+        self._defers = dtype in ("same", "float")
 
     def defvjp(self, *rules):
         """Set the pointwise rule of each input (``None``: not differentiable).
@@ -404,7 +419,9 @@ class Elementwise(OpDef):
             if compute is dt:
                 # with the module's compiled entry points (see ``cpu.launch_small``)
                 mod = self.kernel(compute)
-                plan = (compute, self.out_dtype(compute).np, mod, mod.ENTRIES, mod.PARALLEL_MIN)
+                # (results from the lazy threshold up take the path that may defer them)
+                small = min(mod.PARALLEL_MIN, _lazy_module.DEFER_MIN_ITEMS)
+                plan = (compute, self.out_dtype(compute).np, mod, mod.ENTRIES, small)
         self._plans[np_dtype] = plan
         return plan
 
@@ -452,6 +469,10 @@ class Elementwise(OpDef):
                     else:
                         result._data = cpu.launch_small(mod, arrays, out_np, pvals)
                 else:
+                    if a0.size >= _lazy_module.DEFER_MIN_ITEMS and self._defers:
+                        lazy = _defer(self, args)
+                        if lazy is not None:
+                            return lazy
                     result._data = cpu.run_elementwise(mod, arrays, out_np, pvals)
                 result._version_cell = [0]
                 if _grad_state.enabled and self.dtype_rule != "bool":
@@ -466,6 +487,10 @@ class Elementwise(OpDef):
     def _call_general(self, args):
         from ..tensor import Tensor
 
+        if self._defers:
+            lazy = _defer(self, args)
+            if lazy is not None:
+                return lazy
         tensors = args[: self.n_in]
         params = args[self.n_in :]
         be = device_backend(tensors, scalars_ok=True)
@@ -497,7 +522,7 @@ class Elementwise(OpDef):
             edges.append(e)
             if e[0] is not None:
                 flags |= 1 << k
-            shapes.append(a._data.shape)
+            shapes.append(a._data.shape if a._lazy is None else a._lazy.shape)
         saves = self._saves.get(flags)
         if saves is None:
             saves = self._save_plan(flags)
@@ -507,10 +532,10 @@ class Elementwise(OpDef):
         ctx.shapes = shapes
         cnp = compute.np
         for a in inputs:
-            if a is not None and a._data.dtype != cnp:
-                # gradients go back in each input's own dtype
+            if a is not None and a._lazy is None and a._data.dtype != cnp:
+                # gradients go back in each input's own dtype (a lazy one has ``compute``)
                 ctx.dtypes = [
-                    None if a is None or a._data.dtype == cnp else a.dtype for a in inputs
+                    None if a is None or a.dtype is compute else a.dtype for a in inputs
                 ]
                 break
         if be is not cpu:
@@ -520,7 +545,7 @@ class Elementwise(OpDef):
         saved = ctx.saved
         for k, name in saves[0]:
             t = tensors[k]
-            if type(t) is not _tensor_class() or t._data.dtype != cnp:
+            if not isinstance(t, _tensor_class()) or t.dtype is not compute:
                 t = _as_tensor(t, compute, like=result)
             saved[name] = SavedTensor(t, False, compute)
         if saves[1]:
@@ -633,11 +658,29 @@ class Elementwise(OpDef):
                 if s is not None:
                     if s.version_cell[0] != s.version:
                         s.check(node, ctx.output_index.get(name, 0))
-                    arrays.append(s.data)
+                    a = s.data
+                    arrays.append(a if a is not None else s.array())
         return arrays
 
 
 _NO_PLAN = object()
+
+
+def _defer(op, args):
+    """``op(*args)`` as a lazy tensor, or None (see ``ops/lazy.py``); recorded if needed."""
+    lazy = _lazy_module
+    if not lazy.ENABLED or lazy._off[0]:
+        return None
+    Tensor = _tensor_class()
+    out = lazy.defer(op, args, Tensor, Tensor._Lazy)
+    if out is None:
+        return None
+    tensors = args[: op.n_in]
+    if _grad_state.enabled:
+        inputs = [a if isinstance(a, Tensor) else None for a in tensors]
+        if needs_grad(inputs):
+            op._record(tensors, inputs, args[op.n_in:], out.dtype, out, cpu)
+    return out
 
 
 def _returns_its_argument(rule) -> bool:
@@ -666,7 +709,7 @@ def _as_tensor(a, dt, like=None):
     if isinstance(a, Tensor):
         return a if a.dtype is dt else a.to(dt)
     arr = np.array(a, dtype=dt.np)
-    if like is not None and type(like._data) is not np.ndarray:
+    if like is not None and like.is_cuda:
         arr = backend.of(like._data).to_device(arr)
     return Tensor._make(arr)
 
@@ -744,7 +787,8 @@ class Composite(OpDef):
                 inputs.append(a)
             elif isinstance(a, (list, tuple)) and a and all(isinstance(t, Tensor) for t in a):
                 inputs.extend(a)
-        if len(inputs) == 1 and type(inputs[0]._data) is np.ndarray:
+        if len(inputs) == 1 and (inputs[0]._lazy is not None
+                                 or type(inputs[0]._data) is np.ndarray):
             ctx.backend = cpu  # the common case: one CPU tensor
         else:
             ctx.backend = device_backend(inputs)

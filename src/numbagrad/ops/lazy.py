@@ -1,0 +1,453 @@
+"""Forward fusion on the CPU: large elementwise results kept as expressions until read.
+
+An elementwise op on CPU float tensors of at least ``DEFER_MIN_ITEMS`` elements returns a
+*lazy* tensor: it holds the op and its operands (an ``Expr``), not an array. Whatever reads it
+decides how it is computed:
+
+- a whole-tensor ``sum`` adds the expression up in one pass over its leaves and writes nothing
+  (``total``);
+- the backward fusion (``ops/fusion.py``) computes a saved lazy tensor inside the fused gradient
+  kernel, from the same leaves, instead of reading an array;
+- anything else that reads its values (printing, ``numpy()``, a matmul, an in-place op, a
+  non-elementwise op) evaluates the whole expression in one loop into a new array; the tensor is
+  then an ordinary one.
+
+``(x**2 * exp(x)).sum().backward()`` so reads ``x`` once forward and once backward, and writes
+only ``x.grad``. Operands are the tensors' arrays: contiguous of the result's shape (``a``), one
+broadcast value (``s``, read when the op runs), or a contiguous row broadcast over leading
+dimensions (``r``, ``(m, n) + (n,)``). Anything else runs at once, as does every op on small,
+integer, CUDA or mixed-dtype tensors.
+
+Safety: an expression reads its leaf arrays when it is evaluated, so those must not change
+before. Every write into an existing array first evaluates the pending expressions that read
+the memory it writes (``before_write``, called by each in-place op and so by ``.grad``
+accumulation and optimizers); memory NumPy code can write to behind our back (``numpy()``,
+``from_numpy``, ``__array__``) is never a leaf (``escape``).
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+
+import numba
+import numpy as np
+
+from .. import dtypes as D
+from ..backend import cpu
+
+ENABLED = True
+DEFER_MIN_ITEMS = 1 << 18
+MAX_NODES = 16  # ops in one expression; beyond, its operands are evaluated
+MAX_KERNELS = 256  # new expression kernels per process; then node by node
+BLOCK = 16384  # elements per partial sum in ``total``
+_kernel_keys: set = set()
+_failed: set = set()
+_pending: weakref.WeakSet = weakref.WeakSet()  # expressions not evaluated yet
+_off = [0]  # > 0 while a backward pass runs: its ops run at once
+
+
+class _Paused:
+    """``with PAUSED:`` ops run at once (nests)."""
+
+    def __enter__(self):
+        _off[0] += 1
+
+    def __exit__(self, *exc):
+        _off[0] -= 1
+
+
+PAUSED = _Paused()
+
+
+class Expr:
+    """An elementwise op applied to operands: ``Expr`` or (kind, array or scalar) leaves."""
+
+    __slots__ = ("op", "args", "params", "shape", "np_dtype", "cols", "nodes", "uses", "value",
+                 "__weakref__")
+
+    def __init__(self, op, args, params, shape, np_dtype, cols, nodes):
+        self.op = op
+        self.args = args
+        self.params = params
+        self.shape = shape
+        self.np_dtype = np_dtype
+        self.cols = cols  # the length of the ``r`` rows below, or None
+        self.nodes = nodes
+        self.uses = 0  # consumers that embed it (a second one evaluates it instead)
+        self.value = None
+
+    def evaluate(self) -> np.ndarray:
+        """The values as an array (computed once, then kept)."""
+        v = self.value
+        if v is None:
+            v = _evaluate(self)
+        return v
+
+    def leaves(self, out=None):
+        """The arrays this expression reads (evaluated sub-expressions as their values)."""
+        out = [] if out is None else out
+        if self.value is not None:
+            out.append(self.value)
+            return out
+        for a in self.args:
+            if type(a) is Expr:
+                a.leaves(out)
+            elif a[0] != "s":
+                out.append(a[1])
+        return out
+
+
+# ---------------------------------------------------------------- memory NumPy code can write
+
+
+def _root(a):
+    """The array that owns ``a``'s memory, or None when that is not a NumPy array."""
+    while True:
+        b = a.base
+        if b is None:
+            return a
+        if type(b) is not np.ndarray:
+            return None
+        a = b
+
+
+_escaped: dict = {}  # id of a root array -> weak reference to it
+
+
+def escape(a) -> None:
+    """``a``'s memory is now reachable from NumPy code: evaluate what reads it, and never take
+    it as a leaf while that memory lives (or until the pool hands its block out anew)."""
+    if type(a) is not np.ndarray:
+        return
+    before_write(a)
+    root = _root(a)
+    if root is None:
+        return
+    key = id(root)
+    if key not in _escaped:
+        _escaped[key] = weakref.ref(root, lambda _, k=key: _escaped.pop(k, None))
+
+
+def reused(block) -> None:
+    """The pool hands ``block`` out again: nothing outside refers to it any more."""
+    if _escaped:
+        _escaped.pop(id(block), None)
+
+
+def _private(a) -> bool:
+    root = _root(a)
+    if root is None:
+        return False
+    ref = _escaped.get(id(root))
+    return ref is None or ref() is not root
+
+
+def before_write(a) -> None:
+    """Evaluate every pending expression that reads memory ``a`` is part of."""
+    if not _pending or type(a) is not np.ndarray:  # (CUDA memory is never a leaf)
+        return
+    root = _root(a)
+    for e in list(_pending):
+        if e.value is None and any(root is None or _root(x) is root for x in e.leaves()):
+            e.evaluate()
+
+
+def flush() -> None:
+    """Evaluate every pending expression."""
+    for e in list(_pending):
+        e.evaluate()
+
+
+# ---------------------------------------------------------------- deferring an op
+
+
+def _kind(a, shape):
+    """How an expression reads array ``a`` for a result of ``shape``: ("a", a), ("s", value),
+    ("r", a) or None (it cannot)."""
+    if a.shape == shape and a.flags.c_contiguous and a.flags.aligned:
+        return ("a", a)
+    if a.size == 1 or (a.size and not any(a.strides)):
+        return ("s", a[(0,) * a.ndim])
+    k = 0
+    while k < a.ndim and a.shape[k] == 1:
+        k += 1
+    row = a.shape[k:]
+    if (0 < len(row) < len(shape) and tuple(shape[len(shape) - len(row):]) == row
+            and a.flags.c_contiguous and a.flags.aligned):
+        return ("r", a)
+    return None
+
+
+_heavy: dict = {}
+
+
+def _is_heavy(op) -> bool:
+    """Whether ``op`` calls a transcendental function (exp, sin, tanh, ...): its result is worth
+    storing once rather than computing again in every loop that reads it (and in backward)."""
+    h = _heavy.get(op)
+    if h is None:
+        from ..backend.codegen import function_source
+
+        fns = [op.scalar, *op._helpers(op.scalar).values()]  # with the ops it calls
+        h = _heavy[op] = any("math." in function_source(f, type_literals=False) for f in fns)
+    return h
+
+
+def defer(op, args, Tensor, Lazy):
+    """``op(*args)`` as a lazy tensor (class ``Lazy``), or None when it should run now."""
+    if _heavy.get(op) or _is_heavy(op):
+        return None
+    n_in = op.n_in
+    tensors = args[:n_in]
+    np_dtype = None
+    shapes = []
+    for t in tensors:
+        if isinstance(t, Tensor):
+            e = t._lazy
+            if e is not None:
+                dt, s = e.np_dtype, e.shape
+            else:
+                d = t._data
+                if type(d) is not np.ndarray:
+                    return None
+                dt, s = d.dtype, d.shape
+            if np_dtype is None:
+                np_dtype = dt
+            elif dt != np_dtype:
+                return None
+            shapes.append(s)
+        elif type(t) not in (int, float):
+            return None
+    if np_dtype is None or np_dtype.kind != "f":
+        return None
+    # (a float op on tensors of one float dtype and Python numbers computes in that dtype)
+    shape = shapes[0]
+    for s in shapes:
+        if s != shape:
+            try:
+                shape = cpu.broadcast_shapes(*shapes)
+            except (RuntimeError, ValueError):
+                return None  # the op itself raises PyTorch's error
+            break
+    if math.prod(shape) < DEFER_MIN_ITEMS:
+        return None
+    items = []
+    cols = None
+    nodes = 1
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            items.append(("s", np_dtype.type(t)))
+            continue
+        e = t._lazy
+        if e is not None and e.value is None and e.shape == shape and e.uses == 0:
+            if e.cols is not None:
+                if cols is not None and cols != e.cols:
+                    return None
+                cols = e.cols
+            items.append(e)
+            nodes += e.nodes
+            continue
+        item = _kind(t._data, shape)  # (a lazy tensor used twice is evaluated here)
+        if item is None:
+            return None
+        if item[0] != "s":
+            if not _private(item[1]):
+                return None
+            if item[0] == "r":
+                c = item[1].size
+                if cols is not None and cols != c:
+                    return None
+                cols = c
+        items.append(item)
+    for item in items:
+        if type(item) is Expr:
+            item.uses += 1
+    if nodes > MAX_NODES:  # a long chain: keep its operands as arrays
+        items = [("a", item.evaluate()) if type(item) is Expr else item for item in items]
+        nodes = 1
+        cols = None
+        for item in items:
+            if item[0] == "r":
+                cols = item[1].size
+    params = tuple(args[n_in:])
+    expr = Expr(op, tuple(items), params, shape, np_dtype, cols, nodes)
+    _pending.add(expr)
+    out = object.__new__(Lazy)
+    out._lazy = expr
+    out._version_cell = [0]
+    return out
+
+
+# ---------------------------------------------------------------- generated loops
+
+
+_LITERALS = (0, 1, 2, 3, 0.5, -1)
+
+
+class Loop:
+    """The operands, parameters and lines of one generated loop (``cpu.fused_module_body``),
+    shared by the expression kernels here and the backward fusion."""
+
+    def __init__(self, np_dtype, shape):
+        self.np_dtype = np_dtype
+        self.shape = shape
+        self.patterns = []
+        self.arrays = []
+        self.params = []
+        self.lines = []
+        self.functions = {}  # name -> (op, scalar function) the lines call
+        self.cols = None
+        self._var_of = {}  # id of an array or Expr -> its variable
+        self._keep = []  # what those ids belong to, alive while the loop is built
+
+    def leaf(self, kind, a):
+        """The variable of a leaf; None when its rows do not match the loop's."""
+        key = id(a)
+        var = self._var_of.get(key)
+        if var is not None:
+            return var
+        if kind == "r":
+            if self.cols is not None and self.cols != a.size:
+                return None
+            self.cols = a.size
+            value = a.reshape(-1)
+        elif kind == "a":
+            value = a.reshape(-1)
+        else:
+            value = a
+        var = self._var_of[key] = f"v{len(self.arrays)}"
+        self._keep.append(a)
+        self.patterns.append(kind)
+        self.arrays.append(value)
+        return var
+
+    def operand(self, a):
+        """The variable of array ``a`` (as ``_kind`` reads it), or None."""
+        item = _kind(a, self.shape)
+        return None if item is None else self.leaf(*item)
+
+    def param(self, value):
+        """The variable (or literal) of a scalar parameter."""
+        if type(value) in (int, float) and value in _LITERALS:
+            # x**2, x * 0.5: a constant the compiler folds (a runtime exponent keeps pow's
+            # branches in a long loop, which then does not vectorize: 10x slower)
+            return f"_c({float(value)!r})"
+        self.params.append(self.np_dtype.type(value))
+        return f"p{len(self.params) - 1}"
+
+    def function(self, name, fn, op):
+        if name not in self.functions:
+            self.functions[name] = (op, fn)
+
+    def expr(self, e):
+        """The variable of expression ``e``, its lines added once; None when it cannot."""
+        if e.value is not None:
+            return self.operand(e.value)
+        var = self._var_of.get(id(e))
+        if var is not None:
+            return var
+        names = []
+        for a in e.args:
+            v = self.expr(a) if type(a) is Expr else self.leaf(*a)
+            if v is None:
+                return None
+            names.append(v)
+        names += [self.param(p) for p in e.params]
+        op = e.op
+        self.function(op.name, op.scalar, op)
+        var = self._var_of[id(e)] = f"e{len(self.lines)}"
+        self._keep.append(e)
+        self.lines.append(f"{var} = {op.name}({', '.join(names)})")
+        return var
+
+    def module(self, kind, n_out):
+        """The compiled module, or None (over budget, or Numba could not compile it)."""
+        patterns = "".join(self.patterns)
+        key = (kind, self.np_dtype, patterns, n_out, len(self.params), tuple(self.lines))
+        if key in _failed:
+            return None
+        if key not in _kernel_keys:
+            if len(_kernel_keys) >= MAX_KERNELS:
+                return None
+            _kernel_keys.add(key)
+        def body():
+            functions = {}  # the scalar functions called, each after its callees
+            for name, (op, fn) in self.functions.items():
+                op._helpers(fn, functions)
+                functions[name] = fn
+            return cpu.fused_module_body(list(functions.items()), patterns, n_out,
+                                         len(self.params), self.lines, total=kind == "total")
+
+        try:
+            return cpu.get_elementwise_kernel(key, self.np_dtype, body)
+        except numba.core.errors.NumbaError:
+            _failed.add(key)
+            return None
+
+    def run(self, mod, outs):
+        """Run ``flat`` or ``par`` of ``mod`` into the C-contiguous ``outs``; False when Numba
+        could not compile it for these arguments."""
+        n = math.prod(self.shape)
+        loop = mod.par if n >= mod.PARALLEL_MIN and cpu.num_threads() > 1 else mod.flat
+        head = [o.reshape(-1) for o in outs]
+        if self.cols is not None:
+            head.append(self.cols)
+        try:
+            loop(*head, *self.arrays, *self.params)
+        except numba.core.errors.NumbaError:
+            return False
+        return True
+
+
+def _evaluate(e) -> np.ndarray:
+    loop = Loop(e.np_dtype, e.shape)
+    var = loop.expr(e)
+    out = None
+    if var is not None:
+        loop.lines.append(f"o0 = {var}")
+        mod = loop.module("eval", 1)
+        if mod is not None:
+            out = cpu.empty(e.shape, e.np_dtype)
+            if not loop.run(mod, [out]):
+                out = None
+    if out is None:  # node by node, with the op's own kernel
+        arrays = [a.evaluate() if type(a) is Expr else
+                  np.asarray(a[1]) if a[0] == "s" else a[1] for a in e.args]
+        op = e.op
+        compute = D.from_numpy_dtype(e.np_dtype)
+        out = cpu.run_elementwise(op.kernel(compute), arrays, e.np_dtype,
+                                  op._param_values(compute, e.params))
+    e.value = out
+    e.args = None  # the leaves are no longer needed
+    _pending.discard(e)
+    return out
+
+
+def total(e):
+    """The sum of all of ``e``'s values as a 0-d array, in one pass, nothing written; None
+    when it cannot be built (the caller then sums the evaluated array)."""
+    if e.value is not None:
+        return None
+    loop = Loop(e.np_dtype, e.shape)
+    var = loop.expr(e)
+    if var is None:
+        return None
+    loop.lines.append(f"o0 = {var}")
+    mod = loop.module("total", 0)
+    if mod is None:
+        return None
+    n = math.prod(e.shape)
+    c = loop.cols
+    if c is None:
+        c, rows, blocks = 1, 0, -(-n // BLOCK)
+    else:
+        rows = max(1, BLOCK // c)
+        blocks = -(-(n // c) // rows)
+    out = np.empty(1, e.np_dtype)
+    part = np.empty(blocks, e.np_dtype)
+    try:
+        mod.total(out, part, n, c, rows, *loop.arrays, *loop.params)
+    except numba.core.errors.NumbaError:
+        return None
+    return out.reshape(())

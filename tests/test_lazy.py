@@ -1,0 +1,255 @@
+"""Forward fusion (ops/lazy.py): large elementwise results kept as expressions until read.
+
+The size threshold is set to 0 here, so small tensors take the lazy path. Every test checks
+values against NumPy or against the same code run eagerly, and most check whether an
+expression was evaluated: deferral must be invisible except for speed, whatever writes to
+memory in between (in-place ops, ``.grad`` accumulation, NumPy code holding an array).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.ops import fusion, lazy
+from numbagrad.ops.registry import REGISTRY, Elementwise
+
+
+def _forget_plans():
+    # each op's plan keeps its small-size bound, the lazy threshold included
+    for op in REGISTRY.values():
+        if isinstance(op, Elementwise):
+            op._plans.clear()
+
+
+@pytest.fixture(autouse=True)
+def everything_lazy(monkeypatch):
+    monkeypatch.setattr(lazy, "DEFER_MIN_ITEMS", 0)
+    monkeypatch.setattr(fusion, "FUSE_MIN_ITEMS", 0)
+    _forget_plans()
+    yield
+    monkeypatch.undo()
+    _forget_plans()
+
+
+def rand(*shape, seed=0, dtype=ng.float32, grad=False):
+    a = np.random.default_rng(seed).uniform(-1, 1, shape)
+    return ng.tensor(a, dtype=dtype, requires_grad=grad)
+
+
+def is_lazy(t) -> bool:
+    return t._lazy is not None
+
+
+def eager(fn, *leaves):
+    """``fn`` on copies of ``leaves`` with deferral off: (value, gradients)."""
+    lazy.ENABLED = False
+    try:
+        copies = [t.detach().clone().requires_grad_(t.requires_grad) for t in leaves]
+        out = fn(*copies)
+        grads = []
+        if out.requires_grad:
+            out.sum().backward() if out.ndim else out.backward()
+            grads = [c.grad.numpy() for c in copies]
+        return out.detach().numpy(), grads
+    finally:
+        lazy.ENABLED = True
+
+
+def test_a_lazy_result_reads_like_a_tensor_and_evaluates_once_on_use():
+    x, b = rand(4, 5), rand(5, seed=1)
+    y = (x + b) * x - 0.5
+    assert is_lazy(y) and isinstance(y, ng.Tensor) and type(y).__name__ == "Tensor"
+    assert y.shape == (4, 5) and y.dtype == ng.float32 and y.device.type == "cpu"
+    assert y.ndim == 2 and y.numel() == 20 and y.size(1) == 5
+    assert is_lazy(y)  # (metadata does not evaluate)
+    xv, bv = x.numpy(), b.numpy()
+    np.testing.assert_array_equal(y.numpy(), (xv + bv) * xv - np.float32(0.5))
+    assert not is_lazy(y) and type(y) is ng.Tensor
+
+
+def test_small_integer_and_heavy_ops_run_at_once():
+    x = rand(10)
+    assert not is_lazy(ng.exp(x)) and not is_lazy(ng.sin(x)) and not is_lazy(ng.sigmoid(x))
+    assert not is_lazy(ng.arange(10) * 2)  # int64
+    assert is_lazy(x * 2) and is_lazy(ng.relu(x)) and is_lazy(x**2)
+
+
+def test_a_whole_sum_of_an_expression_writes_no_array():
+    x, b = rand(300, 70, seed=2), rand(70, seed=3)
+    y = (x - b) * x + 1.0
+    s = y.sum()
+    assert is_lazy(y) and y._lazy.value is None  # summed from x and b, never stored
+    xv, bv = x.numpy().astype(np.float64), b.numpy().astype(np.float64)
+    np.testing.assert_allclose(s.item(), ((xv - bv) * xv + 1).sum(), rtol=1e-5)
+    assert s.shape == () and y.sum(dim=(0, 1), keepdim=True).shape == (1, 1)
+
+
+def test_whole_sums_are_the_same_bits_on_one_and_two_threads():
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one Numba thread")
+    x, b = rand(100_000, seed=4), rand(500, seed=5)
+    xr = x.reshape(200, 500)
+    sums = []
+    for k in (1, 2):
+        numba.set_num_threads(k)
+        sums.append(((x * x + 1.0).sum().item(), ((xr + b) * xr).sum().item()))
+    assert sums[0] == sums[1]
+
+
+@pytest.mark.parametrize("dtype", [ng.float32, ng.float64])
+def test_gradients_through_lazy_tensors_equal_the_eager_ones(dtype):
+    a, b = rand(40, 30, seed=6, dtype=dtype, grad=True), rand(30, seed=7, dtype=dtype, grad=True)
+
+    def f(a, b):
+        return ((a + b) * a).sum() + (ng.relu(a - b) * 3.0).sum() + (a**2 * ng.exp(a)).sum()
+
+    value, grads = eager(f, a, b)
+    out = f(a, b)
+    out.backward()
+    rtol = 1e-5 if dtype is ng.float32 else 1e-12
+    np.testing.assert_allclose(out.item(), value, rtol=rtol)
+    np.testing.assert_allclose(a.grad.numpy(), grads[0], rtol=rtol, atol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), grads[1], rtol=rtol, atol=1e-6)
+
+
+def test_the_fused_backward_computes_saved_expressions_instead_of_reading_them(monkeypatch):
+    evaluated = []
+    real = lazy._evaluate
+    monkeypatch.setattr(lazy, "_evaluate", lambda e: evaluated.append(e.op.name) or real(e))
+    a, b = rand(50, 20, seed=8, grad=True), rand(20, seed=9, grad=True)
+    ((a + b) * a).sum().backward()
+    av, bv = a.detach().numpy(), b.detach().numpy()
+    np.testing.assert_allclose(a.grad.numpy(), 2 * av + bv, rtol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), av.sum(0), rtol=1e-5)
+    assert evaluated == []
+
+
+def test_create_graph_and_autograd_grad_evaluate_what_they_read():
+    x = rand(30, seed=10, grad=True)
+    (g,) = ng.autograd.grad((x * x * x).sum(), x, create_graph=True)
+    xv = x.detach().numpy()
+    np.testing.assert_allclose(g.detach().numpy(), 3 * xv**2, rtol=1e-6)
+    g.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * xv, rtol=1e-6)
+
+
+@pytest.mark.parametrize("write", [
+    lambda x: x.add_(1), lambda x: x.mul_(2), lambda x: x.zero_(), lambda x: x.fill_(3.0),
+    lambda x: x.copy_(ng.ones(20)), lambda x: x.__setitem__(slice(0, 5), 7.0),
+    lambda x: x.data.add_(1), lambda x: x[2:].sub_(4), lambda x: x.detach().clamp_(0, 0.1),
+])
+def test_an_in_place_write_to_a_leaf_first_evaluates_what_reads_it(write):
+    x = rand(20, seed=11)
+    before = x.numpy().copy()
+    y = x * 2 + 1
+    z = (x - 1) * y  # reads x directly and through y
+    with ng.no_grad():
+        write(x)
+    np.testing.assert_array_equal(y.numpy(), before * 2 + 1)
+    np.testing.assert_allclose(z.numpy(), (before - 1) * (before * 2 + 1), rtol=1e-6)
+
+
+def test_grad_accumulation_in_place_does_not_change_an_expression_over_the_grad():
+    x = rand(20, seed=12, grad=True)
+    (x * 3).sum().backward()
+    doubled = x.grad * 2  # an expression reading x.grad's memory
+    (x * 3).sum().backward()  # adds into x.grad in place
+    np.testing.assert_array_equal(doubled.numpy(), np.full(20, 6, np.float32))
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(20, 6, np.float32))
+
+
+def test_memory_numpy_code_can_write_is_never_read_later():
+    arr = np.ones(20, np.float32)
+    t = ng.from_numpy(arr)
+    y = t + 1
+    arr[:] = 5  # from_numpy shares memory: y was computed from ones
+    np.testing.assert_array_equal(y.numpy(), np.full(20, 2, np.float32))
+
+    x = rand(20, seed=13)
+    y = x * 2
+    view = x.numpy()  # NumPy code now holds x's memory: y is computed first
+    saved = view.copy()
+    view[:] = 0
+    np.testing.assert_array_equal(y.numpy(), saved * 2)
+    z = x + 1  # ... and x is never a leaf again
+    view[:] = 1
+    np.testing.assert_array_equal(z.numpy(), np.ones(20, np.float32))
+
+    w = rand(20, seed=14)
+    a = np.asarray(w)
+    u = w * 3  # computed now: w's memory is NumPy's too
+    saved = a.copy()
+    a[:] = 2
+    np.testing.assert_array_equal(u.numpy(), saved * 3)
+
+
+def test_in_place_on_a_lazy_tensor_and_version_counters():
+    x = rand(20, seed=15, grad=True)
+    y = x * 2
+    y.add_(1)  # evaluates y, then writes it
+    assert not is_lazy(y)
+    np.testing.assert_allclose(y.detach().numpy(), x.detach().numpy() * 2 + 1, rtol=1e-6)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.full(20, 2, np.float32))
+
+    x.grad = None
+    y = x * 2
+    z = y * y  # saves y (lazy)
+    y.mul_(3)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_a_saved_result_written_in_place_follows_its_tensor():
+    x = rand(20, seed=16, grad=True)
+    h = x * 1.0
+    y = h.relu_()  # relu's backward reads its result, now in h's memory
+    assert y is h
+    (y * 2).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(x.detach().numpy() > 0, 2, 0))
+
+
+def test_setting_data_on_a_lazy_tensor_replaces_its_expression():
+    x = rand(20, seed=17)
+    y = x * 2
+    y.data = ng.zeros(20)
+    assert not is_lazy(y)
+    np.testing.assert_array_equal(y.numpy(), np.zeros(20, np.float32))
+    np.testing.assert_array_equal((y + 1).numpy(), np.ones(20, np.float32))
+
+
+def test_shared_and_long_expressions():
+    x = rand(20, seed=18)
+    xv = x.numpy()
+    e = x * 2
+    a, b = e + 1, e + 2  # a second consumer evaluates e rather than computing it twice
+    np.testing.assert_allclose((a * b).numpy(), (xv * 2 + 1) * (xv * 2 + 2), rtol=1e-6)
+    y = x
+    want = xv.astype(np.float64)
+    for k in range(40):  # past MAX_NODES the operands are evaluated
+        y = y * 0.5 + 1.0
+        want = want * 0.5 + 1.0
+    assert y._lazy.nodes <= lazy.MAX_NODES
+    np.testing.assert_allclose(y.numpy(), want, rtol=1e-6)
+
+
+def test_past_the_kernel_budget_expressions_run_node_by_node(monkeypatch):
+    monkeypatch.setattr(lazy, "_kernel_keys", set())
+    monkeypatch.setattr(lazy, "MAX_KERNELS", 0)
+    x, b = rand(6, 5, seed=19), rand(5, seed=20)
+    y = (x + b) * x
+    xv, bv = x.numpy(), b.numpy()
+    np.testing.assert_array_equal(y.numpy(), (xv + bv) * xv)
+    np.testing.assert_allclose((x - b).sum().item(), (xv - bv).sum(), rtol=1e-5)
+
+
+def test_errors_are_the_eager_ones():
+    with pytest.raises(RuntimeError, match="must match the size"):
+        rand(3, 4) + rand(5)
+    y = rand(3, 4) * 2
+    with pytest.raises(RuntimeError, match="must match the size"):
+        y + rand(5)
