@@ -233,7 +233,8 @@ def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines
     parts = ["from numba import prange"] + scalar_functions_source(functions)
     if total:
         reassoc = ", fastmath={'reassoc'}, parallel=True"
-        head = f"{codegen.jit_line(reassoc)}\ndef total({', '.join(['out', 'part', 'n', 'C', 'rows'] + ins)}):\n"
+        args = ", ".join(["out", "part", "n", "C", "rows"] + ins)
+        head = f"{codegen.jit_line(reassoc)}\ndef total({args}):\n"
         if by_rows:
             loop = (["    m = n // C", "    for b in prange(part.shape[0]):", "        acc = _c(0)",
                      "        for r in range(b * rows, min((b + 1) * rows, m)):",
@@ -255,7 +256,8 @@ def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines
         return "\n\n\n".join(parts)
     outs = [f"out{k}" for k in range(n_out)]
     for name, rng, extra in (("flat", "range", ""), ("par", "prange", ", parallel=True")):
-        head = f"{codegen.jit_line(extra)}\ndef {name}({', '.join(outs + (['C'] if by_rows else []) + ins)}):\n"
+        args = ", ".join(outs + (["C"] if by_rows else []) + ins)
+        head = f"{codegen.jit_line(extra)}\ndef {name}({args}):\n"
         if by_rows:
             loop = ([f"    for r in {rng}(out0.shape[0] // C):", "        lo = r * C"]
                     + slices("        ", "lo", "lo + C")
