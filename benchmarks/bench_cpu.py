@@ -52,6 +52,28 @@ class W1Fusion:
         self.run()
 
 
+class W5Lazy:
+    """W5 with forward fusion on and off (ops/lazy.py): what deferring ``a + b`` and the
+    product saves (the sum reads ``a`` once; nothing is written forward)."""
+
+    params = ([True, False],)
+    param_names = ["lazy"]
+
+    def setup(self, lazy):
+        from numbagrad.ops import lazy as module
+
+        module.ENABLED = lazy
+        self.run = W.w5(ng)
+
+    def teardown(self, lazy):
+        from numbagrad.ops import lazy as module
+
+        module.ENABLED = True
+
+    def time_w5(self, lazy):
+        self.run()
+
+
 class W2MLP:
     """One forward + backward step of an MLP 784-512-10 with cross-entropy, batch 256."""
 
