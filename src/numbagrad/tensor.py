@@ -170,9 +170,8 @@ class Tensor:
         return Size(self._data.shape)
 
     def size(self, dim=None):
-        if dim is None:
-            return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self.ndim)]
+        shape = self.shape
+        return shape if dim is None else shape[_wrap_dim(dim, len(shape))]
 
     @property
     def dtype(self) -> D.dtype:
@@ -196,13 +195,13 @@ class Tensor:
         return self._data.ndim
 
     def dim(self) -> int:
-        return self._data.ndim
+        return self.ndim
 
     def numel(self) -> int:
         return self._data.size
 
     def nelement(self) -> int:
-        return self._data.size
+        return self.numel()
 
     def element_size(self) -> int:
         return self._data.itemsize
@@ -862,11 +861,6 @@ class LazyTensor(Tensor):
     def shape(self) -> Size:
         return Size(self._lazy.shape)
 
-    def size(self, dim=None):
-        if dim is None:
-            return Size(self._lazy.shape)
-        return self._lazy.shape[_wrap_dim(dim, self.ndim)]
-
     @property
     def dtype(self) -> D.dtype:
         return D.from_numpy_dtype(self._lazy.np_dtype)
@@ -883,13 +877,8 @@ class LazyTensor(Tensor):
     def ndim(self) -> int:
         return len(self._lazy.shape)
 
-    def dim(self) -> int:
-        return len(self._lazy.shape)
-
     def numel(self) -> int:
         return math.prod(self._lazy.shape)
-
-    nelement = numel
 
     def is_contiguous(self) -> bool:
         return True

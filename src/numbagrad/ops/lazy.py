@@ -153,12 +153,6 @@ def before_write(a) -> None:
             e.evaluate()
 
 
-def flush() -> None:
-    """Evaluate every pending expression."""
-    for e in list(_pending):
-        e.evaluate()
-
-
 # ---------------------------------------------------------------- deferring an op
 
 
@@ -196,7 +190,7 @@ def _is_heavy(op) -> bool:
 
 def defer(op, args, Tensor, Lazy):
     """``op(*args)`` as a lazy tensor (class ``Lazy``), or None when it should run now."""
-    if _heavy.get(op) or _is_heavy(op):
+    if _is_heavy(op):
         return None
     n_in = op.n_in
     tensors = args[:n_in]

@@ -545,8 +545,8 @@ class Elementwise(OpDef):
         saved = ctx.saved
         for k, name in saves[0]:
             t = tensors[k]
-            if not isinstance(t, _tensor_class()) or t.dtype is not compute:
-                t = _as_tensor(t, compute, like=result)
+            if type(t) is not _tensor_class() or t._data.dtype != cnp:
+                t = _as_tensor(t, compute, like=result)  # (a lazy tensor is kept as it is)
             saved[name] = SavedTensor(t, False, compute)
         if saves[1]:
             ctx.save_output("result", result, dtype=compute)
