@@ -180,6 +180,51 @@ def test_a_row_broadcast_operand_fuses(fused):
     assert fused == [["MulBackward0", "ExpBackward0", "SumBackward0"]]
 
 
+@pytest.mark.parametrize("sa, sb", [((30, 40), (40,)), ((2, 30, 40), (1, 40)),
+                                     ((5, 30, 40), (30, 40)), ((3, 7, 5), (1, 1, 5))])
+def test_a_row_broadcast_input_is_summed_in_the_loop(fused, monkeypatch, sa, sb):
+    # b's gradient is summed over a's rows inside the kernel: no full-size gradient, no sum_to
+    a, b = rand(*sa, seed=15, dtype=ng.float64), rand(*sb, seed=16, dtype=ng.float64)
+    av, bv = a.detach().numpy(), b.detach().numpy()
+    lead = tuple(range(len(sa) - len(sb))) + tuple(
+        len(sa) - len(sb) + i for i, n in enumerate(sb) if n == 1)
+    summed = []
+    monkeypatch.setattr(fusion, "sum_to", lambda g, s: summed.append(s))
+    check(lambda a, b: ((a + b) * a).sum(), [a, b],
+          [2 * av + bv, av.sum(lead).reshape(sb)], rtol=1e-12)
+    assert fused == [["MulBackward0", "AddBackward0", "SumBackward0"]]
+    assert summed == [] and b.grad.shape == sb
+
+
+def test_one_row_sum_per_input_shape(fused, monkeypatch):
+    # b (40,) and c (1, 40) get the same sum, each in its own shape, as separate tensors
+    a, b, c = rand(30, 40, seed=17), rand(40, seed=18), rand(1, 40, seed=19)
+    monkeypatch.setattr(fusion, "sum_to", lambda g, s: pytest.fail("summed outside the loop"))
+    ((a + b + c) * 3.0).sum().backward()
+    np.testing.assert_allclose(b.grad.numpy(), np.full(40, 90.0), rtol=1e-6)
+    np.testing.assert_allclose(c.grad.numpy(), np.full((1, 40), 90.0), rtol=1e-6)
+    assert b.grad.shape == (40,) and c.grad.shape == (1, 40)
+    assert b.grad._data is not c.grad._data and len(fused) == 1
+
+
+def test_row_sums_are_the_same_bits_on_one_and_two_threads():
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one Numba thread")
+    # 300 rows of 1000: 19 blocks of 16 rows, over the parallel threshold
+    grads = []
+    for k in (1, 2):
+        numba.set_num_threads(k)
+        a, b = rand(300, 1000, seed=20), rand(1000, seed=21)
+        ((a + b) * a).sum().backward()
+        grads.append(b.grad.numpy())
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    np.testing.assert_array_equal(grads[0], grads[1])
+    want = a.detach().numpy().astype(np.float64).sum(0)
+    np.testing.assert_allclose(grads[0], want, rtol=1e-5, atol=1e-4)
+
+
 def test_a_column_broadcast_operand_runs_node_by_node(fused):
     a, b = rand(20, 30, seed=13), rand(20, 1, seed=14)
     av, bv = a.detach().numpy(), b.detach().numpy()

@@ -203,7 +203,7 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
 
 
 def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines,
-                      total: bool = False) -> str:
+                      total: bool = False, n_col: int = 0) -> str:
     """Scalar ``functions`` plus loops that run ``lines`` once per element.
 
     The loops take ``out0..`` (contiguous, one size), then one input per letter of
@@ -217,6 +217,12 @@ def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines
     blocks of 16,384 elements (of ``rows`` rows of ``C`` with an ``r`` input), one sum each into
     ``part``, then those in order into ``out[0]``; the blocks are the same on any number of
     threads, so is the result.
+
+    With ``n_col``, ``o<n_out>..`` are also summed over rows, into ``col<k>`` (``C`` values each),
+    the loops then taking ``(out.., col.., part.., C, m, rows, inputs..)``: blocks of ``rows``
+    rows each add into their own row of ``part<k>``, and those rows are added in order at the
+    end, so the sums too are the same on any number of threads. (A broadcast input's gradient
+    so never exists at the full shape.)
     """
     by_rows = "r" in patterns
     ins = [f"a{k}" for k in range(len(patterns))] + [f"p{k}" for k in range(n_params)]
@@ -255,6 +261,32 @@ def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines
         parts.append(head + "\n".join(loop))
         return "\n\n\n".join(parts)
     outs = [f"out{k}" for k in range(n_out)]
+    if n_col:
+        cols = [f"col{k}" for k in range(n_col)]
+        parts_ = [f"part{k}" for k in range(n_col)]
+        for name, rng, extra in (("flat", "range", ""), ("par", "prange", ", parallel=True")):
+            args = ", ".join(outs + cols + parts_ + ["C", "m", "rows"] + ins)
+            loop = ([f"{codegen.jit_line(extra)}\ndef {name}({args}):",
+                     f"    for b in {rng}(part0.shape[0]):"]
+                    + [f"        sp{k} = part{k}[b]" for k in range(n_col)]
+                    + ["        for c in range(C):"]
+                    + [f"            sp{k}[c] = _c(0)" for k in range(n_col)]
+                    + ["        for r in range(b * rows, min((b + 1) * rows, m)):",
+                       "            lo = r * C"]
+                    + slices("            ", "lo", "lo + C")
+                    + [f"            q{k} = out{k}[lo:lo + C]" for k in range(n_out)]
+                    + ["            for c in range(C):"] + reads("                ", "c")
+                    + ["                " + line for line in lines]
+                    + [f"                q{k}[c] = o{k}" for k in range(n_out)]
+                    + [f"                sp{k}[c] += o{n_out + k}" for k in range(n_col)]
+                    # (row by row in order: the same additions as per column, vectorized)
+                    + [f"    col{k}[:] = part{k}[0]" for k in range(n_col)]
+                    + ["    for b in range(1, part0.shape[0]):"]
+                    + [f"        row{k} = part{k}[b]" for k in range(n_col)]
+                    + ["        for c in range(C):"]
+                    + [f"            col{k}[c] += row{k}[c]" for k in range(n_col)])
+            parts.append("\n".join(loop))
+        return "\n\n\n".join(parts)
     for name, rng, extra in (("flat", "range", ""), ("par", "prange", ", parallel=True")):
         args = ", ".join(outs + (["C"] if by_rows else []) + ins)
         head = f"{codegen.jit_line(extra)}\ndef {name}({args}):\n"

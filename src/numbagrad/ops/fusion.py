@@ -75,6 +75,21 @@ def _joins(node, compute, buffers, shape) -> bool:
     return True
 
 
+def _summed_in_loop(loop, shape, in_shape) -> bool:
+    """Whether the gradient to an input of ``in_shape``, broadcast along the rows of
+    ``shape``, can be summed over those rows inside the loop (its rows fit the loop's)."""
+    k = 0
+    while k < len(in_shape) and in_shape[k] == 1:
+        k += 1
+    row = tuple(in_shape[k:])
+    if not 0 < len(row) < len(shape) or tuple(shape[len(shape) - len(row):]) != row:
+        return False
+    n = math.prod(row)
+    if loop.cols is None:
+        loop.cols = n
+    return loop.cols == n
+
+
 def _region(root, shape, deps, buffers):
     """The region's nodes in the order they join (each after all its consumers), and each
     node's index in that list."""
@@ -197,37 +212,46 @@ def run(root, grads, deps, buffers):
             else:
                 outputs.setdefault((nxt, nr, mctx.shapes[i]), []).append(term)
     # one kernel output per distinct sum; the incoming gradient itself is passed on as it is
-    # (shared, as node by node), so an add's two inputs get one tensor, not two equal copies
+    # (shared, as node by node), so an add's two inputs get one tensor, not two equal copies.
+    # A gradient to an input broadcast along rows (``b`` of ``a + b``) is summed over the rows
+    # in the loop, so it is never written at the full shape.
     exprs: list = []
-    which = []  # per edge leaving the region: its kernel output, or -1 for ``grad`` itself
-    for summed in outputs.values():
+    sums: list = []
+    which = []  # per edge leaving the region: None for ``grad`` itself, else (list, index)
+    for (_, _, in_shape), summed in outputs.items():
         expr = " + ".join(summed)
         if expr == "v0" and lead is None:
-            which.append(-1)
+            which.append(None)
             continue
-        if expr not in exprs:
-            exprs.append(expr)
-        which.append(exprs.index(expr))
+        if in_shape != shape and _summed_in_loop(loop, shape, in_shape):
+            into, item = sums, (expr, in_shape)  # (its output has the input's shape)
+        else:
+            into, item = exprs, expr
+        if item not in into:
+            into.append(item)
+        which.append((into, into.index(item)))
     n_out = len(exprs)
-    for k, expr in enumerate(exprs):
+    for k, expr in enumerate(exprs + [expr for expr, _ in sums]):
         lines.append(f"o{k} = {expr}")
 
     Tensor = _tensor_class()
-    results = []
-    if n_out:
-        mod = loop.module("fused", n_out)
+    results = {}
+    if exprs or sums:
+        mod = loop.module("fused", n_out, len(sums))
         if mod is None:
             return None
-        outs = [cpu.empty(shape, cnp) for _ in range(n_out)]
-        if not loop.run(mod, outs):
+        outs = [cpu.empty(shape, cnp) for _ in exprs]
+        cols = [np.empty(in_shape, cnp) for _, in_shape in sums]
+        if not loop.run(mod, outs, cols):
             return None  # every rule compiles on its own; should a composition not type
-        results = [Tensor._make(out) for out in outs]
-        outs = None
+        results[id(exprs)] = [Tensor._make(out) for out in outs]
+        results[id(sums)] = [Tensor._make(c) for c in cols]
+        outs = cols = None
 
     contributions = []
-    for (nxt, nr, in_shape), k in zip(outputs, which):
-        gt = g if k < 0 else results[k]
-        if in_shape != shape:
+    for (nxt, nr, in_shape), w in zip(outputs, which):
+        gt = g if w is None else results[id(w[0])][w[1]]
+        if gt.shape != in_shape:
             gt = sum_to(gt, in_shape)
         contributions.append(((nxt, nr), gt))
     results = gt = None

@@ -40,7 +40,7 @@ ENABLED = True
 DEFER_MIN_ITEMS = 1 << 18
 MAX_NODES = 16  # ops in one expression; beyond, its operands are evaluated
 MAX_KERNELS = 256  # new expression kernels per process; then node by node
-BLOCK = 16384  # elements per partial sum in ``total``
+BLOCK = 16384  # elements per partial sum in ``total``, and per block of rows in ``Loop.run``
 _kernel_keys: set = set()
 _failed: set = set()
 _pending: weakref.WeakSet = weakref.WeakSet()  # expressions not evaluated yet
@@ -355,10 +355,10 @@ class Loop:
         self.lines.append(f"{var} = {op.name}({', '.join(names)})")
         return var
 
-    def module(self, kind, n_out):
+    def module(self, kind, n_out, n_col=0):
         """The compiled module, or None (over budget, or Numba could not compile it)."""
         patterns = "".join(self.patterns)
-        key = (kind, self.np_dtype, patterns, n_out, len(self.params), tuple(self.lines))
+        key = (kind, self.np_dtype, patterns, n_out, n_col, len(self.params), tuple(self.lines))
         if key in _failed:
             return None
         if key not in _kernel_keys:
@@ -371,7 +371,8 @@ class Loop:
                 op._helpers(fn, functions)
                 functions[name] = fn
             return cpu.fused_module_body(list(functions.items()), patterns, n_out,
-                                         len(self.params), self.lines, total=kind == "total")
+                                         len(self.params), self.lines, total=kind == "total",
+                                         n_col=n_col)
 
         try:
             return cpu.get_elementwise_kernel(key, self.np_dtype, body)
@@ -379,13 +380,24 @@ class Loop:
             _failed.add(key)
             return None
 
-    def run(self, mod, outs):
-        """Run ``flat`` or ``par`` of ``mod`` into the C-contiguous ``outs``; False when Numba
+    def run(self, mod, outs, cols=()):
+        """Run ``flat`` or ``par`` of ``mod`` into the C-contiguous ``outs`` (and the row sums
+        ``cols``, each ``self.cols`` values, of a module with ``n_col``); False when Numba
         could not compile it for these arguments."""
         n = math.prod(self.shape)
         loop = mod.par if n >= mod.PARALLEL_MIN and cpu.num_threads() > 1 else mod.flat
         head = [o.reshape(-1) for o in outs]
-        if self.cols is not None:
+        if cols:
+            C = self.cols
+            m = n // C
+            if m == 0:
+                return False
+            rows = max(1, BLOCK // C)  # (a fixed blocking: the same sums on any threads)
+            blocks = -(-m // rows)
+            head += [c.reshape(-1) for c in cols]
+            head += [np.empty((blocks, C), self.np_dtype) for _ in cols]
+            head += [C, m, rows]
+        elif self.cols is not None:
             head.append(self.cols)
         try:
             loop(*head, *self.arrays, *self.params)
