@@ -128,6 +128,82 @@ def test_the_fused_backward_computes_saved_expressions_instead_of_reading_them(m
     assert evaluated == []
 
 
+@pytest.mark.parametrize("dtype", [ng.float32, ng.float64])
+@pytest.mark.parametrize("shapes", [((300, 70), (70,)), ((6000,), (1,)), ((4, 50, 64), (50, 64))])
+def test_a_loss_is_added_up_by_its_backward_pass(monkeypatch, dtype, shapes):
+    # loss = f(x).sum() stays lazy; backward computes it in the fused gradient kernel
+    standalone = []
+    monkeypatch.setattr(lazy, "total", lambda e: standalone.append(e) or None)
+    a, b = rand(*shapes[0], seed=30, dtype=dtype, grad=True), rand(*shapes[1], seed=31,
+                                                                    dtype=dtype, grad=True)
+    value, grads = eager(lambda a, b: ((a + b) * a).sum(), a, b)
+    loss = ((a + b) * a).sum()
+    assert is_lazy(loss) and loss.shape == () and loss.dtype is dtype
+    assert loss.requires_grad and loss.grad_fn.name() == "SumBackward0"
+    loss.backward()
+    assert loss._lazy.value is not None and standalone == []
+    rtol = 1e-5 if dtype is ng.float32 else 1e-12
+    np.testing.assert_allclose(loss.item(), value, rtol=rtol)
+    assert type(loss) is ng.Tensor and loss.dtype is dtype
+    np.testing.assert_allclose(a.grad.numpy(), grads[0], rtol=rtol, atol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), grads[1], rtol=rtol, atol=1e-5)
+
+
+def test_a_loss_read_before_backward_is_summed_on_its_own():
+    x = rand(5000, seed=32, grad=True)
+    loss = (x * x + 1.0).sum()
+    xv = x.detach().numpy().astype(np.float64)
+    np.testing.assert_allclose(loss.item(), (xv * xv + 1).sum(), rtol=1e-5)
+    value = loss.item()
+    loss.backward(retain_graph=True)
+    loss.backward()
+    assert loss.item() == value
+    np.testing.assert_allclose(x.grad.numpy(), 4 * xv, rtol=1e-6)
+
+
+def test_a_lazy_loss_keeps_its_value_through_writes_to_its_operands():
+    x = rand(5000, seed=33, grad=True)
+    xv = x.detach().numpy().astype(np.float64)
+    loss = (x * 3.0 + x).sum()  # (no rule reads x: nothing saved)
+    with ng.no_grad():
+        x.add_(1.0)  # evaluates the loss first
+    loss.backward()
+    np.testing.assert_allclose(loss.item(), 4 * xv.sum(), rtol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), np.full(5000, 4.0))
+
+
+def test_only_a_recorded_whole_sum_is_left_lazy():
+    x = rand(400, 30, seed=34, grad=True)
+    with ng.no_grad():
+        assert not is_lazy((x * 2.0).sum())
+    assert not is_lazy((x.detach() * 2.0).sum())
+    assert not is_lazy((x * 2.0).sum(0)) and not is_lazy((x * 2.0).sum(keepdim=True))
+    y = (x * 2.0).sum()
+    assert is_lazy(y)
+    z = y * 2 + y.sum()  # an op on the lazy loss reads it
+    np.testing.assert_allclose(z.item(), 6 * x.detach().numpy().astype(np.float64).sum(),
+                               rtol=1e-5)
+    (g,) = ng.autograd.grad((x * 2.0).sum(), x)  # not the fused path: the loss stays lazy
+    np.testing.assert_allclose(g.numpy(), np.full((400, 30), 2.0))
+
+
+def test_a_fused_loss_is_the_same_bits_on_one_and_two_threads():
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one Numba thread")
+    values = []
+    for k in (1, 2):
+        numba.set_num_threads(k)
+        x, b = rand(200_000, seed=35, grad=True), rand(500, seed=36, grad=True)
+        losses = [(x * x + 1.0).sum(), ((x.reshape(400, 500) + b) * x.reshape(400, 500)).sum()]
+        for loss in losses:
+            loss.backward()
+        values.append([loss.item() for loss in losses])
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    assert values[0] == values[1]
+
+
 def test_create_graph_and_autograd_grad_evaluate_what_they_read():
     x = rand(30, seed=10, grad=True)
     (g,) = ng.autograd.grad((x * x * x).sum(), x, create_graph=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -35,10 +36,15 @@ def _tensors(x):
 def _make_grads(outputs, grads):
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
-        a = t._data
-        if g is None and type(a) is np.ndarray and a.size == 1 and a.dtype.kind == "f":
-            out.append(_tensor_class()._make(np.ones(a.shape, a.dtype)))  # loss.backward()
-            continue
+        if g is None:  # loss.backward()
+            # (shape and dtype only: a lazy loss is not computed for this)
+            e = t._lazy
+            a = t._data if e is None else e
+            if type(a) is np.ndarray or e is not None:
+                shape, dt = a.shape, (a.np_dtype if e is not None else a.dtype)
+                if dt.kind == "f" and math.prod(shape) == 1:
+                    out.append(_tensor_class()._make(np.ones(shape, dt)))
+                    continue
         from .. import factory
         from ..tensor import Tensor
 

@@ -203,7 +203,7 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
 
 
 def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines,
-                      total: bool = False, n_col: int = 0) -> str:
+                      total: bool = False, n_col: int = 0, tot: bool = False) -> str:
     """Scalar ``functions`` plus loops that run ``lines`` once per element.
 
     The loops take ``out0..`` (contiguous, one size), then one input per letter of
@@ -222,7 +222,8 @@ def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines
     the loops then taking ``(out.., col.., part.., C, m, rows, inputs..)``: blocks of ``rows``
     rows each add into their own row of ``part<k>``, and those rows are added in order at the
     end, so the sums too are the same on any number of threads. (A broadcast input's gradient
-    so never exists at the full shape.)
+    so never exists at the full shape.) With ``tot``, ``o<n_out + n_col>`` is also added up over
+    everything: one sum per block into ``ptot``, those in order into ``tot[0]``.
     """
     by_rows = "r" in patterns
     ins = [f"a{k}" for k in range(len(patterns))] + [f"p{k}" for k in range(n_params)]
@@ -261,16 +262,21 @@ def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines
         parts.append(head + "\n".join(loop))
         return "\n\n\n".join(parts)
     outs = [f"out{k}" for k in range(n_out)]
-    if n_col:
+    if n_col or tot:
         cols = [f"col{k}" for k in range(n_col)]
-        parts_ = [f"part{k}" for k in range(n_col)]
+        parts_ = [f"part{k}" for k in range(n_col)] + (["tot", "ptot"] if tot else [])
+        blocks = "part0.shape[0]" if n_col else "ptot.shape[0]"
+        # (reassoc lets the total's additions run in vector lanes, in an order fixed by the
+        # code, the same in every block)
+        flags = ", fastmath={'reassoc'}" if tot else ""
         for name, rng, extra in (("flat", "range", ""), ("par", "prange", ", parallel=True")):
             args = ", ".join(outs + cols + parts_ + ["C", "m", "rows"] + ins)
-            loop = ([f"{codegen.jit_line(extra)}\ndef {name}({args}):",
-                     f"    for b in {rng}(part0.shape[0]):"]
+            loop = ([f"{codegen.jit_line(flags + extra)}\ndef {name}({args}):",
+                     f"    for b in {rng}({blocks}):"]
                     + [f"        sp{k} = part{k}[b]" for k in range(n_col)]
                     + ["        for c in range(C):"]
                     + [f"            sp{k}[c] = _c(0)" for k in range(n_col)]
+                    + (["            pass", "        acc = _c(0)"] if tot else [])
                     + ["        for r in range(b * rows, min((b + 1) * rows, m)):",
                        "            lo = r * C"]
                     + slices("            ", "lo", "lo + C")
@@ -279,12 +285,18 @@ def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines
                     + ["                " + line for line in lines]
                     + [f"                q{k}[c] = o{k}" for k in range(n_out)]
                     + [f"                sp{k}[c] += o{n_out + k}" for k in range(n_col)]
-                    # (row by row in order: the same additions as per column, vectorized)
-                    + [f"    col{k}[:] = part{k}[0]" for k in range(n_col)]
-                    + ["    for b in range(1, part0.shape[0]):"]
-                    + [f"        row{k} = part{k}[b]" for k in range(n_col)]
-                    + ["        for c in range(C):"]
-                    + [f"            col{k}[c] += row{k}[c]" for k in range(n_col)])
+                    + ([f"                acc += o{n_out + n_col}", "        ptot[b] = acc"]
+                       if tot else [])
+                    )
+            if n_col:  # (row by row in order: the same additions as per column, vectorized)
+                loop += ([f"    col{k}[:] = part{k}[0]" for k in range(n_col)]
+                         + ["    for b in range(1, part0.shape[0]):"]
+                         + [f"        row{k} = part{k}[b]" for k in range(n_col)]
+                         + ["        for c in range(C):"]
+                         + [f"            col{k}[c] += row{k}[c]" for k in range(n_col)])
+            if tot:
+                loop += ["    whole = _c(0)", "    for b in range(ptot.shape[0]):",
+                         "        whole += ptot[b]", "    tot[0] = whole"]
             parts.append("\n".join(loop))
         return "\n\n\n".join(parts)
     for name, rng, extra in (("flat", "range", ""), ("par", "prange", ", parallel=True")):

@@ -23,6 +23,7 @@ import math
 import numpy as np
 
 from ..backend import cpu
+from . import lazy
 from .lazy import Loop, _kind
 from .registry import _tensor_class, sum_to
 
@@ -88,6 +89,17 @@ def _summed_in_loop(loop, shape, in_shape) -> bool:
     if loop.cols is None:
         loop.cols = n
     return loop.cols == n
+
+
+def _lanes(loop, shape) -> bool:
+    """Give a loop with no rows of its own a row length (one that divides its size) so it can
+    sum its values by rows; False when no good length divides it."""
+    n = math.prod(shape)
+    for c in (shape[-1] if shape else 1, *range(1024, 63, -1)):
+        if 64 <= c <= lazy.BLOCK and n % c == 0:
+            loop.cols = c
+            return True
+    return False
 
 
 def _region(root, shape, deps, buffers):
@@ -230,20 +242,34 @@ def run(root, grads, deps, buffers):
         if item not in into:
             into.append(item)
         which.append((into, into.index(item)))
+    later = None if lead is None else lead.ctx.total
+    if later is not None and later.value is None:
+        # the loss itself, left lazy by its sum (``lazy.Total``): added up in this pass too,
+        # as a row sum (over rows of the loop's, or of any length that divides the size)
+        var = loop.expr(later.inner)
+        if var is None or (loop.cols is None and not _lanes(loop, shape)):
+            later = None
+    else:
+        later = None
     n_out = len(exprs)
     for k, expr in enumerate(exprs + [expr for expr, _ in sums]):
         lines.append(f"o{k} = {expr}")
+    if later is not None:
+        lines.append(f"o{n_out + len(sums)} = {var}")
 
     Tensor = _tensor_class()
     results = {}
-    if exprs or sums:
-        mod = loop.module("fused", n_out, len(sums))
+    if exprs or sums or later is not None:
+        mod = loop.module("fused", n_out, len(sums), later is not None)
         if mod is None:
             return None
         outs = [cpu.empty(shape, cnp) for _ in exprs]
         cols = [np.empty(in_shape, cnp) for _, in_shape in sums]
-        if not loop.run(mod, outs, cols):
+        tot = None if later is None else np.empty(1, cnp)
+        if not loop.run(mod, outs, cols, tot):
             return None  # every rule compiles on its own; should a composition not type
+        if later is not None:
+            later.set(tot.reshape(()))
         results[id(exprs)] = [Tensor._make(out) for out in outs]
         results[id(sums)] = [Tensor._make(c) for c in cols]
         outs = cols = None

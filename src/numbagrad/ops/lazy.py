@@ -37,6 +37,7 @@ from .. import dtypes as D
 from ..backend import cpu
 
 ENABLED = True
+LATER = True  # a recorded whole sum of an expression is left to the backward pass (Total)
 DEFER_MIN_ITEMS = 1 << 18
 MAX_NODES = 16  # ops in one expression; beyond, its operands are evaluated
 MAX_KERNELS = 256  # new expression kernels per process; then node by node
@@ -234,7 +235,7 @@ def defer(op, args, Tensor, Lazy):
             items.append(("s", np_dtype.type(t)))
             continue
         e = t._lazy
-        if e is not None and e.value is None and e.shape == shape and e.uses == 0:
+        if type(e) is Expr and e.value is None and e.shape == shape and e.uses == 0:
             if e.cols is not None:
                 if cols is not None and cols != e.cols:
                     return None
@@ -355,10 +356,11 @@ class Loop:
         self.lines.append(f"{var} = {op.name}({', '.join(names)})")
         return var
 
-    def module(self, kind, n_out, n_col=0):
+    def module(self, kind, n_out, n_col=0, tot=False):
         """The compiled module, or None (over budget, or Numba could not compile it)."""
         patterns = "".join(self.patterns)
-        key = (kind, self.np_dtype, patterns, n_out, n_col, len(self.params), tuple(self.lines))
+        key = (kind, self.np_dtype, patterns, n_out, n_col, tot, len(self.params),
+               tuple(self.lines))
         if key in _failed:
             return None
         if key not in _kernel_keys:
@@ -372,7 +374,7 @@ class Loop:
                 functions[name] = fn
             return cpu.fused_module_body(list(functions.items()), patterns, n_out,
                                          len(self.params), self.lines, total=kind == "total",
-                                         n_col=n_col)
+                                         n_col=n_col, tot=tot)
 
         try:
             return cpu.get_elementwise_kernel(key, self.np_dtype, body)
@@ -380,22 +382,26 @@ class Loop:
             _failed.add(key)
             return None
 
-    def run(self, mod, outs, cols=()):
+    def run(self, mod, outs, cols=(), tot=None):
         """Run ``flat`` or ``par`` of ``mod`` into the C-contiguous ``outs`` (and the row sums
-        ``cols``, each ``self.cols`` values, of a module with ``n_col``); False when Numba
-        could not compile it for these arguments."""
+        ``cols``, each ``self.cols`` values, and the total ``tot``, one value, of a module with
+        ``n_col`` / ``tot``); False when Numba could not compile it for these arguments."""
         n = math.prod(self.shape)
         loop = mod.par if n >= mod.PARALLEL_MIN and cpu.num_threads() > 1 else mod.flat
         head = [o.reshape(-1) for o in outs]
-        if cols:
+        if cols or tot is not None:
             C = self.cols
             m = n // C
             if m == 0:
                 return False
-            rows = max(1, BLOCK // C)  # (a fixed blocking: the same sums on any threads)
+            # a blocking fixed by the shape alone (the same sums on any number of threads):
+            # about BLOCK elements a block, at most 64 blocks
+            rows = max(1, BLOCK // C, -(-m // 64))
             blocks = -(-m // rows)
             head += [c.reshape(-1) for c in cols]
             head += [np.empty((blocks, C), self.np_dtype) for _ in cols]
+            if tot is not None:
+                head += [tot, np.empty(blocks, self.np_dtype)]
             head += [C, m, rows]
         elif self.cols is not None:
             head.append(self.cols)
@@ -430,10 +436,52 @@ def _evaluate(e) -> np.ndarray:
     return out
 
 
+class Total:
+    """A whole sum of expression ``inner``, not computed yet (the value of ``loss`` in
+    ``loss = f(x).sum(); loss.backward()``). The backward fusion adds it up in the same pass as
+    the gradients (``ops/fusion.py``); reading it first sums it on its own (``total``, else
+    ``fallback()``). Either way it is computed once."""
+
+    __slots__ = ("inner", "fallback", "np_dtype", "value", "__weakref__")
+    shape = ()
+    uses = 0
+
+    def __init__(self, inner, fallback):
+        self.inner = inner
+        self.fallback = fallback
+        self.np_dtype = inner.np_dtype
+        self.value = None
+        inner.uses += 1  # (another consumer of ``inner`` evaluates it rather than embeds it)
+        _pending.add(self)
+
+    def evaluate(self) -> np.ndarray:
+        v = self.value
+        if v is None:
+            v = total(self.inner)
+            self.set(self.fallback() if v is None else v)
+            v = self.value
+        return v
+
+    def set(self, value) -> None:
+        self.value = value
+        self.inner = self.fallback = None
+        _pending.discard(self)
+
+    def leaves(self, out=None):
+        return self.inner.leaves(out)
+
+
+def later_total(e, fallback):
+    """The whole sum of lazy ``e`` as a ``Total``, or None when deferring is off."""
+    if not ENABLED or not LATER or _off[0] or type(e) is not Expr:
+        return None
+    return Total(e, fallback)
+
+
 def total(e):
     """The sum of all of ``e``'s values as a 0-d array, in one pass, nothing written; None
     when it cannot be built (the caller then sums the evaluated array)."""
-    if e.value is not None:
+    if type(e) is not Expr or e.value is not None:
         return None
     loop = Loop(e.np_dtype, e.shape)
     var = loop.expr(e)

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as D
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..backend import cpu
 from . import lazy
 from .registry import composite
@@ -200,9 +200,18 @@ _GPU_ROWWISE = {
 def sum(ctx, x, dim=None, keepdim=False, dtype=None):
     dims = _setup(ctx, x, dim, keepdim)
     ctx.node_name = "SumBackward0" if dim is None else "SumBackward1"
-    if x._lazy is not None and dtype is None and len(dims) == x.ndim:
+    e = x._lazy
+    if e is not None and dtype is None and len(dims) == x.ndim:
         # a whole sum of an unevaluated elementwise result: one pass over its operands
-        out = lazy.total(x._lazy)
+        if not keepdim and is_grad_enabled() and x.requires_grad:
+            # a loss: left to the backward pass, which adds it up while it reads the same
+            # operands for the gradients (reading it first sums it on its own)
+            later = lazy.later_total(e, lambda: _run_reduce("sum_rows", e.evaluate(), dims,
+                                                            e.np_dtype))
+            if later is not None:
+                ctx.total = later
+                return later
+        out = lazy.total(e)
         if out is not None:
             return _finish(out, x.shape, dims, keepdim)
     a = x._data

@@ -163,6 +163,7 @@ class CompositeCtx(Ctx):
     non_differentiable = ()  # indices of outputs that get no gradient
     save_outputs = None  # {name: output index} to save for backward
     wrap = tuple  # what a multi-output forward's Tensors are returned as
+    total = None  # sum: its output's ``lazy.Total``, which the backward fusion may compute
 
 
 def _node_class(name: str, op) -> type:
@@ -797,8 +798,12 @@ class Composite(OpDef):
         if multi:
             outs = [Tensor._make(a) for a in res]
         else:
-            out = object.__new__(Tensor)  # Tensor._make, inlined
-            out._data = res
+            if type(res) is _lazy_module.Total:  # (a loss whose sum is left to backward)
+                out = object.__new__(Tensor._Lazy)
+                out._lazy = res
+            else:
+                out = object.__new__(Tensor)  # Tensor._make, inlined
+                out._data = res
             out._version_cell = [0]
             outs = [out]
         if self.view or ctx.view:
