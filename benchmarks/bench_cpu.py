@@ -53,22 +53,25 @@ class W1Fusion:
 
 
 class W5Lazy:
-    """W5 with forward fusion on and off (ops/lazy.py): what deferring ``a + b`` and the
-    product saves (the sum reads ``a`` once; nothing is written forward)."""
+    """W5 with forward fusion off, on, and on with the loss left to the backward kernel
+    (ops/lazy.py): what deferring ``a + b`` and the product saves (the sum reads ``a`` once;
+    nothing is written forward), then what summing the loss in the backward pass saves (the
+    forward reads nothing)."""
 
-    params = ([True, False],)
+    params = (["off", "forward", "loss"],)
     param_names = ["lazy"]
 
     def setup(self, lazy):
         from numbagrad.ops import lazy as module
 
-        module.ENABLED = lazy
+        module.ENABLED = lazy != "off"
+        module.LATER = lazy == "loss"  # (an attribute older commits do not read)
         self.run = W.w5(ng)
 
     def teardown(self, lazy):
         from numbagrad.ops import lazy as module
 
-        module.ENABLED = True
+        module.ENABLED = module.LATER = True
 
     def time_w5(self, lazy):
         self.run()

@@ -9,6 +9,12 @@ one loop: gradients between members stay in registers, and each gradient leaving
 is written once, already summed over every path inside the region that reaches it.
 ``(x**2 * exp(x)).sum().backward()`` so runs one pass over memory instead of five.
 
+A gradient leaving for an input broadcast along rows (``b`` of ``(m, n) + (n,)``) is summed
+over the rows inside the loop: each block of rows adds into its own partial row, and those are
+added in order, so it is never written at the full shape and the sum does not depend on the
+thread count. When the region is led by a loss whose value is still lazy (``lazy.Total``), the
+loop adds that up too, so the forward pass never reads the operands.
+
 A kernel is compiled per region structure, dtype and operand layout (never per shape) and
 cached on disk like every other kernel. Regions under ``FUSE_MIN_ITEMS`` elements run node by
 node: their kernels cost little, a first compile a lot. Anything unusual (a strided or

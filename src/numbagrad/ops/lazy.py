@@ -5,18 +5,21 @@ An elementwise op on CPU float tensors of at least ``DEFER_MIN_ITEMS`` elements 
 decides how it is computed:
 
 - a whole-tensor ``sum`` adds the expression up in one pass over its leaves and writes nothing
-  (``total``);
+  (``total``); when that sum is recorded for backward (a loss), even that pass waits: the sum
+  is a ``Total``, which the backward fusion adds up in the same pass as the gradients, unless
+  something reads it first;
 - the backward fusion (``ops/fusion.py``) computes a saved lazy tensor inside the fused gradient
   kernel, from the same leaves, instead of reading an array;
 - anything else that reads its values (printing, ``numpy()``, a matmul, an in-place op, a
   non-elementwise op) evaluates the whole expression in one loop into a new array; the tensor is
   then an ordinary one.
 
-``(x**2 * exp(x)).sum().backward()`` so reads ``x`` once forward and once backward, and writes
-only ``x.grad``. Operands are the tensors' arrays: contiguous of the result's shape (``a``), one
-broadcast value (``s``, read when the op runs), or a contiguous row broadcast over leading
-dimensions (``r``, ``(m, n) + (n,)``). Anything else runs at once, as does every op on small,
-integer, CUDA or mixed-dtype tensors.
+``((a + b) * a).sum().backward()`` so reads ``a`` and ``b`` once, in the backward kernel, and
+writes only the two gradients; ``(x**2 * exp(x)).sum().backward()`` computes ``exp`` forward and
+then reads ``x`` and ``exp(x)`` once. Operands are the tensors' arrays: contiguous of the
+result's shape (``a``), one broadcast value (``s``, read when the op runs), or a contiguous row
+broadcast over leading dimensions (``r``, ``(m, n) + (n,)``). Anything else runs at once, as
+does every op on small, integer, CUDA or mixed-dtype tensors.
 
 Safety: an expression reads its leaf arrays when it is evaluated, so those must not change
 before. Every write into an existing array first evaluates the pending expressions that read
