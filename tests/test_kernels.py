@@ -14,6 +14,7 @@ import pytest
 import numbagrad as ng
 from numbagrad import dtypes as D
 from numbagrad.ops import elementwise as E
+from threads import on_one_and_two_threads
 
 
 def test_one_compiled_kernel_serves_every_shape_and_layout():
@@ -164,20 +165,9 @@ def test_parallel_sums_add_the_same_blocks_as_the_serial_ones():
 
 
 def test_large_sums_round_the_same_on_one_thread_and_on_two():
-    import numba
-
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("one Numba thread: nothing to compare")
     a = np.random.default_rng(5).random((3000, 700)).astype(np.float32)
     x = ng.tensor(a)
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = (x.sum().item(), x.sum(0).numpy())
-        numba.set_num_threads(2)
-        two = (x.sum().item(), x.sum(0).numpy())
-    finally:
-        numba.set_num_threads(before)
+    one, two = on_one_and_two_threads(lambda: (x.sum().item(), x.sum(0).numpy()))
     assert one[0] == two[0]
     np.testing.assert_array_equal(one[1], two[1])
 

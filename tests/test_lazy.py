@@ -14,6 +14,7 @@ import pytest
 import numbagrad as ng
 from numbagrad.ops import fusion, lazy
 from numbagrad.ops.registry import REGISTRY, Elementwise
+from threads import on_one_and_two_threads
 
 
 def _forget_plans():
@@ -87,17 +88,11 @@ def test_a_whole_sum_of_an_expression_writes_no_array():
 
 
 def test_whole_sums_are_the_same_bits_on_one_and_two_threads():
-    import numba
-
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("one Numba thread")
     x, b = rand(100_000, seed=4), rand(500, seed=5)
     xr = x.reshape(200, 500)
-    sums = []
-    for k in (1, 2):
-        numba.set_num_threads(k)
-        sums.append(((x * x + 1.0).sum().item(), ((xr + b) * xr).sum().item()))
-    assert sums[0] == sums[1]
+    one, two = on_one_and_two_threads(
+        lambda: ((x * x + 1.0).sum().item(), ((xr + b) * xr).sum().item()))
+    assert one == two
 
 
 @pytest.mark.parametrize("dtype", [ng.float32, ng.float64])
@@ -188,20 +183,16 @@ def test_only_a_recorded_whole_sum_is_left_lazy():
 
 
 def test_a_fused_loss_is_the_same_bits_on_one_and_two_threads():
-    import numba
-
-    if numba.config.NUMBA_NUM_THREADS < 2:
-        pytest.skip("one Numba thread")
-    values = []
-    for k in (1, 2):
-        numba.set_num_threads(k)
+    def losses():
         x, b = rand(200_000, seed=35, grad=True), rand(500, seed=36, grad=True)
-        losses = [(x * x + 1.0).sum(), ((x.reshape(400, 500) + b) * x.reshape(400, 500)).sum()]
-        for loss in losses:
+        out = [(x * x + 1.0).sum(), ((x.reshape(400, 500) + b) * x.reshape(400, 500)).sum()]
+        for loss in out:
             loss.backward()
-        values.append([loss.item() for loss in losses])
-    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
-    assert values[0] == values[1]
+            assert loss._lazy.value is not None  # (added up by the backward kernel)
+        return [loss.item() for loss in out]
+
+    one, two = on_one_and_two_threads(losses)
+    assert one == two
 
 
 def test_create_graph_and_autograd_grad_evaluate_what_they_read():

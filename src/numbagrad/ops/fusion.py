@@ -249,14 +249,12 @@ def run(root, grads, deps, buffers):
             into.append(item)
         which.append((into, into.index(item)))
     later = None if lead is None else lead.ctx.total
-    if later is not None and later.value is None:
+    if later is not None:
         # the loss itself, left lazy by its sum (``lazy.Total``): added up in this pass too,
-        # as a row sum (over rows of the loop's, or of any length that divides the size)
-        var = loop.expr(later.inner)
+        # in blocks of rows (the loop's own, or of a length that divides the size)
+        var = None if later.value is not None else loop.expr(later.inner)
         if var is None or (loop.cols is None and not _lanes(loop, shape)):
             later = None
-    else:
-        later = None
     n_out = len(exprs)
     for k, expr in enumerate(exprs + [expr for expr, _ in sums]):
         lines.append(f"o{k} = {expr}")
