@@ -150,6 +150,49 @@ def test_saved_tensors_are_freed_unless_retain_graph():
     )
 
 
+@cpu_only
+def test_small_contiguous_ops_take_the_lean_backward_with_the_general_checks(monkeypatch):
+    from numbagrad.ops.registry import Elementwise
+
+    lean = []
+    small = Elementwise._backward_small
+    monkeypatch.setattr(Elementwise, "_backward_small",
+                        lambda self, *a: lean.append(self.name) or small(self, *a))
+    x = ng.tensor([0.5, -1.25, 2.0], dtype=ng.float64, requires_grad=True)
+    w = ng.tensor([1.5, 0.25, -3.0], dtype=ng.float64)
+    four = ng.full((3,), 4.0, dtype=ng.float64)
+    y = ((ng.sin(x * w) + w) / (x - four)) ** 3  # (a scalar operand takes the general path)
+    y.backward(ng.ones(3, dtype=ng.float64))
+    a, b = x.detach().numpy(), w.numpy()
+    u = np.sin(a * b) + b
+    # d/dx (u / (x - 4))^3 = 3 (u / (x - 4))^2 (cos(x w) w (x - 4) - u) / (x - 4)^2
+    expected = 3 * (u / (a - 4)) ** 2 * (np.cos(a * b) * b * (a - 4) - u) / (a - 4) ** 2
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+    assert sorted(lean) == ["add", "div", "mul", "pow", "sin", "sub"]
+    assert ng.autograd.gradcheck(lambda t: ng.cos(t * w - t) * t, (x,))
+
+    # what the general path checks, the lean one checks too
+    x.grad = None
+    y = ng.sin(x * w)
+    w.add_(1.0)  # MulBackward0 saved w
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.backward(ng.ones(3, dtype=ng.float64))
+    y = ng.sin(x)
+    y.backward(ng.ones(3, dtype=ng.float64))
+    with pytest.raises(RuntimeError) as e, ng.no_grad():
+        y.grad_fn(ng.ones(3, dtype=ng.float64))  # its saved x is freed
+    assert str(e.value) == ERR_FREED
+
+    # x * x (both gradients to one place), a strided or a float32 gradient: the general path
+    del lean[:]
+    x.grad = None
+    (x * x).backward(ng.ones(3, dtype=ng.float64))
+    ng.sin(x).backward(ng.ones(6, dtype=ng.float64)[::2])
+    ng.sin(x).backward(ng.ones(3))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * a + 2 * np.cos(a), rtol=1e-7)
+    assert lean == []
+
+
 def test_a_graph_that_saved_nothing_can_run_twice():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     y = (x + 1).sum()

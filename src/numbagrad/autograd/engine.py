@@ -23,25 +23,27 @@ def _root_edge(t, i):
 
 
 def _collect(roots):
-    """Dependency counts of every node reachable from ``roots`` (iterative DFS)."""
+    """Dependency counts of every node reachable from ``roots`` (iterative DFS), and the nodes
+    in the order visited. A node other than a root is visited when it gets its first count."""
     deps: dict = {}
-    seen = set()
+    order = []
     stack = []
     for node in roots:
-        if id(node) not in seen:
-            seen.add(id(node))
+        if node not in order:
+            order.append(node)
             stack.append(node)
-    order = []
+    rooted = set(order)
     while stack:
-        node = stack.pop()
-        order.append(node)
-        for nxt, _ in node.next_functions:
-            if nxt is None:
-                continue
-            deps[nxt] = deps.get(nxt, 0) + 1
-            if id(nxt) not in seen:
-                seen.add(id(nxt))
-                stack.append(nxt)
+        for nxt, _ in stack.pop().next_functions:
+            if nxt is not None:
+                n = deps.get(nxt)
+                if n is None:
+                    deps[nxt] = 1
+                    if nxt not in rooted:
+                        order.append(nxt)
+                        stack.append(nxt)
+                else:
+                    deps[nxt] = n + 1
     return deps, order
 
 
@@ -137,7 +139,8 @@ def run_backward(
         node = pop(heap)[2] if heap else None
         while node is not None:
             grads = buffers.pop(node, None) or [None] * node._num_outputs
-            if node._tensor_hooks or node._retain_grad_hooks:
+            hooked = node._hooked  # (one flag for the four hook tables)
+            if hooked and (node._tensor_hooks or node._retain_grad_hooks):
                 grads = _run_tensor_hooks(node, grads)
             if plain:
                 run = True
@@ -145,7 +148,8 @@ def run_backward(
                     fuse and node._fusable and grads[0] is not None
                     # (a small gradient is only worth a look from a sum: it may be broadcast)
                     and (grads[0]._data.size >= fuse_min or node.op.kind != "elementwise")
-                    and not (node._pre_hooks or node._post_hooks)
+                    # (tensor hooks have run: they do not keep a node out)
+                    and not (hooked and (node._pre_hooks or node._post_hooks))
                 ):
                     fused = fusion.run(node, grads, deps, buffers)
                     if fused is not None:
@@ -181,7 +185,7 @@ def run_backward(
                 ):
                     run = False
             if run and (grads[0] is not None or any(g is not None for g in grads)):
-                if node._pre_hooks:
+                if hooked and node._pre_hooks:
                     for hook in tuple(node._pre_hooks.values()):
                         res = hook(tuple(grads))
                         if res is not None:
@@ -192,7 +196,7 @@ def run_backward(
                     in_grads = run_checked(node, grads)
                 else:
                     in_grads = node.apply(grads)
-                if node._post_hooks:
+                if hooked and node._post_hooks:
                     for hook in tuple(node._post_hooks.values()):
                         res = hook(tuple(in_grads), tuple(grads))
                         if res is not None:

@@ -58,6 +58,8 @@ class Node:
     _retain_grad_hooks: dict[int, object] = {}
     _released = False
     _saved_anything = False
+    # whether any hook table was ever made (``_own``): the engine checks this one flag per node
+    _hooked = False
     # elementwise registry nodes: the engine may run several as one kernel (ops/fusion.py)
     _fusable = False
 
@@ -79,6 +81,7 @@ class Node:
         if d is None:
             d = HookDict()
             setattr(self, table, d)
+            self._hooked = True
         return d
 
     def name(self) -> str:

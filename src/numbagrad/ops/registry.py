@@ -28,7 +28,9 @@ import numpy as np
 from .. import dtypes as D
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.graph import _TENSOR, Node, _tensor_class, edge_of
+from ..autograd.anomaly_mode import _state as _anomaly_state
+from ..autograd.anomaly_mode import forward_stack as _anomaly_forward_stack
+from ..autograd.graph import _TENSOR, Node, _sequence, _tensor_class, edge_of, grad_accumulator
 from .. import backend
 from ..backend import cpu
 from . import lazy as _lazy_module
@@ -135,6 +137,8 @@ class Ctx:
     # and the dtype each input's gradient is cast back to (None: all have the compute dtype)
     to_cpu = None
     dtypes = None
+    # elementwise ops recorded by ``Elementwise._record_small``: their ``_lean_plan``
+    lean = None
 
     def __init__(self):
         self.saved: dict[str, SavedTensor] = {}
@@ -422,14 +426,50 @@ class Elementwise(OpDef):
                 mod = self.kernel(compute)
                 # (results from the lazy threshold up take the path that may defer them)
                 small = min(mod.PARALLEL_MIN, _lazy_module.DEFER_MIN_ITEMS)
-                plan = (compute, self.out_dtype(compute).np, mod, mod.ENTRIES, small)
+                plan = (compute, self.out_dtype(compute).np, mod, mod.ENTRIES, small, {})
         self._plans[np_dtype] = plan
         return plan
 
     def __call__(self, *args):
         Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
-        # the lean path (W3 in benchmarks/): CPU tensors of one dtype, no casts, no scalars
-        # (small contiguous ones skip even cpu.run_elementwise and Numba's dispatch)
+        # the leanest path (W3 in benchmarks/): one or two small 1-d C-contiguous CPU tensors
+        # of one dtype and nothing else, written out for one and for two (0.7 us less per op)
+        a = args[0]
+        if type(a) is Tensor:
+            da = a._data
+            if type(da) is np.ndarray and da.ndim == 1:
+                n = len(args)
+                if n == 1:
+                    ok = self.n_in == 1 and da.flags.carray
+                else:
+                    b = args[1]
+                    ok = (n == 2 and self.n_in == 2 and type(b) is Tensor
+                          and type(db := b._data) is np.ndarray and db.dtype is da.dtype
+                          and db.shape == da.shape and da.flags.carray and db.flags.carray)
+                if ok:
+                    plan = self._plans.get(da.dtype, _NO_PLAN)
+                    if plan is _NO_PLAN:
+                        plan = self._plan(da.dtype)
+                    if plan is not None and da.size < plan[4]:
+                        entry = plan[3].get(n)
+                        if entry is not None:
+                            out = np.empty(da.shape, plan[1])
+                            if n == 1:
+                                entry(out, da)
+                            else:
+                                entry(out, da, db)
+                            result = object.__new__(Tensor)  # Tensor._make, inlined
+                            result._data = out
+                            result._version_cell = [0]
+                            if _grad_state.enabled and (
+                                (a._requires_grad if a._base is None else a.requires_grad)
+                                or n == 2 and (b._requires_grad if b._base is None
+                                               else b.requires_grad)
+                            ) and self.dtype_rule != "bool":
+                                self._record_small(args, (), plan[0], result, plan[5])
+                            return result
+        # the lean path: CPU tensors of one dtype, no casts, no scalars (small contiguous ones
+        # skip even cpu.run_elementwise and Numba's dispatch)
         n_in = self.n_in
         tensors = args if len(args) == n_in else args[:n_in]
         np_dtype = None
@@ -448,7 +488,7 @@ class Elementwise(OpDef):
             if plan is _NO_PLAN:
                 plan = self._plan(np_dtype)
             if plan is not None:
-                compute, out_np, mod, entries, par_min = plan
+                compute, out_np, mod, entries, par_min, leans = plan
                 if len(args) == n_in:
                     params = pvals = ()
                 else:
@@ -469,6 +509,13 @@ class Elementwise(OpDef):
                         result._data = out
                     else:
                         result._data = cpu.launch_small(mod, arrays, out_np, pvals)
+                    result._version_cell = [0]
+                    if _grad_state.enabled and self.dtype_rule != "bool":
+                        for a in tensors:
+                            if a._requires_grad if a._base is None else a.requires_grad:
+                                self._record_small(tensors, params, compute, result, leans)
+                                break
+                    return result
                 else:
                     if a0.size >= _lazy_module.DEFER_MIN_ITEMS and self._defers:
                         lazy = _defer(self, args)
@@ -553,6 +600,75 @@ class Elementwise(OpDef):
             ctx.save_output("result", result, dtype=compute)
         attach(self, ctx, inputs, (result,), self.node_name, edges=tuple(edges))
 
+    def _record_small(self, tensors, params, compute, result, leans):
+        """``_record`` for the lean forward path: every input a CPU tensor of the compute dtype,
+        1-d, C-contiguous and of the result's shape, so no dtype, device or broadcast
+        bookkeeping is needed, and the backward may take ``_backward_small``."""
+        edges = []
+        flags = 0  # bit k: input k needs a gradient
+        bit = 1
+        for a in tensors:
+            if a._base is not None:  # a view: its flags come through the properties
+                e = edge_of(a)
+                if e[0] is not None:
+                    flags |= bit
+            elif a._requires_grad:  # edge_of, inlined
+                fn = a._grad_fn
+                e = (fn, a._output_nr) if fn is not None else (grad_accumulator(a), 0)
+                flags |= bit
+            else:
+                e = _NO_EDGE
+            edges.append(e)
+            bit <<= 1
+        plan = leans.get(flags)
+        if plan is None:
+            plan = leans[flags] = (*(self._saves.get(flags) or self._save_plan(flags)),
+                                   self._lean_plan(flags, compute))
+        saves, save_result, lean = plan
+        ctx = Ctx()
+        ctx.params = params
+        ctx.compute = compute
+        ctx.shapes = [result._data.shape] * len(tensors)
+        if saves:
+            saved = ctx.saved
+            for k, name in saves:
+                saved[name] = SavedTensor(tensors[k], False, compute)
+        if save_result:
+            ctx.save_output("result", result, dtype=compute)
+        # (x * x: both gradients go to one place, which the general path sums in one kernel)
+        if flags != 3 or edges[0] != edges[1]:
+            ctx.lean = lean
+        # attach() and Node.__init__, inlined (this runs once per recorded op)
+        node = object.__new__(self._node_classes.get(self.node_name) or self.node_class())
+        node.next_functions = tuple(edges)
+        node._sequence_nr = next(_sequence)
+        if _anomaly_state.enabled:
+            node._anomaly_stack = _anomaly_forward_stack()
+        node.ctx = ctx
+        if ctx.saved:
+            node._saved_anything = True
+        result._requires_grad = True
+        result._grad_fn = node
+
+    def _lean_plan(self, flags, compute):
+        """How ``_backward_small`` computes each input's gradient when bit k of ``flags`` says
+        input k needs one: None (it does not), True (the rule passes ``grad`` on), or
+        ``[rule arguments, parameter names, kernel module]`` (the module is found on first
+        use)."""
+        rules = []
+        for k in range(self.n_in):
+            if not flags >> k & 1 or self.vjps[k] is None:
+                rules.append(None)
+            elif self._passes_grad[k]:
+                rules.append(True)
+            else:
+                pnames = self._rule_params(k)
+                # the rule's array arguments: None for ``grad``, else a saved tensor's name
+                arrays = tuple([None if n == "grad" else n for n in self.vjp_args[k]
+                                if n not in pnames])
+                rules.append([arrays, pnames, None, k])
+        return (compute.np, rules)
+
     def _save_plan(self, flags):
         """(input index, name) of the inputs to save, and whether to save the result, when
         bit k of ``flags`` says input k needs a gradient: what those inputs' rules read."""
@@ -569,6 +685,55 @@ class Elementwise(OpDef):
     # ---- backward
 
     def backward_node(self, node, grads):
+        ctx = node.ctx
+        lean = ctx.lean
+        if lean is not None and not _grad_state.enabled:
+            gdata = grads[0]._data
+            if (type(gdata) is np.ndarray and gdata.dtype is lean[0]
+                    and gdata.shape == ctx.shapes[0] and gdata.flags.carray):
+                return self._backward_small(node, ctx, lean, grads[0], gdata)
+        return self._backward_general(node, grads)
+
+    def _backward_small(self, node, ctx, lean, grad, gdata):
+        """The backward of a node recorded by ``_record_small`` when ``grad`` matches it:
+        1-d, C-contiguous, of the compute dtype and the inputs' shape (W3 in benchmarks/)."""
+        Tensor = _TENSOR[0]
+        out = []
+        saved = ctx.saved
+        for rule in lean[1]:
+            if rule is None:
+                out.append(None)
+            elif rule is True:
+                out.append(grad)  # shared, as in the general path
+            else:
+                names, pnames, mod, k = rule
+                if mod is None:
+                    mod = rule[2] = self.vjp_kernel(k, ctx.compute)
+                arrays = []
+                for name in names:
+                    if name is None:
+                        arrays.append(gdata)
+                    else:
+                        s = saved.get(name)
+                        if s is None:
+                            node.check_not_released()  # (a released node has none)
+                        if s.version_cell[0] != s.version:
+                            s.check(node, ctx.output_index.get(name, 0))
+                        arrays.append(s.data)
+                pvals = self._param_values(ctx.compute, ctx.params, pnames) if pnames else ()
+                a = np.empty(gdata.shape, gdata.dtype)
+                entry = mod.ENTRIES.get(len(arrays) + 8 * len(pvals))
+                if entry is not None:
+                    entry(a, *arrays, *pvals)
+                else:
+                    a = cpu.launch_small(mod, arrays, gdata.dtype, pvals)
+                g = object.__new__(Tensor)  # Tensor._make, inlined
+                g._data = a
+                g._version_cell = [0]
+                out.append(g)
+        return tuple(out)
+
+    def _backward_general(self, node, grads):
         Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
         ctx = node.ctx
         grad = grads[0]
@@ -665,6 +830,7 @@ class Elementwise(OpDef):
 
 
 _NO_PLAN = object()
+_NO_EDGE = (None, 0)
 
 
 def _defer(op, args):
