@@ -125,6 +125,61 @@ class OpNode(Node):
             self.ctx.saved = {}
 
 
+class ElementwiseNode(OpNode):
+    """An elementwise op's node. One that ``Elementwise._record_small`` recorded runs here,
+    when its gradient is as lean as its inputs were (1-d, C-contiguous, of the compute dtype
+    and the inputs' shape): no dtype, device or broadcast bookkeeping (W3 in benchmarks/)."""
+
+    def apply(self, grads):
+        ctx = self.ctx
+        lean = ctx.lean
+        if lean is None or _grad_state.enabled:
+            return self.op.backward_node(self, grads)
+        grad = grads[0]
+        gdata = grad._data
+        if not (type(gdata) is np.ndarray and gdata.dtype is lean[0]
+                and gdata.shape == ctx.shapes[0] and gdata.flags.carray):
+            return self.op.backward_node(self, grads)
+        Tensor = _TENSOR[0]
+        out = []
+        saved = ctx.saved
+        for rule in lean[1]:
+            if rule is None:
+                out.append(None)
+            elif rule is True:
+                out.append(grad)  # shared, as in the general path
+            else:
+                names, pnames, mod, k = rule
+                if mod is None:
+                    mod = rule[2] = self.op.vjp_kernel(k, ctx.compute)
+                arrays = []
+                for name in names:
+                    if name is None:
+                        arrays.append(gdata)
+                    else:
+                        s = saved.get(name)
+                        if s is None:
+                            self.check_not_released()  # (a released node has none)
+                        if s.version_cell[0] != s.version:
+                            s.check(self, ctx.output_index.get(name, 0))
+                        arrays.append(s.data)
+                if pnames:
+                    pvals = self.op._param_values(ctx.compute, ctx.params, pnames)
+                else:
+                    pvals = ()
+                a = np.empty(gdata.shape, gdata.dtype)
+                entry = mod.ENTRIES.get(len(arrays) + 8 * len(pvals))
+                if entry is not None:
+                    entry(a, *arrays, *pvals)
+                else:
+                    a = cpu.launch_small(mod, arrays, gdata.dtype, pvals)
+                g = object.__new__(Tensor)  # Tensor._make, inlined
+                g._data = a
+                g._version_cell = [0]
+                out.append(g)
+        return tuple(out)
+
+
 _NO_INDEX = MappingProxyType({})
 
 
@@ -173,7 +228,7 @@ class CompositeCtx(Ctx):
 def _node_class(name: str, op) -> type:
     attrs = {"op": op, "__module__": "numbagrad.autograd.graph",
              "_fusable": op.kind == "elementwise" or op.fuses_backward}
-    return type(name, (OpNode,), attrs)
+    return type(name, (ElementwiseNode if op.kind == "elementwise" else OpNode,), attrs)
 
 
 class OpDef:
@@ -603,7 +658,7 @@ class Elementwise(OpDef):
     def _record_small(self, tensors, params, compute, result, leans):
         """``_record`` for the lean forward path: every input a CPU tensor of the compute dtype,
         1-d, C-contiguous and of the result's shape, so no dtype, device or broadcast
-        bookkeeping is needed, and the backward may take ``_backward_small``."""
+        bookkeeping is needed, and the backward may take ``ElementwiseNode``'s lean path."""
         edges = []
         flags = 0  # bit k: input k needs a gradient
         bit = 1
@@ -651,7 +706,7 @@ class Elementwise(OpDef):
         result._grad_fn = node
 
     def _lean_plan(self, flags, compute):
-        """How ``_backward_small`` computes each input's gradient when bit k of ``flags`` says
+        """How ``ElementwiseNode.apply`` computes each input's gradient when bit k of ``flags`` says
         input k needs one: None (it does not), True (the rule passes ``grad`` on), or
         ``[rule arguments, parameter names, kernel module]`` (the module is found on first
         use)."""
@@ -685,55 +740,6 @@ class Elementwise(OpDef):
     # ---- backward
 
     def backward_node(self, node, grads):
-        ctx = node.ctx
-        lean = ctx.lean
-        if lean is not None and not _grad_state.enabled:
-            gdata = grads[0]._data
-            if (type(gdata) is np.ndarray and gdata.dtype is lean[0]
-                    and gdata.shape == ctx.shapes[0] and gdata.flags.carray):
-                return self._backward_small(node, ctx, lean, grads[0], gdata)
-        return self._backward_general(node, grads)
-
-    def _backward_small(self, node, ctx, lean, grad, gdata):
-        """The backward of a node recorded by ``_record_small`` when ``grad`` matches it:
-        1-d, C-contiguous, of the compute dtype and the inputs' shape (W3 in benchmarks/)."""
-        Tensor = _TENSOR[0]
-        out = []
-        saved = ctx.saved
-        for rule in lean[1]:
-            if rule is None:
-                out.append(None)
-            elif rule is True:
-                out.append(grad)  # shared, as in the general path
-            else:
-                names, pnames, mod, k = rule
-                if mod is None:
-                    mod = rule[2] = self.vjp_kernel(k, ctx.compute)
-                arrays = []
-                for name in names:
-                    if name is None:
-                        arrays.append(gdata)
-                    else:
-                        s = saved.get(name)
-                        if s is None:
-                            node.check_not_released()  # (a released node has none)
-                        if s.version_cell[0] != s.version:
-                            s.check(node, ctx.output_index.get(name, 0))
-                        arrays.append(s.data)
-                pvals = self._param_values(ctx.compute, ctx.params, pnames) if pnames else ()
-                a = np.empty(gdata.shape, gdata.dtype)
-                entry = mod.ENTRIES.get(len(arrays) + 8 * len(pvals))
-                if entry is not None:
-                    entry(a, *arrays, *pvals)
-                else:
-                    a = cpu.launch_small(mod, arrays, gdata.dtype, pvals)
-                g = object.__new__(Tensor)  # Tensor._make, inlined
-                g._data = a
-                g._version_cell = [0]
-                out.append(g)
-        return tuple(out)
-
-    def _backward_general(self, node, grads):
         Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
         ctx = node.ctx
         grad = grads[0]
