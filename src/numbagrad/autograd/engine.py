@@ -147,7 +147,7 @@ def run_backward(
                 if (
                     fuse and node._fusable and grads[0] is not None
                     # (a small gradient is only worth a look from a sum: it may be broadcast)
-                    and (grads[0]._data.size >= fuse_min or node.op.kind != "elementwise")
+                    and (node._fusable == 2 or grads[0]._data.size >= fuse_min)
                     # (tensor hooks have run: they do not keep a node out)
                     and not (hooked and (node._pre_hooks or node._post_hooks))
                 ):

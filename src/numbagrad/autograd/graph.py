@@ -60,8 +60,9 @@ class Node:
     _saved_anything = False
     # whether any hook table was ever made (``_own``): the engine checks this one flag per node
     _hooked = False
-    # elementwise registry nodes: the engine may run several as one kernel (ops/fusion.py)
-    _fusable = False
+    # registry nodes the engine may run several of as one kernel (ops/fusion.py): 1 for an
+    # elementwise op (from ``fusion.FUSE_MIN_ITEMS`` elements), 2 for a whole-tensor sum
+    _fusable = 0
 
     _num_outputs = 1
 

@@ -227,7 +227,7 @@ class CompositeCtx(Ctx):
 
 def _node_class(name: str, op) -> type:
     attrs = {"op": op, "__module__": "numbagrad.autograd.graph",
-             "_fusable": op.kind == "elementwise" or op.fuses_backward}
+             "_fusable": 1 if op.kind == "elementwise" else 2 if op.fuses_backward else 0}
     return type(name, (ElementwiseNode if op.kind == "elementwise" else OpNode,), attrs)
 
 
