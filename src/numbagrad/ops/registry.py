@@ -706,10 +706,11 @@ class Elementwise(OpDef):
         result._grad_fn = node
 
     def _lean_plan(self, flags, compute):
-        """How ``ElementwiseNode.apply`` computes each input's gradient when bit k of ``flags`` says
-        input k needs one: None (it does not), True (the rule passes ``grad`` on), or
-        ``[rule arguments, parameter names, kernel module]`` (the module is found on first
-        use)."""
+        """(compute dtype, one entry per input): how ``ElementwiseNode.apply`` computes input
+        k's gradient when bit k of ``flags`` says it needs one. None: it does not; True: the
+        rule passes ``grad`` on; else ``[array arguments, parameter names, kernel module, k]``,
+        an array argument being None for ``grad`` or a saved tensor's name (the module is
+        looked up on first use)."""
         rules = []
         for k in range(self.n_in):
             if not flags >> k & 1 or self.vjps[k] is None:
