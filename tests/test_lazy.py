@@ -254,6 +254,29 @@ def test_memory_numpy_code_can_write_is_never_read_later():
     np.testing.assert_array_equal(u.numpy(), saved * 3)
 
 
+def test_a_pool_block_handed_out_again_may_be_a_leaf_again():
+    from numbagrad.backend import cpu
+
+    def block(t):
+        a = t._data
+        while a.base is not None:
+            a = a.base
+        return a
+
+    x = rand(cpu.POOL_MIN_BYTES // 4 + 7, seed=15)  # its exp comes from the block pool
+    y = x.exp()
+    view = y.numpy()  # NumPy code holds y's block
+    assert cpu.is_pool_block(block(y))
+    assert (y + 1)._lazy is None  # ... so nothing reads it later
+    first = id(block(y))
+    del y, view  # nothing refers to the block now: the pool hands it out again
+    z = x.exp()
+    assert id(block(z)) == first
+    w = z + 1
+    assert w._lazy is not None  # no NumPy view of it can exist: a leaf again
+    np.testing.assert_allclose(w.numpy(), np.exp(x.numpy()) + 1, rtol=1e-6)
+
+
 def test_in_place_on_a_lazy_tensor_and_version_counters():
     x = rand(20, seed=15, grad=True)
     y = x * 2

@@ -134,9 +134,13 @@ def escape(a) -> None:
 
 
 def reused(block) -> None:
-    """The pool hands ``block`` out again: nothing outside refers to it any more."""
+    """The pool hands ``block`` out again: nothing outside refers to it any more (a view of it
+    would hold it as its ``base``), so its memory may be a leaf again."""
     if _escaped:
         _escaped.pop(id(block), None)
+
+
+cpu.on_reuse.append(reused)
 
 
 def _private(a) -> bool:
