@@ -553,10 +553,11 @@ class Elementwise(OpDef):
                 result = object.__new__(Tensor)
                 a0 = arrays[0]
                 shape = a0.shape
-                if a0.size < par_min and a0.ndim == 1 and a0.flags.carray and (
+                small = a0.size < par_min and a0.ndim == 1 and a0.flags.carray and (
                     n_in == 1 or (n_in == 2 and arrays[1].shape == shape
                                   and arrays[1].flags.carray)
-                ):
+                )
+                if small:
                     entry = entries.get(n_in + 8 * len(pvals))
                     if entry is not None:
                         out = np.empty(shape, out_np)
@@ -564,13 +565,6 @@ class Elementwise(OpDef):
                         result._data = out
                     else:
                         result._data = cpu.launch_small(mod, arrays, out_np, pvals)
-                    result._version_cell = [0]
-                    if _grad_state.enabled and self.dtype_rule != "bool":
-                        for a in tensors:
-                            if a._requires_grad if a._base is None else a.requires_grad:
-                                self._record_small(tensors, params, compute, result, leans)
-                                break
-                    return result
                 else:
                     if a0.size >= _lazy_module.DEFER_MIN_ITEMS and self._defers:
                         lazy = _defer(self, args)
@@ -582,7 +576,10 @@ class Elementwise(OpDef):
                     for a in tensors:
                         # a view re-derives its flags through the property
                         if a._requires_grad if a._base is None else a.requires_grad:
-                            self._record(tensors, tensors, params, compute, result, cpu)
+                            if small:  # (inputs that match the result: the lean record)
+                                self._record_small(tensors, params, compute, result, leans)
+                            else:
+                                self._record(tensors, tensors, params, compute, result, cpu)
                             break
                 return result
         return self._call_general(args)
