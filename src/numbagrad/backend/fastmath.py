@@ -45,11 +45,11 @@ def float64_from_bits(typingctx, bits):
 def exp_float32(x):
     # exp(x) = 2**n * exp(r), n = round(x / ln 2), |r| <= ln(2) / 2 (Cephes expf).
     # x is clamped just past where exp overflows (88.72) and where it rounds to 0 (-103.97):
-    # the formula itself then gives inf and 0 there, with no select per element for them
-    hi = 89.0
-    lo = -104.0
-    xc = x if x < hi else hi  # NaN is clamped too; it is put back at the end
-    xc = xc if xc > lo else lo
+    # the formula itself then gives inf and 0 there, with no select per element for them.
+    # Numba's min and max keep a NaN, which then runs through to the result. (The clamp
+    # written as two conditional expressions, with a NaN select at the end, made the loop
+    # 1.35x slower: 68 against 50 us for 1e5 elements.)
+    xc = max(min(x, 89.0), -104.0)
     n = np.floor(xc * 1.4426950408889634 + 0.5)  # np.floor stays a float (math.floor: int)
     r = xc - n * 0.693359375 - n * -2.12194440e-4
     p = 1.9875691500e-4
@@ -64,17 +64,13 @@ def exp_float32(x):
     h = k >> np.int32(1)
     e1 = (h + np.int32(127)) << np.int32(23)
     e2 = (k - h + np.int32(127)) << np.int32(23)
-    res = p * float32_from_bits(e1) * float32_from_bits(e2)
-    return res if x == x else x
+    return p * float32_from_bits(e1) * float32_from_bits(e2)
 
 
 def exp_float64(x):
     # 2**n * exp(r) with a Pade form of exp(r) (Cephes exp); clamped past overflow (709.78)
     # and underflow (-745.13) as in exp_float32
-    hi = 710.0
-    lo = -746.0
-    xc = x if x < hi else hi
-    xc = xc if xc > lo else lo
+    xc = max(min(x, 710.0), -746.0)
     n = np.floor(xc * 1.4426950408889634 + 0.5)
     r = xc - n * 6.93145751953125e-1 - n * 1.42860682030941723212e-6
     rr = r * r
@@ -87,8 +83,7 @@ def exp_float64(x):
     h = k >> np.int64(1)
     e1 = (h + np.int64(1023)) << np.int64(52)
     e2 = (k - h + np.int64(1023)) << np.int64(52)
-    res = p * float64_from_bits(e1) * float64_from_bits(e2)
-    return res if x == x else x
+    return p * float64_from_bits(e1) * float64_from_bits(e2)
 
 
 def pow_(x, y):
