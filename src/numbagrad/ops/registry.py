@@ -59,6 +59,20 @@ class SavedTensor:
         self.version_cell = tensor._version_cell
         self.version = tensor._version_cell[0]
 
+    @classmethod
+    def _of(cls, tensor, data, version_cell, version, dtype):
+        """One rebuilt from what ``Elementwise._record_small`` kept (``tensor`` None: the
+        op's output)."""
+        s = object.__new__(cls)
+        s.is_output = tensor is None
+        s.tensor = tensor
+        s.expr = None
+        s.data = data
+        s.dtype = dtype
+        s.version_cell = version_cell
+        s.version = version
+        return s
+
     def array(self):
         """The saved values as an array."""
         a = self.data
@@ -125,59 +139,97 @@ class OpNode(Node):
             self.ctx.saved = {}
 
 
+class _LeanCtx:
+    """``ctx`` of a node ``Elementwise._record_small`` made: that keeps no Ctx, only the
+    node's ``_lean`` tuple; the Ctx is built the first time something reads it (the general
+    backward path, ops/fusion.py, ``saved``), and from then on the node uses it."""
+
+    def __get__(self, node, cls=None):
+        if node is None:
+            return self
+        lean = node._lean
+        if lean is None:
+            raise AttributeError("ctx")
+        _, compute, params, shape, saved, names = lean
+        ctx = Ctx()
+        ctx.params = params
+        ctx.compute = compute
+        ctx.shapes = [shape] * len(node.next_functions)
+        for name, (t, data, cell, version) in zip(names, saved):
+            ctx.saved[name] = SavedTensor._of(t, data, cell, version, compute)
+            if t is None:
+                ctx.output_index = {name: 0}
+        node.__dict__["ctx"] = ctx
+        node._lean = None
+        return ctx
+
+
 class ElementwiseNode(OpNode):
-    """An elementwise op's node. One that ``Elementwise._record_small`` recorded runs here,
-    when its gradient is as lean as its inputs were (1-d, C-contiguous, of the compute dtype
-    and the inputs' shape): no dtype, device or broadcast bookkeeping (W3 in benchmarks/)."""
+    """An elementwise op's node. One that ``Elementwise._record_small`` recorded holds
+    ``_lean``: (the rules' plan or None, compute dtype, params, shape, saved, their names),
+    each saved tensor as (tensor or None for the output, array, version cell, version). When
+    its gradient is as lean as its inputs were (1-d, C-contiguous, of the compute dtype and
+    the inputs' shape) it runs here: no Ctx, no dtype, device or broadcast bookkeeping (W3 in
+    benchmarks/). Anything else reads ``ctx`` (built then) and takes the general path."""
+
+    ctx = _LeanCtx()
+    _lean = None
 
     def apply(self, grads):
-        ctx = self.ctx
-        lean = ctx.lean
-        if lean is None or _grad_state.enabled:
+        lean = self._lean
+        if lean is None or lean[0] is None or self._released or _grad_state.enabled:
+            if self._released:
+                self.check_not_released()
             return self.op.backward_node(self, grads)
+        plan, _, params, shape, saved, _ = lean
         grad = grads[0]
         gdata = grad._data
-        if not (type(gdata) is np.ndarray and gdata.dtype is lean[0]
-                and gdata.shape == ctx.shapes[0] and gdata.flags.carray):
+        cnp = plan[0]
+        if not (type(gdata) is np.ndarray and gdata.dtype is cnp and gdata.shape == shape
+                and gdata.flags.carray):
             return self.op.backward_node(self, grads)
-        Tensor = _TENSOR[0]
         out = []
-        saved = ctx.saved
-        for rule in lean[1]:
+        for rule in plan[1]:
             if rule is None:
                 out.append(None)
-            elif rule is True:
+                continue
+            if rule is True:
                 out.append(grad)  # shared, as in the general path
-            else:
-                names, pnames, mod, k = rule
-                if mod is None:
-                    mod = rule[2] = self.op.vjp_kernel(k, ctx.compute)
-                arrays = []
-                for name in names:
-                    if name is None:
-                        arrays.append(gdata)
-                    else:
-                        s = saved.get(name)
-                        if s is None:
-                            self.check_not_released()  # (a released node has none)
-                        if s.version_cell[0] != s.version:
-                            s.check(self, ctx.output_index.get(name, 0))
-                        arrays.append(s.data)
-                if pnames:
-                    pvals = self.op._param_values(ctx.compute, ctx.params, pnames)
+                continue
+            slots, pnames, entry, k = rule
+            arrays = []
+            for j in slots:
+                if j is None:
+                    arrays.append(gdata)
                 else:
-                    pvals = ()
-                a = np.empty(gdata.shape, gdata.dtype)
-                entry = mod.ENTRIES.get(len(arrays) + 8 * len(pvals))
-                if entry is not None:
-                    entry(a, *arrays, *pvals)
-                else:
-                    a = cpu.launch_small(mod, arrays, gdata.dtype, pvals)
-                g = object.__new__(Tensor)  # Tensor._make, inlined
-                g._data = a
-                g._version_cell = [0]
-                out.append(g)
+                    _, data, cell, version = saved[j]
+                    if cell[0] != version:
+                        name = lean[5][j]
+                        ctx = self.ctx
+                        ctx.saved[name].check(self, ctx.output_index.get(name, 0))
+                    arrays.append(data)
+            pvals = self.op._param_values(lean[1], params, pnames) if pnames else ()
+            if entry is not None:
+                a = np.empty(shape, cnp)
+                entry(a, *arrays, *pvals)
+            else:  # the first time: the rule's kernel, then its compiled entry point
+                mod = self.op.vjp_kernel(k, lean[1])
+                a = cpu.launch_small(mod, arrays, cnp, pvals)
+                rule[2] = mod.ENTRIES.get(len(arrays) + 8 * len(pvals))
+            g = object.__new__(_TENSOR[0])  # Tensor._make, inlined
+            g._data = a
+            g._version_cell = [0]
+            out.append(g)
         return tuple(out)
+
+    def release(self):
+        if self._saved_anything:
+            self._released = True
+            lean = self._lean
+            if lean is None:
+                self.ctx.saved = {}
+            else:  # the saved arrays go; a Ctx built later has none
+                lean[4].clear()
 
 
 _NO_INDEX = MappingProxyType({})
@@ -192,8 +244,6 @@ class Ctx:
     # and the dtype each input's gradient is cast back to (None: all have the compute dtype)
     to_cpu = None
     dtypes = None
-    # elementwise ops recorded by ``Elementwise._record_small``: their ``_lean_plan``
-    lean = None
 
     def __init__(self):
         self.saved: dict[str, SavedTensor] = {}
@@ -674,40 +724,41 @@ class Elementwise(OpDef):
             bit <<= 1
         plan = leans.get(flags)
         if plan is None:
-            plan = leans[flags] = (*(self._saves.get(flags) or self._save_plan(flags)),
-                                   self._lean_plan(flags, compute))
-        saves, save_result, lean = plan
-        ctx = Ctx()
-        ctx.params = params
-        ctx.compute = compute
-        ctx.shapes = [result._data.shape] * len(tensors)
-        if saves:
-            saved = ctx.saved
-            for k, name in saves:
-                saved[name] = SavedTensor(tensors[k], False, compute)
+            plan = leans[flags] = self._lean_plan(flags, compute)
+        rules, saves, save_result, names = plan
+        saved = []
+        for k in saves:
+            t = tensors[k]
+            cell = t._version_cell
+            saved.append((t, t._data, cell, cell[0]))
+        data = result._data
         if save_result:
-            ctx.save_output("result", result, dtype=compute)
-        # (x * x: both gradients go to one place, which the general path sums in one kernel)
-        if flags != 3 or edges[0] != edges[1]:
-            ctx.lean = lean
+            saved.append((None, data, result._version_cell, 0))
         # attach() and Node.__init__, inlined (this runs once per recorded op)
         node = object.__new__(self._node_classes.get(self.node_name) or self.node_class())
         node.next_functions = tuple(edges)
         node._sequence_nr = next(_sequence)
         if _anomaly_state.enabled:
             node._anomaly_stack = _anomaly_forward_stack()
-        node.ctx = ctx
-        if ctx.saved:
+        # no Ctx: ElementwiseNode builds one if something asks (x * x: both gradients go to
+        # one place, which the general path sums in one kernel)
+        node._lean = (rules if flags != 3 or edges[0] != edges[1] else None, compute, params,
+                      data.shape, saved, names)
+        if saved:
             node._saved_anything = True
         result._requires_grad = True
         result._grad_fn = node
 
     def _lean_plan(self, flags, compute):
-        """(compute dtype, one entry per input): how ``ElementwiseNode.apply`` computes input
-        k's gradient when bit k of ``flags`` says it needs one. None: it does not; True: the
-        rule passes ``grad`` on; else ``[array arguments, parameter names, kernel module, k]``,
-        an array argument being None for ``grad`` or a saved tensor's name (the module is
-        looked up on first use)."""
+        """What ``_record_small`` keeps and ``ElementwiseNode.apply`` computes when bit k of
+        ``flags`` says input k needs a gradient: (rules, indices of the inputs to save, whether
+        to save the result, the saved tensors' names). ``rules`` is (compute dtype, one entry
+        per input): None when it gets no gradient, True when its rule passes ``grad`` on, else
+        ``[array arguments, parameter names, entry point, k]``, an array argument being None
+        for ``grad`` or its index among the saved tensors (the rule kernel's compiled entry
+        point, see ``cpu.launch_small``, is found on first use)."""
+        saves, save_result = self._saves.get(flags) or self._save_plan(flags)
+        names = tuple([name for _, name in saves]) + (("result",) if save_result else ())
         rules = []
         for k in range(self.n_in):
             if not flags >> k & 1 or self.vjps[k] is None:
@@ -716,11 +767,10 @@ class Elementwise(OpDef):
                 rules.append(True)
             else:
                 pnames = self._rule_params(k)
-                # the rule's array arguments: None for ``grad``, else a saved tensor's name
-                arrays = tuple([None if n == "grad" else n for n in self.vjp_args[k]
-                                if n not in pnames])
-                rules.append([arrays, pnames, None, k])
-        return (compute.np, rules)
+                slots = tuple([None if n == "grad" else names.index(n) for n in self.vjp_args[k]
+                               if n not in pnames])
+                rules.append([slots, pnames, None, k])
+        return ((compute.np, rules), tuple([k for k, _ in saves]), save_result, names)
 
     def _save_plan(self, flags):
         """(input index, name) of the inputs to save, and whether to save the result, when
