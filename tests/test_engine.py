@@ -193,6 +193,36 @@ def test_small_contiguous_ops_take_the_lean_backward_with_the_general_checks(mon
     assert general == ["mul", "sin", "sin"]
 
 
+@cpu_only
+def test_a_lean_node_builds_its_ctx_when_read_and_then_keeps_to_it():
+    x = ng.tensor([0.5, 2.0], dtype=ng.float64, requires_grad=True)
+    w = ng.tensor([3.0, -1.0], dtype=ng.float64)
+    y = ng.exp(x * w)  # ExpBackward0 saves its result, MulBackward0 saves w
+    node = y.grad_fn
+    assert node._lean is not None  # no Ctx yet
+    ones = ng.ones(2, dtype=ng.float64)
+    y.backward(ones, retain_graph=True)  # the lean path, saved values kept
+    y.backward(ones, retain_graph=True)
+    a, b = x.detach().numpy(), w.numpy()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * b * np.exp(a * b), rtol=1e-14)
+    # reading ctx builds it from the lean record; from then on the node uses the Ctx
+    ctx = node.ctx
+    assert node._lean is None and node.ctx is ctx
+    assert list(ctx.saved) == ["result"] and ctx.output_index == {"result": 0}
+    np.testing.assert_array_equal(ctx.saved["result"].array(), np.exp(a * b))
+    x.grad = None
+    (g,) = ng.autograd.grad(y, x, ones, create_graph=True)  # the general path, recorded
+    (gg,) = ng.autograd.grad(g.sum(), x)
+    np.testing.assert_allclose(gg.numpy(), b * b * np.exp(a * b), rtol=1e-14)
+    # a released lean node: its saved values are gone, a Ctx built later has none
+    z = ng.sin(x * w)
+    z.backward(ones)
+    assert z.grad_fn.ctx.saved == {} and z.grad_fn.next_functions[0][0].ctx.saved == {}
+    with pytest.raises(RuntimeError) as e:
+        z.backward(ones)
+    assert str(e.value) == ERR_FREED
+
+
 def test_a_graph_that_saved_nothing_can_run_twice():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     y = (x + 1).sum()
