@@ -3,6 +3,7 @@
     python benchmarks/compare.py              # 1 and 2 threads, all workloads
     python benchmarks/compare.py --quick      # fewer rounds (a smoke run)
     python benchmarks/compare.py --threads 2 --only W1,W3
+    python benchmarks/compare.py --device cuda  # W1, W2, W4, W5 on a GPU, against torch.cuda
 
 Both libraries run the same code (``workloads.py``) in one process; each round times
 numbagrad, then PyTorch, and the table reports the best round of each. The thread count is set
@@ -50,6 +51,19 @@ CASES = [
     ("W4 mean", lambda lib: W.w4(lib, "mean"), 1e3, "ms", 0.4),
     ("W4 max", lambda lib: W.w4(lib, "max"), 1e3, "ms", 0.2),
     ("W5 bcast", lambda lib: W.w5(lib), 1e3, "ms", 0.5),
+]
+# On a GPU: the workloads whose size makes sense there. The targets are the CPU issue's; on a
+# GPU the table only reports (no targets were set for CUDA).
+CUDA_CASES = [
+    ("W1 n=1e5", lambda lib: W.w1(lib, 10**5, device="cuda")),
+    ("W1 n=1e6", lambda lib: W.w1(lib, 10**6, device="cuda")),
+    ("W1 n=1e7", lambda lib: W.w1(lib, 10**7, device="cuda")),
+    ("W1 n=1e7 f64", lambda lib: W.w1(lib, 10**7, "float64", device="cuda")),
+    ("W2 MLP", lambda lib: W.w2(lib, device="cuda")),
+    ("W4 sum", lambda lib: W.w4(lib, "sum", device="cuda")),
+    ("W4 mean", lambda lib: W.w4(lib, "mean", device="cuda")),
+    ("W4 max", lambda lib: W.w4(lib, "max", device="cuda")),
+    ("W5 bcast", lambda lib: W.w5(lib, device="cuda")),
 ]
 # absolute targets from the issue (numbagrad's own time), next to the ratio targets
 ABSOLUTE = {"W3 chain": 6.0, "W3 no_grad": 2.5}
@@ -109,14 +123,43 @@ def _fmt(v):
     return "—" if v is None else (f"{v:.3g}" if v < 100 else f"{v:.0f}")
 
 
+def main_cuda(rounds, min_time, only):
+    """Time the CUDA workloads in both libraries (each call ends with a synchronize)."""
+    if not numbagrad.cuda.is_available() or numbagrad.cuda.is_simulator():
+        sys.exit("--device cuda needs a CUDA GPU (the simulator's timings mean nothing)")
+    use_torch = torch is not None and torch.cuda.is_available()
+    print(f"numbagrad {numbagrad.__version__}, numba {numba.__version__}, torch "
+          f"{torch.__version__ if use_torch else 'absent or without CUDA'}; "
+          f"{rounds} rounds of >= {min_time * 1e3:.0f} ms, best shown")
+    print()
+    print("| workload (cuda) | PyTorch | numbagrad | ratio |")
+    print("|---|---|---|---|")
+    libs = [("numbagrad", numbagrad)] + ([("torch", torch)] if use_torch else [])
+    for label, build in CUDA_CASES:
+        if only and not any(label.startswith(o) for o in only):
+            continue
+        runners = {name: build(lib) for name, lib in libs}
+        best = {name: float("inf") for name in runners}
+        for _ in range(rounds):
+            for name, fn in runners.items():
+                best[name] = min(best[name], _time_once(fn, min_time))
+        ng_t = best["numbagrad"] * 1e3
+        th_t = best["torch"] * 1e3 if "torch" in best else None
+        ratio = f"{ng_t / th_t:.3g}×" if th_t else "—"
+        print(f"| {label} | {_fmt(th_t)} ms | {_fmt(ng_t)} ms | {ratio} |", flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     p.add_argument("--quick", action="store_true", help="one round of 50 ms per case")
     p.add_argument("--only", default="", help="comma-separated prefixes, e.g. W1,W3")
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     args = p.parse_args(argv)
     rounds, min_time = (1, 0.05) if args.quick else (7, 0.2)
     only = [s.strip() for s in args.only.split(",") if s.strip()]
+    if args.device == "cuda":
+        return main_cuda(rounds, min_time, only)
 
     print(f"numbagrad {numbagrad.__version__}, numba {numba.__version__}, "
           f"torch {torch.__version__ if torch else 'not installed'}; "
