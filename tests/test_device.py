@@ -8,6 +8,7 @@ from __future__ import annotations
 import pickle
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -282,3 +283,67 @@ def test_training_on_the_device():
         losses.append(loss.item())
     assert w.is_cuda and w.grad.is_cuda
     assert losses[0] == pytest.approx(np.log(3), rel=1e-6) and losses[-1] < losses[0]
+
+
+@on_cuda
+def test_fills_are_made_on_the_device_in_each_dtype():
+    assert ng.full((2, 3), 2.5, device="cuda").tolist() == [[2.5] * 3] * 2
+    assert ng.ones(3, dtype=ng.int64, device="cuda").tolist() == [1, 1, 1]
+    assert ng.zeros(2, dtype=ng.bool, device="cuda").tolist() == [False, False]
+    assert ng.full((2,), True, device="cuda").dtype == ng.bool
+    h = ng.full((3,), 7, dtype=ng.float64, device="cuda")
+    assert h.dtype == ng.float64 and h.tolist() == [7.0, 7.0, 7.0]
+    z = ng.zeros(0, 4, device="cuda")
+    assert z.shape == (0, 4) and z.tolist() == []
+    x = ng.arange(6.0, device="cuda").reshape(2, 3)
+    x[:, 1] = 9.0  # a scalar written through a strided view
+    assert x.tolist() == [[0.0, 9.0, 2.0], [3.0, 9.0, 5.0]]
+    ng.cuda.empty_cache()  # a no-op in the simulator; on a GPU it frees the cached buffers
+    assert ng.ones(2, device="cuda").tolist() == [1.0, 1.0]
+
+
+@on_cuda
+@pytest.mark.skipif(ng.cuda.is_simulator(), reason="the simulator has no allocator or driver "
+                    "launch: runs on a GPU (pytest -m cuda there)")
+def test_on_a_gpu_buffers_are_reused_and_kernels_launch_without_the_dispatcher():
+    from numbagrad.backend import gpu
+
+    x = ng.randn(1000, device="cuda")
+    y = x * 2  # the first launch with these types goes through the dispatcher and is checked
+    ptr = y.data_ptr()
+    del y
+    y = x * 2  # same size: the freed buffer comes back
+    assert y.data_ptr() == ptr
+    assert y.tolist() == (x.cpu() * 2).tolist()
+    fast = [k for k, plan in gpu._launch.entries.items() if plan]
+    assert fast, gpu._launch.entries  # numba-cuda's packing was matched for at least one kernel
+    # a new thread has no CUDA context current until something makes it so
+    out = {}
+    thread = threading.Thread(target=lambda: out.update(y=(x * 2).tolist()))
+    thread.start()
+    thread.join()
+    assert out["y"] == (x.cpu() * 2).tolist()
+    pool = gpu._pool[0]
+    assert pool.reserved_bytes >= pool.cached_bytes >= 0
+    ng.cuda.empty_cache()
+    assert pool.cached_bytes == 0 and not pool.free
+
+
+@on_cuda
+def test_scalar_operands_are_copied_to_the_device_once_per_value():
+    from numbagrad.backend import gpu
+
+    x = ng.tensor([1.0, -2.0, 4.0], device="cuda", requires_grad=True)
+    y = x / 2
+    y2 = x / 2  # the same constant buffer, read again
+    key = (np.dtype(np.float32).str, np.float32(2).tobytes())
+    assert key in gpu._constants
+    assert y.tolist() == y2.tolist() == [0.5, -1.0, 2.0]
+    x * 0.0
+    z = x * -0.0  # -0.0 is its own key (its bytes are not 0.0's)
+    assert [str(v) for v in z.tolist()] == ["-0.0", "0.0", "-0.0"]
+    assert all(v != v for v in (x + float("nan")).tolist())
+    (y.sum() + (x + 1.5).sum()).backward()
+    assert x.grad.tolist() == [1.5, 1.5, 1.5]
+    y.add_(1)  # an in-place write goes to y's own buffer, never to a cached constant
+    assert (x / 2).tolist() == [0.5, -1.0, 2.0]

@@ -18,6 +18,10 @@ def _probe() -> bool:
         try:
             import warnings
 
+            import os
+
+            # small tensors launch small grids: see backend/gpu.py
+            os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 from numba import cuda
@@ -61,6 +65,18 @@ def get_device_name(device=None) -> str:
 
     name = cuda.get_current_device().name
     return name.decode() if isinstance(name, bytes) else str(name)
+
+
+def empty_cache() -> None:
+    """Give the device buffers numbagrad keeps for reuse back to the driver.
+
+    Freed tensors' buffers stay in a cache, by size, so that the next tensor of that size
+    needs no allocation (as PyTorch's caching allocator); buffers in use are not touched."""
+    if not _probe():
+        return
+    from .backend import gpu
+
+    gpu.empty_cache()
 
 
 def synchronize(device=None) -> None:

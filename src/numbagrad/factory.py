@@ -46,8 +46,8 @@ def _infer_dtype(data) -> D.dtype:
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
-def _finish(data: np.ndarray, requires_grad: bool, dev=None) -> Tensor:
-    t = Tensor._make(_on(data, dev))
+def _finish(data, requires_grad: bool, dev=None) -> Tensor:
+    t = Tensor._make(_on(data, dev) if isinstance(data, np.ndarray) else data)
     if requires_grad:
         if data.dtype.kind != "f":
             raise RuntimeError(
@@ -153,25 +153,41 @@ def _dt(dtype, default=None) -> D.dtype:
     return D.as_dtype(dtype) if dtype is not None else (default or D.default_float)
 
 
+def _filled(shape, value, np_dtype, requires_grad, dev) -> Tensor:
+    """A tensor of ``shape`` holding ``value`` (None: uninitialized). On a CUDA device a kernel
+    fills it there: no host array, no copy."""
+    if dev is None or dev.type == "cpu":
+        data = (np.empty(shape, np_dtype) if value is None
+                else np.zeros(shape, np_dtype) if type(value) is int and value == 0
+                else np.full(shape, value, np_dtype))
+    else:
+        from .backend import gpu
+
+        data = gpu.empty(shape, np_dtype)
+        if value is not None:
+            gpu.copyto(data, value)
+    return _finish(data, requires_grad, dev)
+
+
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
-    return _finish(np.zeros(_shape(size), dtype=_dt(dtype).np), requires_grad, device)
+    return _filled(_shape(size), 0, _dt(dtype).np, requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
-    return _finish(np.ones(_shape(size), dtype=_dt(dtype).np), requires_grad, device)
+    return _filled(_shape(size), 1, _dt(dtype).np, requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
-    return _finish(np.empty(_shape(size), dtype=_dt(dtype).np), requires_grad, device)
+    return _filled(_shape(size), None, _dt(dtype).np, requires_grad, device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype, _infer_dtype(fill_value))
-    return _finish(np.full(_shape((size,)), fill_value, dtype=dt.np), requires_grad, device)
+    return _filled(_shape((size,)), fill_value, dt.np, requires_grad, device)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:

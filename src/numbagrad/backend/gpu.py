@@ -18,8 +18,10 @@ import os
 
 import numpy as np
 
-# Grid sizes below 128 blocks are normal for small tensors; the warning would turn into an
-# error under pytest's -W error. Must be set before numba.cuda reads its config.
+# Grid sizes below 128 blocks are normal for small tensors, so numba-cuda's low-occupancy
+# warning is off unless the user's environment turns it on (``numbagrad.cuda`` sets the same
+# default before its first import of numba.cuda; ``_quiet_low_occupancy`` covers a numba.cuda
+# imported earlier by someone else).
 os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
 
 import numba  # noqa: E402
@@ -27,9 +29,22 @@ from numba import cuda  # noqa: E402
 
 from . import codegen  # noqa: E402
 from . import cpu  # noqa: E402
+from . import gpu_launch  # noqa: E402
 from . import kernels_gpu  # noqa: E402
 
 SIMULATOR = bool(numba.config.ENABLE_CUDASIM)
+
+
+def _quiet_low_occupancy() -> None:
+    try:
+        from numba.cuda.core import config
+    except ImportError:
+        return
+    if hasattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS"):
+        config.CUDA_LOW_OCCUPANCY_WARNINGS = int(os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"])
+
+
+_quiet_low_occupancy()
 
 # ---------------------------------------------------------------- launch configuration (one place)
 
@@ -57,6 +72,14 @@ def _max_blocks() -> int:
 def launch(n: int, threads: int = THREADS) -> tuple[int, int]:
     """(blocks, threads) for a grid-stride loop over ``n`` items."""
     return max(1, min((n + threads - 1) // threads, _max_blocks())), threads
+
+
+def _dispatch(kernel, griddim, blockdim, args) -> None:
+    kernel[griddim, blockdim](*args)
+
+
+# every launch of this backend goes through here: (kernel, griddim, blockdim, args)
+_launch = _dispatch if SIMULATOR else gpu_launch.Launcher()
 
 
 # ---------------------------------------------------------------- storage
@@ -306,10 +329,47 @@ def element_offsets(a: DeviceArray) -> np.ndarray:
 # ---------------------------------------------------------------- allocation and transfer
 
 
+def _make_pool():
+    from numba.cuda.cudadrv.devicearray import DeviceNDArray
+    from numba.cuda.cudadrv.driver import MemoryPointer
+
+    def alloc(nbytes):
+        return cuda.current_context().memalloc(nbytes)
+
+    def wrap(base, nbytes, give_back):
+        return MemoryPointer(base.context, base.device_pointer, nbytes, finalizer=give_back)
+
+    def release_all():
+        cuda.current_context().deallocations.clear()
+
+    return gpu_launch.BufferPool(alloc, wrap, release_all), DeviceNDArray
+
+
+_pool = None  # (BufferPool, DeviceNDArray) on a GPU, made on first use
+
+
+def _flat_buffer(n: int, dtype: np.dtype):
+    """A flat device buffer of ``n`` elements, from the pool on a GPU."""
+    global _pool
+    if SIMULATOR:
+        return cuda.device_array(n, dtype=dtype)
+    if _pool is None:
+        _pool = _make_pool()
+    pool, DeviceNDArray = _pool
+    isz = dtype.itemsize
+    return DeviceNDArray((n,), (isz,), dtype, gpu_data=pool.take(n * isz))
+
+
+def empty_cache() -> None:
+    """Give the pool's cached buffers back to the driver (``torch.cuda.empty_cache``)."""
+    if _pool is not None:
+        _pool[0].empty_cache()
+
+
 def empty(shape, dtype) -> DeviceArray:
     shape = tuple(int(s) for s in shape)
     n = math.prod(shape)
-    buf = cuda.device_array(max(n, 1), dtype=np.dtype(dtype))
+    buf = _flat_buffer(max(n, 1), np.dtype(dtype))
     return DeviceArray(buf, 0, shape, _c_strides(shape))
 
 
@@ -326,7 +386,9 @@ def zeros(shape, dtype) -> DeviceArray:
 def to_device(a: np.ndarray) -> DeviceArray:
     a = a if a.flags.c_contiguous else a.copy()  # (ascontiguousarray makes 0-d 1-d)
     flat = a.reshape(-1) if a.size else np.zeros(1, a.dtype)
-    return DeviceArray(cuda.to_device(flat), 0, a.shape, _c_strides(a.shape))
+    buf = _flat_buffer(flat.size, flat.dtype)
+    buf.copy_to_device(flat)
+    return DeviceArray(buf, 0, a.shape, _c_strides(a.shape))
 
 
 def from_cuda_array(obj) -> DeviceArray:
@@ -431,9 +493,28 @@ def _operand(a: DeviceArray, shape: tuple):
     return strides
 
 
+_constants: dict = {}  # (dtype, bytes) -> one-element DeviceArray, only ever read
+_MAX_CONSTANTS = 1024
+
+
+def _host_operand(a) -> DeviceArray:
+    """A host operand on the device. A scalar (``x / 2``, a mean's count) is copied once per
+    value and kept: a host-to-device copy costs more than the kernel that reads it."""
+    a = np.asarray(a)
+    if a.ndim:
+        return to_device(a)
+    key = (a.dtype.str, a.tobytes())
+    d = _constants.get(key)
+    if d is None:
+        if len(_constants) >= _MAX_CONSTANTS:
+            _constants.clear()
+        d = _constants[key] = to_device(a)
+    return d
+
+
 def run_elementwise(kernel, arrays, out_dtype, params=(), out=None):
     """Run an elementwise kernel over broadcast device ``arrays``."""
-    arrays = [a if isinstance(a, DeviceArray) else to_device(np.asarray(a)) for a in arrays]
+    arrays = [a if isinstance(a, DeviceArray) else _host_operand(a) for a in arrays]
     shapes = [a.shape for a in arrays]
     if out is None:
         shape = cpu.broadcast_shapes(*shapes)
@@ -450,8 +531,7 @@ def run_elementwise(kernel, arrays, out_dtype, params=(), out=None):
     args = [n, tuple(cshape)]
     for a, st in zip(operands, cstrides):
         args += [a.buf, a.offset, tuple(st)]
-    blocks, threads = launch(n)
-    kernel[blocks, threads](*args, *params)
+    _launch(kernel, *launch(n), (*args, *params))
     return out
 
 
@@ -460,13 +540,23 @@ def _identity(x):
 
 
 def copyto(dst: DeviceArray, src) -> None:
-    """``dst[...] = src`` (broadcast, cast to ``dst``'s dtype) on the device."""
+    """``dst[...] = src`` (broadcast, cast to ``dst``'s dtype) on the device.
+
+    A scalar ``src`` is a kernel parameter (no host-to-device copy)."""
+    if not isinstance(src, DeviceArray):
+        value = np.asarray(src, dtype=dst.dtype)
+        if value.ndim == 0:
+            key = ("_fill", dst.dtype.name)
+            k = get_elementwise_kernel(
+                key, dst.dtype, lambda: scalar_module_body([("_fill", _identity)], "_fill", 0, 1)
+            )
+            run_elementwise(k, [], dst.dtype, (value[()],), out=dst)
+            return
+        src = to_device(value)
     key = ("_copy", dst.dtype.name)
     k = get_elementwise_kernel(
         key, dst.dtype, lambda: scalar_module_body([("_copy", _identity)], "_copy", 1, 0)
     )
-    if not isinstance(src, DeviceArray):
-        src = to_device(np.asarray(src, dtype=dst.dtype))
     run_elementwise(k, [src], dst.dtype, out=dst)
 
 
@@ -555,7 +645,7 @@ def gather(a: DeviceArray, index) -> DeviceArray:
     out = empty(pos.shape, a.dtype)
     if pos.size:
         k = _kernel("gather", a.dtype)
-        k[launch(pos.size)](a.buf, to_device(pos.reshape(-1)).buf, out.buf, pos.size)
+        _launch(k, *launch(pos.size), (a.buf, to_device(pos.reshape(-1)).buf, out.buf, pos.size))
     return out
 
 
@@ -567,7 +657,7 @@ def scatter(a: DeviceArray, index, value, accumulate: bool) -> None:
     vals = empty(pos.shape, a.dtype)
     copyto(vals, value)
     k = _kernel("scatter_add" if accumulate else "scatter", a.dtype)
-    k[launch(pos.size)](a.buf, to_device(pos.reshape(-1)).buf, vals.buf, pos.size)
+    _launch(k, *launch(pos.size), (a.buf, to_device(pos.reshape(-1)).buf, vals.buf, pos.size))
 
 
 # ---------------------------------------------------------------- reductions
@@ -589,7 +679,7 @@ def reduce_rows(a: DeviceArray, dims: tuple, op: str, init, out_dtype=None) -> D
         return out.reshape(kept)
     init = dt.type(init)
     if n < 2 * REDUCE_THREADS or r >= 4 * REDUCE_THREADS:
-        _kernel(f"{op}_rows_thread", dt)[launch(r)](rows.buf, r, n, out.buf, init)
+        _launch(_kernel(f"{op}_rows_thread", dt), *launch(r), (rows.buf, r, n, out.buf, init))
         return out.reshape(kept)
     chunks = 1
     if r < _max_blocks():
@@ -598,9 +688,10 @@ def reduce_rows(a: DeviceArray, dims: tuple, op: str, init, out_dtype=None) -> D
     part = empty((r * chunks,), dt) if chunks > 1 else out
     blocks = min(r * chunks, _max_blocks())
     tree = _kernel(f"{op}_rows_tree", dt)
-    tree[blocks, REDUCE_THREADS](rows.buf, r * chunks, n, chunks, clen, part.buf, init)
+    _launch(tree, blocks, REDUCE_THREADS, (rows.buf, r * chunks, n, chunks, clen, part.buf, init))
     if chunks > 1:
-        tree[min(r, _max_blocks()), REDUCE_THREADS](part.buf, r, chunks, 1, chunks, out.buf, init)
+        _launch(tree, min(r, _max_blocks()), REDUCE_THREADS,
+                (part.buf, r, chunks, 1, chunks, out.buf, init))
     return out.reshape(kept)
 
 
@@ -612,10 +703,10 @@ def argreduce_rows(a: DeviceArray, dims: tuple, op: str) -> DeviceArray:
     if r == 0:
         return out.reshape(kept)
     if n < 2 * REDUCE_THREADS or r >= 4 * REDUCE_THREADS:
-        _kernel(f"{op}_rows_thread", rows.dtype)[launch(r)](rows.buf, r, n, out.buf)
+        _launch(_kernel(f"{op}_rows_thread", rows.dtype), *launch(r), (rows.buf, r, n, out.buf))
     else:
         k = _kernel(f"{op}_rows_tree", rows.dtype)
-        k[min(r, _max_blocks()), REDUCE_THREADS](rows.buf, r, n, out.buf)
+        _launch(k, min(r, _max_blocks()), REDUCE_THREADS, (rows.buf, r, n, out.buf))
     return out.reshape(kept)
 
 
@@ -633,7 +724,7 @@ def prod_others_rows(rows: DeviceArray) -> DeviceArray:
     out = empty(rows.shape, rows.dtype)
     r, n = rows.shape
     if r and n:
-        _kernel("prod_others_rows", rows.dtype)[launch(r)](rows.buf, r, n, out.buf)
+        _launch(_kernel("prod_others_rows", rows.dtype), *launch(r), (rows.buf, r, n, out.buf))
     return out
 
 
@@ -659,7 +750,6 @@ def matmul(x: DeviceArray, y: DeviceArray) -> DeviceArray:
             copyto(out, 0)
         else:
             grid = ((m + TILE - 1) // TILE, (n + TILE - 1) // TILE, b)
-            _kernel("matmul_tiled", x.dtype)[grid, (TILE, TILE)](
-                x.buf, x.offset, y.buf, y.offset, out.buf, n, k, m
-            )
+            _launch(_kernel("matmul_tiled", x.dtype), grid, (TILE, TILE),
+                    (x.buf, x.offset, y.buf, y.offset, out.buf, n, k, m))
     return out.reshape(n, m) if two_d else out
