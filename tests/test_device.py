@@ -315,8 +315,16 @@ def test_on_a_gpu_buffers_are_reused_and_kernels_launch_without_the_dispatcher()
     y = x * 2  # same size: the freed buffer comes back
     assert y.data_ptr() == ptr
     assert y.tolist() == (x.cpu() * 2).tolist()
-    fast = [k for k, plan in gpu._launch.entries.items() if plan]
-    assert fast, gpu._launch.entries  # numba-cuda's packing was matched for at least one kernel
+    for _ in range(2):  # boolean and int64 buffers, a float parameter, a reduction
+        m = (x > 0) & (x < 1)
+        s = (x.clamp(-1.0, 1.0) * m).sum()
+        i = x.argmax()
+    assert m.tolist() == [0 < v < 1 for v in x.tolist()]
+    assert s.item() == pytest.approx(sum(v for v in x.tolist() if 0 < v < 1), rel=1e-5)
+    assert i.item() == int(np.argmax(x.tolist()))
+    # numba-cuda's packing was matched for every kernel launched so far
+    slow = [key for key, plan in gpu._launch.entries.items() if not plan]
+    assert not slow and gpu._launch.entries, slow
     # a new thread has no CUDA context current until something makes it so
     out = {}
     thread = threading.Thread(target=lambda: out.update(y=(x * 2).tolist()))

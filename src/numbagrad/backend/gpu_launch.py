@@ -1,6 +1,6 @@
 """The two fixed costs of a small op on a GPU: launching a kernel and getting a buffer.
 
-Measured on an H100 with numba-cuda 0.30.4 (``docs/cuda.md``): calling a Numba CUDA
+Measured on an H100 with numba-cuda 0.30.4 (``docs/CUDA_NOTES.md``): calling a Numba CUDA
 dispatcher with an elementwise kernel's arguments (four flat arrays, shape and stride tuples)
 costs about 100 us of Python, most of it numba-cuda's marshalling of each argument; a
 ``cuda.device_array`` (cuMemAlloc, and later cuMemFree) 25-75 us. PyTorch pays neither: its
@@ -105,7 +105,7 @@ class Launcher:
     """Launch a ``@cuda.jit`` dispatcher: ``launcher(kernel, griddim, blockdim, args)``.
 
     ``entries`` maps (kernel, argument tags) to the packing plan, or to None where the
-    dispatcher is used (shown by tests and by ``docs/cuda.md``'s measurements).
+    dispatcher is used (shown by tests and by ``docs/CUDA_NOTES.md``'s measurements).
     """
 
     def __init__(self):
@@ -200,7 +200,7 @@ def _packer(ty, val):
     if isinstance(ty, types.Array):
         if ty.ndim != 1 or ty.layout != "C" or not getattr(val, "__cuda_memory__", False):
             return None
-        isz = ty.dtype.bitwidth // 8
+        isz = val.dtype.itemsize  # (numba's boolean has no bitwidth)
 
         def pack_array(v, out):
             n = v.size
