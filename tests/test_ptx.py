@@ -99,15 +99,17 @@ ARG = [f"{op}_rows_{kind}" for op in ("argmax", "argmin") for kind in ("thread",
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", REDUCE + ARG + ["prod_others_rows", "gather", "scatter",
-                                                 "scatter_add", "matmul_tiled", "_copy"])
+                                                 "scatter_add", "matmul_tiled", "_copy",
+                                                 "_fill"])
 def test_other_kernels_compile_without_f64_in_float32(name, dtype):
     a = arr(dtype)
-    if name == "_copy":
+    if name in ("_copy", "_fill"):
+        n_in, n_params = (1, 0) if name == "_copy" else (0, 1)  # a fill's value is a parameter
         k = gpu.get_elementwise_kernel(
-            ("_copy", dtype), dtype,
-            lambda: gpu.scalar_module_body([("_copy", gpu._identity)], "_copy", 1, 0),
+            (name, dtype), dtype,
+            lambda: gpu.scalar_module_body([(name, gpu._identity)], name, n_in, n_params),
         )
-        code = ptx(k, _elementwise_sig([dtype], dtype, 0, dtype))
+        code = ptx(k, _elementwise_sig([dtype] * n_in, dtype, n_params, dtype))
     else:
         k = gpu._kernel(name, dtype)
         if name in REDUCE:
