@@ -40,8 +40,12 @@ def _quiet_low_occupancy() -> None:
         from numba.cuda.core import config
     except ImportError:
         return
+    try:
+        value = int(os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"])
+    except ValueError:  # not a number: numba-cuda's own reading of it stands
+        return
     if hasattr(config, "CUDA_LOW_OCCUPANCY_WARNINGS"):
-        config.CUDA_LOW_OCCUPANCY_WARNINGS = int(os.environ["NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS"])
+        config.CUDA_LOW_OCCUPANCY_WARNINGS = value
 
 
 _quiet_low_occupancy()
