@@ -70,11 +70,76 @@ def test_a_lazy_result_reads_like_a_tensor_and_evaluates_once_on_use():
     assert not is_lazy(y) and type(y) is ng.Tensor
 
 
-def test_small_integer_and_heavy_ops_run_at_once():
+def test_integer_ops_run_at_once_and_float_ones_wait_heavy_ones_too():
     x = rand(10)
-    assert not is_lazy(ng.exp(x)) and not is_lazy(ng.sin(x)) and not is_lazy(ng.sigmoid(x))
     assert not is_lazy(ng.arange(10) * 2)  # int64
     assert is_lazy(x * 2) and is_lazy(ng.relu(x)) and is_lazy(x**2)
+    assert is_lazy(ng.exp(x)) and is_lazy(ng.sin(x)) and is_lazy(ng.sigmoid(x))
+
+
+@pytest.fixture
+def computed(monkeypatch):
+    """The ops each loop computes: ("eval", name) for an expression evaluated into an array,
+    ("inline", name) for one computed inside another loop (a sum's or the backward's)."""
+    log, evaluating = [], []
+    real_evaluate, real_expr = lazy._evaluate, lazy.Loop.expr
+
+    def evaluate(e):
+        log.append(("eval", e.op.name))
+        evaluating.append(e)
+        try:
+            return real_evaluate(e)
+        finally:
+            evaluating.pop()
+
+    def expr(loop, e):
+        root = evaluating and e is evaluating[-1]  # (the evaluated expression's own loop)
+        if e.value is None and id(e) not in loop._var_of and not root:
+            log.append(("inline", e.op.name))
+        return real_expr(loop, e)
+
+    monkeypatch.setattr(lazy, "_evaluate", evaluate)
+    monkeypatch.setattr(lazy.Loop, "expr", expr)
+    return log
+
+
+def test_a_heavy_result_left_for_backward_is_computed_there_once(computed):
+    x = rand(3000, seed=40, grad=True)
+    value, grads = eager(lambda x: (x**2 * ng.exp(x)).sum(), x)
+    loss = (x**2 * ng.exp(x)).sum()
+    assert computed == []  # nothing computed in the forward
+    loss.backward()
+    assert sorted(computed) == [("inline", "exp"), ("inline", "mul"), ("inline", "pow")]
+    np.testing.assert_allclose(loss.item(), value, rtol=1e-5)
+    np.testing.assert_allclose(x.grad.numpy(), grads[0], rtol=1e-5, atol=1e-7)
+
+
+def test_a_heavy_result_the_forward_reads_is_kept_for_backward(computed):
+    # loss.item() before backward: exp is evaluated once and kept (a backward node saved it);
+    # the loss's own pass and the backward read that array instead of computing exp again
+    x = rand(3000, seed=41, grad=True)
+    value, grads = eager(lambda x: (x**2 * ng.exp(x)).sum(), x)
+    loss = (x**2 * ng.exp(x)).sum()
+    np.testing.assert_allclose(loss.item(), value, rtol=1e-5)
+    assert [c for c in computed if c[1] == "exp"] == [("eval", "exp")]
+    loss.backward()
+    assert [c for c in computed if c[1] == "exp"] == [("eval", "exp")]
+    np.testing.assert_allclose(x.grad.numpy(), grads[0], rtol=1e-5, atol=1e-7)
+    # (x.numpy() above made x's memory NumPy's: ops on x now run at once; a fresh leaf)
+    zv = np.random.default_rng(42).uniform(-1, 1, 3000).astype(np.float32)
+    z = ng.tensor(zv, requires_grad=True)
+    expected = float(np.exp(zv.astype(np.float64) * 0.5).sum())
+    # a heavy root that a backward node saved: evaluated, then summed
+    computed.clear()
+    total = ng.exp(z * 0.5).sum()
+    assert total.item() == pytest.approx(expected, rel=1e-5)
+    assert computed == [("eval", "exp"), ("inline", "mul")], computed
+    # unsaved (no grad): a sum computes exp inside its own pass and writes nothing
+    computed.clear()
+    with ng.no_grad():
+        s = ng.exp(z * 0.5).sum()
+        assert s.item() == pytest.approx(expected, rel=1e-5)
+    assert computed == [("inline", "exp"), ("inline", "mul")], computed
 
 
 def test_a_whole_sum_of_an_expression_writes_no_array():

@@ -15,8 +15,10 @@ decides how it is computed:
   then an ordinary one.
 
 ``((a + b) * a).sum().backward()`` so reads ``a`` and ``b`` once, in the backward kernel, and
-writes only the two gradients; ``(x**2 * exp(x)).sum().backward()`` computes ``exp`` forward and
-then reads ``x`` and ``exp(x)`` once. Operands are the tensors' arrays: contiguous of the
+writes only the two gradients; ``(x**2 * exp(x)).sum().backward()`` reads ``x`` once and
+computes ``exp`` once, both in the backward kernel. A heavy op (one that calls a transcendental
+function) waits like the others, but a forward evaluation keeps its value when a backward node
+saved it (``_store_heavy``), so it is never computed twice before backward. Operands are the tensors' arrays: contiguous of the
 result's shape (``a``), one broadcast value (``s``, read when the op runs), or a contiguous row
 broadcast over leading dimensions (``r``, ``(m, n) + (n,)``). Anything else runs at once, as
 does every op on small, integer, CUDA or mixed-dtype tensors.
@@ -41,7 +43,7 @@ from ..backend import cpu
 
 ENABLED = True
 LATER = True  # a recorded whole sum of an expression is left to the backward pass (Total)
-DEFER_MIN_ITEMS = 1 << 18
+DEFER_MIN_ITEMS = 1 << 15
 MAX_NODES = 16  # ops in one expression; beyond, its operands are evaluated
 MAX_KERNELS = 256  # new expression kernels per process; then node by node
 BLOCK = 16384  # elements per partial sum in ``total``, and per block of rows in ``Loop.run``
@@ -68,7 +70,7 @@ class Expr:
     """An elementwise op applied to operands: ``Expr`` or (kind, array or scalar) leaves."""
 
     __slots__ = ("op", "args", "params", "shape", "np_dtype", "cols", "nodes", "uses", "value",
-                 "__weakref__")
+                 "saved", "__weakref__")
 
     def __init__(self, op, args, params, shape, np_dtype, cols, nodes):
         self.op = op
@@ -80,6 +82,7 @@ class Expr:
         self.nodes = nodes
         self.uses = 0  # consumers that embed it (a second one evaluates it instead)
         self.value = None
+        self.saved = False  # kept by a backward node (``SavedTensor``)
 
     def evaluate(self) -> np.ndarray:
         """The values as an array (computed once, then kept)."""
@@ -186,7 +189,7 @@ _heavy: dict = {}
 
 def _is_heavy(op) -> bool:
     """Whether ``op`` calls a transcendental function (exp, sin, tanh, ...): its result is worth
-    storing once rather than computing again in every loop that reads it (and in backward)."""
+    storing once rather than computing again in every loop that reads it (``_store_heavy``)."""
     h = _heavy.get(op)
     if h is None:
         from ..backend.codegen import function_source
@@ -196,10 +199,24 @@ def _is_heavy(op) -> bool:
     return h
 
 
+def _store_heavy(e) -> None:
+    """Before a forward loop computes ``e``: evaluate and keep each heavy sub-expression that a
+    backward node saved, so the backward reads it rather than computing it a second time.
+
+    A heavy op (exp in ``(x**2 * exp(x)).sum()``) is deferred like any other: when nothing reads
+    it before backward, the backward fusion computes it once, in the gradient kernel, and the
+    forward never does. When the forward does need it (``loss.item()`` first, a print), this
+    keeps the one evaluation, as running the op at once would have."""
+    for a in e.args:
+        if type(a) is Expr and a.value is None:
+            if a.saved and _is_heavy(a.op):
+                a.evaluate()
+            else:
+                _store_heavy(a)
+
+
 def defer(op, args, Tensor, Lazy):
     """``op(*args)`` as a lazy tensor (class ``Lazy``), or None when it should run now."""
-    if _is_heavy(op):
-        return None
     n_in = op.n_in
     tensors = args[:n_in]
     np_dtype = None
@@ -420,6 +437,7 @@ class Loop:
 
 
 def _evaluate(e) -> np.ndarray:
+    _store_heavy(e)
     loop = Loop(e.np_dtype, e.shape)
     var = loop.expr(e)
     out = None
@@ -449,7 +467,7 @@ class Total:
     the gradients (``ops/fusion.py``); reading it first sums it on its own (``total``, else
     ``fallback()``). Either way it is computed once."""
 
-    __slots__ = ("inner", "fallback", "np_dtype", "value", "__weakref__")
+    __slots__ = ("inner", "fallback", "np_dtype", "value", "saved", "__weakref__")
     shape = ()
     uses = 0
 
@@ -458,6 +476,7 @@ class Total:
         self.fallback = fallback
         self.np_dtype = inner.np_dtype
         self.value = None
+        self.saved = False
         inner.uses += 1  # (another consumer of ``inner`` evaluates it rather than embeds it)
         _pending.add(self)
 
@@ -490,6 +509,10 @@ def total(e):
     when it cannot be built (the caller then sums the evaluated array)."""
     if type(e) is not Expr or e.value is not None:
         return None
+    if e.saved and _is_heavy(e.op):
+        e.evaluate()  # (kept for backward: the caller sums the array)
+        return None
+    _store_heavy(e)
     loop = Loop(e.np_dtype, e.shape)
     var = loop.expr(e)
     if var is None:

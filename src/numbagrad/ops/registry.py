@@ -54,7 +54,11 @@ class SavedTensor:
         # an output is not kept as a Tensor (that would make a cycle through its grad_fn)
         self.tensor = None if is_output else tensor
         expr = self.expr = tensor._lazy
-        self.data = tensor._data if expr is None else None
+        if expr is None:
+            self.data = tensor._data
+        else:
+            self.data = None
+            expr.saved = True  # (a forward evaluation keeps it if it is heavy: lazy.py)
         self.dtype = tensor.dtype if dtype is None else dtype
         self.version_cell = tensor._version_cell
         self.version = tensor._version_cell[0]
