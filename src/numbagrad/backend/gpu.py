@@ -516,9 +516,42 @@ def _host_operand(a) -> DeviceArray:
     return d
 
 
+def _same_contiguous(arrays):
+    """The shape all ``arrays`` share, each C-contiguous; None otherwise."""
+    shape = arrays[0].shape
+    cs = None
+    for a in arrays:
+        if a.shape != shape:
+            return None
+        if cs is None:
+            cs = _c_strides(shape)
+        if a.estrides != cs:
+            return None
+    return shape
+
+
+def _new_array(buf, shape: tuple, estrides: tuple, dtype) -> DeviceArray:
+    """``DeviceArray(buf, 0, shape, estrides)`` for a clean tuple of ints (no conversions)."""
+    a = object.__new__(DeviceArray)
+    a.buf, a.offset, a.shape, a.estrides, a.dtype = buf, 0, shape, estrides, dtype
+    return a
+
+
 def run_elementwise(kernel, arrays, out_dtype, params=(), out=None):
     """Run an elementwise kernel over broadcast device ``arrays``."""
     arrays = [a if isinstance(a, DeviceArray) else _host_operand(a) for a in arrays]
+    if out is None and arrays and (shape := _same_contiguous(arrays)) is not None:
+        # the common case (operands of one shape, each contiguous): one flat run of n items,
+        # the launch the general path below makes for it after coalescing, without the work
+        n = math.prod(shape)
+        dt = np.dtype(out_dtype)
+        out = _new_array(_flat_buffer(max(n, 1), dt), shape, _c_strides(shape), dt)
+        if n:
+            args = [n, (n,), out.buf, 0, (1,)]
+            for a in arrays:
+                args += [a.buf, a.offset, (1,)]
+            _launch(kernel, *launch(n), (*args, *params))
+        return out
     shapes = [a.shape for a in arrays]
     if out is None:
         shape = cpu.broadcast_shapes(*shapes)
