@@ -692,15 +692,19 @@ class Elementwise(OpDef):
                     None if a is None or a.dtype is compute else a.dtype for a in inputs
                 ]
                 break
+        Tensor = _tensor_class()
         if be is not cpu:
             # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
-            Tensor = _tensor_class()
             ctx.to_cpu = [isinstance(a, Tensor) and not a.is_cuda for a in tensors]
         saved = ctx.saved
         for k, name in saves[0]:
             t = tensors[k]
-            if type(t) is not _tensor_class() or t._data.dtype != cnp:
-                t = _as_tensor(t, compute, like=result)  # (a lazy tensor is kept as it is)
+            tt = type(t)
+            if tt is Tensor:
+                if t._data.dtype != cnp:
+                    t = _as_tensor(t, compute, like=result)
+            elif tt is not Tensor._Lazy or t._lazy.np_dtype != cnp:  # (a lazy one is kept)
+                t = _as_tensor(t, compute, like=result)
             saved[name] = SavedTensor(t, False, compute)
         if saves[1]:
             ctx.save_output("result", result, dtype=compute)
