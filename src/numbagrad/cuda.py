@@ -16,9 +16,8 @@ def _probe() -> bool:
     global _available
     if _available is None:
         try:
-            import warnings
-
             import os
+            import warnings
 
             # small tensors launch small grids: see backend/gpu.py
             os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")

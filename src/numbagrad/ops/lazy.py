@@ -18,10 +18,11 @@ decides how it is computed:
 writes only the two gradients; ``(x**2 * exp(x)).sum().backward()`` reads ``x`` once and
 computes ``exp`` once, both in the backward kernel. A heavy op (one that calls a transcendental
 function) waits like the others, but a forward evaluation keeps its value when a backward node
-saved it (``_store_heavy``), so it is never computed twice before backward. Operands are the tensors' arrays: contiguous of the
-result's shape (``a``), one broadcast value (``s``, read when the op runs), or a contiguous row
-broadcast over leading dimensions (``r``, ``(m, n) + (n,)``). Anything else runs at once, as
-does every op on small, integer, CUDA or mixed-dtype tensors.
+saved it (``_store_heavy``), so it is never computed twice before backward. Operands are the
+tensors' arrays: contiguous of the result's shape (``a``), one broadcast value (``s``, read
+when the op runs), or a contiguous row broadcast over leading dimensions (``r``,
+``(m, n) + (n,)``). Anything else runs at once, as does every op on small, integer, CUDA or
+mixed-dtype tensors.
 
 Safety: an expression reads its leaf arrays when it is evaluated, so those must not change
 before. Every write into an existing array first evaluates the pending expressions that read
