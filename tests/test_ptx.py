@@ -105,10 +105,7 @@ def test_other_kernels_compile_without_f64_in_float32(name, dtype):
     a = arr(dtype)
     if name in ("_copy", "_fill"):
         n_in, n_params = (1, 0) if name == "_copy" else (0, 1)  # a fill's value is a parameter
-        k = gpu.get_elementwise_kernel(
-            (name, dtype), dtype,
-            lambda: gpu.scalar_module_body([(name, gpu._identity)], name, n_in, n_params),
-        )
+        k = gpu.identity_kernel(name, dtype)
         code = ptx(k, _elementwise_sig([dtype] * n_in, dtype, n_params, dtype))
     else:
         k = gpu._kernel(name, dtype)

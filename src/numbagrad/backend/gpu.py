@@ -576,6 +576,15 @@ def _identity(x):
     return x
 
 
+def identity_kernel(name: str, dtype):
+    """``_copy`` (out = its one input) or ``_fill`` (out = its one parameter) for ``dtype``."""
+    n_in, n_params = (1, 0) if name == "_copy" else (0, 1)
+    return get_elementwise_kernel(
+        (name, np.dtype(dtype).name), dtype,
+        lambda: scalar_module_body([(name, _identity)], name, n_in, n_params),
+    )
+
+
 def copyto(dst: DeviceArray, src) -> None:
     """``dst[...] = src`` (broadcast, cast to ``dst``'s dtype) on the device.
 
@@ -583,18 +592,11 @@ def copyto(dst: DeviceArray, src) -> None:
     if not isinstance(src, DeviceArray):
         value = np.asarray(src, dtype=dst.dtype)
         if value.ndim == 0:
-            key = ("_fill", dst.dtype.name)
-            k = get_elementwise_kernel(
-                key, dst.dtype, lambda: scalar_module_body([("_fill", _identity)], "_fill", 0, 1)
-            )
-            run_elementwise(k, [], dst.dtype, (value[()],), out=dst)
+            run_elementwise(identity_kernel("_fill", dst.dtype), [], dst.dtype, (value[()],),
+                            out=dst)
             return
         src = to_device(value)
-    key = ("_copy", dst.dtype.name)
-    k = get_elementwise_kernel(
-        key, dst.dtype, lambda: scalar_module_body([("_copy", _identity)], "_copy", 1, 0)
-    )
-    run_elementwise(k, [src], dst.dtype, out=dst)
+    run_elementwise(identity_kernel("_copy", dst.dtype), [src], dst.dtype, out=dst)
 
 
 def ascontiguousarray(a: DeviceArray, force: bool = False) -> DeviceArray:
