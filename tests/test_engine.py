@@ -259,6 +259,44 @@ def test_nodes_run_after_all_their_consumers():
     assert vals(x.grad) == [8.0]  # d(2x + 6x)/dx
 
 
+def test_the_pass_runs_the_newest_reached_node_first_as_pytorch_does():
+    # two leaves, shared intermediates, a node reached early (a) that must wait for three
+    # consumers; the order and the gradients are what PyTorch 2.13 gives
+    order = []
+    x = ng.ones(1, requires_grad=True)
+    w = ng.ones(1, requires_grad=True)
+    a = x * 2
+    b = w * 3
+    c = a * b
+    d = a + 1
+    e = b.sin()
+    h = (c + d) * e + a
+    f, g = h.grad_fn.next_functions[0][0], h.grad_fn
+    names = dict(a=a, b=b, c=c, d=d, e=e, h=h)
+    for name, t in names.items():
+        t.register_hook(lambda gr, name=name: order.append(name))
+    g.register_prehook(lambda gr: order.append("g"))
+    f.register_prehook(lambda gr: order.append("f"))
+    x.register_hook(lambda gr: order.append("x"))
+    w.register_hook(lambda gr: order.append("w"))
+    h.backward()
+    assert order == ["h", "g", "f", "e", "d", "c", "b", "w", "a", "x"]
+    s3 = np.sin(3.0)
+    assert np.isclose(x.grad.item(), 2 * (3 * s3 + s3) + 2, rtol=1e-6)  # 3.128959...
+    assert np.isclose(w.grad.item(), 3 * (2 * s3 + (6 + 3) * np.cos(3.0)), rtol=1e-6)
+
+
+def test_a_root_that_feeds_another_root_waits_for_it():
+    order = []
+    x = ng.tensor([2.0], requires_grad=True)
+    y = x * 3
+    z = y * y  # y is a root and also feeds z
+    y.register_hook(lambda g: order.append(vals(g)))
+    ng.autograd.backward([y, z, y], [ng.ones(1), ng.ones(1), ng.ones(1) * 2])
+    assert order == [[1.0 + 2.0 + 2 * 6.0]]  # one call, with all three contributions
+    assert vals(x.grad) == [3 * 15.0]
+
+
 def test_backward_inputs_restricts_accumulation():
     a = ng.tensor([1.0], requires_grad=True)
     b = ng.tensor([2.0], requires_grad=True)

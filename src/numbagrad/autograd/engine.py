@@ -1,4 +1,11 @@
-"""The backward pass: count dependencies, then run ready nodes newest-first. No recursion."""
+"""The backward pass: run the reached nodes newest-first. No recursion, no counting pass.
+
+Every edge leads from a node to an older one (a node's inputs exist before it, and so do
+their nodes), so when the newest node the pass has reached is taken, every node that could
+still send it a gradient is newer and has run: it is ready. That is the order PyTorch's ready
+queue gives (the newest ready node first) without counting each node's dependencies first.
+The counts are made only when a fused region needs them (``ops/fusion.py``).
+"""
 
 from __future__ import annotations
 
@@ -24,7 +31,8 @@ def _root_edge(t, i):
 
 def _collect(roots):
     """Dependency counts of every node reachable from ``roots`` (iterative DFS), and the nodes
-    in the order visited. A node other than a root is visited when it gets its first count."""
+    in the order visited. A node other than a root is visited when it gets its first count.
+    The counts are those of the edges from the nodes visited, roots included."""
     deps: dict = {}
     order = []
     stack = []
@@ -67,6 +75,32 @@ def _needed(order, targets):
 _FUSION: list = []  # the ops.fusion module
 _PAUSE: list = []  # ops.lazy.PAUSED
 
+ERR_ORDER = (
+    "autograd engine: the node {nxt} is not older than {node}, which feeds it (an edge must "
+    "lead to a node made before it)"
+)
+
+
+class _Pending:
+    """The dependency counts of the nodes still to run, made on first use: only a fused
+    region (``ops/fusion.py``) needs to know whether all of a node's gradient is in hand.
+
+    The nodes still to run are those reachable from the running node and the queued ones
+    (anything reachable from them is older, so has not run); once made, the engine keeps
+    the counts up to date."""
+
+    __slots__ = ("node", "heap", "counts")
+
+    def __init__(self, heap):
+        self.heap = heap
+        self.node = None
+        self.counts = None
+
+    def __call__(self) -> dict:
+        if self.counts is None:
+            self.counts = _collect([self.node] + [entry[2] for entry in self.heap])[0]
+        return self.counts
+
 
 def _add(buf, slot, grad):
     cur = buf[slot]
@@ -91,38 +125,38 @@ def run_backward(
     for i, t in enumerate(outputs):
         node, nr = _root_edge(t, i)
         roots.append((node, nr))
-    deps, order = _collect([n for n, _ in roots])
 
     captures = {}
-    targets = None
+    targets = needed = None
     if inputs is not None:
         for t in inputs:
             node, nr = edge_of(t)
             if node is not None:
                 captures.setdefault((node, nr), []).append(t)
         targets = {node for node, _ in captures}
-    needed = _needed(order, targets) if targets is not None else None
+        needed = _needed(_collect([n for n, _ in roots])[1], targets)
 
+    # a node's gradient buffer is made when the pass first reaches it, and the node is queued
+    # then (a root listed twice goes in once)
+    push, pop = heapq.heappush, heapq.heappop
     buffers: dict = {}
+    heap = []
     for (node, nr), g in zip(roots, grad_outputs):
-        buf = buffers.setdefault(node, [None] * node._num_outputs)
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * node._num_outputs
+            push(heap, (-node._sequence_nr, id(node), node))
         _add(buf, nr, g)
 
     results = {}
-    heap = []
-    pushed = set()  # a root listed twice goes in once
-    for node, _ in roots:
-        if deps.get(node, 0) == 0 and node not in pushed:
-            pushed.add(node)
-            heapq.heappush(heap, (-node._sequence_nr, id(node), node))
-
     # the loop runs once per node: what it needs is bound to locals, checks that are the
     # same for every node are made once
-    push, pop = heapq.heappush, heapq.heappop
     anomaly = is_anomaly_enabled()
     plain = needed is None and inputs is None  # Tensor.backward() without inputs=
     # runs of large elementwise nodes as one kernel (ops/fusion.py); same gradients
     fuse = plain and not anomaly and not create_graph
+    pending = _Pending(heap)
+    deps = None  # pending.counts, once a region has made them
     if fuse:
         if not _FUSION:  # (ops/ imports this module: bound on first use, not per call)
             from ..ops import fusion as module
@@ -138,7 +172,7 @@ def run_backward(
     with mode, _PAUSE[0]:  # the backward's own ops run at once (ops/lazy.py)
         node = pop(heap)[2] if heap else None
         while node is not None:
-            grads = buffers.pop(node, None) or [None] * node._num_outputs
+            grads = buffers.pop(node)
             hooked = node._hooked  # (one flag for the four hook tables)
             if hooked and (node._tensor_hooks or node._retain_grad_hooks):
                 grads = _run_tensor_hooks(node, grads)
@@ -151,25 +185,25 @@ def run_backward(
                     # (tensor hooks have run: they do not keep a node out)
                     and not (hooked and (node._pre_hooks or node._post_hooks))
                 ):
-                    fused = fusion.run(node, grads, deps, buffers)
+                    pending.node = node
+                    fused = fusion.run(node, grads, pending, buffers)
+                    deps = pending.counts
                     if fused is not None:
                         members, contributions, external = fused
                         fused = grads = None
                         for m in members:
                             if not retain_graph and m._saved_anything:
                                 m.release()
+                        for nxt in external:
+                            if nxt not in buffers:
+                                buffers[nxt] = [None] * nxt._num_outputs
+                                push(heap, (-nxt._sequence_nr, id(nxt), nxt))
+                            deps[nxt] -= 1
                         for (nxt, nr), g in contributions:
-                            buf = buffers.get(nxt)
-                            if buf is None:
-                                buf = buffers[nxt] = [None] * nxt._num_outputs
+                            buf = buffers[nxt]
                             cur = buf[nr]
                             buf[nr] = g if cur is None else cur + g
                         contributions = g = cur = buf = members = None
-                        for nxt in external:
-                            left = deps[nxt] - 1
-                            deps[nxt] = left
-                            if left == 0:
-                                push(heap, (-nxt._sequence_nr, id(nxt), nxt))
                         node = pop(heap)[2] if heap else None
                         continue
             else:
@@ -205,28 +239,31 @@ def run_backward(
                 in_grads = (None,) * len(node.next_functions)
             if not retain_graph and node._saved_anything:
                 node.release()
-            follow = None  # a node this one made ready
+            seq = node._sequence_nr
+            follow = None  # a node this one reached first
             for (nxt, nr), g in zip(node.next_functions, in_grads):
                 if nxt is None:
                     continue
-                if g is not None:
-                    buf = buffers.get(nxt)
-                    if buf is None:
-                        buf = buffers[nxt] = [None] * nxt._num_outputs
-                    cur = buf[nr]
-                    buf[nr] = g if cur is None else cur + g
-                left = deps[nxt] - 1
-                deps[nxt] = left
-                if left == 0:
+                buf = buffers.get(nxt)
+                if buf is None:
+                    if nxt._sequence_nr >= seq:
+                        raise RuntimeError(ERR_ORDER.format(nxt=nxt, node=node))
+                    buf = buffers[nxt] = [None] * nxt._num_outputs
                     if follow is not None:
                         push(heap, (-follow._sequence_nr, id(follow), follow))
                     follow = nxt
+                if g is not None:
+                    cur = buf[nr]
+                    buf[nr] = g if cur is None else cur + g
+                if deps is not None:
+                    deps[nxt] -= 1
             # hold no gradient past its node: AccumulateGrad takes a gradient's memory only
             # when nothing else refers to it
             in_grads = g = cur = buf = None
-            # the newest ready node runs next; the only one (a chain) skips the heap
+            # the newest reached node runs next; one newer than all the queued ones (a chain)
+            # skips the queue
             if follow is not None:
-                if not heap:
+                if not heap or follow._sequence_nr > -heap[0][0]:
                     node = follow
                     continue
                 push(heap, (-follow._sequence_nr, id(follow), follow))

@@ -24,7 +24,7 @@ import functools
 import numpy as np
 
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import Node, edge_of
+from .graph import Node, _sequence, edge_of
 
 ERR_DIRTY_LEAF = "a leaf Variable that requires grad has been used in an in-place operation."
 
@@ -204,6 +204,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         if not record:
             return output
         node.next_functions = tuple(edge_of(a) for _, a in tensor_args)
+        # numbered now, after its inputs' nodes (edge_of may have just made an
+        # AccumulateGrad): the engine runs nodes newest-first and every edge must lead to
+        # an older node
+        node._sequence_nr = next(_sequence)
         node._input_meta = [(i, a.shape, a.dtype) for i, a in tensor_args]
         dirty = {id(t) for t in node._dirty}
         non_diff = {id(t) for t in node._non_differentiable}

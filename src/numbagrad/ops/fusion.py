@@ -137,12 +137,14 @@ def _region(root, shape, deps, buffers):
     return members, index
 
 
-def run(root, grads, deps, buffers):
+def run(root, grads, pending, buffers):
     """Run the region grown from ``root`` as one kernel.
 
-    Returns (members, contributions, external): the nodes it ran, ((node, nr), gradient) for
-    each edge leaving the region, and one entry per edge leaving the region (for the
-    engine's dependency counts). None when ``root`` should run alone.
+    ``pending()`` gives the engine's dependency counts of the nodes still to run (made on the
+    first call: only a region that may be worth a kernel asks). Returns (members,
+    contributions, external): the nodes it ran, ((node, nr), gradient) for each edge leaving
+    the region, and one entry per edge leaving the region (for the engine's dependency
+    counts). None when ``root`` should run alone.
     """
     g = grads[0]
     if g is None or len(grads) != 1 or not ENABLED:
@@ -156,11 +158,13 @@ def run(root, grads, deps, buffers):
         # its input; the region starts at the node it feeds and reads that value as a scalar
         # (no expanded tensor, no node of its own)
         lead, (root, _) = root, root.next_functions[0]
-        if gdata.size != 1 or root is None or deps[root] != 1 or lead._released:
+        if gdata.size != 1 or root is None or lead._released:
             return None
         if not (root._fusable and root.op.kind == "elementwise"):
             return None
         shape = lead.ctx.input_shapes[0]
+        if math.prod(shape) < FUSE_MIN_ITEMS or pending()[root] != 1:
+            return None
         if gdata.dtype != root.ctx.compute.np or not _joins(root, root.ctx.compute, buffers,
                                                            shape):
             return None
@@ -173,7 +177,7 @@ def run(root, grads, deps, buffers):
         return None  # (a released root raises on the node-by-node path)
     if cnp.kind != "f" or gdata.dtype != cnp or math.prod(shape) < FUSE_MIN_ITEMS:
         return None
-    members, index = _region(root, shape, deps, buffers)
+    members, index = _region(root, shape, pending(), buffers)
     if len(members) < 2 and lead is None:
         return None
 
