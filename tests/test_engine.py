@@ -194,6 +194,83 @@ def test_small_contiguous_ops_take_the_lean_backward_with_the_general_checks(mon
 
 
 @cpu_only
+def test_lean_nodes_hand_their_gradient_on_as_an_array_with_every_check(monkeypatch):
+    from numbagrad.ops.registry import Elementwise
+
+    general = []  # the ops whose nodes took the general path
+    full = Elementwise.backward_node
+    monkeypatch.setattr(Elementwise, "backward_node",
+                        lambda self, *a: general.append(self.name) or full(self, *a))
+    f64 = ng.float64
+    x = ng.tensor([0.5, -1.25], dtype=f64, requires_grad=True)
+    w = ng.tensor([1.5, 0.25], dtype=f64)
+    a, b = x.detach().numpy().copy(), w.numpy().copy()
+    ones = ng.ones(2, dtype=f64)
+    # sin hands its gradient to x * x, which refuses it (both its gradients go to one node):
+    # that node gets it as a tensor and takes the general path
+    y = x * w
+    ng.sin(y * y).backward(ones)
+    np.testing.assert_allclose(x.grad.numpy(), np.cos((a * b) ** 2) * 2 * a * b * b,
+                               rtol=1e-12)
+    assert general == ["mul"]
+    # a node reached from two sides: the hand-off to the older one waits in the queue until
+    # the newer one has run, and the two gradients are summed first
+    del general[:]
+    x.grad = None
+    order = []
+    y = ng.sin(x)
+    y.register_hook(lambda g: order.append(g.tolist()))
+    z = y * w + ng.cos(y)
+    z.backward(ones)
+    s = np.sin(a)
+    np.testing.assert_allclose(order, [b - np.sin(s)], rtol=1e-12)  # one call, the sum
+    np.testing.assert_allclose(x.grad.numpy(), (b - np.sin(s)) * np.cos(a), rtol=1e-12)
+    assert general == []
+    # a handed-on gradient meets an in-place change: the same error as node by node
+    y = x * w
+    z = ng.exp(y)
+    w.add_(1.0)  # MulBackward0 saved w
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.backward(ones)
+    # retain_graph keeps a lean chain's saved arrays; without it they go
+    x.grad = None
+    w = ng.tensor([1.5, 0.25], dtype=f64)
+    z = ng.exp(ng.sin(x * w))
+    z.backward(ones, retain_graph=True)
+    z.backward(ones)
+    expected = 2 * np.exp(np.sin(a * b)) * np.cos(a * b) * b
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+    with pytest.raises(RuntimeError) as e:
+        z.backward(ones)
+    assert str(e.value) == ERR_FREED
+    assert general == []
+
+
+@cpu_only
+def test_lean_nodes_after_a_fused_region_keep_its_dependency_counts(monkeypatch):
+    from numbagrad.ops import fusion
+
+    monkeypatch.setattr(fusion, "FUSE_MIN_ITEMS", 4)
+    regions = []
+    real = fusion.run
+    monkeypatch.setattr(
+        fusion, "run", lambda *a: regions.append(r := real(*a)) or r)
+    big = ng.tensor(np.linspace(-1, 1, 8), requires_grad=True)
+    s = ng.tensor([0.3], requires_grad=True)
+    w = ng.tensor([2.0])
+    t = ng.sin(s * w)  # small: lean nodes
+    loss = ((big * big).exp().sum() * t + t * w).sum()
+    loss.backward()
+    bv = np.linspace(-1, 1, 8)
+    sv = 0.3
+    total = np.exp(bv * bv).sum()
+    np.testing.assert_allclose(big.grad.numpy(), np.sin(2 * sv) * 2 * bv * np.exp(bv * bv),
+                               rtol=1e-5)
+    np.testing.assert_allclose(s.grad.numpy(), [(total + 2) * np.cos(2 * sv) * 2], rtol=1e-5)
+    assert any(r is not None for r in regions)  # the big part ran as one region
+
+
+@cpu_only
 def test_a_lean_node_builds_its_ctx_when_read_and_then_keeps_to_it():
     x = ng.tensor([0.5, 2.0], dtype=ng.float64, requires_grad=True)
     w = ng.tensor([3.0, -1.0], dtype=ng.float64)

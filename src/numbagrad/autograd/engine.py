@@ -13,7 +13,7 @@ import heapq
 
 from .anomaly_mode import is_anomaly_enabled, run_checked
 from .grad_mode import enable_grad, no_grad
-from .graph import AccumulateGrad, edge_of
+from .graph import AccumulateGrad, _tensor_class, edge_of
 
 ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
 ERR_UNUSED = (
@@ -102,6 +102,14 @@ class _Pending:
         return self.counts
 
 
+def _wrap(Tensor, data):
+    """``Tensor._make(data)``, inlined."""
+    t = object.__new__(Tensor)
+    t._data = data
+    t._version_cell = [0]
+    return t
+
+
 def _add(buf, slot, grad):
     cur = buf[slot]
     buf[slot] = grad if cur is None else cur + grad
@@ -169,10 +177,64 @@ def run_backward(
         from ..ops import lazy
 
         _PAUSE.append(lazy.PAUSED)
+    Tensor = _tensor_class()
     with mode, _PAUSE[0]:  # the backward's own ops run at once (ops/lazy.py)
+        # the gradient (an array) a lean node hands straight to the node it runs next
+        carried = None
         node = pop(heap)[2] if heap else None
         while node is not None:
-            grads = buffers.pop(node)
+            if carried is None:
+                grads = buffers.pop(node)
+            else:
+                grads = None
+            if fuse and node._lean is not None and not node._hooked:
+                # a small elementwise node (ops/registry.py, ElementwiseNode): its rules run on
+                # arrays, and a node it reaches first that is lean too gets its gradient as
+                # the array, with no buffer, no Tensor and no queue (W3 in benchmarks/)
+                if grads is None:
+                    outs = node.lean_grads(carried)
+                elif grads[0] is not None:
+                    outs = node.lean_grads(grads[0]._data)
+                else:
+                    outs = None
+                if outs is None:
+                    if grads is None:
+                        grads = [_wrap(Tensor, carried)]
+                        carried = None
+                else:
+                    carried = None
+                    if not retain_graph and node._saved_anything:
+                        node.release()
+                    seq = node._sequence_nr
+                    for (nxt, nr), a in zip(node.next_functions, outs):
+                        if nxt is None:
+                            continue
+                        if deps is not None:
+                            deps[nxt] -= 1
+                        buf = buffers.get(nxt)
+                        if buf is None:
+                            if nxt._sequence_nr >= seq:
+                                raise RuntimeError(ERR_ORDER.format(nxt=nxt, node=node))
+                            if (a is not None and carried is None and nxt._lean is not None
+                                    and not nxt._hooked):
+                                carried, follow = a, nxt
+                                continue
+                            buf = buffers[nxt] = [None] * nxt._num_outputs
+                            push(heap, (-nxt._sequence_nr, id(nxt), nxt))
+                        if a is not None:
+                            cur = buf[nr]
+                            g = _wrap(Tensor, a)
+                            buf[nr] = g if cur is None else cur + g
+                    outs = a = g = cur = buf = None
+                    if carried is not None:
+                        if not heap or follow._sequence_nr > -heap[0][0]:
+                            node = follow
+                            continue
+                        buffers[follow] = [_wrap(Tensor, carried)]
+                        carried = None
+                        push(heap, (-follow._sequence_nr, id(follow), follow))
+                    node = pop(heap)[2] if heap else None
+                    continue
             hooked = node._hooked  # (one flag for the four hook tables)
             if hooked and (node._tensor_hooks or node._retain_grad_hooks):
                 grads = _run_tensor_hooks(node, grads)

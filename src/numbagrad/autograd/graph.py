@@ -63,6 +63,9 @@ class Node:
     # registry nodes the engine may run several of as one kernel (ops/fusion.py): 1 for an
     # elementwise op (from ``fusion.FUSE_MIN_ITEMS`` elements), 2 for a whole-tensor sum
     _fusable = 0
+    # what a small elementwise node recorded on the lean path keeps (ops/registry.py,
+    # ElementwiseNode): the engine hands such a node its gradient as an array
+    _lean = None
 
     _num_outputs = 1
 

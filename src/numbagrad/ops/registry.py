@@ -180,51 +180,101 @@ class ElementwiseNode(OpNode):
     _lean = None
 
     def apply(self, grads):
+        if self._lean is not None and not _grad_state.enabled:
+            grad = grads[0]
+            outs = self.lean_grads(grad._data)
+            if outs is not None:
+                Tensor = _TENSOR[0]
+                res = []
+                for a in outs:
+                    if a is None:
+                        res.append(None)
+                    elif a is grad._data:  # ``grad`` passed on: the tensor itself, shared
+                        res.append(grad)
+                    else:
+                        g = object.__new__(Tensor)  # Tensor._make, inlined
+                        g._data = a
+                        g._version_cell = [0]
+                        res.append(g)
+                return tuple(res)
+        if self._released:
+            self.check_not_released()
+        return self.op.backward_node(self, grads)
+
+    def lean_grads(self, gdata):
+        """The lean path on the array ``gdata`` of this node's gradient: a list of one array
+        or None per input (an input whose rule passes the gradient on gets ``gdata``, the
+        very array); None when the node must take the general path (a
+        Ctx was built, the node was released, or ``gdata`` is not as lean as the inputs)."""
         lean = self._lean
-        if lean is None or lean[0] is None or self._released or _grad_state.enabled:
-            if self._released:
-                self.check_not_released()
-            return self.op.backward_node(self, grads)
+        if lean is None or lean[0] is None or self._released:
+            return None
         plan, _, params, shape, saved, _ = lean
-        grad = grads[0]
-        gdata = grad._data
         cnp = plan[0]
         if not (type(gdata) is np.ndarray and gdata.dtype is cnp and gdata.shape == shape
                 and gdata.flags.carray):
-            return self.op.backward_node(self, grads)
+            return None
         out = []
         for rule in plan[1]:
             if rule is None:
                 out.append(None)
                 continue
             if rule is True:
-                out.append(grad)  # shared, as in the general path
+                out.append(gdata)
                 continue
             slots, pnames, entry, k = rule
-            arrays = []
-            for j in slots:
-                if j is None:
-                    arrays.append(gdata)
-                else:
-                    _, data, cell, version = saved[j]
-                    if cell[0] != version:
-                        name = lean[5][j]
-                        ctx = self.ctx
-                        ctx.saved[name].check(self, ctx.output_index.get(name, 0))
-                    arrays.append(data)
-            pvals = self.op._param_values(lean[1], params, pnames) if pnames else ()
-            if entry is not None:
-                a = np.empty(shape, cnp)
-                entry(a, *arrays, *pvals)
-            else:  # the first time: the rule's kernel, then its compiled entry point
-                mod = self.op.vjp_kernel(k, lean[1])
-                a = cpu.launch_small(mod, arrays, cnp, pvals)
-                rule[2] = mod.ENTRIES.get(len(arrays) + 8 * len(pvals))
-            g = object.__new__(_TENSOR[0])  # Tensor._make, inlined
-            g._data = a
-            g._version_cell = [0]
-            out.append(g)
-        return tuple(out)
+            if pnames or len(slots) != 2 or entry is None:
+                out.append(self._lean_rule(rule, gdata, lean))
+                continue
+            # the common rule: two arrays (the gradient and a saved one: mul, sin, exp, ...)
+            j, i = slots
+            if j is None:
+                a0 = gdata
+            else:
+                _, a0, cell, version = saved[j]
+                if cell[0] != version:
+                    self._check_saved(j)
+            if i is None:
+                a1 = gdata
+            else:
+                _, a1, cell, version = saved[i]
+                if cell[0] != version:
+                    self._check_saved(i)
+            a = np.empty(shape, cnp)
+            entry(a, a0, a1)
+            out.append(a)
+        return out
+
+    def _lean_rule(self, rule, gdata, lean):
+        """One rule of the lean path, in general: any number of arrays and parameters, and on
+        first use finding the rule kernel's compiled entry point."""
+        slots, pnames, entry, k = rule
+        saved = lean[4]
+        arrays = []
+        for j in slots:
+            if j is None:
+                arrays.append(gdata)
+            else:
+                _, data, cell, version = saved[j]
+                if cell[0] != version:
+                    self._check_saved(j)
+                arrays.append(data)
+        pvals = self.op._param_values(lean[1], lean[2], pnames) if pnames else ()
+        if entry is not None:
+            a = np.empty(lean[3], lean[0][0])
+            entry(a, *arrays, *pvals)
+            return a
+        # the first time: the rule's kernel, then its compiled entry point
+        mod = self.op.vjp_kernel(k, lean[1])
+        a = cpu.launch_small(mod, arrays, lean[0][0], pvals)
+        rule[2] = mod.ENTRIES.get(len(arrays) + 8 * len(pvals))
+        return a
+
+    def _check_saved(self, j):
+        """Raise the in-place modification error for the lean node's saved tensor ``j``."""
+        name = self._lean[5][j]
+        ctx = self.ctx
+        ctx.saved[name].check(self, ctx.output_index.get(name, 0))
 
     def release(self):
         if self._saved_anything:
