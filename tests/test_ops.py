@@ -153,3 +153,40 @@ def test_post_hook_on_a_same_input_node_sees_both_gradients():
     y.sum().backward()
     assert seen == [[[2.0, 3.0], [2.0, 3.0]]]
     assert x.grad.tolist() == [4.0, 6.0]
+
+
+def test_elementwise_ops_are_plain_functions_on_every_path():
+    # numbagrad.sin, Tensor.sin and the operators are one function per op (ops/registry.py,
+    # _function): small 1-d tensors take its inline path, anything else the op's general one
+    assert ng.sin.__name__ == "sin" and ng.Tensor.sin is ng.sin and ng.Tensor.__mul__ is ng.mul
+    assert ng.Tensor.__radd__ is ng.add and ng.sin.op is ng.ops.elementwise.sin
+    with pytest.raises(TypeError, match=r"sin\(\) takes 1 positional argument but 2 were given"):
+        ng.sin(ng.ones(1), ng.ones(1))
+    a = np.array([0.5, -1.5, 2.0])
+    b = np.array([3.0, 0.25, -1.0])
+    f64 = ng.float64
+    for x_grad, w_grad in ((True, False), (False, True), (True, True)):
+        x = ng.tensor(a, dtype=f64, requires_grad=x_grad)
+        w = ng.tensor(b, dtype=f64, requires_grad=w_grad)
+        (ng.sin(x * w) + w).backward(ng.ones(3, dtype=f64))
+        if x_grad:
+            np.testing.assert_allclose(x.grad.numpy(), np.cos(a * b) * b, rtol=1e-12)
+        if w_grad:
+            np.testing.assert_allclose(w.grad.numpy(), np.cos(a * b) * a + 1, rtol=1e-12)
+        assert (x.grad is None) == (not x_grad) and (w.grad is None) == (not w_grad)
+    # views of a leaf (their flags come through the properties), the same tensor twice, a
+    # scalar and a strided input
+    x = ng.tensor(np.r_[a, a], dtype=f64, requires_grad=True)
+    v = x[1:4]
+    y = ng.sin(v) * v + v * v + x[::2] * 2.0 - (-v)
+    y.backward(ng.ones(3, dtype=f64))
+    u = np.r_[a, a][1:4]
+    expected = np.zeros(6)
+    expected[1:4] += np.cos(u) * u + np.sin(u) + 2 * u + 1
+    expected[::2] += 2.0
+    np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-12)
+    assert y.grad_fn.name() == "SubBackward0"
+    # no grad recorded: under no_grad, or for a comparison
+    with ng.no_grad():
+        assert ng.mul(x[:3], v).grad_fn is None
+    assert not ng.lt(v, v).requires_grad

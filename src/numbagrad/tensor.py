@@ -10,7 +10,7 @@ import numpy as np
 
 from . import dtypes as D
 from .autograd.grad_mode import is_grad_enabled
-from .autograd.graph import HookDict, RemovableHandle, grad_accumulator
+from .autograd.graph import _TENSOR, HookDict, RemovableHandle, grad_accumulator
 
 
 class Size(tuple):
@@ -595,23 +595,11 @@ class Tensor:
 
     # ------------------------------------------------------------ operators
 
-    def __add__(self, other):
-        return _F.add(self, other)
-
-    def __radd__(self, other):
-        return _F.add(self, other)
-
     def __sub__(self, other):
         return _F.sub(self, other)
 
     def __rsub__(self, other):
         return _F.rsub(self, other)
-
-    def __mul__(self, other):
-        return _F.mul(self, other)
-
-    def __rmul__(self, other):
-        return _F.mul(self, other)
 
     def __truediv__(self, other):
         return _F.div(self, other)
@@ -631,14 +619,8 @@ class Tensor:
     def __rmatmul__(self, other):
         return _F.matmul(other, self)
 
-    def __neg__(self):
-        return _F.neg(self)
-
     def __pos__(self):
         return self
-
-    def __abs__(self):
-        return _F.abs(self)
 
     def __invert__(self):
         return _F.logical_not(self)
@@ -836,6 +818,9 @@ def gradient_is_unshared(grads) -> bool:
     return ok and _base_refs(grads[0]._data) == _UNSHARED_BLOCK
 
 
+# the class the hot paths make tensors of without an import (autograd/graph.py)
+_TENSOR[:] = [Tensor]
+
 from . import ops as _F  # noqa: E402  (ops need the Tensor class defined above)
 from .ops import lazy as _lazy_ops  # noqa: E402
 
@@ -928,13 +913,19 @@ def _inplace(target):
 
 
 for _name, _target in _FORWARD.items():
-    setattr(Tensor, _name, _forwarder(_target))
+    # an elementwise op's plain function is the method itself (ops/registry.py, _function)
+    _op = getattr(_F, _target)
+    setattr(Tensor, _name, _op if hasattr(_op, "op") else _forwarder(_target))
+Tensor.__add__ = Tensor.__radd__ = _F.add  # (commutative: ``1 + x`` is ``add(x, 1)``)
+Tensor.__mul__ = Tensor.__rmul__ = _F.mul
+Tensor.__neg__ = _F.neg
+Tensor.__abs__ = _F.abs
 for _name in (
     "sub mul div pow clamp clip exp log sigmoid relu neg abs sqrt tanh sin cos reciprocal "
     "square"
 ).split():
     setattr(Tensor, _name + "_", _inplace(_name))
-del _name, _target
+del _name, _target, _op
 Tensor.add_ = lambda self, other: _F.add_(self, other)
 Tensor.zero_ = lambda self: _F.zero_(self)
 Tensor.fill_ = lambda self, value: _F.fill_(self, value)

@@ -10,12 +10,13 @@ from . import movement as M
 from . import reduce as R
 from .registry import REGISTRY, _tensor_class, sum_to  # noqa: F401
 
-# elementwise ops are called directly
+# elementwise ops are called directly: the op's plain function where it has one (one or two
+# tensor arguments), else the op
 for _name in (
     "neg abs sign exp log log1p expm1 sqrt rsqrt reciprocal sin cos tan tanh sigmoid relu "
     "add mul maximum minimum where eq ne lt le gt ge logical_not logical_and logical_or"
 ).split():
-    globals()[_name] = getattr(E, _name)
+    globals()[_name] = getattr(E, _name).function or getattr(E, _name)
 del _name
 
 from .linalg import bmm, dot, matmul, mm, mv  # noqa: E402
