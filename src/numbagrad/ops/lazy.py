@@ -47,7 +47,11 @@ LATER = True  # a recorded whole sum of an expression is left to the backward pa
 DEFER_MIN_ITEMS = 1 << 15
 MAX_NODES = 16  # ops in one expression; beyond, its operands are evaluated
 MAX_KERNELS = 256  # new expression kernels per process; then node by node
-BLOCK = 16384  # elements per partial sum in ``total``, and per block of rows in ``Loop.run``
+BLOCK = 16384  # elements per partial sum in ``total``
+# elements per block of rows in ``Loop.run`` (at most 64 blocks): small enough that a loop of
+# 1e5 elements splits evenly over two threads (W1's fused backward at 1e5 on 2 threads: 7
+# blocks of 16,384 took 46 us, 25 of 4,096 took 37; one thread the same, 67-68 us)
+ROW_BLOCK = 4096
 _kernel_keys: set = set()
 _failed: set = set()
 _pending: weakref.WeakSet = weakref.WeakSet()  # expressions not evaluated yet
@@ -420,8 +424,8 @@ class Loop:
             if m == 0:
                 return False
             # a blocking fixed by the shape alone (the same sums on any number of threads):
-            # about BLOCK elements a block, at most 64 blocks
-            rows = max(1, BLOCK // C, -(-m // 64))
+            # about ROW_BLOCK elements a block, at most 64 blocks
+            rows = max(1, ROW_BLOCK // C, -(-m // 64))
             blocks = -(-m // rows)
             head += [c.reshape(-1) for c in cols]
             head += [np.empty((blocks, C), self.np_dtype) for _ in cols]
