@@ -287,6 +287,7 @@ class ElementwiseNode(OpNode):
 
 
 _NO_INDEX = MappingProxyType({})
+_RESULT_INDEX = MappingProxyType({"result": 0})  # (a saved result is output 0)
 
 
 class Ctx:
@@ -313,8 +314,8 @@ class Ctx:
 
     def save_output(self, name, t, index=0, dtype=None):
         self.saved[name] = SavedTensor(t, True, dtype)
-        if self.output_index is _NO_INDEX:
-            self.output_index = {}
+        if type(self.output_index) is not dict:  # (the shared read-only defaults)
+            self.output_index = dict(self.output_index)
         self.output_index[name] = index
 
 
@@ -684,40 +685,54 @@ class Elementwise(OpDef):
 
     def _record(self, tensors, inputs, params, compute, result, be):
         """Attach the backward node: save what the rules of the inputs needing grad read."""
-        # (no comprehensions: each is a function call, and this runs once per op)
+        # (no comprehensions, edge_of and attach inlined: this runs once per op)
         edges = []
         flags = 0  # bit k: input k needs a gradient
+        bit = 1
         shapes = []
-        for k, a in enumerate(inputs):
+        cnp = compute.np
+        cast = False  # an input of another dtype than ``compute`` (never a lazy one)
+        for a in inputs:
             if a is None:
-                edges.append((None, 0))
+                edges.append(_NO_EDGE)
                 shapes.append(())
+                bit <<= 1
                 continue
-            e = edge_of(a)
+            if a._base is not None:  # a view: its flags come through the properties
+                e = edge_of(a)
+                if e[0] is not None:
+                    flags |= bit
+            elif a._requires_grad:
+                fn = a._grad_fn
+                e = (fn, a._output_nr) if fn is not None else (grad_accumulator(a), 0)
+                flags |= bit
+            else:
+                e = _NO_EDGE
             edges.append(e)
-            if e[0] is not None:
-                flags |= 1 << k
-            shapes.append(a._data.shape if a._lazy is None else a._lazy.shape)
+            bit <<= 1
+            lazy = a._lazy
+            if lazy is None:
+                data = a._data
+                shapes.append(data.shape)
+                if data.dtype != cnp:
+                    cast = True
+            else:
+                shapes.append(lazy.shape)
         saves = self._saves.get(flags)
         if saves is None:
             saves = self._save_plan(flags)
-        ctx = Ctx()
+        ctx = object.__new__(Ctx)
+        ctx.saved = saved = {}
         ctx.params = params
         ctx.compute = compute
         ctx.shapes = shapes
-        cnp = compute.np
-        for a in inputs:
-            if a is not None and a._lazy is None and a._data.dtype != cnp:
-                # gradients go back in each input's own dtype (a lazy one has ``compute``)
-                ctx.dtypes = [
-                    None if a is None or a.dtype is compute else a.dtype for a in inputs
-                ]
-                break
-        Tensor = _tensor_class()
+        if cast:
+            # gradients go back in each input's own dtype
+            ctx.dtypes = [None if a is None or a.dtype is compute else a.dtype for a in inputs]
+        Tensor = _TENSOR[0]
         if be is not cpu:
             # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
             ctx.to_cpu = [isinstance(a, Tensor) and not a.is_cuda for a in tensors]
-        saved = ctx.saved
         for k, name in saves[0]:
             t = tensors[k]
             tt = type(t)
@@ -728,8 +743,19 @@ class Elementwise(OpDef):
                 t = _as_tensor(t, compute, like=result)
             saved[name] = SavedTensor(t, False, compute)
         if saves[1]:
-            ctx.save_output("result", result, dtype=compute)
-        attach(self, ctx, inputs, (result,), self.node_name, edges=tuple(edges))
+            saved["result"] = SavedTensor(result, True, compute)
+            ctx.output_index = _RESULT_INDEX
+        # attach() and Node.__init__, inlined
+        node = object.__new__(self._node_classes.get(self.node_name) or self.node_class())
+        node.next_functions = tuple(edges)
+        node._sequence_nr = next(_sequence)
+        if _anomaly_state.enabled:
+            node._anomaly_stack = _anomaly_forward_stack()
+        node.ctx = ctx
+        if saved:
+            node._saved_anything = True
+        result._requires_grad = True
+        result._grad_fn = node
 
     def _record_small(self, tensors, params, compute, result, leans):
         """``_record`` for the lean forward path: every input a CPU tensor of the compute dtype,
