@@ -178,6 +178,7 @@ def run_backward(
 
         _PAUSE.append(lazy.PAUSED)
     Tensor = _tensor_class()
+    release = not retain_graph
     with mode, _PAUSE[0]:  # the backward's own ops run at once (ops/lazy.py)
         # the gradient (an array) a lean node hands straight to the node it runs next
         carried = None
@@ -191,10 +192,11 @@ def run_backward(
                 # a small elementwise node (ops/registry.py, ElementwiseNode): its rules run on
                 # arrays, and a node it reaches first that is lean too gets its gradient as
                 # the array, with no buffer, no Tensor and no queue (W3 in benchmarks/)
+                # (it frees its saved arrays itself unless retain_graph)
                 if grads is None:
-                    outs = node.lean_grads(carried)
+                    outs = node.lean_grads(carried, release, True)
                 elif grads[0] is not None:
-                    outs = node.lean_grads(grads[0]._data)
+                    outs = node.lean_grads(grads[0]._data, release)
                 else:
                     outs = None
                 if outs is None:
@@ -203,8 +205,6 @@ def run_backward(
                         carried = None
                 else:
                     carried = None
-                    if not retain_graph and node._saved_anything:
-                        node.release()
                     seq = node._sequence_nr
                     for (nxt, nr), a in zip(node.next_functions, outs):
                         if nxt is None:

@@ -201,30 +201,30 @@ class ElementwiseNode(OpNode):
             self.check_not_released()
         return self.op.backward_node(self, grads)
 
-    def lean_grads(self, gdata):
+    def lean_grads(self, gdata, release=False, carried=False):
         """The lean path on the array ``gdata`` of this node's gradient: a list of one array
         or None per input (an input whose rule passes the gradient on gets ``gdata``, the
-        very array); None when the node must take the general path (a
-        Ctx was built, the node was released, or ``gdata`` is not as lean as the inputs)."""
+        very array); None when the node must take the general path (a Ctx was built, the node
+        was released, or ``gdata`` is not as lean as the inputs). With ``release`` the saved
+        arrays go after (``release()``); ``carried``: ``gdata`` is what another lean node
+        computed for its input of this node's output, so a C-contiguous array."""
         lean = self._lean
         if lean is None or lean[0] is None or self._released:
             return None
         plan, _, params, shape, saved, _ = lean
         cnp = plan[0]
-        if not (type(gdata) is np.ndarray and gdata.dtype is cnp and gdata.shape == shape
-                and gdata.flags.carray):
+        if not carried and (type(gdata) is not np.ndarray or not gdata.flags.carray):
             return None
-        out = []
-        for rule in plan[1]:
-            if rule is None:
-                out.append(None)
-                continue
+        if gdata.dtype is not cnp or gdata.shape != shape:
+            return None
+        out = [None] * plan[2]
+        for k, rule in plan[1]:  # the inputs that need a gradient
             if rule is True:
-                out.append(gdata)
+                out[k] = gdata
                 continue
-            slots, pnames, entry, k = rule
+            slots, pnames, entry, _ = rule
             if pnames or len(slots) != 2 or entry is None:
-                out.append(self._lean_rule(rule, gdata, lean))
+                out[k] = self._lean_rule(rule, gdata, lean)
                 continue
             # the common rule: two arrays (the gradient and a saved one: mul, sin, exp, ...)
             j, i = slots
@@ -242,7 +242,10 @@ class ElementwiseNode(OpNode):
                     self._check_saved(i)
             a = np.empty(shape, cnp)
             entry(a, a0, a1)
-            out.append(a)
+            out[k] = a
+        if release and saved:
+            self._released = True
+            saved.clear()
         return out
 
     def _lean_rule(self, rule, gdata, lean):
@@ -810,28 +813,30 @@ class Elementwise(OpDef):
         result._grad_fn = node
 
     def _lean_plan(self, flags, compute):
-        """What ``_record_small`` keeps and ``ElementwiseNode.apply`` computes when bit k of
-        ``flags`` says input k needs a gradient: (the node class, rules, indices of the inputs
-        to save, whether to save the result, the saved tensors' names). ``rules`` is (compute dtype, one entry
-        per input): None when it gets no gradient, True when its rule passes ``grad`` on, else
-        ``[array arguments, parameter names, entry point, k]``, an array argument being None
-        for ``grad`` or its index among the saved tensors (the rule kernel's compiled entry
-        point, see ``cpu.launch_small``, is found on first use)."""
+        """What ``_record_small`` keeps and ``ElementwiseNode.lean_grads`` computes when bit k
+        of ``flags`` says input k needs a gradient: (the node class, rules, indices of the
+        inputs to save, whether to save the result, the saved tensors' names). ``rules`` is
+        (compute dtype, one (k, rule) per input k that gets a gradient, the number of inputs):
+        the rule is True when it passes ``grad`` on, else ``[array arguments, parameter names,
+        entry point, k]``, an array argument being None for ``grad`` or its index among the
+        saved tensors (the rule kernel's compiled entry point, see ``cpu.launch_small``, is
+        found on first use)."""
         saves, save_result = self._saves.get(flags) or self._save_plan(flags)
         names = tuple([name for _, name in saves]) + (("result",) if save_result else ())
         rules = []
         for k in range(self.n_in):
             if not flags >> k & 1 or self.vjps[k] is None:
-                rules.append(None)
-            elif self._passes_grad[k]:
-                rules.append(True)
+                continue
+            if self._passes_grad[k]:
+                rules.append((k, True))
             else:
                 pnames = self._rule_params(k)
                 slots = tuple([None if n == "grad" else names.index(n) for n in self.vjp_args[k]
                                if n not in pnames])
-                rules.append([slots, pnames, None, k])
+                rules.append((k, [slots, pnames, None, k]))
         cls = self._node_classes.get(self.node_name) or self.node_class()
-        return (cls, (compute.np, rules), tuple([k for k, _ in saves]), save_result, names)
+        return (cls, (compute.np, tuple(rules), self.n_in), tuple([k for k, _ in saves]),
+                save_result, names)
 
     def _save_plan(self, flags):
         """(input index, name) of the inputs to save, and whether to save the result, when
