@@ -349,7 +349,7 @@ def test_the_pass_runs_the_newest_reached_node_first_as_pytorch_does():
     e = b.sin()
     h = (c + d) * e + a
     f, g = h.grad_fn.next_functions[0][0], h.grad_fn
-    names = dict(a=a, b=b, c=c, d=d, e=e, h=h)
+    names = {"a": a, "b": b, "c": c, "d": d, "e": e, "h": h}
     for name, t in names.items():
         t.register_hook(lambda gr, name=name: order.append(name))
     g.register_prehook(lambda gr: order.append("g"))

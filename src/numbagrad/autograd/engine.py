@@ -89,7 +89,7 @@ class _Pending:
     (anything reachable from them is older, so has not run); once made, the engine keeps
     the counts up to date."""
 
-    __slots__ = ("node", "heap", "counts")
+    __slots__ = ("counts", "heap", "node")
 
     def __init__(self, heap):
         self.heap = heap

@@ -211,7 +211,7 @@ class ElementwiseNode(OpNode):
         lean = self._lean
         if lean is None or lean[0] is None or self._released:
             return None
-        plan, _, params, shape, saved, _ = lean
+        plan, _, _, shape, saved, _ = lean
         cnp = plan[0]
         if not carried and (type(gdata) is not np.ndarray or not gdata.flags.carray):
             return None
