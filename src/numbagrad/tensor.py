@@ -730,12 +730,19 @@ def accumulate_into_grad(t: Tensor, grad: Tensor, unshared: bool = False) -> Non
     ``unshared``: nothing else refers to ``grad`` or its memory, so a first ``.grad`` may take
     its array instead of a copy (PyTorch steals such a gradient too).
     """
-    if grad.shape != t.shape:
-        grad = grad.expand(t.shape) if grad.ndim <= t.ndim else grad.reshape(t.shape)
-        unshared = False
-    if grad.dtype is not t.dtype:
-        grad = grad.to(t.dtype)
-        unshared = False
+    if type(grad) is Tensor and type(t) is Tensor:  # (the arrays: no Size, no dtype lookup)
+        gd, td = grad._data, t._data
+        same = gd.shape == td.shape and gd.dtype == td.dtype
+        gd = td = None
+    else:
+        same = False
+    if not same:
+        if grad.shape != t.shape:
+            grad = grad.expand(t.shape) if grad.ndim <= t.ndim else grad.reshape(t.shape)
+            unshared = False
+        if grad.dtype is not t.dtype:
+            grad = grad.to(t.dtype)
+            unshared = False
     if t._grad is None:
         if is_grad_enabled():
             t._grad = grad

@@ -33,6 +33,9 @@ def _tensors(x):
     return list(x)
 
 
+_ONES: dict = {}  # (shape, dtype) -> ones, copied for each loss.backward()
+
+
 def _make_grads(outputs, grads):
     out = []
     for i, (t, g) in enumerate(zip(outputs, grads)):
@@ -43,7 +46,11 @@ def _make_grads(outputs, grads):
             if type(a) is np.ndarray or e is not None:
                 shape, dt = a.shape, (a.np_dtype if e is not None else a.dtype)
                 if dt.kind == "f" and math.prod(shape) == 1:
-                    out.append(_tensor_class()._make(np.ones(shape, dt)))
+                    one = _ONES.get((shape, dt))
+                    if one is None:
+                        one = _ONES[(shape, dt)] = np.ones(shape, dt)
+                    # a copy: the gradient may become a leaf's .grad
+                    out.append(_tensor_class()._make(one.copy()))
                     continue
         from .. import factory
         from ..tensor import Tensor
