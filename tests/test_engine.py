@@ -150,14 +150,20 @@ def test_saved_tensors_are_freed_unless_retain_graph():
     )
 
 
-@cpu_only
-def test_small_contiguous_ops_take_the_lean_backward_with_the_general_checks(monkeypatch):
+@pytest.fixture
+def general(monkeypatch):
+    """The names of the elementwise ops whose nodes take the general backward path."""
     from numbagrad.ops.registry import Elementwise
 
-    general = []  # the ops whose nodes took the general path
+    names = []
     full = Elementwise.backward_node
     monkeypatch.setattr(Elementwise, "backward_node",
-                        lambda self, *a: general.append(self.name) or full(self, *a))
+                        lambda self, *a: names.append(self.name) or full(self, *a))
+    return names
+
+
+@cpu_only
+def test_small_contiguous_ops_take_the_lean_backward_with_the_general_checks(general):
     x = ng.tensor([0.5, -1.25, 2.0], dtype=ng.float64, requires_grad=True)
     w = ng.tensor([1.5, 0.25, -3.0], dtype=ng.float64)
     four = ng.full((3,), 4.0, dtype=ng.float64)
@@ -194,13 +200,7 @@ def test_small_contiguous_ops_take_the_lean_backward_with_the_general_checks(mon
 
 
 @cpu_only
-def test_lean_nodes_hand_their_gradient_on_as_an_array_with_every_check(monkeypatch):
-    from numbagrad.ops.registry import Elementwise
-
-    general = []  # the ops whose nodes took the general path
-    full = Elementwise.backward_node
-    monkeypatch.setattr(Elementwise, "backward_node",
-                        lambda self, *a: general.append(self.name) or full(self, *a))
+def test_lean_nodes_hand_their_gradient_on_as_an_array_with_every_check(general):
     f64 = ng.float64
     x = ng.tensor([0.5, -1.25], dtype=f64, requires_grad=True)
     w = ng.tensor([1.5, 0.25], dtype=f64)

@@ -688,31 +688,15 @@ class Elementwise(OpDef):
 
     def _record(self, tensors, inputs, params, compute, result, be):
         """Attach the backward node: save what the rules of the inputs needing grad read."""
-        # (no comprehensions, edge_of and attach inlined: this runs once per op)
-        edges = []
-        flags = 0  # bit k: input k needs a gradient
-        bit = 1
+        # (no comprehensions, Ctx() and attach inlined: this runs once per op)
+        edges, flags = _edges(inputs)
         shapes = []
         cnp = compute.np
         cast = False  # an input of another dtype than ``compute`` (never a lazy one)
         for a in inputs:
             if a is None:
-                edges.append(_NO_EDGE)
                 shapes.append(())
-                bit <<= 1
                 continue
-            if a._base is not None:  # a view: its flags come through the properties
-                e = edge_of(a)
-                if e[0] is not None:
-                    flags |= bit
-            elif a._requires_grad:
-                fn = a._grad_fn
-                e = (fn, a._output_nr) if fn is not None else (grad_accumulator(a), 0)
-                flags |= bit
-            else:
-                e = _NO_EDGE
-            edges.append(e)
-            bit <<= 1
             lazy = a._lazy
             if lazy is None:
                 data = a._data
@@ -764,22 +748,7 @@ class Elementwise(OpDef):
         """``_record`` for the lean forward path: every input a CPU tensor of the compute dtype,
         1-d, C-contiguous and of the result's shape, so no dtype, device or broadcast
         bookkeeping is needed, and the backward may take ``ElementwiseNode``'s lean path."""
-        edges = []
-        flags = 0  # bit k: input k needs a gradient
-        bit = 1
-        for a in tensors:
-            if a._base is not None:  # a view: its flags come through the properties
-                e = edge_of(a)
-                if e[0] is not None:
-                    flags |= bit
-            elif a._requires_grad:  # edge_of, inlined
-                fn = a._grad_fn
-                e = (fn, a._output_nr) if fn is not None else (grad_accumulator(a), 0)
-                flags |= bit
-            else:
-                e = _NO_EDGE
-            edges.append(e)
-            bit <<= 1
+        edges, flags = _edges(tensors)
         self._attach_lean(tensors, params, tuple(edges), flags, compute, result, leans)
 
     def _attach_lean(self, tensors, params, edges, flags, compute, result, leans):
@@ -951,6 +920,30 @@ class Elementwise(OpDef):
 
 _NO_PLAN = object()
 _NO_EDGE = (None, 0)
+
+
+def _edges(inputs):
+    """Each input's ``edge_of`` (None, a scalar, has none), and flags: bit k set when input k
+    needs a gradient. (edge_of inlined for a tensor that is not a view.)"""
+    edges = []
+    flags = 0
+    bit = 1
+    for a in inputs:
+        if a is None:
+            e = _NO_EDGE
+        elif a._base is not None:  # a view: its flags come through the properties
+            e = edge_of(a)
+            if e[0] is not None:
+                flags |= bit
+        elif a._requires_grad:
+            fn = a._grad_fn
+            e = (fn, a._output_nr) if fn is not None else (grad_accumulator(a), 0)
+            flags |= bit
+        else:
+            e = _NO_EDGE
+        edges.append(e)
+        bit <<= 1
+    return edges, flags
 
 
 def _function(op):
