@@ -310,6 +310,11 @@ def test_memory_numpy_code_can_write_is_never_read_later():
     z = x + 1  # ... and x is never a leaf again
     view[:] = 1
     np.testing.assert_array_equal(z.numpy(), np.ones(20, np.float32))
+    e, m = ng.exp(x), x * x  # (one tensor, two tensors: the ops' plain functions)
+    assert not is_lazy(e) and not is_lazy(m)
+    view[:] = 2
+    np.testing.assert_allclose(e.numpy(), np.full(20, np.e, np.float32), rtol=1e-6)
+    np.testing.assert_array_equal(m.numpy(), np.ones(20, np.float32))
 
     w = rand(20, seed=14)
     a = np.asarray(w)

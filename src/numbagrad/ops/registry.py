@@ -463,8 +463,9 @@ class Elementwise(OpDef):
         self._vjp_kernels: dict = {}
         # whether a large result may stay an unevaluated expression (ops/lazy.py)
         self._defers = dtype in ("same", "float")
-        # the op as a plain function of its tensors (``numbagrad.sin``, ``Tensor.__mul__``)
-        self.function = _function(self) if n_in < 3 else None
+        # the op as a plain function of its tensors (``numbagrad.sin``, ``Tensor.__mul__``):
+        # ops of one or two tensors and no scalar parameters
+        self.function = _function(self) if n_in < 3 and not self.param_names else None
 
     def defvjp(self, *rules):
         """Set the pointwise rule of each input (``None``: not differentiable).
@@ -600,7 +601,8 @@ class Elementwise(OpDef):
             return self.function(*args)
         return self._call(args)
 
-    def _call(self, args):
+    def _call(self, args, tried=False):
+        """The op on ``args`` (``tried``: deferring it was tried already, see ``_function``)."""
         Tensor = _TENSOR[0]
         # the lean path: CPU tensors of one dtype, no casts, no scalars (small contiguous ones
         # skip even cpu.run_elementwise and Numba's dispatch)
@@ -645,7 +647,7 @@ class Elementwise(OpDef):
                     else:
                         result._data = cpu.launch_small(mod, arrays, out_np, pvals)
                 else:
-                    if a0.size >= _lazy_module.DEFER_MIN_ITEMS and self._defers:
+                    if a0.size >= _lazy_module.DEFER_MIN_ITEMS and self._defers and not tried:
                         lazy = _defer(self, args)
                         if lazy is not None:
                             return lazy
@@ -661,12 +663,12 @@ class Elementwise(OpDef):
                                 self._record(tensors, tensors, params, compute, result, cpu)
                             break
                 return result
-        return self._call_general(args)
+        return self._call_general(args, tried)
 
-    def _call_general(self, args):
+    def _call_general(self, args, tried=False):
         from ..tensor import Tensor
 
-        if self._defers:
+        if self._defers and not tried:
             lazy = _defer(self, args)
             if lazy is not None:
                 return lazy
@@ -954,6 +956,7 @@ def _function(op):
     count go); anything else goes on to ``op._call``."""
     plans = op._plans
     records = op.dtype_rule != "bool"
+    defers = op._defers
     record = op._record_small
     attach = op._attach_lean
     call = op._call
@@ -961,12 +964,17 @@ def _function(op):
     if op.n_in == 1:
         def function(input):
             Tensor = _TENSOR[0]
-            if type(input) is Tensor:
+            kind = type(input)
+            if kind is Tensor:
                 da = input._data
                 if type(da) is np.ndarray and da.ndim == 1 and da.flags.carray:
                     plan = plans.get(da.dtype, _NO_PLAN)
                     if plan is _NO_PLAN:
                         plan = op._plan(da.dtype)
+                    if (plan is not None and defers
+                            and da.size >= _lazy_module.DEFER_MIN_ITEMS):
+                        lazy = _defer(op, (input,))
+                        return lazy if lazy is not None else call((input,), True)
                     if plan is not None and da.size < plan[4]:
                         entry = plan[3].get(1)
                         if entry is not None:
@@ -985,11 +993,16 @@ def _function(op):
                                            is not None else ((grad_accumulator(input), 0),),
                                            1, plan[0], result, plan[5])
                             return result
+            elif kind is Tensor._Lazy and defers:  # (a large result, not computed yet)
+                lazy = _defer(op, (input,))
+                return lazy if lazy is not None else call((input,), True)
             return call((input,))
     else:
         def function(input, other):
             Tensor = _TENSOR[0]
-            if type(input) is Tensor and type(other) is Tensor:
+            ki = type(input)
+            ko = type(other)
+            if ki is Tensor and ko is Tensor:
                 da = input._data
                 db = other._data
                 if (type(da) is np.ndarray and type(db) is np.ndarray and da.ndim == 1
@@ -998,6 +1011,10 @@ def _function(op):
                     plan = plans.get(da.dtype, _NO_PLAN)
                     if plan is _NO_PLAN:
                         plan = op._plan(da.dtype)
+                    if (plan is not None and defers
+                            and da.size >= _lazy_module.DEFER_MIN_ITEMS):
+                        lazy = _defer(op, (input, other))
+                        return lazy if lazy is not None else call((input, other), True)
                     if plan is not None and da.size < plan[4]:
                         entry = plan[3].get(2)
                         if entry is not None:
@@ -1028,6 +1045,10 @@ def _function(op):
                                     attach((input, other), (), (ea, eb), flags, plan[0],
                                            result, plan[5])
                             return result
+            elif defers and (ki is Tensor._Lazy or ko is Tensor._Lazy):
+                # (a large result, not computed yet)
+                lazy = _defer(op, (input, other))
+                return lazy if lazy is not None else call((input, other), True)
             return call((input, other))
 
     function.__name__ = function.__qualname__ = op.name
@@ -1043,15 +1064,24 @@ def _defer(op, args):
     lazy = _lazy_module
     if not lazy.ENABLED or lazy._off[0]:
         return None
-    Tensor = _tensor_class()
+    Tensor = _TENSOR[0]
     out = lazy.defer(op, args, Tensor, Tensor._Lazy)
     if out is None:
         return None
-    tensors = args[: op.n_in]
     if _grad_state.enabled:
-        inputs = [a if isinstance(a, Tensor) else None for a in tensors]
-        if needs_grad(inputs):
-            op._record(tensors, inputs, args[op.n_in:], out.dtype, out, cpu)
+        # (needs_grad, inlined: a view re-derives its flags through the property)
+        tensors = args[: op.n_in]
+        inputs = []
+        req = False
+        for a in tensors:
+            if isinstance(a, Tensor):
+                inputs.append(a)
+                req = (a.requires_grad if a._base is not None else a._requires_grad) or req
+            else:
+                inputs.append(None)
+        if req:
+            op._record(tensors, inputs, args[op.n_in:],
+                       D.from_numpy_dtype(out._lazy.np_dtype), out, cpu)
     return out
 
 
