@@ -65,13 +65,15 @@ multiply = mul
 
 
 def pow(x, exponent):
-    if _is_scalar(x):
+    Tensor = _tensor_class()
+    if not isinstance(x, Tensor):
         return rpow(exponent, x)
-    if _is_scalar(exponent):
-        if x.dtype.is_floating_point is False and isinstance(exponent, float):
-            x = x.to(D.default_float)
-        if not x.dtype.is_floating_point and exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+    if not isinstance(exponent, Tensor):
+        if not x.dtype.is_floating_point:
+            if isinstance(exponent, float):
+                x = x.to(D.default_float)
+            elif exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
         return E.pow(x, exponent)
     return E.pow_tensor(x, exponent)
 

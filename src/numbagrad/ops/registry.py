@@ -625,6 +625,14 @@ class Elementwise(OpDef):
                 plan = self._plan(np_dtype)
             if plan is not None:
                 compute, out_np, mod, entries, par_min, leans = plan
+                a0 = arrays[0]
+                if (a0.size >= _lazy_module.DEFER_MIN_ITEMS and self._defers and not tried
+                        and len(args) > n_in):
+                    # (an op with parameters, ``x ** 2``: deferred before they are converted)
+                    lazy = _defer(self, args)
+                    if lazy is not None:
+                        return lazy
+                    tried = True
                 if len(args) == n_in:
                     params = pvals = ()
                 else:
@@ -632,7 +640,6 @@ class Elementwise(OpDef):
                     pvals = self._param_values(compute, params)
                 # Tensor._make, inlined: this runs once per op
                 result = object.__new__(Tensor)
-                a0 = arrays[0]
                 shape = a0.shape
                 small = a0.size < par_min and a0.ndim == 1 and a0.flags.carray and (
                     n_in == 1 or (n_in == 2 and arrays[1].shape == shape
