@@ -97,17 +97,26 @@ def _summed_in_loop(loop, shape, in_shape) -> bool:
     return loop.cols == n
 
 
+_lane_of: dict = {}  # size -> the row length ``_lanes`` found for it (None: none divides it)
+
+
 def _lanes(loop, shape) -> bool:
     """Give a loop with no rows of its own a row length (one that divides its size) so it can
     sum its values by rows; False when no good length divides it."""
     n = math.prod(shape)
     c = shape[-1] if shape else 1
     if not (64 <= c <= lazy.BLOCK and n % c == 0):
-        # (a loop, not a tuple of the 961 candidates: building that took 20 us a backward)
-        for c in range(1024, 63, -1):
-            if n % c == 0:
-                break
-        else:
+        c = _lane_of.get(n, 0)
+        if c == 0:
+            # (a loop, not a tuple of the 961 candidates: building that took 20 us a backward)
+            for c in range(1024, 63, -1):
+                if n % c == 0:
+                    break
+            else:
+                c = None
+            if len(_lane_of) < 1024:
+                _lane_of[n] = c
+        if c is None:
             return False
     loop.cols = c
     return True

@@ -377,9 +377,11 @@ class Loop:
             if v is None:
                 return None
             names.append(v)
-        names += [self.param(p) for p in e.params]
+        for p in e.params:
+            names.append(self.param(p))
         op = e.op
-        self.function(op.name, op.scalar, op)
+        if op.name not in self.functions:  # (``function``, inlined)
+            self.functions[op.name] = (op, op.scalar)
         var = self._var_of[id(e)] = f"e{len(self.lines)}"
         self._keep.append(e)
         self.lines.append(f"{var} = {op.name}({', '.join(names)})")
