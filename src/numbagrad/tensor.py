@@ -104,6 +104,9 @@ def _on(data, dev):
     return gpu.to_device(data)
 
 
+_BACKWARD: list = []  # autograd.backward, bound on first use
+
+
 class Tensor:
     """A multi-dimensional array that can record the operations applied to it.
 
@@ -359,9 +362,11 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
-        from .autograd import backward
+        if not _BACKWARD:  # (an import statement per call costs a microsecond)
+            from .autograd import backward
 
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+            _BACKWARD.append(backward)
+        _BACKWARD[0](self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def register_hook(self, hook) -> RemovableHandle:
         """Call ``hook(grad)`` when this tensor's gradient is computed; it may return a new one."""

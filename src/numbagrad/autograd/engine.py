@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 
 from .anomaly_mode import is_anomaly_enabled, run_checked
-from .grad_mode import enable_grad, no_grad
+from .grad_mode import _state as _grad_state
 from .graph import AccumulateGrad, _tensor_class, edge_of
 
 ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
@@ -73,7 +73,27 @@ def _needed(order, targets):
 
 
 _FUSION: list = []  # the ops.fusion module
-_PAUSE: list = []  # ops.lazy.PAUSED
+_PAUSE: list = []  # ops.lazy._off, the count of passes that pause deferring
+
+
+class _Mode:
+    """The backward pass's modes: grad mode on only with ``create_graph`` (the no_grad or
+    enable_grad block, written out), and deferring paused (``lazy.PAUSED``): the pass's own
+    ops run at once (ops/lazy.py)."""
+
+    __slots__ = ("on", "prev")
+
+    def __init__(self, on):
+        self.on = on
+
+    def __enter__(self):
+        self.prev = _grad_state.enabled
+        _grad_state.enabled = bool(self.on)
+        _PAUSE[0][0] += 1
+
+    def __exit__(self, *exc):
+        _grad_state.enabled = self.prev
+        _PAUSE[0][0] -= 1
 
 ERR_ORDER = (
     "autograd engine: the node {nxt} is not older than {node}, which feeds it (an edge must "
@@ -172,14 +192,13 @@ def run_backward(
             _FUSION.append(module)
         fusion = _FUSION[0]
         fuse_min = fusion.FUSE_MIN_ITEMS
-    mode = enable_grad() if create_graph else no_grad()
     if not _PAUSE:
         from ..ops import lazy
 
-        _PAUSE.append(lazy.PAUSED)
+        _PAUSE.append(lazy._off)
     Tensor = _tensor_class()
     release = not retain_graph
-    with mode, _PAUSE[0]:  # the backward's own ops run at once (ops/lazy.py)
+    with _Mode(create_graph):
         # the gradient (an array) a lean node hands straight to the node it runs next
         carried = None
         node = pop(heap)[2] if heap else None
