@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from ..autograd.engine import _wrap
 from ..backend import cpu
 from . import lazy
 from .lazy import Loop, _kind
@@ -194,6 +195,7 @@ def run(root, grads, pending, buffers):
     if loop.operand(gdata) is None:  # (it is v0)
         return None
     lines = loop.lines
+    functions = loop.functions
     terms = {0: ["v0"]}  # member -> the terms its incoming gradient sums
     outputs: dict = {}  # (node, nr, input shape) -> the terms that edge's gradient sums
     external = []
@@ -240,7 +242,8 @@ def run(root, grads, pending, buffers):
                     if var is None:
                         return None
                     args.append(var)
-            loop.function(fname, op.vjps[i], op)
+            if fname not in functions:  # (``loop.function``, inlined)
+                functions[fname] = (op, op.vjps[i])
             term = f"t{len(lines)}"
             lines.append(f"{term} = {fname}({', '.join(args)})")
             if j is not None:
@@ -285,21 +288,27 @@ def run(root, grads, pending, buffers):
         mod = loop.module("fused", n_out, len(sums), later is not None)
         if mod is None:
             return None
-        outs = [cpu.empty(shape, cnp) for _ in exprs]
-        cols = [np.empty(in_shape, cnp) for _, in_shape in sums]
+        outs = []
+        for _ in exprs:
+            outs.append(cpu.empty(shape, cnp))
+        cols = [np.empty(in_shape, cnp) for _, in_shape in sums] if sums else []
         tot = None if later is None else np.empty(1, cnp)
         if not loop.run(mod, outs, cols, tot):
             return None  # every rule compiles on its own; should a composition not type
         if later is not None:
             later.set(tot.reshape(()))
-        results[id(exprs)] = [Tensor._make(out) for out in outs]
-        results[id(sums)] = [Tensor._make(c) for c in cols]
-        outs = cols = None
+        made = []
+        for out in outs:
+            made.append(_wrap(Tensor, out))
+        results[id(exprs)] = made
+        if cols:
+            results[id(sums)] = [_wrap(Tensor, c) for c in cols]
+        outs = cols = made = None
 
     contributions = []
     for (nxt, nr, in_shape), w in zip(outputs, which):
         gt = g if w is None else results[id(w[0])][w[1]]
-        if gt.shape != in_shape:
+        if gt._data.shape != in_shape:
             gt = sum_to(gt, in_shape)
         contributions.append(((nxt, nr), gt))
     results = gt = None
