@@ -304,6 +304,7 @@ def test_a_hook_on_the_loss_still_scales_the_fused_gradient(fused):
 
 def test_new_regions_past_the_kernel_budget_run_node_by_node(fused, monkeypatch):
     monkeypatch.setattr(lazy, "_kernel_keys", set())
+    monkeypatch.setattr(lazy, "_loaded", {})
     monkeypatch.setattr(lazy, "MAX_KERNELS", 1)
     x = rand(100, seed=19)
     xv = x.detach().numpy().astype(np.float64)

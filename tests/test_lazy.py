@@ -399,6 +399,7 @@ def test_shared_and_long_expressions():
 
 def test_past_the_kernel_budget_expressions_run_node_by_node(monkeypatch):
     monkeypatch.setattr(lazy, "_kernel_keys", set())
+    monkeypatch.setattr(lazy, "_loaded", {})
     monkeypatch.setattr(lazy, "MAX_KERNELS", 0)
     x, b = rand(6, 5, seed=19), rand(5, seed=20)
     y = (x + b) * x

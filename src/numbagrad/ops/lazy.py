@@ -53,6 +53,7 @@ BLOCK = 16384  # elements per partial sum in ``total``
 # blocks of 16,384 took 46 us, 25 of 4,096 took 37; one thread the same, 67-68 us)
 ROW_BLOCK = 4096
 _kernel_keys: set = set()
+_loaded: dict = {}  # key -> module, for those of _kernel_keys that loaded
 _failed: set = set()
 _pending: weakref.WeakSet = weakref.WeakSet()  # expressions not evaluated yet
 _off = [0]  # > 0 while a backward pass runs: its ops run at once
@@ -392,6 +393,9 @@ class Loop:
         patterns = "".join(self.patterns)
         key = (kind, self.np_dtype, patterns, n_out, n_col, tot, len(self.params),
                tuple(self.lines))
+        mod = _loaded.get(key)  # (the common case: one lookup of the key, not three)
+        if mod is not None:
+            return mod
         if key in _failed:
             return None
         if key not in _kernel_keys:
@@ -408,10 +412,12 @@ class Loop:
                                          n_col=n_col, tot=tot)
 
         try:
-            return cpu.get_elementwise_kernel(key, self.np_dtype, body)
+            mod = cpu.get_elementwise_kernel(key, self.np_dtype, body)
         except numba.core.errors.NumbaError:
             _failed.add(key)
             return None
+        _loaded[key] = mod
+        return mod
 
     def run(self, mod, outs, cols=(), tot=None):
         """Run ``flat`` or ``par`` of ``mod`` into the C-contiguous ``outs`` (and the row sums
