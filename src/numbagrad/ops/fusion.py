@@ -66,7 +66,7 @@ def _joins(node, compute, buffers, shape) -> bool:
     """Whether ``node``, all of whose pending gradient comes from the region, can join it."""
     if not node._fusable or node._released or node in buffers or node.op.kind != "elementwise":
         return False  # (a sum only leads a region)
-    if node._pre_hooks or node._post_hooks or node._tensor_hooks or node._retain_grad_hooks:
+    if node._hooked:  # (set once any of its four hook tables is made)
         return False
     ctx = node.ctx
     if ctx.compute is not compute or ctx.dtypes is not None or ctx.to_cpu is not None:
