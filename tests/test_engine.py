@@ -363,6 +363,26 @@ def test_the_pass_runs_the_newest_reached_node_first_as_pytorch_does():
     assert np.isclose(w.grad.item(), 3 * (2 * s3 + (6 + 3) * np.cos(3.0)), rtol=1e-6)
 
 
+def test_an_edge_to_a_newer_node_is_an_error_not_a_wrong_gradient():
+    # the engine relies on every edge leading to an older node (ops, views and Functions all
+    # keep to it); a graph that broke it would run a node before all its gradient is in
+    from numbagrad.autograd.engine import ERR_ORDER
+    from numbagrad.autograd.graph import Node
+
+    class Pass(Node):
+        def apply(self, grads):
+            return tuple(grads)
+
+    first = Pass(())
+    later = Pass(())  # made after ``first``
+    first.next_functions = ((later, 0),)
+    t = ng.tensor([1.0])
+    t._grad_fn, t._requires_grad = first, True
+    with pytest.raises(RuntimeError) as e:
+        t.backward(ng.ones(1))
+    assert str(e.value) == ERR_ORDER.format(nxt=later, node=first)
+
+
 def test_a_root_that_feeds_another_root_waits_for_it():
     order = []
     x = ng.tensor([2.0], requires_grad=True)
