@@ -228,20 +228,9 @@ class ElementwiseNode(OpNode):
                 continue
             # the common rule: two arrays (the gradient and a saved one: mul, sin, exp, ...)
             j, i = slots
-            if j is None:
-                a0 = gdata
-            else:
-                _, a0, cell, version = saved[j]
-                if cell[0] != version:
-                    self._check_saved(j)
-            if i is None:
-                a1 = gdata
-            else:
-                _, a1, cell, version = saved[i]
-                if cell[0] != version:
-                    self._check_saved(i)
             a = np.empty(shape, cnp)
-            entry(a, a0, a1)
+            entry(a, gdata if j is None else self._saved_array(j),
+                  gdata if i is None else self._saved_array(i))
             out[k] = a
         if release and saved:
             self._released = True
@@ -252,16 +241,7 @@ class ElementwiseNode(OpNode):
         """One rule of the lean path, in general: any number of arrays and parameters, and on
         first use finding the rule kernel's compiled entry point."""
         slots, pnames, entry, k = rule
-        saved = lean[4]
-        arrays = []
-        for j in slots:
-            if j is None:
-                arrays.append(gdata)
-            else:
-                _, data, cell, version = saved[j]
-                if cell[0] != version:
-                    self._check_saved(j)
-                arrays.append(data)
+        arrays = [gdata if j is None else self._saved_array(j) for j in slots]
         pvals = self.op._param_values(lean[1], lean[2], pnames) if pnames else ()
         if entry is not None:
             a = np.empty(lean[3], lean[0][0])
@@ -272,6 +252,13 @@ class ElementwiseNode(OpNode):
         a = cpu.launch_small(mod, arrays, lean[0][0], pvals)
         rule[2] = mod.ENTRIES.get(len(arrays) + 8 * len(pvals))
         return a
+
+    def _saved_array(self, j):
+        """The lean node's saved array ``j``, checked against in-place changes."""
+        _, data, cell, version = self._lean[4][j]
+        if cell[0] != version:
+            self._check_saved(j)
+        return data
 
     def _check_saved(self, j):
         """Raise the in-place modification error for the lean node's saved tensor ``j``."""
