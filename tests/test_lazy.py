@@ -13,6 +13,7 @@ import pytest
 
 import numbagrad as ng
 from numbagrad.ops import fusion, lazy
+from numbagrad.ops import reduce as R
 from numbagrad.ops.registry import REGISTRY, Elementwise
 from threads import on_one_and_two_threads
 
@@ -245,6 +246,59 @@ def test_only_a_recorded_whole_sum_is_left_lazy():
                                rtol=1e-5)
     (g,) = ng.autograd.grad((x * 2.0).sum(), x)  # not the fused path: the loss stays lazy
     np.testing.assert_allclose(g.numpy(), np.full((400, 30), 2.0))
+
+
+def _loss_record(loss):
+    node = loss.grad_fn
+    ctx = node.ctx
+    return (type(loss), type(loss._lazy), node.name(), len(node.next_functions),
+            ctx.backend, ctx.dims, ctx.shape, ctx.keepdim, ctx.node_name, ctx.input_shapes,
+            ctx.input_dtypes, ctx.out_shapes, ctx.out_dtypes, ctx.saved, loss.shape, loss.dtype)
+
+
+@pytest.mark.parametrize("leaf", [False, True])
+def test_the_lean_loss_sum_records_what_the_composite_does(monkeypatch, leaf):
+    # ``reduce._sum_lean`` writes out ``sum`` through ``Composite.__call__`` for a loss
+    def run(general):
+        with monkeypatch.context() as m:
+            if general:
+                m.setattr(R.sum, "lean", None)
+            return graph(general)
+
+    def graph(general):
+        x = rand(300, 20, seed=37, grad=True)
+        if leaf:  # a lazy tensor that is itself a leaf: its edge is a new AccumulateGrad
+            with ng.no_grad():
+                y = x * 2.0
+            y.requires_grad_()
+        else:
+            y = x * 2.0
+        loss = ng.sum(y * y) if general else (y * y).sum()
+        record = _loss_record(loss)
+        (child, nr), = loss.grad_fn.next_functions
+        assert nr == 0 and child.name() == "MulBackward0"
+        loss.backward()
+        return record, loss.item(), (y if leaf else x).grad.numpy()
+
+    lean, general = run(False), run(True)
+    assert lean[0] == general[0]
+    assert lean[0][:2] == (ng.Tensor._Lazy, lazy.Total)
+    assert lean[1] == general[1]
+    np.testing.assert_array_equal(lean[2], general[2])
+
+
+def test_the_lean_loss_sum_leaves_other_sums_to_the_composite(monkeypatch):
+    calls = []
+    real = R._sum_lean
+    monkeypatch.setattr(R.sum, "lean", lambda *a, **k: calls.append(real(*a, **k)))
+    x = rand(50, 4, seed=38, grad=True)
+    y = x * 3.0
+    s0, sk, sd = y.sum(0), y.sum(keepdim=True), y.sum(dtype=ng.float64)
+    assert calls == [None, None, None]
+    assert not is_lazy(s0) and s0.grad_fn.name() == "SumBackward1"
+    assert sk.shape == (1, 1) and sd.dtype is ng.float64
+    with ng.no_grad():
+        assert (x * 3.0).sum()._lazy is None and calls[-1] is None
 
 
 def test_a_fused_loss_is_the_same_bits_on_one_and_two_threads():

@@ -883,6 +883,7 @@ class LazyTensor(Tensor):
 
 LazyTensor.__name__ = LazyTensor.__qualname__ = "Tensor"  # as PyTorch's users see it
 Tensor._Lazy = LazyTensor
+_F.reduce._LAZY[:] = [LazyTensor, Size]
 
 
 def _settle(t) -> None:

@@ -8,10 +8,12 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as D
+from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.graph import grad_accumulator
 from ..backend import cpu
 from . import lazy
-from .registry import composite
+from .registry import CompositeCtx, attach, composite
 from .elementwise import exp, where
 
 _values_indices = {}
@@ -235,6 +237,44 @@ def sum_vjp(ctx, grad):
 
 
 sum.fuses_backward = True  # ops/fusion.py: a whole-tensor sum's gradient, read as a scalar
+
+
+def _sum_lean(x, *args, **kwargs):
+    """``x.sum()`` of a lazy tensor that needs a gradient (``loss = f(x).sum()``, once a
+    step): the ``Total``, ctx and SumBackward0 that ``sum`` through ``Composite.__call__``
+    makes, written out. None for anything else."""
+    Lazy, Size = _LAZY
+    if args or kwargs or type(x) is not Lazy or not x._requires_grad or x._base is not None:
+        return None
+    e = x._lazy
+    if not _grad_state.enabled:
+        return None
+    dims = tuple(range(len(e.shape)))
+    later = lazy.later_total(e, lambda: _run_reduce("sum_rows", e.evaluate(), dims, e.np_dtype))
+    if later is None:
+        return None
+    ctx = object.__new__(CompositeCtx)  # (what ``sum`` and ``Composite.__call__`` set)
+    ctx.saved = {}
+    ctx.backend = cpu
+    ctx.dims = dims
+    ctx.shape = shape = Size(e.shape)
+    ctx.keepdim = False
+    ctx.node_name = "SumBackward0"
+    ctx.total = later
+    dtype = D.from_numpy_dtype(e.np_dtype)
+    ctx.input_shapes, ctx.input_dtypes = [shape], [dtype]
+    ctx.out_shapes, ctx.out_dtypes = [Size(())], [dtype]
+    out = object.__new__(Lazy)
+    out._lazy = later
+    out._version_cell = [0]
+    fn = x._grad_fn
+    edge = (fn, x._output_nr) if fn is not None else (grad_accumulator(x), 0)
+    attach(sum, ctx, None, (out,), "SumBackward0", edges=(edge,))
+    return out
+
+
+_LAZY: list = []  # the lazy Tensor class and Size, set by tensor.py (which imports this)
+sum.lean = _sum_lean
 
 
 @composite("mean")

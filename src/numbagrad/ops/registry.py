@@ -1162,6 +1162,9 @@ class Composite(OpDef):
     """
 
     kind = "composite"
+    # ``lean(*args, **kwargs)``: the op's result by a shorter path that records exactly what
+    # this class's ``__call__`` would, or None when the arguments need the general one
+    lean = None
 
     def __init__(self, name, fn, node, view=False):
         super().__init__(name, node)
@@ -1175,6 +1178,10 @@ class Composite(OpDef):
         return fn
 
     def __call__(self, *args, **kwargs):
+        if self.lean is not None:
+            out = self.lean(*args, **kwargs)
+            if out is not None:
+                return out
         Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
         ctx = CompositeCtx()
         inputs = []
