@@ -8,6 +8,8 @@ memory in between (in-place ops, ``.grad`` accumulation, NumPy code holding an a
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -285,6 +287,27 @@ def test_the_lean_loss_sum_records_what_the_composite_does(monkeypatch, leaf):
     assert lean[0][:2] == (ng.Tensor._Lazy, lazy.Total)
     assert lean[1] == general[1]
     np.testing.assert_array_equal(lean[2], general[2])
+
+
+def test_the_pending_list_stays_short_and_a_write_finds_what_reads_it():
+    # ``lazy._pending`` holds weak references, pruned as it grows and on each write
+    leaves = [rand(8, seed=k) for k in range(40)]
+    kept = [t * 2.0 for t in leaves]  # pending, alive
+    for _ in range(500):  # pending, then gone
+        leaves[0] * 3.0
+    assert all(is_lazy(t) for t in kept)
+    assert len(lazy._pending) <= 2 * 40 + 64
+    before = leaves[7].detach().numpy().copy()
+    with ng.no_grad():
+        leaves[7].add_(1.0)  # evaluates the one expression over leaves[7] first
+    assert [k for k, t in enumerate(kept) if t._lazy.value is not None] == [7]
+    np.testing.assert_array_equal(kept[7].numpy(), before * np.float32(2.0))
+    assert len(lazy._pending) == 39  # the write pruned the list to what is still pending
+    gone = weakref.ref(kept[3]._lazy)
+    del kept[3]
+    assert gone() is None  # (nothing refers to the expression any more)
+    lazy._prune()
+    assert len(lazy._pending) == 38
 
 
 def test_the_lean_loss_sum_leaves_other_sums_to_the_composite(monkeypatch):
