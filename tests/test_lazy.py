@@ -491,3 +491,13 @@ def test_errors_are_the_eager_ones():
     y = rand(3, 4) * 2
     with pytest.raises(RuntimeError, match="must match the size"):
         y + rand(5)
+
+
+def test_a_loops_constants_are_folded_and_the_rest_passed():
+    loop = lazy.Loop(np.dtype(np.float32), (4,))
+    assert [loop.param(v) for v in (2, 2.0, 0.5, -1, 0)] == [
+        "_c(2.0)", "_c(2.0)", "_c(0.5)", "_c(-1.0)", "_c(0.0)"]
+    # -0.0 equals 0 but is another constant (x * -0.0 is -0.0 for x > 0); True equals 1
+    assert [loop.param(v) for v in (-0.0, True, 2.5)] == ["p0", "p1", "p2"]
+    assert [float(p) for p in loop.params] == [-0.0, 1.0, 2.5]
+    assert np.signbit(loop.params[0])

@@ -200,7 +200,8 @@ def before_write(a) -> None:
 def _kind(a, shape):
     """How an expression reads array ``a`` for a result of ``shape``: ("a", a), ("s", value),
     ("r", a) or None (it cannot)."""
-    if a.shape == shape and a.flags.c_contiguous and a.flags.aligned:
+    flags = a.flags  # (each ``a.flags`` makes a new object)
+    if a.shape == shape and flags.c_contiguous and flags.aligned:
         return ("a", a)
     if a.size == 1 or (a.size and not any(a.strides)):
         return ("s", a[(0,) * a.ndim])
@@ -209,7 +210,7 @@ def _kind(a, shape):
         k += 1
     row = a.shape[k:]
     if (0 < len(row) < len(shape) and tuple(shape[len(shape) - len(row):]) == row
-            and a.flags.c_contiguous and a.flags.aligned):
+            and flags.c_contiguous and flags.aligned):
         return ("r", a)
     return None
 
@@ -384,7 +385,12 @@ def _defer_general(op, args, tensors, Tensor, Lazy):
 # ---------------------------------------------------------------- generated loops
 
 
-_LITERALS = (0, 1, 2, 3, 0.5, -1)
+# x**2, x * 0.5: constants the compiler folds, and their text in a loop's lines (2 and 2.0
+# are one key)
+_LITERALS = {v: f"_c({float(v)!r})" for v in (0, 1, 2, 3, 0.5, -1)}
+_NAMES = 64  # variable names made once: v0.., e0.., t0..
+_VAR = [f"v{k}" for k in range(_NAMES)]
+_LINE = [f"e{k}" for k in range(_NAMES)]
 
 
 class Loop:
@@ -414,11 +420,12 @@ class Loop:
                 return None
             self.cols = a.size
             value = a.reshape(-1)
-        elif kind == "a":
+        elif kind == "a" and a.ndim != 1:
             value = a.reshape(-1)
         else:
             value = a
-        var = self._var_of[key] = f"v{len(self.arrays)}"
+        k = len(self.arrays)
+        var = self._var_of[key] = _VAR[k] if k < _NAMES else f"v{k}"
         self._keep.append(a)
         self.patterns.append(kind)
         self.arrays.append(value)
@@ -431,10 +438,12 @@ class Loop:
 
     def param(self, value):
         """The variable (or literal) of a scalar parameter."""
-        if type(value) in (int, float) and value in _LITERALS:
-            # x**2, x * 0.5: a constant the compiler folds (a runtime exponent keeps pow's
-            # branches in a long loop, which then does not vectorize: 10x slower)
-            return f"_c({float(value)!r})"
+        if type(value) in (int, float):
+            # a constant the compiler folds (a runtime exponent keeps pow's branches in a long
+            # loop, which then does not vectorize: 10x slower)
+            text = _LITERALS.get(value)
+            if text is not None and (value or math.copysign(1.0, value) > 0):  # (not -0.0)
+                return text
         self.params.append(self.np_dtype.type(value))
         return f"p{len(self.params) - 1}"
 
@@ -460,7 +469,8 @@ class Loop:
         op = e.op
         if op.name not in self.functions:  # (``function``, inlined)
             self.functions[op.name] = (op, op.scalar)
-        var = self._var_of[id(e)] = f"e{len(self.lines)}"
+        k = len(self.lines)
+        var = self._var_of[id(e)] = _LINE[k] if k < _NAMES else f"e{k}"
         self._keep.append(e)
         self.lines.append(f"{var} = {op.name}({', '.join(names)})")
         return var
