@@ -512,7 +512,9 @@ class Loop:
         ``n_col`` / ``tot``); False when Numba could not compile it for these arguments."""
         n = math.prod(self.shape)
         loop = mod.par if n >= mod.PARALLEL_MIN and cpu.num_threads() > 1 else mod.flat
-        head = [o.reshape(-1) for o in outs]
+        head = []  # (loops, not comprehensions, and no reshape of a 1-d array: once a step)
+        for o in outs:
+            head.append(o if o.ndim == 1 else o.reshape(-1))
         if cols or tot is not None:
             C = self.cols
             m = n // C
@@ -522,11 +524,16 @@ class Loop:
             # about ROW_BLOCK elements a block, at most 64 blocks
             rows = max(1, ROW_BLOCK // C, -(-m // 64))
             blocks = -(-m // rows)
-            head += [c.reshape(-1) for c in cols]
-            head += [np.empty((blocks, C), self.np_dtype) for _ in cols]
+            for c in cols:
+                head.append(c.reshape(-1))
+            for _ in cols:
+                head.append(np.empty((blocks, C), self.np_dtype))
             if tot is not None:
-                head += [tot, np.empty(blocks, self.np_dtype)]
-            head += [C, m, rows]
+                head.append(tot)
+                head.append(np.empty(blocks, self.np_dtype))
+            head.append(C)
+            head.append(m)
+            head.append(rows)
         elif self.cols is not None:
             head.append(self.cols)
         try:
