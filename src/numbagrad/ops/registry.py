@@ -682,10 +682,12 @@ class Elementwise(OpDef):
             self._record(tensors, inputs, params, compute, result, be)
         return result
 
-    def _record(self, tensors, inputs, params, compute, result, be):
-        """Attach the backward node: save what the rules of the inputs needing grad read."""
+    def _record(self, tensors, inputs, params, compute, result, be, edges=None, flags=0):
+        """Attach the backward node: save what the rules of the inputs needing grad read.
+        ``edges`` and ``flags``: ``_edges(inputs)``, when the caller has them."""
         # (no comprehensions, Ctx() and attach inlined: this runs once per op)
-        edges, flags = _edges(inputs)
+        if edges is None:
+            edges, flags = _edges(inputs)
         shapes = []
         cnp = compute.np
         cast = False  # an input of another dtype than ``compute`` (never a lazy one)
@@ -1063,19 +1065,15 @@ def _defer(op, args):
     if out is None:
         return None
     if _grad_state.enabled:
-        # (needs_grad, inlined: a view re-derives its flags through the property)
-        tensors = args[: op.n_in]
+        n_in = op.n_in
+        tensors = args if len(args) == n_in else args[:n_in]
         inputs = []
-        req = False
         for a in tensors:
-            if isinstance(a, Tensor):
-                inputs.append(a)
-                req = (a.requires_grad if a._base is not None else a._requires_grad) or req
-            else:
-                inputs.append(None)
-        if req:
-            op._record(tensors, inputs, args[op.n_in:],
-                       D.from_numpy_dtype(out._lazy.np_dtype), out, cpu)
+            inputs.append(a if isinstance(a, Tensor) else None)
+        edges, flags = _edges(inputs)  # (flags: which inputs need a gradient)
+        if flags:
+            op._record(tensors, inputs, args[n_in:], D.from_numpy_dtype(out._lazy.np_dtype),
+                       out, cpu, edges, flags)
     return out
 
 
