@@ -252,7 +252,7 @@ def defer(op, args, Tensor, Lazy):
     tensors = args if len(args) == n_in else args[:n_in]
     # the common case first, in one loop: tensors of one shape and float dtype, each a
     # C-contiguous array of our own or an expression nothing else embeds (W1's x**2, exp(x)
-    # and their product: 2.8 -> N us each)
+    # and their product; exp(x): 2.8 -> 2.1 us)
     items = []
     np_dtype = shape = cols = None
     nodes = 1
@@ -280,7 +280,8 @@ def defer(op, args, Tensor, Lazy):
                 np_dtype, shape = d.dtype, d.shape
             elif d.dtype is not np_dtype or d.shape != shape:
                 break
-            if not (d.flags.c_contiguous and d.flags.aligned and _private(d)):
+            flags = d.flags
+            if not (flags.c_contiguous and flags.aligned and _private(d)):
                 break
             items.append(("a", d))
         else:
@@ -388,7 +389,7 @@ def _defer_general(op, args, tensors, Tensor, Lazy):
 # x**2, x * 0.5: constants the compiler folds, and their text in a loop's lines (2 and 2.0
 # are one key)
 _LITERALS = {v: f"_c({float(v)!r})" for v in (0, 1, 2, 3, 0.5, -1)}
-_NAMES = 64  # variable names made once: v0.., e0.., t0..
+_NAMES = 64  # the first variable names of leaves (v0..) and expressions (e0..), made once
 _VAR = [f"v{k}" for k in range(_NAMES)]
 _LINE = [f"e{k}" for k in range(_NAMES)]
 
