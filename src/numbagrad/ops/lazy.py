@@ -186,7 +186,7 @@ def before_write(a) -> None:
     if not _pending or type(a) is not np.ndarray:  # (CUDA memory is never a leaf)
         return
     root = _root(a)
-    for ref in list(_pending):
+    for ref in list(_pending):  # noqa: PERF101 (a copy: an evaluation may prune the list)
         e = ref()
         if (e is not None and e.value is None
                 and any(root is None or _root(x) is root for x in e.leaves())):
