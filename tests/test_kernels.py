@@ -14,6 +14,7 @@ import pytest
 import numbagrad as ng
 from numbagrad import dtypes as D
 from numbagrad.ops import elementwise as E
+from numbagrad.ops.registry import REGISTRY
 from threads import on_one_and_two_threads
 
 
@@ -95,10 +96,31 @@ def test_second_process_loads_kernels_from_the_disk_cache(tmp_path):
 def test_generated_kernel_source_is_readable_python():
     source = Path(E.sigmoid.kernel(D.float32).__file__).read_text()
     assert "_c = np.float32" in source
-    assert "def sigmoid(x):" in source
+    # the op's scalar function, as the loops call it: its arguments x0, x1, ... (below)
+    assert "def _entry(x0):" in source
     # math.exp is routed to the vectorizable exp of backend/fastmath.py, pasted in as _exp
-    assert "_c(1) / (_c(1) + _exp(-x))" in source
+    assert "_c(1) / (_c(1) + _exp(-x0))" in source
     assert "def _exp(x):" in source
+
+
+def test_ops_and_rules_of_one_formula_share_one_module():
+    # mul's x * y, its rules grad * y and grad * x, exp's rule grad * result: one text, one
+    # import, one compile per process (and one file in the on-disk cache)
+    mul, exp = REGISTRY["mul"], REGISTRY["exp"]
+    mods = [mul.kernel(D.float32), mul.vjp_kernel(0, D.float32), mul.vjp_kernel(1, D.float32),
+            exp.vjp_kernel(0, D.float32)]
+    assert all(m is mods[0] for m in mods)
+    assert "return x0 * x1" in Path(mods[0].__file__).read_text()
+    # another formula, or another dtype, is another module
+    assert REGISTRY["add"].kernel(D.float32) is not mods[0]
+    assert mul.kernel(D.float64) is not mods[0]
+    # the gradients are still each rule's own
+    x = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = ng.tensor([4.0, 5.0, 6.0], requires_grad=True)
+    (x * y * ng.exp(x)).sum().backward()
+    xv, yv = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
+    np.testing.assert_allclose(x.grad.numpy(), yv * np.exp(xv) * (1 + xv), rtol=1e-6)
+    np.testing.assert_allclose(y.grad.numpy(), xv * np.exp(xv), rtol=1e-6)
 
 
 def _ulps(got, ref):
@@ -131,7 +153,7 @@ def test_small_integer_powers_are_products_and_match_numpy():
             ref = v**np.float32(p)
         np.testing.assert_array_equal((ng.from_numpy(v) ** p).numpy(), ref)
     src = Path(E.pow.kernel(D.float32).__file__).read_text()
-    assert "return _pow(x, exponent)" in src and "return x * x" in src
+    assert "return _pow(x0, x1)" in src and "return x * x" in src
 
 
 @pytest.mark.parametrize("shape,dims", [((1000, 1000), 0), ((600, 3), 0), ((513, 2, 7), (0, 1)),

@@ -138,13 +138,25 @@ def scalar_functions_source(functions: list[tuple[str, object]]) -> list[str]:
             for name, fn in functions]
 
 
+ENTRY = "_entry"  # the name of the scalar function a module's loops call
+
+
 def scalar_module_body(functions: list[tuple[str, object]], entry: str, n_in: int, n_params: int):
     """Source for helper scalar functions (name, python fn) plus the loop kernels over ``entry``:
-    ``kernel`` (any shape and strides) and the contiguous ``flat_*`` / ``par_*`` ones."""
-    parts = ["from numba import prange"] + scalar_functions_source(functions)
-    parts.append(_elementwise_source(entry, n_in, n_params))
-    parts.append(_rows_source(entry, n_in, n_params))
-    parts += _flat_sources(entry, n_in, n_params)
+    ``kernel`` (any shape and strides) and the contiguous ``flat_*`` / ``par_*`` ones.
+
+    The entry function is written as ``_entry`` with its arguments renamed and no docstring,
+    so ops and rules that compute the same formula write the same module, which is then
+    imported and compiled once (``mul``, its rules ``grad * y`` and ``grad * x``, and exp's
+    ``grad * result`` are one module)."""
+    helpers = [(name, fn) for name, fn in functions if name != entry]
+    fn = next(fn for name, fn in functions if name == entry)
+    parts = ["from numba import prange"] + scalar_functions_source(helpers)
+    parts.append(codegen.jit_line() + "\n"
+                 + codegen.function_source(fn, ENTRY, pow_calls=True, canonical=True))
+    parts.append(_elementwise_source(ENTRY, n_in, n_params))
+    parts.append(_rows_source(ENTRY, n_in, n_params))
+    parts += _flat_sources(ENTRY, n_in, n_params)
     return "\n\n\n".join(parts)
 
 
