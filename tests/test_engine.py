@@ -247,6 +247,37 @@ def test_lean_nodes_hand_their_gradient_on_as_an_array_with_every_check(general)
 
 
 @cpu_only
+def test_a_small_1d_sums_broadcast_gradient_keeps_its_inputs_lean(general):
+    x = ng.tensor([0.5, -1.25, 2.0], requires_grad=True)
+    a = x.detach().numpy().astype(np.float64)
+    seen = []
+    y = x ** 2 * ng.exp(x)
+    y.register_hook(lambda g: seen.append(g))
+    y.sum().backward()
+    (g,) = seen  # (the hook sees sum's gradient as PyTorch gives it, expanded)
+    assert g.tolist() == [1.0, 1.0, 1.0] and not g.is_contiguous() and g.stride() == (0,)
+    np.testing.assert_allclose(x.grad.numpy(), (2 * a + a * a) * np.exp(a), rtol=1e-6)
+    assert general == []  # pow, exp and mul: each node took the lean path
+    # a loss times 3: the gradient is the scalar 3 everywhere
+    x.grad = None
+    (ng.sin(x).sum() * 3.0).backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.cos(a), rtol=1e-6)
+    # with create_graph the gradient stays an expand (recorded, so differentiable again)
+    x.grad = None
+    (gx,) = ng.autograd.grad((x * x * x).sum(), x, create_graph=True)
+    np.testing.assert_allclose(gx.detach().numpy(), 3 * a * a, rtol=1e-6)
+    gx.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 6 * a, rtol=1e-6)
+    # 2-d, or a sum over a dim: the broadcast view, as before
+    m = ng.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    seen.clear()
+    z = m * 2.0
+    z.register_hook(lambda g: seen.append(g))
+    z.sum().backward()
+    assert seen[0].tolist() == [[1.0, 1.0], [1.0, 1.0]] and seen[0].stride() == (0, 0)
+
+
+@cpu_only
 def test_lean_nodes_after_a_fused_region_keep_its_dependency_counts(monkeypatch):
     from numbagrad.ops import fusion
 

@@ -214,7 +214,12 @@ class ElementwiseNode(OpNode):
         plan, _, _, shape, saved, _ = lean
         cnp = plan[0]
         if not carried and (type(gdata) is not np.ndarray or not gdata.flags.carray):
-            return None
+            if (type(gdata) is not np.ndarray or gdata.strides != (0,)
+                    or gdata.dtype is not cnp or gdata.shape != shape):
+                return None
+            # one value broadcast (a small 1-d sum's gradient, ``expand``): as an array, so
+            # the node stays lean (and no broadcast loop is compiled for it)
+            gdata = np.ascontiguousarray(gdata)
         if gdata.dtype is not cnp or gdata.shape != shape:
             return None
         out = [None] * plan[2]
