@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
+from numbagrad import dtypes as D
 from devices import CUDA
 from op_db import OPS, base_and_layout
 
@@ -103,3 +104,21 @@ def test_cuda_int64_equals_cpu(info):
         outs[dev] = info.call(*[f(t) for f, t in zip(tfns, ts)])
     assert outs["cuda"].dtype is outs["cpu"].dtype
     np.testing.assert_array_equal(outs["cuda"].cpu().numpy(), outs["cpu"].numpy())
+
+
+def test_cuda_ops_and_rules_of_one_formula_share_one_kernel():
+    # as on the CPU (test_kernels.py): mul, its rules and exp's rule are one a * b kernel
+    from numbagrad.backend import gpu
+    from numbagrad.ops.registry import REGISTRY
+
+    mul, exp = REGISTRY["mul"], REGISTRY["exp"]
+    kernels = [mul.kernel(D.float32, gpu), mul.vjp_kernel(0, D.float32, gpu),
+               mul.vjp_kernel(1, D.float32, gpu), exp.vjp_kernel(0, D.float32, gpu)]
+    assert all(k is kernels[0] for k in kernels)
+    assert REGISTRY["add"].kernel(D.float32, gpu) is not kernels[0]
+    x = ng.tensor([1.0, 2.0, 3.0], device="cuda", requires_grad=True)
+    y = ng.tensor([4.0, 5.0, 6.0], device="cuda", requires_grad=True)
+    (x * y * ng.exp(x)).sum().backward()
+    xv, yv = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
+    np.testing.assert_allclose(x.grad.cpu().numpy(), yv * np.exp(xv) * (1 + xv), rtol=1e-6)
+    np.testing.assert_allclose(y.grad.cpu().numpy(), xv * np.exp(xv), rtol=1e-6)

@@ -471,11 +471,16 @@ def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
 
 
 def scalar_module_body(functions, entry: str, n_in: int, n_params: int) -> str:
-    """Device functions from the scalar definitions, plus a grid-stride kernel over ``entry``."""
+    """Device functions from the scalar definitions, plus a grid-stride kernel over ``entry``,
+    which is written as ``_entry(x0, ...)`` as on the CPU (``cpu.scalar_module_body``): ops
+    and rules of one formula share one module, compiled once."""
     parts = [HEADER]
     for name, fn in functions:
-        parts.append(DEVICE_FN + codegen.function_source(fn, name))
-    parts.append(_elementwise_source(entry, n_in, n_params))
+        if name == entry:
+            parts.append(DEVICE_FN + codegen.function_source(fn, "_entry", canonical=True))
+        else:
+            parts.append(DEVICE_FN + codegen.function_source(fn, name))
+    parts.append(_elementwise_source("_entry", n_in, n_params))
     return "\n\n\n".join(parts)
 
 
