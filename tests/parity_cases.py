@@ -148,3 +148,35 @@ ERRORS = [
     ('T.ones(2, dtype=T.float32).mm(T.ones(2,2,dtype=T.float64)) if False else T.ones(1,2).mm(T.ones(2,2,dtype=T.float64))', ('RuntimeError', 'expected m1 and m2 to have the same dtype, but got: float != double')),
     ('T.tensor([1,2])**-1', ('RuntimeError', 'Integers to negative integer powers are not allowed.')),
 ]
+
+
+# an operand that is no Tensor or number: an operator returns NotImplemented, so Python raises
+# its own TypeError (or, for ``x == None``, compares identities); a function names the argument
+# (before, ``None - x`` and ``x ** None`` gave NaNs, and ``x ** [1, 2]`` a Numba typing error)
+OPERAND_ERRORS = [
+    ('T.ones(2) + None', ('TypeError', "unsupported operand type(s) for +: 'Tensor' and 'NoneType'")),
+    ('None + T.ones(2)', ('TypeError', "unsupported operand type(s) for +: 'NoneType' and 'Tensor'")),
+    ('T.ones(2) - None', ('TypeError', "unsupported operand type(s) for -: 'Tensor' and 'NoneType'")),
+    ('None - T.ones(2)', ('TypeError', "unsupported operand type(s) for -: 'NoneType' and 'Tensor'")),
+    ("T.ones(2) * 'a'", ('TypeError', 'only integer tensors of a single element can be converted to an index')),
+    ('T.ones(2) / None', ('TypeError', "unsupported operand type(s) for /: 'Tensor' and 'NoneType'")),
+    ('None / T.ones(2)', ('TypeError', "unsupported operand type(s) for /: 'NoneType' and 'Tensor'")),
+    ('T.ones(2) ** None', ('TypeError', "unsupported operand type(s) for ** or pow(): 'Tensor' and 'NoneType'")),
+    ('None ** T.ones(2)', ('TypeError', "unsupported operand type(s) for ** or pow(): 'NoneType' and 'Tensor'")),
+    ('T.ones(2) ** [1, 2]', ('TypeError', "unsupported operand type(s) for ** or pow(): 'Tensor' and 'list'")),
+    ('T.ones(2) < None', ('TypeError', "'<' not supported between instances of 'Tensor' and 'NoneType'")),
+    ('None >= T.ones(2)', ('TypeError', "'>=' not supported between instances of 'NoneType' and 'Tensor'")),
+    ('T.ones(2) @ None', ('TypeError', "unsupported operand type(s) for @: 'Tensor' and 'NoneType'")),
+    ('None @ T.ones(2)', ('TypeError', "unsupported operand type(s) for @: 'NoneType' and 'Tensor'")),
+    ('T.ones(2) & None', ('TypeError', "unsupported operand type(s) for &: 'Tensor' and 'NoneType'")),
+    ('T.add(T.ones(2), None)', ('TypeError', "add(): argument 'other' (position 2) must be Tensor, not NoneType")),
+    ('T.add(None, T.ones(2))', ('TypeError', "add(): argument 'input' (position 1) must be Tensor, not NoneType")),
+    ("T.sin('a')", ('TypeError', "sin(): argument 'input' (position 1) must be Tensor, not str")),
+    ('T.exp(None)', ('TypeError', "exp(): argument 'input' (position 1) must be Tensor, not NoneType")),
+    ("T.mul(T.ones(2), 'a')", ('TypeError', "mul(): argument 'other' (position 2) must be Tensor, not str")),
+    ('T.sub(None, T.ones(2))', ('TypeError', "sub(): argument 'input' (position 1) must be Tensor, not NoneType")),
+    ('T.maximum(T.ones(2), None)', ('TypeError', "maximum(): argument 'other' (position 2) must be Tensor, not NoneType")),
+    ('T.ones(2).add(None)', ('TypeError', "add(): argument 'other' (position 1) must be Tensor, not NoneType")),
+    ("T.ones(2).mul('a')", ('TypeError', "mul(): argument 'other' (position 1) must be Tensor, not str")),
+    ('T.pow(T.ones(2), None)', ('TypeError', 'pow() received an invalid combination of arguments - got (Tensor, NoneType), but expected one of:\n * (Tensor input, Tensor exponent, *, Tensor out = None)\n * (Number self, Tensor exponent, *, Tensor out = None)\n * (Tensor input, Number exponent, *, Tensor out = None)\n')),
+]

@@ -156,10 +156,13 @@ def test_post_hook_on_a_same_input_node_sees_both_gradients():
 
 
 def test_elementwise_ops_are_plain_functions_on_every_path():
-    # numbagrad.sin, Tensor.sin and the operators are one function per op (ops/registry.py,
-    # _function): small 1-d tensors take its inline path, anything else the op's general one
-    assert ng.sin.__name__ == "sin" and ng.Tensor.sin is ng.sin and ng.Tensor.__mul__ is ng.mul
-    assert ng.Tensor.__radd__ is ng.add and ng.sin.op is ng.ops.elementwise.sin
+    # numbagrad.sin, Tensor.sin and the operators are plain functions made by one factory per
+    # op (ops/registry.py, _function), which differ only in how they refuse a bad operand:
+    # small 1-d tensors take their inline path, anything else the op's general one
+    assert ng.sin.__name__ == "sin" and ng.Tensor.sin is ng.sin.method
+    assert ng.Tensor.__mul__ is ng.mul.operator and ng.Tensor.__radd__ is ng.add.operator
+    assert ng.Tensor.sin.__name__ == "sin" and ng.Tensor.__mul__.__name__ == "mul"
+    assert ng.sin.op is ng.ops.elementwise.sin and ng.Tensor.__add__.op is ng.add.op
     with pytest.raises(TypeError, match=r"sin\(\) takes 1 positional argument but 2 were given"):
         ng.sin(ng.ones(1), ng.ones(1))
     a = np.array([0.5, -1.5, 2.0])

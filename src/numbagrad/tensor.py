@@ -601,27 +601,43 @@ class Tensor:
     # ------------------------------------------------------------ operators
 
     def __sub__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.sub(self, other)
 
     def __rsub__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.rsub(self, other)
 
     def __truediv__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.div(self, other)
 
     def __rtruediv__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.rdiv(self, other)
 
     def __pow__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.pow(self, other)
 
     def __rpow__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.rpow(self, other)
 
     def __matmul__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.matmul(self, other)
 
     def __rmatmul__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.matmul(other, self)
 
     def __pos__(self):
@@ -631,31 +647,47 @@ class Tensor:
         return _F.logical_not(self)
 
     def __and__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.logical_and(self, other)
 
     __rand__ = __and__
 
     def __or__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.logical_or(self, other)
 
     __ror__ = __or__
 
     def __eq__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.eq(self, other)
 
     def __ne__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.ne(self, other)
 
     def __lt__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.lt(self, other)
 
     def __le__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.le(self, other)
 
     def __gt__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.gt(self, other)
 
     def __ge__(self, other):
+        if not _operand(other):
+            return NotImplemented
         return _F.ge(self, other)
 
     def __getitem__(self, index):
@@ -835,6 +867,7 @@ _TENSOR[:] = [Tensor]
 
 from . import ops as _F  # noqa: E402  (ops need the Tensor class defined above)
 from .ops import lazy as _lazy_ops  # noqa: E402
+from .ops.registry import operand as _operand
 
 
 class LazyTensor(Tensor):
@@ -928,9 +961,11 @@ def _inplace(target):
 for _name, _target in _FORWARD.items():
     # an elementwise op's plain function is the method itself (ops/registry.py, _function)
     _op = getattr(_F, _target)
-    setattr(Tensor, _name, _op if hasattr(_op, "op") else _forwarder(_target))
-Tensor.__add__ = Tensor.__radd__ = _F.add  # (commutative: ``1 + x`` is ``add(x, 1)``)
-Tensor.__mul__ = Tensor.__rmul__ = _F.mul
+    setattr(Tensor, _name, _op.method if hasattr(_op, "op") else _forwarder(_target))
+# (commutative: ``1 + x`` is ``add(x, 1)``; the operator variants return NotImplemented
+# for an operand that is no Tensor or number, so Python raises its TypeError)
+Tensor.__add__ = Tensor.__radd__ = _F.add.operator
+Tensor.__mul__ = Tensor.__rmul__ = _F.mul.operator
 Tensor.__neg__ = _F.neg
 Tensor.__abs__ = _F.abs
 for _name in (

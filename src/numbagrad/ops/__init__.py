@@ -8,7 +8,7 @@ from . import elementwise as E
 from . import linalg as L
 from . import movement as M
 from . import reduce as R
-from .registry import REGISTRY, _tensor_class, sum_to  # noqa: F401
+from .registry import REGISTRY, _tensor_class, operand, refuse, sum_to  # noqa: F401
 
 # elementwise ops are called directly: the op's plain function where it has one (one or two
 # tensor arguments), else the op
@@ -31,7 +31,8 @@ from .reduce import (  # noqa: E402
 
 
 def _is_scalar(v) -> bool:
-    return not isinstance(v, _tensor_class())
+    """A number operand (anything else that is no Tensor is refused by the op, by name)."""
+    return not isinstance(v, _tensor_class()) and operand(v)
 
 
 def sub(x, y):
@@ -64,8 +65,18 @@ true_divide = divide = div
 multiply = mul
 
 
+ERR_POW_ARGS = (
+    "pow() received an invalid combination of arguments - got ({}, {}), but expected one of:\n"
+    " * (Tensor input, Tensor exponent, *, Tensor out = None)\n"
+    " * (Number self, Tensor exponent, *, Tensor out = None)\n"
+    " * (Tensor input, Number exponent, *, Tensor out = None)\n"
+)
+
+
 def pow(x, exponent):
     Tensor = _tensor_class()
+    if not (operand(x) and operand(exponent)):
+        raise TypeError(ERR_POW_ARGS.format(type(x).__name__, type(exponent).__name__))
     if not isinstance(x, Tensor):
         return rpow(exponent, x)
     if not isinstance(exponent, Tensor):

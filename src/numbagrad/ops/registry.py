@@ -949,18 +949,42 @@ def _edges(inputs):
     return edges, flags
 
 
-def _function(op):
+# what an op's function takes besides Tensors (a NumPy array is refused by the op itself)
+_NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating, np.ndarray)
+
+
+def operand(a) -> bool:
+    """Whether ``a`` may be an operand of an elementwise op or operator: a Tensor or a number.
+    Anything else (None, a string, a list) makes an operator return NotImplemented, so Python
+    raises its "unsupported operand type(s)" error, as with PyTorch's tensors."""
+    return isinstance(a, (_TENSOR[0], *_NUMBERS))
+
+
+def refuse(name, args, names=("input", "other"), method=False):
+    """PyTorch's TypeError for the first of ``args`` that is no operand (``operand``); a
+    method's positions do not count ``self``."""
+    for k, a in enumerate(args):
+        if not operand(a):
+            raise TypeError(f"{name}(): argument '{names[k]}' (position {k + 1 - method}) "
+                            f"must be Tensor, not {type(a).__name__}")
+
+
+def _function(op, operator=False, method=False):
     """``op`` as a plain function of its one or two tensors: what ``numbagrad.<name>``, the
     Tensor methods and the operators are. It runs the leanest path inline, one or two small
     1-d C-contiguous CPU tensors of one dtype (W3 in benchmarks/: a plain function's call
     costs 0.04 us against 0.13 for an object's ``__call__``, and the checks for the argument
-    count go); anything else goes on to ``op._call``."""
+    count go); anything else goes on to ``op._call``. An argument that is neither a Tensor
+    nor a number raises PyTorch's TypeError; the ``operator`` variant (``Tensor.__add__``)
+    returns NotImplemented instead (its ``.operator``), and the ``method`` one (``x.add``)
+    counts the positions after ``self`` (its ``.method``)."""
     plans = op._plans
     records = op.dtype_rule != "bool"
     defers = op._defers
     record = op._record_small
     attach = op._attach_lean
     call = op._call
+    name = op.name
 
     if op.n_in == 1:
         def function(input):
@@ -997,6 +1021,8 @@ def _function(op):
             elif kind is Tensor._Lazy and defers:  # (a large result, not computed yet)
                 lazy = _defer(op, (input,))
                 return lazy if lazy is not None else call((input,), True)
+            elif not operand(input):
+                return NotImplemented if operator else refuse(name, (input,), method=method)
             return call((input,))
     else:
         def function(input, other):
@@ -1050,6 +1076,10 @@ def _function(op):
                 # (a large result, not computed yet)
                 lazy = _defer(op, (input, other))
                 return lazy if lazy is not None else call((input, other), True)
+            if (ki is not Tensor or ko is not Tensor) and not (operand(input)
+                                                                and operand(other)):
+                return (NotImplemented if operator
+                        else refuse(name, (input, other), method=method))
             return call((input, other))
 
     function.__name__ = function.__qualname__ = op.name
@@ -1057,6 +1087,9 @@ def _function(op):
     args = "input" if op.n_in == 1 else "input, other"
     function.__doc__ = op.__doc__ or f"{op.name}({args}) -> Tensor: elementwise, by a Numba kernel."
     function.op = op
+    if not (operator or method):
+        function.operator = _function(op, operator=True)
+        function.method = _function(op, method=True)
     return function
 
 
