@@ -193,3 +193,43 @@ def test_elementwise_ops_are_plain_functions_on_every_path():
     with ng.no_grad():
         assert ng.mul(x[:3], v).grad_fn is None
     assert not ng.lt(v, v).requires_grad
+
+
+@pytest.mark.parametrize("dtype", [ng.float32, ng.float64])
+def test_a_small_tensor_and_a_python_number_take_the_scalar_loop(monkeypatch, dtype):
+    # ``y + 2``, ``3 * z``: the op's flat loop with the number as a scalar (ops/registry.py,
+    # _function); the same values, dtypes, nodes and gradients as the general path
+    from numbagrad.ops.registry import REGISTRY, Elementwise
+
+    general = []
+    real = Elementwise._call_general
+    monkeypatch.setattr(Elementwise, "_call_general",
+                        lambda self, *a: general.append(self.name) or real(self, *a))
+    a = np.array([[0.5, -1.5], [2.0, 0.25]])
+    ones = ng.ones(2, 2, dtype=dtype)
+    cases = [(lambda t: t + 2, "add", 2), (lambda t: 3 * t, "mul", 3),
+             (lambda t: t - 1.5, "sub", 1.5), (lambda t: 1 - t, "rsub", 1),
+             (lambda t: t / 4, "div", 4), (lambda t: ng.maximum(t, 0.3), "maximum", 0.3)]
+    for case, name, number in cases:
+        del general[:]
+        x = ng.tensor(a, dtype=dtype, requires_grad=True)
+        y = case(x)
+        y.backward(ones)
+        assert general == []
+        x2 = ng.tensor(a, dtype=dtype, requires_grad=True)
+        y2 = real(REGISTRY[name], (x2, number))  # the general path: the number as a 0-d array
+        y2.backward(ones)
+        assert y.dtype is y2.dtype is dtype and y.grad_fn.name() == y2.grad_fn.name()
+        np.testing.assert_array_equal(y.detach().numpy(), y2.detach().numpy())
+        np.testing.assert_array_equal(x.grad.numpy(), x2.grad.numpy())
+    # a view records through its flags; a bool, an integer tensor or a strided one go the
+    # general way
+    x = ng.tensor(a, dtype=dtype, requires_grad=True)
+    (x[0] * 2.0).sum().backward()
+    assert x.grad.tolist() == [[2.0, 2.0], [0.0, 0.0]]
+    del general[:]
+    assert (x.detach() * True).tolist() == a.tolist()
+    assert (ng.tensor([1, 2]) * 2).tolist() == [2, 4] and (x.detach().t() + 1).shape == (2, 2)
+    assert general == ["mul", "mul", "add"]
+    with ng.no_grad():
+        assert (x + 2).grad_fn is None and (x + 2).tolist() == (a + 2).tolist()
