@@ -90,13 +90,23 @@ def scalar_kind(value) -> int:
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
+_TENSOR: list = []  # the Tensor class, imported once (an import statement per call: 1 us)
+
+
+def _tensor_class():
+    from .tensor import Tensor
+
+    _TENSOR.append(Tensor)
+    return Tensor
+
+
 def result_type(*operands) -> dtype:
     """PyTorch's result_type for tensors and Python scalars.
 
     Tensors of any shape take part as one category; a Python scalar only raises the result to
     its category (int tensor * 2.5 -> default float, float32 tensor * 2.5 -> float32).
     """
-    from .tensor import Tensor
+    Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
 
     tensor_dt = None
     zero_dim_dt = None

@@ -665,7 +665,7 @@ class Elementwise(OpDef):
         return self._call_general(args, tried)
 
     def _call_general(self, args, tried=False):
-        from ..tensor import Tensor
+        Tensor = _TENSOR[0]
 
         if self._defers and not tried:
             lazy = _defer(self, args)
@@ -1146,7 +1146,7 @@ def _returns_its_argument(rule) -> bool:
 
 
 def _as_array(a, dt):
-    from ..tensor import Tensor
+    Tensor = _TENSOR[0]  # (an import statement per call costs about 1 us)
 
     if isinstance(a, Tensor):
         arr = a._data
@@ -1156,7 +1156,7 @@ def _as_array(a, dt):
 
 def _as_tensor(a, dt, like=None):
     """``a`` (a Tensor or a scalar) as a Tensor of dtype ``dt`` (on ``like``'s device)."""
-    from ..tensor import Tensor
+    Tensor = _TENSOR[0]
 
     if isinstance(a, Tensor):
         return a if a.dtype is dt else a.to(dt)
