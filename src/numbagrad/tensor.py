@@ -601,42 +601,42 @@ class Tensor:
     # ------------------------------------------------------------ operators
 
     def __sub__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.sub(self, other)
 
     def __rsub__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.rsub(self, other)
 
     def __truediv__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.div(self, other)
 
     def __rtruediv__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.rdiv(self, other)
 
     def __pow__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.pow(self, other)
 
     def __rpow__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.rpow(self, other)
 
     def __matmul__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.matmul(self, other)
 
     def __rmatmul__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.matmul(other, self)
 
@@ -647,46 +647,46 @@ class Tensor:
         return _F.logical_not(self)
 
     def __and__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.logical_and(self, other)
 
     __rand__ = __and__
 
     def __or__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.logical_or(self, other)
 
     __ror__ = __or__
 
     def __eq__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.eq(self, other)
 
     def __ne__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.ne(self, other)
 
     def __lt__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.lt(self, other)
 
     def __le__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.le(self, other)
 
     def __gt__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.gt(self, other)
 
     def __ge__(self, other):
-        if not _operand(other):
+        if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.ge(self, other)
 
@@ -867,7 +867,11 @@ _TENSOR[:] = [Tensor]
 
 from . import ops as _F  # noqa: E402  (ops need the Tensor class defined above)
 from .ops import lazy as _lazy_ops  # noqa: E402
-from .ops.registry import operand as _operand
+from .ops import registry as _registry
+
+# what an operator takes: a Tensor or a number (else NotImplemented: Python's TypeError)
+_OPERANDS = (Tensor, *_registry._NUMBERS)
+_registry.OPERANDS[:] = [_OPERANDS]
 
 
 class LazyTensor(Tensor):

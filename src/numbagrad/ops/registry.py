@@ -957,7 +957,10 @@ def operand(a) -> bool:
     """Whether ``a`` may be an operand of an elementwise op or operator: a Tensor or a number.
     Anything else (None, a string, a list) makes an operator return NotImplemented, so Python
     raises its "unsupported operand type(s)" error, as with PyTorch's tensors."""
-    return isinstance(a, (_TENSOR[0], *_NUMBERS))
+    return isinstance(a, OPERANDS[0])
+
+
+OPERANDS: list = []  # [(Tensor, *_NUMBERS)], set by tensor.py once the class exists
 
 
 def refuse(name, args, names=("input", "other"), method=False):
