@@ -620,6 +620,26 @@ class Tensor:
             return NotImplemented
         return _F.rdiv(self, other)
 
+    def __mod__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.remainder(self, other)
+
+    def __rmod__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.rremainder(self, other)
+
+    def __floordiv__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.floor_divide(self, other)
+
+    def __rfloordiv__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.rfloor_divide(self, other)
+
     def __pow__(self, other):
         if not isinstance(other, _OPERANDS):
             return NotImplemented
@@ -937,7 +957,8 @@ _FORWARD = {
         "square clamp clip sum mean prod amax amin argmax argmin logsumexp softmax log_softmax "
         "view reshape flatten permute transpose t squeeze unsqueeze expand expand_as broadcast_to "
         "contiguous clone select split chunk matmul mm bmm mv dot maximum minimum add sub mul div "
-        "pow eq ne lt le gt ge logical_not logical_and logical_or max min as_strided"
+        "pow eq ne lt le gt ge logical_not logical_and logical_or max min as_strided "
+        "remainder floor_divide"
     ).split()
 }
 _FORWARD.update(
@@ -968,7 +989,15 @@ for _name, _target in _FORWARD.items():
     setattr(Tensor, _name, _op.method if hasattr(_op, "op") else _forwarder(_target))
 # (commutative: ``1 + x`` is ``add(x, 1)``; the operator variants return NotImplemented
 # for an operand that is no Tensor or number, so Python raises its TypeError)
-Tensor.__add__ = Tensor.__radd__ = _F.add.operator
+Tensor.__add__ = Tensor.__radd__ = _F._add.operator
+
+
+def _add_method(self, other, *, alpha=1):
+    return _F._add.method(self, other if alpha == 1 else _F.mul(other, alpha))
+
+
+_add_method.__name__ = "add"
+Tensor.add = _add_method
 Tensor.__mul__ = Tensor.__rmul__ = _F.mul.operator
 Tensor.__neg__ = _F.neg
 Tensor.__abs__ = _F.abs

@@ -14,7 +14,8 @@ from .registry import REGISTRY, _tensor_class, operand, refuse, sum_to  # noqa: 
 # tensor arguments), else the op
 for _name in (
     "neg abs sign exp log log1p expm1 sqrt rsqrt reciprocal sin cos tan tanh sigmoid relu "
-    "add mul maximum minimum where eq ne lt le gt ge logical_not logical_and logical_or"
+    "add mul maximum minimum where eq ne lt le gt ge logical_not logical_and logical_or "
+    "remainder floor_divide"
 ).split():
     globals()[_name] = getattr(E, _name).function or getattr(E, _name)
 del _name
@@ -35,17 +36,48 @@ def _is_scalar(v) -> bool:
     return not isinstance(v, _tensor_class()) and operand(v)
 
 
-def sub(x, y):
+_add = add
+
+
+def add(x, y, *, alpha=1):
+    """``x + alpha * y``."""
+    return _add(x, y if alpha == 1 else E.mul(y, alpha))
+
+
+def _refuse_bool_sub(x, y):
+    bools = [isinstance(v, _tensor_class()) and v.dtype is D.bool_ for v in (x, y)].count(True)
+    if bools:
+        raise RuntimeError(E.ERR_SUB_BOOLS if bools == 2 else E.ERR_SUB_BOOL)
+
+
+def sub(x, y, *, alpha=1):
+    """``x - alpha * y``."""
+    _refuse_bool_sub(x, y)
+    if alpha != 1:
+        y = E.mul(y, alpha)
     if _is_scalar(x):
-        return E.rsub(y, x)
+        return rsub(y, x)
     return E.sub(x, y)
 
 
 def rsub(x, other):
     """``other - x`` (the reflected operator)."""
+    _refuse_bool_sub(x, other)
     if _is_scalar(other):
-        return E.rsub(x, other)
+        # the number takes part in the result's dtype (-1.5 - int_tensor is a float tensor)
+        dt = D.result_type(x, other)
+        return E.rsub(x if dt is x.dtype else x.to(dt), other)
     return E.sub(other, x)
+
+
+def rremainder(x, other):
+    """``other % x`` (the reflected operator)."""
+    return remainder(other, x)
+
+
+def rfloor_divide(x, other):
+    """``other // x`` (the reflected operator)."""
+    return floor_divide(other, x)
 
 
 def div(x, y):
@@ -85,6 +117,8 @@ def pow(x, exponent):
                 x = x.to(D.default_float)
             elif exponent < 0:
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
+            elif x.dtype is D.bool_:
+                x = x.to(D.int64)  # PyTorch raises bools to integer powers as integers
         return E.pow(x, exponent)
     return E.pow_tensor(x, exponent)
 
@@ -96,6 +130,8 @@ def rpow(x, base):
 
 
 def square(x):
+    if x.dtype is D.bool_:
+        x = x.to(D.int64)  # PyTorch squares a bool tensor as integers
     return E.pow(x, 2)
 
 

@@ -10,10 +10,30 @@ import math
 
 from .registry import binary, unary
 
+# PyTorch's refusals of bool tensors, by op (the message names its CPU kernel where PyTorch's
+# does: the op has no bool kernel there)
+ERR_NEG_BOOL = (
+    "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert "
+    "a mask, use the `~` or `logical_not()` operator instead."
+)
+ERR_SUB_BOOL = (
+    "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+    "invert a mask, use the `~` or `logical_not()` operator instead."
+)
+ERR_SUB_BOOLS = (
+    "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+    "`logical_xor()` operator instead."
+)
+
+
+def _no_kernel(name):
+    return NotImplementedError, f'"{name}" not implemented for \'Bool\''
+
+
 # ================================================================ unary
 
 
-@unary("neg", allow_bool=False)
+@unary("neg", refuse_bool=(RuntimeError, ERR_NEG_BOOL))
 def neg(x):
     return -x
 
@@ -21,7 +41,7 @@ def neg(x):
 neg.defvjp(lambda grad: -grad)
 
 
-@unary("abs")
+@unary("abs", refuse_bool=_no_kernel("abs_cpu"))
 def abs(x):
     return x if x >= 0 else -x
 
@@ -39,8 +59,9 @@ def sign(x):
     return 0
 
 
-# sign is piecewise constant: its gradient is zero everywhere PyTorch defines it
-sign.defvjp(lambda grad: grad * 0)
+# sign is piecewise constant: its gradient is zero everywhere PyTorch defines it, also where
+# the incoming gradient is infinite or NaN (so not ``grad * 0``)
+sign.defvjp(lambda grad: where(grad != grad, 0, 0))
 
 
 @unary("exp", dtype="float")
@@ -152,9 +173,9 @@ def sigmoid(x):
 sigmoid.defvjp(lambda grad, result: grad * result * (1 - result))
 
 
-@unary("relu", allow_bool=False)
+@unary("relu", refuse_bool=(RuntimeError, "Boolean inputs not supported for relu"))
 def relu(x):
-    return x if x > 0 else 0
+    return 0 if x <= 0 else x  # (NaN stays NaN, as in PyTorch)
 
 
 relu.defvjp(lambda grad, result: where(result > 0, grad, 0))
@@ -180,11 +201,12 @@ def rpow(x, base):
 
 @rpow.defvjp
 def rpow_vjp(grad, result, base):
-    # base == 0: the derivative of 0 ** x is 0 for x > 0, where log(0) would give nan
-    return where(base == 0, 0, grad * result * log(base + 0 * result))
+    # base == 0: the derivative of 0 ** x is 0 for x > 0, where log(0) would give nan.
+    # (log's argument is made a tensor from grad, not result: result may be inf, 0 * inf nan)
+    return where(base == 0, 0, grad * result * log(base + 0 * grad))
 
 
-@unary("rsub", node="RsubBackward1", allow_bool=False)
+@unary("rsub", node="RsubBackward1", refuse_bool=(RuntimeError, ERR_SUB_BOOL))
 def rsub(x, other):
     """``other - x`` for a scalar ``other``."""
     return other - x
@@ -226,7 +248,7 @@ def add(x, y):
 add.defvjp(lambda grad: grad, lambda grad: grad)
 
 
-@binary("sub", allow_bool=False)
+@binary("sub", refuse_bool=(RuntimeError, ERR_SUB_BOOLS))
 def sub(x, y):
     return x - y
 
@@ -250,7 +272,7 @@ def div(x, y):
 div.defvjp(lambda grad, y: grad / y, lambda grad, x, y: -grad * x / (y * y))
 
 
-@binary("pow_tensor", node="PowBackward1", dtype="float")
+@binary("pow_tensor", node="PowBackward1", refuse_bool=_no_kernel("pow"))
 def pow_tensor(x, y):
     return x**y
 
@@ -267,6 +289,23 @@ def pow_tensor_vjp_y(grad, x, result):
 pow_tensor.defvjp(pow_tensor_vjp_x, pow_tensor_vjp_y)
 
 
+@binary("remainder", node="RemainderBackward1", refuse_bool=_no_kernel("remainder_cpu"))
+def remainder(x, y):
+    # Python's %, as PyTorch's remainder: the result takes the divisor's sign
+    return x % y
+
+
+remainder.defvjp(lambda grad: grad, lambda grad, x, y: -grad * floor_divide(x, y))
+
+
+@binary("floor_divide", refuse_bool=_no_kernel("div_floor_cpu"))
+def floor_divide(x, y):
+    return x // y
+
+
+floor_divide.defvjp(None, None)
+
+
 @binary("maximum")
 def maximum(x, y):
     if x != x:
@@ -277,12 +316,13 @@ def maximum(x, y):
 
 
 def maximum_vjp_x(grad, x, y):
-    # ties share the gradient equally, as PyTorch does
-    return where(x > y, grad, where(x == y, grad * 0.5, 0))
+    # ties share the gradient equally, as PyTorch does; where either is NaN (no order), both
+    # inputs get the whole gradient, as in PyTorch
+    return where(x < y, 0, where(x == y, grad * 0.5, grad))
 
 
 def maximum_vjp_y(grad, x, y):
-    return where(y > x, grad, where(x == y, grad * 0.5, 0))
+    return where(y < x, 0, where(x == y, grad * 0.5, grad))
 
 
 maximum.defvjp(maximum_vjp_x, maximum_vjp_y)
@@ -298,11 +338,11 @@ def minimum(x, y):
 
 
 def minimum_vjp_x(grad, x, y):
-    return where(x < y, grad, where(x == y, grad * 0.5, 0))
+    return where(x > y, 0, where(x == y, grad * 0.5, grad))
 
 
 def minimum_vjp_y(grad, x, y):
-    return where(y < x, grad, where(x == y, grad * 0.5, 0))
+    return where(y > x, 0, where(x == y, grad * 0.5, grad))
 
 
 minimum.defvjp(minimum_vjp_x, minimum_vjp_y)

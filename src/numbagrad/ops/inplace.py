@@ -17,6 +17,8 @@ Two details keep the gradients right, as in PyTorch:
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import backend
 from .. import dtypes as D
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
@@ -209,15 +211,28 @@ def fill_vjp(ctx, grad):
 @composite("copy", node="CopyBackwards")
 def copy(ctx, x, src):
     out = ctx.backend.empty(x.shape, x._data.dtype)
-    try:
-        out[...] = src._data
-    except (ValueError, RuntimeError):
-        raise RuntimeError(
-            f"The size of tensor a ({x.shape[-1] if x.ndim else 1}) must match the size of tensor "
-            f"b ({src.shape[-1] if src.ndim else 1}) at non-singleton dimension "
-            f"{max(x.ndim - 1, 0)}"
-        ) from None
+    _copy_into(out, x, src)
     return out
+
+
+def _copy_into(a, x, src):
+    """``a[...] = src`` (``a`` is ``x``'s memory or its new value), in PyTorch's words when
+    ``src`` does not broadcast to ``x``."""
+    try:
+        a[...] = src._data
+    except (ValueError, RuntimeError):
+        bad = next((d for d in range(-1, -min(x.ndim, src.ndim) - 1, -1)
+                    if 1 not in (src.shape[d], x.shape[d]) and src.shape[d] != x.shape[d]), None)
+        if bad is None:  # the two broadcast, to a shape larger than x
+            raise RuntimeError(
+                f"output with shape {list(x.shape)} doesn't match the broadcast shape "
+                f"{list(np.broadcast_shapes(x.shape, src.shape))}"
+            ) from None
+        raise RuntimeError(
+            f"The size of tensor a ({x.shape[bad] if x.ndim else 1}) must match the size of "
+            f"tensor b ({src.shape[bad] if src.ndim else 1}) at non-singleton dimension "
+            f"{x.ndim + bad if x.ndim else 0}"
+        ) from None
 
 
 @copy.defvjp
@@ -281,7 +296,7 @@ def fill_(x, value):
 def copy_(x, src):
     check_inplace(x)
     if not _tracked(x, src):
-        _writable(x)[...] = src._data
+        _copy_into(_writable(x), x, src)
         x._bump()
         return x
     return assign_inplace(x, copy(x, src))
@@ -295,9 +310,20 @@ def setitem(x, index, value):
         basic = M._normalize_index(x, index)[1].isdisjoint({"advanced"})
         raise RuntimeError(ERR_LEAF_VIEW if basic else ERR_LEAF)
     check_inplace(x)
-    if not _tracked(x, value):
-        idx, _ = M._normalize_index(x, index)
-        _writable(x)[idx] = value._data if isinstance(value, Tensor) else value
+    # the index becomes arrays here, once: an index Tensor must not count as an input of the
+    # node (its gradient slot would take the value's gradient)
+    where = M._Index(*M._normalize_index(x, index))
+    advanced = "advanced" in where.kinds
+    if advanced and isinstance(value, Tensor) and value.dtype is not x.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{_CAST_NAMES[x.dtype.name]} for the destination and "
+            f"{_CAST_NAMES[value.dtype.name]} for the source."
+        )
+    if not _tracked(x, value) or not x.dtype.is_floating_point:
+        # an integer or bool target cannot carry a gradient: the value is only cast into it
+        M.write_region(_writable(x), where.index,
+                       value._data if isinstance(value, Tensor) else value, advanced)
         x._bump()
         return
-    assign_inplace(x, M.index_put(x, index, value))
+    assign_inplace(x, M.index_put(x, where, value))

@@ -365,8 +365,8 @@ def _normalize_index(x, index):
     for item in index:
         if isinstance(item, Tensor):
             item = item._host()  # index arithmetic runs on the host
-        if isinstance(item, (list, tuple)):
-            item = np.array(item)
+        if isinstance(item, (list, tuple, range)):
+            item = np.array(item, dtype=np.int64 if isinstance(item, range) else None)
             if item.dtype.kind == "f":
                 raise IndexError(
                     "tensors used as indices must be long, int, byte or bool tensors"
@@ -380,6 +380,8 @@ def _normalize_index(x, index):
             if item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
             kinds.add("slice")
+            if dim < x.ndim and item.indices(x.shape[dim]) != (0, x.shape[dim], 1):
+                kinds.add("narrow")  # a slice that leaves some elements out
             dim += 1
         elif isinstance(item, (bool, np.bool_)):
             kinds.add("advanced")
@@ -471,16 +473,56 @@ def index_put_zeros(ctx, grad, idx, shape):
 index_put_zeros.defvjp(lambda ctx, grad: index_select_any(grad, _Index(ctx.index, {"advanced"})))
 
 
+_INDEX_PUT_KINDS = {"advanced", "slice", "ellipsis"}
+
+
 @composite("index_put", node="CopySlices")
 def index_put(ctx, x, index, value):
     """``x`` with ``value`` written at ``index`` (the out-of-place core of ``x[index] = value``)."""
     from ..tensor import Tensor
 
-    index = index.index if isinstance(index, _Index) else _normalize_index(x, index)[0]
-    ctx.index = index
+    if not isinstance(index, _Index):
+        index = _Index(*_normalize_index(x, index))
+    advanced = "advanced" in index.kinds
+    if advanced and index.kinds <= _INDEX_PUT_KINDS:
+        # PyTorch writes other index kinds through a view first: its node is then CopySlices
+        ctx.node_name = "IndexPutBackward0"
+    ctx.index = index.index
     out = x._data.copy()
-    out[index] = value._data if isinstance(value, Tensor) else value
+    write_region(out, index.index, value._data if isinstance(value, Tensor) else value, advanced)
     return out
+
+
+def write_region(a, index, value, advanced):
+    """``a[index] = value`` with PyTorch's error when ``value`` does not fit the region."""
+    try:
+        a[index] = value
+    except ValueError:
+        region = list(a[index].shape)
+        got = list(np.shape(value))
+        if advanced:
+            raise RuntimeError(
+                f"shape mismatch: value tensor of shape {got} cannot be broadcast to indexing "
+                f"result of shape {region}"
+            ) from None
+        raise expand_error(got, region) from None
+
+
+def expand_error(got, target):
+    """PyTorch's error for a shape ``got`` that does not expand to ``target``."""
+    if len(got) > len(target):
+        return RuntimeError(
+            f"expand(numbagrad.FloatTensor{{{got}}}, size={target}): the number of sizes "
+            f"provided ({len(target)}) must be greater or equal to the number of dimensions in "
+            f"the tensor ({len(got)})"
+        )
+    pad = [1] * (len(target) - len(got)) + got
+    dim = max(d for d in range(len(target)) if pad[d] not in (1, target[d]))
+    return RuntimeError(
+        f"The expanded size of the tensor ({target[dim]}) must match the existing size "
+        f"({pad[dim]}) at non-singleton dimension {dim}.  Target sizes: {target}.  "
+        f"Tensor sizes: {got}"
+    )
 
 
 @index_put.defvjp

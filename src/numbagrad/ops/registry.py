@@ -435,7 +435,7 @@ class Elementwise(OpDef):
 
     kind = "elementwise"
 
-    def __init__(self, name, fn, n_in, node, dtype, allow_bool=True):
+    def __init__(self, name, fn, n_in, node, dtype, refuse_bool=None):
         super().__init__(name, node)
         self.scalar = fn
         names = list(inspect.signature(fn).parameters)
@@ -443,7 +443,8 @@ class Elementwise(OpDef):
         self.param_names = names[n_in:]
         self.n_in = n_in
         self.dtype_rule = dtype
-        self.allow_bool = allow_bool
+        # (exception type, message) raised for bool inputs; None: bool is computed
+        self.refuse_bool = refuse_bool
         self.vjps: list = [None] * n_in
         self.vjp_args: list = [()] * n_in
         self._passes_grad: list = [False] * n_in
@@ -482,10 +483,9 @@ class Elementwise(OpDef):
         dt = D.result_type(*values)
         if self.dtype_rule == "float":
             dt = D.to_float(dt)
-        if dt is D.bool_ and not self.allow_bool:
-            raise RuntimeError(
-                f"{self.name}: boolean tensors are not supported, use logical operators instead"
-            )
+        if dt is D.bool_ and self.refuse_bool is not None:
+            kind, message = self.refuse_bool
+            raise kind(message)
         return dt
 
     def out_dtype(self, compute):
@@ -577,7 +577,7 @@ class Elementwise(OpDef):
         a cast first (int inputs of a float op) or the general path."""
         plan = None
         dt = D.from_numpy_dtype(np_dtype)
-        if self.dtype_rule != "where" and (dt is not D.bool_ or self.allow_bool):
+        if self.dtype_rule != "where" and (dt is not D.bool_ or self.refuse_bool is None):
             compute = D.to_float(dt) if self.dtype_rule == "float" else dt
             if compute is dt:
                 # with the module's compiled entry points (see ``cpu.launch_small``)
@@ -1188,20 +1188,20 @@ def sum_to(g, shape):
     return g
 
 
-def unary(name, node=None, dtype="same", allow_bool=True):
+def unary(name, node=None, dtype="same", refuse_bool=None):
     """Register a one-input elementwise op from its scalar definition."""
 
     def deco(fn):
-        return Elementwise(name, fn, 1, node or _default_node(name), dtype, allow_bool)
+        return Elementwise(name, fn, 1, node or _default_node(name), dtype, refuse_bool)
 
     return deco
 
 
-def binary(name, node=None, dtype="same", n_in=2, allow_bool=True):
+def binary(name, node=None, dtype="same", n_in=2, refuse_bool=None):
     """Register a two-input (or ``n_in``-input) elementwise op from its scalar definition."""
 
     def deco(fn):
-        return Elementwise(name, fn, n_in, node or _default_node(name), dtype, allow_bool)
+        return Elementwise(name, fn, n_in, node or _default_node(name), dtype, refuse_bool)
 
     return deco
 

@@ -1,0 +1,136 @@
+"""Regression tests for differences from PyTorch 2.13 found by comparing random programs.
+
+Each expectation is PyTorch's own result, written out."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import numbagrad as ng
+
+nan, inf = math.nan, math.inf
+
+
+def _same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert (math.isnan(g) and math.isnan(w)) or g == w, (got, want)
+
+
+def test_relu_keeps_nan():
+    _same(ng.relu(ng.tensor([nan, 1.0, -1.0])).tolist(), [nan, 1.0, 0.0])
+
+
+def test_maximum_and_minimum_give_nan_elements_the_gradient():
+    x = ng.tensor([nan, 1.0, 2.0], requires_grad=True)
+    y = ng.tensor([1.0, nan, 1.0], requires_grad=True)
+    ng.maximum(x, y).sum().backward()
+    ng.minimum(x, y).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0, 1.0] and y.grad.tolist() == [2.0, 2.0, 1.0]
+
+
+def test_maximum_ties_share_the_gradient():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    y = ng.tensor([1.0, 3.0], requires_grad=True)
+    ng.maximum(x, y).sum().backward()
+    assert x.grad.tolist() == [0.5, 0.0] and y.grad.tolist() == [0.5, 1.0]
+
+
+def test_sign_passes_no_gradient_even_an_infinite_one():
+    x = ng.tensor([1.0, -2.0], requires_grad=True)
+    y = x.sign()
+    y.register_hook(lambda g: g * inf)
+    y.sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0]
+
+
+def test_power_of_a_number_at_infinity():
+    x = ng.tensor([inf, 1.0], requires_grad=True)
+    (2 ** x).sum().backward()
+    assert x.grad[0].item() == inf and x.grad[1].item() == pytest.approx(2 * math.log(2))
+
+
+@pytest.mark.parametrize("expr,dtype", [
+    ("T.tensor([2, 3]) ** T.tensor([2, 1])", "int64"),
+    ("T.tensor([2., 3.]) ** T.tensor([2, 1])", "float32"),
+    ("T.tensor([2, 3]) ** 2", "int64"),
+    ("-1.5 - T.tensor([2, 3])", "float32"),
+    ("T.tensor([2, 3]).sub(1.5)", "float32"),
+    ("T.tensor([True, False]).square()", "int64"),
+    ("T.tensor([True, False]) ** 2", "int64"),
+    ("T.tensor([True, False]) ** 2.5", "float32"),
+    ("T.tensor([5, -5]) // 2", "int64"),
+    ("T.tensor([5, -5]) % 3", "int64"),
+])
+def test_result_dtypes(expr, dtype):
+    assert eval(expr, {"T": ng}).dtype is getattr(ng, dtype)
+
+
+def test_integer_powers_are_computed_as_integers():
+    assert (ng.tensor([2, 3]) ** ng.tensor([2, 1])).tolist() == [4, 3]
+
+
+def test_floor_divide_and_remainder_follow_python():
+    assert (ng.tensor([5, -5]) // 2).tolist() == [2, -3]
+    assert (ng.tensor([5.0, -5.0]) // 2).tolist() == [2.0, -3.0]
+    assert (7 // ng.tensor([2, -2])).tolist() == [3, -4]
+    assert (ng.tensor([5, -5]) % 3).tolist() == [2, 1]
+    assert (ng.tensor([5.0, -5.0]) % 3).tolist() == [2.0, 1.0]
+    assert (7 % ng.tensor([2, -3])).tolist() == [1, -2]
+    assert ng.floor_divide(ng.tensor([7]), 2).tolist() == [3]
+    assert ng.tensor([7.5]).remainder(2).tolist() == [1.5]
+
+
+def test_remainder_gradients():
+    x = ng.tensor([5.0, -5.0], requires_grad=True)
+    y = ng.tensor([2.0, 3.0], requires_grad=True)
+    z = x % y
+    assert type(z.grad_fn).__name__ == "RemainderBackward1"
+    z.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0] and y.grad.tolist() == [-2.0, 2.0]
+
+
+def test_add_and_sub_with_alpha():
+    x, y = ng.ones(2), ng.tensor([1.0, 2.0], requires_grad=True)
+    assert ng.add(x, y, alpha=2).tolist() == [3.0, 5.0]
+    assert x.add(y, alpha=2).tolist() == [3.0, 5.0]
+    z = x.sub(y, alpha=3)
+    assert z.tolist() == [-2.0, -5.0]
+    z.sum().backward()
+    assert y.grad.tolist() == [-3.0, -3.0]
+
+
+B = "T.tensor([True, False])"
+
+
+@pytest.mark.parametrize("expr,kind,message", [
+    (f"-{B}", "RuntimeError",
+     "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to "
+     "invert a mask, use the `~` or `logical_not()` operator instead."),
+    (f"{B} - {B}", "RuntimeError",
+     "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+     "`logical_xor()` operator instead."),
+    (f"{B} - 1", "RuntimeError",
+     "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+     "invert a mask, use the `~` or `logical_not()` operator instead."),
+    (f"1 - {B}", "RuntimeError",
+     "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+     "invert a mask, use the `~` or `logical_not()` operator instead."),
+    (f"{B}.abs()", "NotImplementedError", "\"abs_cpu\" not implemented for 'Bool'"),
+    (f"{B}.relu()", "RuntimeError", "Boolean inputs not supported for relu"),
+    (f"{B} ** {B}", "NotImplementedError", "\"pow\" not implemented for 'Bool'"),
+    (f"{B} % {B}", "NotImplementedError", "\"remainder_cpu\" not implemented for 'Bool'"),
+    (f"{B} // {B}", "NotImplementedError", "\"div_floor_cpu\" not implemented for 'Bool'"),
+])
+def test_bool_arithmetic_pytorch_refuses(expr, kind, message):
+    with pytest.raises(Exception) as info:
+        eval(expr, {"T": ng})
+    assert (type(info.value).__name__, str(info.value)) == (kind, message)
+
+
+def test_bool_arithmetic_pytorch_allows():
+    b = ng.tensor([True, False])
+    assert (b + b).tolist() == [True, False] and (b * b).tolist() == [True, False]
+    assert (2 ** b).tolist() == [2, 1] and b.sign().tolist() == [True, False]
