@@ -18,8 +18,9 @@ def gpu_module():
 
 
 def of(a):
-    """The backend module that owns array ``a``."""
-    if type(a) is np.ndarray:
+    """The backend module that owns array ``a``: the GPU's only for device arrays, so that a
+    CPU program never imports numba-cuda (a NumPy scalar is host data too)."""
+    if type(a) is np.ndarray or not hasattr(type(a), "__cuda_array_interface__"):
         return cpu
     from . import gpu
 
