@@ -134,3 +134,52 @@ def test_bool_arithmetic_pytorch_allows():
     b = ng.tensor([True, False])
     assert (b + b).tolist() == [True, False] and (b * b).tolist() == [True, False]
     assert (2 ** b).tolist() == [2, 1] and b.sign().tolist() == [True, False]
+
+
+def test_numpy_array_protocol_copies_when_asked():
+    np = pytest.importorskip("numpy")
+    t = ng.tensor([1.0, 2.0])
+    a = np.array(t)  # copy=True by default
+    a[0] = 9.0
+    assert t.tolist() == [1.0, 2.0]
+    b = np.asarray(t)  # no copy needed: the tensor's memory
+    b[0] = 9.0
+    assert t.tolist() == [9.0, 2.0]
+    assert np.shares_memory(np.array(t, copy=False), b)
+    assert np.array(t, dtype=np.float64).dtype == np.float64
+    with pytest.raises(ValueError, match="Unable to avoid copy"):
+        np.array(t, dtype=np.float64, copy=False)
+
+
+ERR_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to "
+               "a single memory location. Please clone() the tensor before performing the "
+               "operation.")
+
+
+@pytest.mark.parametrize("stmt", ["e.add_(1)", "e += 1", "e.mul_(2)", "e.exp_()",
+                                  "e.clamp_(0, 1)", "e.sub_(1)", "e.copy_(T.ones(2, 3))"])
+def test_an_op_reading_an_expanded_tensor_cannot_write_it(stmt):
+    b = ng.zeros(3)
+    e = b.expand(2, 3)
+    with pytest.raises(RuntimeError) as info:
+        exec(stmt, {"e": e, "T": ng})
+    assert str(info.value) == ERR_OVERLAP
+    assert b.tolist() == [0.0, 0.0, 0.0] and b._version == 0
+
+
+def test_writes_that_do_not_read_an_expanded_tensor_are_allowed():
+    b = ng.zeros(3)
+    e = b.expand(2, 3)
+    e.fill_(1.0)
+    assert b.tolist() == [1.0, 1.0, 1.0]
+    e.zero_()
+    e[0] = ng.tensor([1.0, 2.0, 3.0])
+    assert b.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_sgd_refuses_a_parameter_that_aliases_itself():
+    p = ng.zeros(3).expand(2, 3).requires_grad_()
+    p.grad = ng.ones(2, 3)
+    with pytest.raises(RuntimeError) as info:
+        ng.optim.SGD([p], lr=0.1).step()
+    assert str(info.value) == ERR_OVERLAP

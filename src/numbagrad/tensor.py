@@ -455,11 +455,17 @@ class Tensor:
         if self._requires_grad or type(self._data) is not np.ndarray:
             # NumPy conversion of a graph or CUDA tensor goes through numpy() and its refusal
             self.numpy()
+        # NumPy 2's protocol: copy=True copies, copy=False refuses a copy, None copies only
+        # when the dtype asks for it
         a = self._data
-        if dtype is None:
-            _lazy_ops.escape(a)
-            return a
-        return a.astype(dtype)
+        if dtype is not None and np.dtype(dtype) != a.dtype:
+            if copy is False:
+                raise ValueError("Unable to avoid copy while creating an array as requested.")
+            return a.astype(dtype)
+        if copy:
+            return a.copy()
+        _lazy_ops.escape(a)  # NumPy code may now write to it
+        return a
 
     def item(self):
         if self._data.size != 1:

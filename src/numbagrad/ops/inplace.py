@@ -43,6 +43,10 @@ ERR_MULTI_VIEW = (
     "a function that returns multiple views. Such functions do not allow the output views to be "
     "modified inplace. You should replace the inplace operation by an out-of-place one."
 )
+ERR_OVERLAP = (
+    "unsupported operation: more than one element of the written-to tensor refers to a single "
+    "memory location. Please clone() the tensor before performing the operation."
+)
 _CAST_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
                "bool": "Bool"}
 
@@ -67,6 +71,16 @@ def check_inplace(x):
         raise RuntimeError(ERR_LEAF_VIEW)
 
 
+def check_no_overlap(x):
+    """Refuse an op that reads and writes ``x`` when elements of ``x`` share memory (an expanded
+    tensor): each alias would be updated once per element, as PyTorch refuses it. Writes of
+    values that do not depend on ``x`` (``fill_``, ``zero_``, ``x[i] = v``) stay allowed."""
+    a = x._data
+    for n, st in zip(a.shape, a.strides):
+        if st == 0 and n > 1:
+            raise RuntimeError(ERR_OVERLAP)
+
+
 def _writable(x):
     """``x``'s array, about to be written: expressions that read it are evaluated first."""
     a = x._data
@@ -77,6 +91,7 @@ def _writable(x):
 def inplace(x, op, *args, **kwargs):
     """``x.op_(*args)``: run ``op(x, *args)`` and write its result into ``x``."""
     check_inplace(x)
+    check_no_overlap(x)
     return assign_inplace(x, op(x, *args, **kwargs))
 
 
@@ -260,6 +275,7 @@ def _tracked(*tensors) -> bool:
 
 def add_(x, y):
     check_inplace(x)
+    check_no_overlap(x)
     if not _tracked(x, y):
         # the fast path: the kernel writes straight into x (no temporary)
         from .registry import _as_array, device_backend
@@ -295,6 +311,7 @@ def fill_(x, value):
 
 def copy_(x, src):
     check_inplace(x)
+    check_no_overlap(x)
     if not _tracked(x, src):
         _copy_into(_writable(x), x, src)
         x._bump()
