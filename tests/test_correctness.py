@@ -183,3 +183,29 @@ def test_sgd_refuses_a_parameter_that_aliases_itself():
     with pytest.raises(RuntimeError) as info:
         ng.optim.SGD([p], lr=0.1).step()
     assert str(info.value) == ERR_OVERLAP
+
+
+def test_integers_mixed_with_advanced_indices_are_applied_first():
+    # NumPy would put the advanced dimension first (shape (3, 2)); PyTorch selects first
+    x = ng.arange(120.0).reshape(2, 3, 4, 5).requires_grad_()
+    y = x[0, 1:3, [2, 0, 1], -1]
+    assert y.shape == (2, 3)
+    assert y.tolist() == [[34.0, 24.0, 29.0], [54.0, 44.0, 49.0]]
+    assert type(y.grad_fn).__name__ == "IndexBackward0"
+    (y * ng.arange(6.0).reshape(2, 3)).sum().backward()
+    assert x.grad[0, 1, :, 4].tolist() == [1.0, 2.0, 0.0, 0.0]
+    assert x.grad[0, 2, :, 4].tolist() == [4.0, 5.0, 3.0, 0.0]
+    assert x.grad.sum().item() == 15.0
+    z = ng.zeros(2, 3, 4, 5)
+    z[0, 1:3, [2, 0, 1], -1] = ng.arange(6.0).reshape(2, 3)
+    assert z[0, 1:3, [2, 0, 1], -1].tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
+
+
+@pytest.mark.parametrize("index", [[0, 1], [True, True, False]])
+def test_an_index_changed_in_place_after_use_is_caught(index):
+    x = ng.ones(3, requires_grad=True)
+    i = ng.tensor(index)
+    y = x[i] * ng.tensor([1.0, 2.0])
+    i[0] = i[1]
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

@@ -108,7 +108,8 @@ def test_000_grad_fn_and_is_leaf():
     y = x + 1
     z = y.mean()
     z.backward()
-    assert f"{x.grad} {z}" == (
+    # (the tutorial prints them: str(), since format() of a 0-d tensor formats its value)
+    assert f"{x.grad!s} {z!s}" == (
         "tensor([[0.2500, 0.2500],\n        [0.2500, 0.2500]]) tensor(2., grad_fn=<MeanBackward0>)"
     )
 

@@ -329,7 +329,10 @@ def setitem(x, index, value):
     check_inplace(x)
     # the index becomes arrays here, once: an index Tensor must not count as an input of the
     # node (its gradient slot would take the value's gradient)
-    where = M._Index(*M._normalize_index(x, index))
+    where = M._Index.of(x, index)
+    if where.staged is not None:  # integers first, as PyTorch: a view, then the rest
+        first, then = where.staged
+        return setitem(M.getitem(x, first), then, value)
     advanced = "advanced" in where.kinds
     if advanced and isinstance(value, Tensor) and value.dtype is not x.dtype:
         raise RuntimeError(

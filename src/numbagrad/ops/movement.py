@@ -423,21 +423,61 @@ _INDEX_NODE = [
 
 def getitem(x, index):
     """``x[index]``: the index is turned into NumPy terms first, so it is not an input."""
-    index, kinds = _normalize_index(x, index)
-    return index_select_any(x, _Index(index, kinds))
+    where = _Index.of(x, index)
+    if where.staged is not None:
+        first, then = where.staged
+        return getitem(getitem(x, first), then)
+    return index_select_any(x, where)
 
 
 class _Index:
-    __slots__ = ("index", "kinds")
+    """An index in NumPy terms (``index``), its kinds, and the index Tensors it was made from
+    (``sources``: saved by the op, so an in-place change of one is caught before backward)."""
 
-    def __init__(self, index, kinds):
-        self.index, self.kinds = index, kinds
+    __slots__ = ("index", "kinds", "sources", "staged")
+
+    def __init__(self, index, kinds, sources=()):
+        self.index, self.kinds, self.sources = index, kinds, sources
+        self.staged = None
+
+    @classmethod
+    def of(cls, x, index):
+        from ..tensor import Tensor
+
+        items = index if isinstance(index, tuple) else (index,)
+        where = cls(*_normalize_index(x, index),
+                    tuple(i for i in items if isinstance(i, Tensor)))
+        if "advanced" in where.kinds and "int" in where.kinds:
+            where.staged = _ints_first(where.index)
+        return where
+
+
+def _ints_first(index):
+    """PyTorch applies integer indices first (as ``select``), then the advanced ones; NumPy
+    takes the integers as advanced indices, which moves the advanced dimensions when they are
+    apart. So ``x[index]`` is ``x[first][then]``: ``first`` the basic part, ``then`` the arrays
+    with a full slice for each dimension ``first`` kept."""
+    first, then = [], []
+    for item in index:
+        if isinstance(item, (int, np.integer)) and not isinstance(item, (bool, np.bool_)):
+            first.append(item)
+        elif isinstance(item, np.ndarray):
+            first.extend([slice(None)] * (item.ndim if item.dtype == np.bool_ else 1))
+            then.append(item)
+        elif item is None or isinstance(item, slice):
+            first.append(item)
+            then.append(slice(None))
+        else:  # Ellipsis, or a Python bool
+            first.append(item)
+            then.append(item)
+    return tuple(first), tuple(then)
 
 
 @composite("getitem", node="IndexBackward0")
 def index_select_any(ctx, x, idx):
     index, kinds = idx.index, idx.kinds
     ctx.index = index
+    _save_sources(ctx, idx)
     ctx.view = "advanced" not in kinds
     ctx.node_name = next((n for k, n in _INDEX_NODE if k in kinds), "AliasBackward0")
     try:
@@ -452,8 +492,21 @@ def index_select_any(ctx, x, idx):
     return out
 
 
+def _save_sources(ctx, idx):
+    for k, t in enumerate(idx.sources):
+        ctx.save(**{f"index{k}": t})
+
+
+def _check_sources(ctx):
+    """Raise the version-counter error if an index Tensor was changed in place since."""
+    for name in ctx.saved:
+        if name.startswith("index"):
+            ctx[name]
+
+
 @index_select_any.defvjp
 def getitem_vjp(ctx, grad):
+    _check_sources(ctx)
     return index_put_zeros(grad, _Index(ctx.index, ()), ctx.input_shapes[0])
 
 
@@ -482,7 +535,8 @@ def index_put(ctx, x, index, value):
     from ..tensor import Tensor
 
     if not isinstance(index, _Index):
-        index = _Index(*_normalize_index(x, index))
+        index = _Index.of(x, index)
+    _save_sources(ctx, index)
     advanced = "advanced" in index.kinds
     if advanced and index.kinds <= _INDEX_PUT_KINDS:
         # PyTorch writes other index kinds through a view first: its node is then CopySlices
@@ -529,6 +583,7 @@ def expand_error(got, target):
 def index_put_vjp(ctx, grad):
     from .registry import sum_to
 
+    _check_sources(ctx)
     g_x = index_put(grad, _Index(ctx.index, ()), 0)
     if len(ctx.input_shapes) == 1:
         return g_x
