@@ -209,3 +209,30 @@ def test_an_index_changed_in_place_after_use_is_caught(index):
     i[0] = i[1]
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("expr,connected", [
+    ("T.relu(x)", True), ("x.abs()", True), ("x.sign()", False),
+    ("x.clamp(-0.5, 0.5)", False), ("T.maximum(x, x * 0)", False), ("x * 2", False),
+])
+def test_second_order_through_a_piecewise_linear_op(expr, connected):
+    # PyTorch records relu's and abs's gradient as functions of x (derivative 0); the others'
+    # gradients are constants that do not require grad
+    x = ng.tensor([1.0, -1.0], requires_grad=True)
+    g, = ng.autograd.grad(eval(expr, {"T": ng, "x": x}).sum(), x, create_graph=True)
+    assert g.requires_grad is connected
+    if connected:
+        assert ng.autograd.grad(g.sum(), x)[0].tolist() == [0.0, 0.0]
+    else:
+        with pytest.raises(RuntimeError, match="does not require grad"):
+            ng.autograd.grad(g.sum(), x)
+
+
+def test_detaching_a_base_in_place_keeps_its_views_history():
+    x = ng.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+    h = x * 2
+    v = h[2:]
+    h.detach_()
+    assert v.requires_grad and type(v.grad_fn).__name__ == "SliceBackward0"
+    ((v * ng.tensor([1.0, 10.0])).sum() + x.sum()).backward()
+    assert x.grad.tolist() == [1.0, 1.0, 3.0, 21.0]

@@ -179,6 +179,8 @@ def relu(x):
 
 
 relu.defvjp(lambda grad, result: where(result > 0, grad, 0))
+# PyTorch's rule (threshold_backward) is a function of result: relu'' is 0, not undefined
+relu.zero_second_order = True
 
 
 @unary("pow", node="PowBackward0")

@@ -162,6 +162,9 @@ def refresh_view(v):
     """Re-derive a view's node after its base was modified in place (PyTorch does it lazily)."""
     base = v._base
     v._view_src = base._grad_fn
+    if base._grad_fn is None and not base._requires_grad:
+        # the base was detached in place (detach_): its views keep their history, as in PyTorch
+        return
     if base._requires_grad:
         isz = v._data.itemsize
         with enable_grad():

@@ -445,6 +445,9 @@ class Elementwise(OpDef):
         self.dtype_rule = dtype
         # (exception type, message) raised for bool inputs; None: bool is computed
         self.refuse_bool = refuse_bool
+        # whether a gradient that does not vary with the saved values is still recorded as their
+        # function (derivative zero), as PyTorch's formula for the op is (relu's)
+        self.zero_second_order = False
         self.vjps: list = [None] * n_in
         self.vjp_args: list = [()] * n_in
         self._passes_grad: list = [False] * n_in
@@ -873,6 +876,10 @@ class Elementwise(OpDef):
                 g = rule(*values)
                 if not isinstance(g, Tensor):
                     g = _as_tensor(g, compute)
+                if self.zero_second_order and not g._requires_grad:
+                    sources = [v for v in values if isinstance(v, Tensor) and v.requires_grad]
+                    if sources:
+                        g = depends_on(g, *sources)
             else:
                 if self._passes_grad[i]:
                     g = grad  # shared, as PyTorch does: gradients are never written in place
@@ -1331,3 +1338,19 @@ def composite(name, node=None, view=False):
         return Composite(name, fn, node or _default_node(name), view)
 
     return deco
+
+
+@composite("depends_on", node="AliasBackward0")
+def depends_on(ctx, g, *sources):
+    """``g``, recorded as a function of ``sources`` with derivative zero (see
+    ``Elementwise.zero_second_order``): a second derivative through it is zero, not an error
+    that nothing requires grad."""
+    return g._data
+
+
+@depends_on.defvjp
+def depends_on_vjp(ctx, grad):
+    Tensor = _tensor_class()
+    zeros = [Tensor._make(ctx.backend.zeros(shape, dt.np))
+             for shape, dt in zip(ctx.input_shapes[1:], ctx.input_dtypes[1:])]
+    return (grad, *zeros)
