@@ -34,6 +34,7 @@ accumulation and optimizers); memory NumPy code can write to behind our back (``
 from __future__ import annotations
 
 import math
+import threading
 import weakref
 
 import numba
@@ -59,6 +60,7 @@ _failed: set = set()
 # a WeakSet's add and its removal callback cost 0.3 us an expression more)
 _pending: list = []
 _prune_at = [64]
+_prune_lock = threading.Lock()
 _off = [0]  # > 0 while a backward pass runs: its ops run at once
 
 
@@ -171,14 +173,20 @@ def _track(e) -> None:
 
 
 def _prune() -> None:
-    """Drop the references to expressions gone or evaluated."""
-    live = []
-    for ref in _pending:
-        e = ref()
-        if e is not None and e.value is None:
-            live.append(ref)
-    _pending[:] = live
-    _prune_at[0] = max(64, 2 * len(live))
+    """Drop the references to expressions gone or evaluated.
+
+    Safe under threads: ``_track`` appends without a lock, so only the entries seen here are
+    replaced (a slice assignment is one step under the GIL) and what another thread appended
+    meanwhile stays at the end; prunes themselves take turns."""
+    with _prune_lock:
+        n = len(_pending)
+        live = []
+        for ref in _pending[:n]:
+            e = ref()
+            if e is not None and e.value is None:
+                live.append(ref)
+        _pending[:n] = live
+        _prune_at[0] = max(64, 2 * len(_pending))
 
 
 def before_write(a) -> None:
