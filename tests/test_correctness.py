@@ -236,3 +236,24 @@ def test_detaching_a_base_in_place_keeps_its_views_history():
     assert v.requires_grad and type(v.grad_fn).__name__ == "SliceBackward0"
     ((v * ng.tensor([1.0, 10.0])).sum() + x.sum()).backward()
     assert x.grad.tolist() == [1.0, 1.0, 3.0, 21.0]
+
+
+@pytest.mark.parametrize("expr,kind,message", [
+    ("T.ones(2.5)", "TypeError",
+     "ones(): argument 'size' (position 1) must be tuple of ints, not float"),
+    ("T.zeros([2.0])", "TypeError",
+     "zeros(): argument 'size' (position 1) must be tuple of ints, but found element of type "
+     "float at pos 0"),
+    ("T.ones(2, 2.5)", "TypeError",
+     "ones(): argument 'size' failed to unpack the object at pos 2 with error \"type must be "
+     "tuple of ints,but got float\""),
+    ("T.ones(2)['x']", "TypeError", "new(): invalid data type 'str'"),
+    ("(T.ones(2, requires_grad=True) * 2).backward([1.0, 2.0])", "TypeError",
+     "gradients can be either Tensors or None, but got float"),
+    ("T.autograd.grad((T.ones(2, requires_grad=True) * 2).sum(), [])", "RuntimeError",
+     "`inputs` argument to `grad()` cannot be empty."),
+])
+def test_pytorch_errors_for_bad_arguments(expr, kind, message):
+    with pytest.raises(Exception) as info:
+        eval(expr, {"T": ng})
+    assert (type(info.value).__name__, str(info.value)) == (kind, message)

@@ -137,9 +137,23 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array)
 
 
-def _shape(size) -> tuple:
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+def _shape(size, name) -> tuple:
+    """``size`` (ints, or one sequence of them) as a shape; PyTorch's TypeError for anything
+    else (a float is not truncated)."""
+    one_sequence = len(size) == 1 and isinstance(size[0], (tuple, list))
+    if one_sequence:
         size = tuple(size[0])
+    for k, s in enumerate(size):
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            kind = type(s).__name__
+            if one_sequence:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                                f"but found element of type {kind} at pos {k}")
+            if len(size) == 1:
+                raise TypeError(f"{name}(): argument 'size' (position 1) must be tuple of ints, "
+                                f"not {kind}")
+            raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos "
+                            f"{k + 1} with error \"type must be tuple of ints,but got {kind}\"")
     shape = tuple(int(s) for s in size)
     for s in shape:
         if s < 0:
@@ -171,23 +185,23 @@ def _filled(shape, value, np_dtype, requires_grad, dev) -> Tensor:
 
 def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
-    return _filled(_shape(size), 0, _dt(dtype).np, requires_grad, device)
+    return _filled(_shape(size, "zeros"), 0, _dt(dtype).np, requires_grad, device)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
-    return _filled(_shape(size), 1, _dt(dtype).np, requires_grad, device)
+    return _filled(_shape(size, "ones"), 1, _dt(dtype).np, requires_grad, device)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
-    return _filled(_shape(size), None, _dt(dtype).np, requires_grad, device)
+    return _filled(_shape(size, "empty"), None, _dt(dtype).np, requires_grad, device)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype, _infer_dtype(fill_value))
-    return _filled(_shape((size,)), fill_value, dt.np, requires_grad, device)
+    return _filled(_shape((size,), "full"), fill_value, dt.np, requires_grad, device)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -223,13 +237,14 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
 def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype)
-    return _finish(_rng.random(_shape(size), dtype=np.float64).astype(dt.np), requires_grad, device)
+    data = _rng.random(_shape(size, "rand"), dtype=np.float64).astype(dt.np)
+    return _finish(data, requires_grad, device)
 
 
 def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype)
-    return _finish(_rng.standard_normal(_shape(size)).astype(dt.np), requires_grad, device)
+    return _finish(_rng.standard_normal(_shape(size, "randn")).astype(dt.np), requires_grad, device)
 
 
 def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -237,7 +252,7 @@ def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     dt = _dt(dtype, D.default_int)
-    data = _rng.integers(low, high, size=_shape((size,))).astype(dt.np)
+    data = _rng.integers(low, high, size=_shape((size,), "randint")).astype(dt.np)
     return _finish(data, requires_grad, device)
 
 

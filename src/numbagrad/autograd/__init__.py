@@ -65,7 +65,9 @@ def _make_grads(outputs, grads):
                 )
             g = factory.ones_like(t)
         elif not isinstance(g, Tensor):
-            g = factory.tensor(g, dtype=t.dtype, device=t.device)
+            raise TypeError(
+                f"gradients can be either Tensors or None, but got {type(g).__name__}"
+            )
         if g.device != t.device:
             raise RuntimeError(
                 f"invalid gradient at index {i} - expected device {t.device} but got {g.device}"
@@ -93,6 +95,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         grad_tensors = grad_variables
     outputs = _tensors(tensors)
     grads = _tensors(grad_tensors) if grad_tensors is not None else [None] * len(outputs)
+    for g in grads:  # (PyTorch checks this before the counts)
+        if g is not None and not isinstance(g, _tensor_class()):
+            raise TypeError(
+                f"gradients can be either Tensors or None, but got {type(g).__name__}"
+            )
     if len(grads) != len(outputs):
         raise RuntimeError(
             f"got {len(outputs)} tensors and {len(grads)} gradients"
@@ -126,6 +133,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             "Expected allow_unused to be True or not passed when materialize_grads=True, "
             "but got: allow_unused=False."
         )
+    if not ins:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     for t in ins:
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")

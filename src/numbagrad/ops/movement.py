@@ -402,6 +402,8 @@ def _normalize_index(x, index):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             kinds.add("advanced")
             dim += item.ndim if item.dtype == np.bool_ else 1
+        elif isinstance(item, str):
+            raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
         else:
             raise IndexError(
                 "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
