@@ -257,3 +257,45 @@ def test_pytorch_errors_for_bad_arguments(expr, kind, message):
     with pytest.raises(Exception) as info:
         eval(expr, {"T": ng})
     assert (type(info.value).__name__, str(info.value)) == (kind, message)
+
+
+def test_an_interrupt_inside_a_hook_leaves_the_graph_ready_for_a_retry():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    z = (y * y).sum()
+    calls = []
+
+    def hook(g):
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return g
+
+    y.register_hook(hook)
+    with pytest.raises(KeyboardInterrupt):
+        z.backward(retain_graph=True)
+    assert x.grad is None
+    z.backward()
+    assert x.grad.tolist() == [18.0, 36.0]
+
+
+def test_an_exception_in_a_leaf_hook_accumulates_nothing():
+    w = ng.tensor([1.0], requires_grad=True)
+    handle = w.register_hook(lambda g: 1 / 0)
+    q = (w * 2).sum()
+    with pytest.raises(ZeroDivisionError):
+        q.backward(retain_graph=True)
+    assert w.grad is None
+    handle.remove()
+    q.backward()
+    assert w.grad.tolist() == [2.0]
+
+
+def test_grad_of_a_graph_1e5_nodes_deep():
+    # (the engine is iterative: no recursion limit; its time is linear in the node count)
+    a = ng.tensor([1.0], requires_grad=True)
+    b = a
+    for _ in range(100_000):
+        b = b * 1.0
+    g, = ng.autograd.grad(b.sum(), inputs=[a])
+    assert g.tolist() == [1.0]
