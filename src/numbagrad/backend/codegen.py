@@ -5,18 +5,30 @@ that source, types its numeric literals for one dtype (``1.0`` becomes ``_c(1.0)
 ``_c = np.float32``, so no float64 arithmetic leaks into a float32 kernel), writes the result
 to a file named by its content hash and imports it, so Numba's ``cache=True`` works across
 processes: the second process loads machine code instead of compiling.
+
+The cache is never the user's problem: a cached file that does not match its source is
+rewritten, a damaged Numba cache entry is removed and compiled again, and a directory that
+cannot be written (read-only, not a directory, a full disk) means compiling in memory. Each
+of these gives one ``KernelCacheWarning`` per process, never an error or a wrong result.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import glob
 import hashlib
 import importlib.util
 import inspect
+import linecache
 import os
+import pickle
 import sys
 import textwrap
 import threading
+import types
+import uuid
+import warnings
 from pathlib import Path
 
 _lock = threading.Lock()
@@ -42,6 +54,9 @@ def cache_dir() -> Path:
     else:
         xdg = os.environ.get("XDG_CACHE_HOME")
         base = (Path(xdg) if xdg else Path.home() / ".cache") / "numbagrad"
+        if not xdg and not base.is_absolute():
+            # no $HOME and no passwd entry: "~" would be a folder below the working directory
+            raise RuntimeError("cannot find the home directory for the kernel cache")
     return base / "kernels"
 
 
@@ -199,25 +214,281 @@ def cached_kernel(cache: dict, key: tuple, np_dtype, build_body, attr: str = "ke
 
 
 def load_module(np_name: str, body: str):
-    """Write ``HEADER + body`` to a content-addressed file and import it (once per process)."""
+    """Write ``HEADER + body`` to a content-addressed file and import it (once per process).
+
+    When the cache directory cannot be used the module is compiled in memory instead, without
+    Numba's disk cache (see ``_import_kernel``).
+    """
     source = HEADER.format(np_name=np_name) + "\n\n" + body + "\n"
     digest = hashlib.sha1(source.encode()).hexdigest()[:20]
     modname = f"numbagrad_k_{digest}"
     with _lock:
         mod = _modules.get(modname)
-        if mod is not None:
-            return mod
-        directory = cache_dir()
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"k_{digest}.py"
-        if not path.exists() or path.read_text() != source:
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(source)
-            os.replace(tmp, path)
-        spec = importlib.util.spec_from_file_location(modname, path)
-        mod = importlib.util.module_from_spec(spec)
-        # numba's cache locator imports the module by name in later processes: register first
-        sys.modules[modname] = mod
-        spec.loader.exec_module(mod)
-        _modules[modname] = mod
+        if mod is None:
+            mod = _modules[modname] = _import_kernel(modname, f"k_{digest}.py", source)
         return mod
+
+
+# ---------------------------------------------------------------- cache faults
+
+
+class KernelCacheWarning(UserWarning):
+    """numbagrad could not use its kernel cache as usual; the message says what went wrong
+    and what it did instead. Results are unaffected, only compile time is."""
+
+
+_warn_lock = threading.Lock()
+_warned = False
+# cache directories this process could not write: later kernels go straight to memory
+_unusable_dirs: set[Path] = set()
+
+
+def _warn_once(message: str) -> None:
+    """One ``KernelCacheWarning`` per process: a cache fault usually hits every kernel, and
+    the first message says what to fix."""
+    global _warned
+    with _warn_lock:
+        if _warned:
+            return
+        _warned = True
+    warnings.warn("numbagrad: " + message, KernelCacheWarning, stacklevel=3)
+
+
+class _NoDiskCache(Exception):
+    """Numba found no directory to write its cache of a function to."""
+
+
+def _import_kernel(modname: str, filename: str, source: str):
+    """The module ``source``, imported from ``filename`` in the cache directory, or compiled in
+    memory where that directory cannot be written.
+
+    A private temporary directory would be no better than memory: Numba's cache never helps
+    the process that writes it, and the directory would be deleted at exit.
+    """
+    try:
+        directory = cache_dir()
+    except (RuntimeError, KeyError) as e:
+        problem = f"no kernel cache directory ({e})"
+    else:
+        if directory in _unusable_dirs:
+            return _exec_in_memory(modname, source)
+        try:
+            return _exec_file(modname, _write_kernel_file(directory / filename, source), source)
+        except (OSError, _NoDiskCache) as e:
+            _unusable_dirs.add(directory)
+            problem = f"cannot use the kernel cache directory '{directory}' ({e})"
+    _warn_once(f"{problem}; compiling kernels in memory for this process instead, without "
+               "a disk cache (a later process compiles them again). Set NUMBAGRAD_CACHE_DIR "
+               "to a writable directory to keep them.")
+    return _exec_in_memory(modname, source)
+
+
+def _write_kernel_file(path: Path, source: str) -> Path:
+    """``path``, made to hold exactly ``source``: written if missing, rewritten if its bytes
+    differ (cut short, overwritten, not UTF-8: anything but the text its name is a hash of)."""
+    data = source.encode()
+    try:
+        damaged = path.read_bytes() != data
+    except FileNotFoundError:
+        damaged = False
+        path.parent.mkdir(parents=True, exist_ok=True)
+    else:
+        if not damaged:
+            return path
+    _write_atomic(path, data)
+    if damaged:
+        _warn_once(f"the cached kernel '{path}' did not match its source (truncated or "
+                   "corrupted); rewrote it from the source")
+    return path
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a new file beside it, so another process sees the
+    old file or the whole new one, never a part (a full disk leaves the old one alone)."""
+    tmp = path.with_name(f"{path.name}.{uuid.uuid4().hex[:16]}.tmp")
+    try:
+        with open(tmp, "xb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _exec_file(modname: str, path: Path, source: str):
+    """Import the module at ``path``, which holds ``source``, its Numba functions guarded."""
+    spec = importlib.util.spec_from_file_location(modname, path)
+    mod = importlib.util.module_from_spec(spec)
+    # numba's cache locator imports the module by name in later processes: register first
+    sys.modules[modname] = mod
+    try:
+        # compiled from the text just checked, not through the import system, which would
+        # trust a damaged .pyc beside the file whose header still matches
+        exec(compile(source, str(path), "exec"), mod.__dict__)
+        _guard_numba_caches(mod)
+    except RuntimeError as e:
+        del sys.modules[modname]
+        if str(e).startswith("cannot cache function"):  # Numba found nowhere to write it
+            raise _NoDiskCache(str(e)) from e
+        raise
+    except BaseException:
+        del sys.modules[modname]
+        raise
+    return mod
+
+
+def _exec_in_memory(modname: str, source: str):
+    """The module ``source`` compiled without a file and without Numba's disk cache."""
+    source = source.replace("cache=True", "cache=False")
+    filename = f"<numbagrad kernel {modname}>"
+    # so tracebacks and Numba's error messages can still show the kernel's lines
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    mod = types.ModuleType(modname)
+    sys.modules[modname] = mod
+    try:
+        exec(compile(source, filename, "exec"), mod.__dict__)
+    except BaseException:
+        del sys.modules[modname]
+        raise
+    return mod
+
+
+def _guard_numba_caches(mod) -> None:
+    """Give each Numba function in ``mod`` a disk cache whose faults are a warning and a
+    fresh compile (``_CacheGuard``).
+
+    Numba reads and writes its cache only when a function meets new argument types, so the
+    guard costs nothing on the calls after that.
+    """
+    for obj in list(vars(mod).values()):
+        cache = getattr(obj, "_cache", None)
+        # a disk cache (CPU or CUDA), not Numba's NullCache nor one guarded already
+        if getattr(cache, "_cache_file", None) is None or isinstance(cache, _CacheGuard):
+            continue
+        # (these are Numba's internals: a Numba whose cache classes differ keeps its own
+        # cache, unguarded, rather than failing every kernel)
+        files = cache._cache_file
+        try:
+            checked = _with_mixin(_CheckedCacheFile, type(files))(
+                cache_path=files._cache_path,
+                filename_base=cache._impl.filename_base,
+                source_stamp=files._source_stamp,
+            )
+        except (AttributeError, TypeError):
+            continue
+        # the same object with the guard's class: a new cache would search Numba's cache
+        # locations again (a test file written and deleted per function, 0.1 ms)
+        cache.__class__ = _with_mixin(_CacheGuard, type(cache))
+        cache._cache_file = checked
+
+
+_mixed: dict[tuple[type, type], type] = {}
+
+
+def _with_mixin(mixin: type, cls: type) -> type:
+    """``cls`` with ``mixin``'s methods in front: Numba's CPU and CUDA caches are separate but
+    alike classes, and the CUDA dispatcher checks ``isinstance`` of its own."""
+    sub = _mixed.get((mixin, cls))
+    if sub is None:
+        name = mixin.__name__.lstrip("_") + "_" + cls.__name__
+        sub = _mixed[mixin, cls] = type(name, (mixin, cls), {"__module__": __name__})
+    return sub
+
+
+class _CacheGuard:
+    """For Numba's per-function disk cache (``numba.core.caching.Cache`` or its CUDA twin):
+    an entry that cannot be read is removed and the function compiled again, an entry that
+    cannot be written is not kept; either way one ``KernelCacheWarning``.
+
+    Numba 0.68 unpickles its ``.nbi`` index and ``.nbc`` data files unchecked: a truncated or
+    garbled file raises in every later process until it is deleted by hand (UnpicklingError,
+    EOFError, UnicodeDecodeError, LLVM's "bitcode parsing error"), and a few changed bytes in a
+    data file can crash the process inside LLVM, or load. Hence ``_CheckedCacheFile``.
+    """
+
+    def load_overload(self, sig, target_context):
+        try:
+            return super().load_overload(sig, target_context)
+        except Exception as e:
+            self._cache_file.remove()
+            _warn_once(f"Numba's cache of the kernel function {self._py_func.__name__!r} in "
+                       f"'{self._cache_path}' could not be read ({type(e).__name__}: {e}); "
+                       "removed it and compiled the function again")
+            return None
+
+    def save_overload(self, sig, data):
+        try:
+            super().save_overload(sig, data)
+        except Exception as e:
+            self.disable()
+            _warn_once(f"could not save Numba's cache of the kernel function "
+                       f"{self._py_func.__name__!r} to '{self._cache_path}' "
+                       f"({type(e).__name__}: {e}); it is compiled for this process only")
+
+
+_SHA256 = 32  # bytes
+
+
+class _CheckedCacheFile:
+    """For Numba's ``IndexDataCacheFile`` (the index and data files of one function):
+
+    * every file ends with the SHA-256 of the pickle before it, checked before unpickling, so
+      a damaged file is an error (``_CacheGuard`` compiles again), never a crash or wrong code;
+    * a data file holds the index key it was compiled for. Numba names data files by
+      counting, so two processes compiling two signatures of one function at once can both
+      write ``.1.nbc`` and leave the index naming the other's code: such an entry is a miss;
+    * the version in the index differs from Numba's, so plain Numba's files (an older
+      numbagrad's) read as empty and are replaced, and Numba would read these as empty too.
+    """
+
+    def __init__(self, cache_path, filename_base, source_stamp):
+        super().__init__(cache_path, filename_base, source_stamp)
+        self._version = f"{self._version}+numbagrad-sha256"
+
+    def save(self, key, data):
+        super().save(key, (key, data))
+
+    def load(self, key):
+        entry = super().load(key)
+        if entry is None or entry[0] != key:
+            return None
+        return entry[1]
+
+    def remove(self) -> None:
+        """Delete this function's index and data files."""
+        base = self._index_path[: -len(".nbi")]
+        for path in [self._index_path, *glob.glob(glob.escape(base) + ".*.nbc")]:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+
+    def _dump(self, obj):
+        data = super()._dump(obj)
+        return data + hashlib.sha256(data).digest()
+
+    def _load_index(self):
+        # Numba's, checking the checksum before unpickling
+        try:
+            with open(self._index_path, "rb") as f:
+                version = pickle.load(f)
+                data = f.read()
+        except FileNotFoundError:
+            return {}
+        if version != self._version:
+            return {}
+        stamp, overloads = pickle.loads(_checked(data, self._index_path))
+        return overloads if stamp == self._source_stamp else {}
+
+    def _load_data(self, name):
+        path = self._data_path(name)
+        with open(path, "rb") as f:
+            data = f.read()
+        return pickle.loads(_checked(data, path))
+
+
+def _checked(data: bytes, path) -> bytes:
+    """``data`` less its SHA-256 ending, which must match (see ``_CheckedCacheFile``)."""
+    body, digest = data[:-_SHA256], data[-_SHA256:]
+    if len(data) < _SHA256 or hashlib.sha256(body).digest() != digest:
+        raise ValueError(f"'{path}' is damaged (its checksum does not match)")
+    return body
