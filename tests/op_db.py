@@ -119,7 +119,8 @@ OPS = [
     U("ge", lambda x, y: x >= y, np.greater_equal, 2, B, grad=False, int_ok=True),
     # ---------------------------------------------------------------- reductions
     U("sum", lambda x: x.sum(), np.sum, shapes=[()] + REDUCE_SHAPES + [(0, 3)], int_ok=True),
-    U("mean", lambda x: x.mean(-1), lambda a: a.mean(-1), shapes=REDUCE_SHAPES),
+    U("mean", lambda x: x.mean(-1), lambda a: a.mean(-1), shapes=REDUCE_SHAPES,
+      node="MeanBackward1"),
     U("prod", lambda x: x.prod(0), lambda a: a.prod(0), shapes=REDUCE_SHAPES, node="ProdBackward1",
       domain=(0.5, 1.5), int_ok=True),
     U("amax", lambda x: x.amax(0), lambda a: a.max(0), shapes=REDUCE_SHAPES, int_ok=True),
@@ -170,6 +171,8 @@ OPS = [
     U("expand", lambda x: x.expand(4, *x.shape), lambda a: np.broadcast_to(a, (4,) + a.shape),
       shapes=[(), (3,), (2, 1)]),
     U("alias", lambda x: x[...], lambda a: a, shapes=[(3,)], node="AliasBackward0"),
+    U("depends_on", lambda x: ng.ops.registry.depends_on(x * 2, x), lambda a: a * 2,
+      shapes=[(3,), (2, 3)], node="AliasBackward0"),
     U("clone", lambda x: x.clone(), lambda a: a.copy(), shapes=[(2, 3), "strided"], int_ok=True),
     U("to_dtype", lambda x: x.double(), lambda a: a.astype(np.float64), shapes=[(3,), "strided"],
       node="ToCopyBackward0", same_dtype=False),

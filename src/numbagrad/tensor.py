@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from . import dtypes as D
+from .autograd.grad_mode import _state as _grad_state
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.graph import _TENSOR, HookDict, RemovableHandle, grad_accumulator
 
@@ -132,6 +133,7 @@ class Tensor:
     _hooks = None
     _retains_grad = False
     _lazy = None  # an unevaluated expression (only on a LazyTensor; see ops/lazy.py)
+    _inference = False  # made under inference_mode(): keeps no version counter
 
     # allow NumPy binary ops to defer to our reflected operators
     __array_priority__ = 1000
@@ -156,6 +158,8 @@ class Tensor:
         self._version_cell = [0]
         if requires_grad:
             self._requires_grad = True
+        if _grad_state.inference:
+            self._inference = True
 
     @classmethod
     def _make(cls, data: np.ndarray, requires_grad: bool = False) -> Tensor:
@@ -164,6 +168,8 @@ class Tensor:
         t._version_cell = [0]
         if requires_grad:
             t._requires_grad = True
+        if _grad_state.inference:
+            t._inference = True
         return t
 
     # ------------------------------------------------------------ basic attributes
@@ -291,20 +297,25 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value: bool) -> None:
+        # (PyTorch's wording differs between the setter and requires_grad_, and so here)
         if self.grad_fn is not None:
             if not value:
-                raise RuntimeError(
-                    "you can only change requires_grad flags of leaf variables. If you want to "
-                    "use a computed variable in a subgraph that doesn't require differentiation "
-                    "use var_no_grad = var.detach()."
-                )
-            return
+                raise RuntimeError(_ERR_NON_LEAF_FLAG)
+            raise RuntimeError("you can only change requires_grad flags of leaf variables.")
         if value and not self.dtype.is_floating_point:
-            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        self.requires_grad = requires_grad
+        if self.grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(_ERR_NON_LEAF_FLAG)
+            return self  # a non-leaf requires grad already
+        if requires_grad and not self.dtype.is_floating_point:
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._requires_grad = bool(requires_grad)
         return self
 
     @property
@@ -316,7 +327,17 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        if self._inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._version_cell[0]
+
+    def is_inference(self) -> bool:
+        """Whether this tensor was made under ``inference_mode()`` (or is a view of one)."""
+        return self._inference
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another (its ``_base``)."""
+        return self._base is not None
 
     def _bump(self) -> None:
         self._version_cell[0] += 1
@@ -359,6 +380,11 @@ class Tensor:
                     "dtype)."
                 )
         self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        # PyTorch's ``del t.grad`` sets it to None
+        self._grad = None
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate the gradient of this tensor into the leaves' ``.grad``."""
@@ -410,6 +436,9 @@ class Tensor:
         """A new leaf sharing storage, outside the graph."""
         t = Tensor._make(self._data)
         t._version_cell = self._version_cell
+        # an alias: an inference tensor exactly when the source is one (as in PyTorch)
+        if t._inference is not self._inference:
+            t._inference = self._inference
         return t
 
     def detach_(self) -> Tensor:
@@ -423,7 +452,10 @@ class Tensor:
 
     @property
     def data(self) -> Tensor:
-        return Tensor._make(self._data)
+        t = Tensor._make(self._data)
+        if t._inference is not self._inference:  # (an alias, as ``detach``)
+            t._inference = self._inference
+        return t
 
     @data.setter
     def data(self, value: Tensor) -> None:
@@ -442,7 +474,9 @@ class Tensor:
                 f"can't convert {self.device} device type tensor to numpy. Use Tensor.cpu() to "
                 "copy the tensor to host memory first."
             )
-        if self._requires_grad and not force:
+        # refused only while grad mode is on: under no_grad (and so in a custom Function's
+        # forward) PyTorch hands out the array of a tensor that requires grad
+        if self._requires_grad and _grad_state.enabled and not force:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
@@ -517,9 +551,13 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.ndim == 0 and spec:
+        # a 0-d tensor formats as its Python number, even with an empty spec (f"{t}" of
+        # tensor(2.5) is '2.5'); any other tensor takes object.__format__: str() for an empty
+        # spec, TypeError for any other (PyTorch's Tensor.__format__; a subclass other than
+        # the lazy tensor, as PyTorch's own subclasses, takes the second way)
+        if self._data.ndim == 0 and (type(self) is Tensor or type(self) is Tensor._Lazy):
             return format(self.item(), spec)
-        return object.__format__(self, spec) if spec else repr(self)
+        return object.__format__(self, spec)
 
     def __reduce_ex__(self, proto):
         return (_rebuild, (self._host(), self._requires_grad, str(self.device)))
@@ -737,11 +775,40 @@ class Tensor:
 
     @property
     def T(self):
+        if self.ndim == 0:
+            _warn_once("T0", "Tensor.T is deprecated on 0-D tensors. This function is the identity "
+                             "in these cases.")
+        elif self.ndim != 2:
+            _warn_once("T", _WARN_T)
         return _F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
     def mT(self):
+        if self.ndim < 2:
+            if self.ndim == 1:
+                raise RuntimeError(
+                    "tensor.mT is only supported on matrices or batches of matrices. Got 1-D "
+                    "tensor."
+                )
+            _warn_once("mT0", "Tensor.mT is deprecated on 0-D tensors. This function is the "
+                              "identity in these cases.")
+            return self  # (PyTorch returns the tensor itself: no node, no view)
         return _F.transpose(self, -2, -1)
+
+
+_WARN_T = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+    "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+    "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+    "tensor."
+)
+_WARNED_ONCE: set = set()  # PyTorch gives these deprecation warnings once per process
+
+
+def _warn_once(key, message):
+    if key not in _WARNED_ONCE:
+        _WARNED_ONCE.add(key)
+        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 _TYPE_NAMES = {
@@ -755,6 +822,12 @@ _TYPE_NAMES = {
 
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int",
             "bool": "bool"}
+
+_ERR_NON_LEAF_FLAG = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+    "variable in a subgraph that doesn't require differentiation use var_no_grad = "
+    "var.detach()."
+)
 
 
 def _weak(t):

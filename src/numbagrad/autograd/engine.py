@@ -273,7 +273,7 @@ def run_backward(
                         members, contributions, external = fused
                         fused = grads = None
                         for m in members:
-                            if not retain_graph and m._saved_anything:
+                            if not retain_graph and m._has_saved:
                                 m.release()
                         for nxt in external:
                             if nxt not in buffers:
@@ -318,7 +318,7 @@ def run_backward(
                             in_grads = tuple(res)
             else:
                 in_grads = (None,) * len(node.next_functions)
-            if not retain_graph and node._saved_anything:
+            if not retain_graph and node._has_saved:
                 node.release()
             seq = node._sequence_nr
             follow = None  # a node this one reached first

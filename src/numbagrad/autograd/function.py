@@ -234,7 +234,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         node._output_meta = meta
         node._num_outputs = len(outputs)
         node._saved = _pack_saved(node, results)
-        node._saved_anything = bool(node._saved)
+        node._has_saved = bool(node._saved)
         return results[0] if single else tuple(results)
 
 

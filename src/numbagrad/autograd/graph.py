@@ -57,7 +57,7 @@ class Node:
     _tensor_hooks: dict[int, HookDict] = {}
     _retain_grad_hooks: dict[int, object] = {}
     _released = False
-    _saved_anything = False
+    _has_saved = False
     # whether any hook table was ever made (``_own``): the engine checks this one flag per node
     _hooked = False
     # registry nodes the engine may run several of as one kernel (ops/fusion.py): 1 for an
@@ -123,7 +123,7 @@ class Node:
 
     def release(self) -> None:
         """Drop saved tensors after a backward pass without ``retain_graph``."""
-        if self._saved_anything:
+        if self._has_saved:
             self._released = True
 
     def check_not_released(self) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .registry import composite, sum_to
@@ -134,7 +136,8 @@ def matmul(x, y):
     if y.ndim <= 2 and x.ndim >= 3:
         # fold the batch into the rows: one mm (or mv) on a (batch*n, k) matrix
         k = x.shape[-1]
-        rows = M.reshape(x, -1, k)
+        # (the row count spelled out: -1 cannot be inferred when k is 0)
+        rows = M.reshape(x, math.prod(x.shape[:-1]), k)
         if y.ndim == 1:
             return M.unsafe_view(mv(rows, y), x.shape[:-1])
         if k != y.shape[0]:
@@ -159,12 +162,10 @@ def matmul(x, y):
     b = int(np.prod(batch))
     xb = M.reshape(M.expand(xe, batch + (n, k)), b, n, k)
     yb = M.reshape(M.expand(ye, batch + (k, m)), b, k, m)
-    out = M.unsafe_view(bmm(xb, yb), batch + (n, m))
-    if x.ndim == 1:
-        out = M.squeeze(out, -2)
-    if y.ndim == 1:
-        out = M.squeeze(out, -1)
-    return out
+    # the 1-D operands' dims are left out of the view itself (PyTorch's UnsafeViewBackward0)
+    return M.unsafe_view(
+        bmm(xb, yb), batch + ((n,) if x.ndim > 1 else ()) + ((m,) if y.ndim > 1 else ())
+    )
 
 
 __all__ = ["mm", "bmm", "mv", "dot", "matmul", "sum_to"]

@@ -38,6 +38,11 @@ def infer_shape(shape, numel) -> tuple:
                 raise RuntimeError(f"invalid shape dimension {s}")
             known *= s
     if -1 in shape:
+        if known == 0 and numel == 0:
+            raise RuntimeError(
+                f"cannot reshape tensor of 0 elements into shape {_fmt(shape)} because the "
+                "unspecified dimension size -1 can be any value and is ambiguous"
+            )
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{_fmt(shape)}' is invalid for input of size {numel}")
         shape[shape.index(-1)] = numel // known
@@ -602,16 +607,27 @@ def _join_dtype(tensors, name):
     return D.result_type(*tensors)
 
 
+def _legacy_empty(t):
+    """An empty 1-D tensor, which ``cat`` leaves out whatever the other tensors' shapes."""
+    return t.ndim == 1 and t.shape[0] == 0
+
+
 @composite("cat")
 def cat(ctx, tensors, dim=0):
     dt = _join_dtype(tensors, "torch.cat")
-    ref = next((t for t in tensors if t.ndim), tensors[0])
-    if ref.ndim == 0:
-        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = normalize_dims(dim, ref.ndim)[0]
+    # the shape comes from the first tensor that is not a legacy empty 1-D one (PyTorch skips
+    # those whatever the other tensors' dims)
     for i, t in enumerate(tensors):
-        if t.ndim == 1 and t.shape[0] == 0:
-            continue  # PyTorch skips empty 1-D tensors
+        if t.ndim == 0:
+            raise RuntimeError(
+                f"zero-dimensional tensor (at position {i}) cannot be concatenated"
+            )
+    ref = next((t for t in tensors if not _legacy_empty(t)), tensors[0])
+    # (when every tensor is empty 1-D, PyTorch does not check dim: the result is empty 1-D)
+    d = normalize_dims(dim, ref.ndim)[0] if not _legacy_empty(ref) else 0
+    for i, t in enumerate(tensors):
+        if _legacy_empty(t):
+            continue
         if t.ndim != ref.ndim:
             raise RuntimeError(
                 "Tensors must have same number of dimensions: got "
@@ -625,17 +641,19 @@ def cat(ctx, tensors, dim=0):
                 )
     ctx.dim = d
     parts = [t._data.astype(dt.np, copy=False) for t in tensors
-             if not (t.ndim == 1 and t.shape[0] == 0 and ref.ndim != 1)]
+             if not (_legacy_empty(t) and ref.ndim != 1)]
     ctx.sizes = [t.shape[d] if t.ndim == ref.ndim else 0 for t in tensors]
     return ctx.backend.concatenate(parts, axis=d)
 
 
 @cat.defvjp
 def cat_vjp(ctx, grad):
+    from ..factory import zeros
+
     out, start = [], 0
     for shape, n in zip(ctx.input_shapes, ctx.sizes):
-        if len(shape) != grad.ndim:
-            out.append(None)
+        if len(shape) != grad.ndim:  # a skipped empty 1-D tensor: an empty gradient
+            out.append(zeros(0, dtype=grad.dtype, device=grad.device))
             continue
         idx = (slice(None),) * ctx.dim + (slice(start, start + n),)
         out.append(grad[idx])
@@ -663,12 +681,18 @@ def stack_vjp(ctx, grad):
 
 @composite("split", node="SplitBackward0", view=True)
 def split(ctx, x, split_size_or_sections, dim=0):
+    # PyTorch's checks, in its order
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
-    d = normalize_dims(dim, x.ndim)[0]
-    n = x.shape[d]
     if isinstance(split_size_or_sections, (list, tuple)):
-        sizes = list(split_size_or_sections)
+        d = normalize_dims(dim, x.ndim)[0]
+        n = x.shape[d]
+        sizes = [int(s) for s in split_size_or_sections]
+        if any(s < 0 for s in sizes):
+            raise RuntimeError(
+                "split_with_sizes expects split_sizes have only non-negative entries, but got "
+                f"split_sizes={_fmt(sizes)}"
+            )
         if sum(sizes) != n:
             raise RuntimeError(
                 f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's size "
@@ -677,8 +701,18 @@ def split(ctx, x, split_size_or_sections, dim=0):
         ctx.node_name = "SplitWithSizesBackward0"
     else:
         step = int(split_size_or_sections)
-        if step <= 0 and n:
-            raise RuntimeError(f"split expects split_size be non-negative, but got split_size={step}")
+        if step < 0:
+            raise RuntimeError(
+                f"split expects split_size be non-negative, but got split_size={step}"
+            )
+        d = normalize_dims(dim, x.ndim)[0]
+        n = x.shape[d]
+        if step == 0 and n:
+            raise RuntimeError(
+                "split_size can only be 0 if dimension size is 0, but got dimension size of "
+                f"{n}"
+            )
+        # one piece at least: an empty dim, or a split size past the dim's size, gives one
         sizes = [min(step, n - s) for s in range(0, n, step)] if n else [0]
     ctx.dim = d
     outs, start = [], 0
@@ -693,15 +727,21 @@ def split(ctx, x, split_size_or_sections, dim=0):
 def split_vjp(ctx, grads):
     from .. import ops
 
-    return ops.cat(list(grads), dim=ctx.dim)
+    # (a single output's gradient comes as a Tensor, not a list of one)
+    return ops.cat(grads if isinstance(grads, list) else [grads], dim=ctx.dim)
 
 
 def chunk(x, chunks, dim=0):
+    if x.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
     if chunks <= 0:
         raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
     d = normalize_dims(dim, x.ndim)[0]
-    step = max(1, math.ceil(x.shape[d] / chunks))
-    return split(x, step, d)
+    n = x.shape[d]
+    if n == 0:
+        # as in PyTorch: ``chunks`` empty pieces (a split of size 0 would give one)
+        return split(x, [0] * chunks, d)
+    return split(x, -(-n // chunks), d)
 
 
 def select(x, dim, index):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import math
+import sys
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -47,6 +50,16 @@ def normalize_dims(dim, ndim) -> tuple:
     return (_wrap_dim(dim, ndim),)
 
 
+def reduction_dims(dim, ndim) -> tuple:
+    """The dims a reduction runs over, as ``normalize_dims`` gives them, with PyTorch's two
+    special cases: an empty list means every dim, and a 0-d tensor (which accepts dim 0 and -1,
+    range-checked as such) has no dim to reduce over, so its reduction is the identity."""
+    dims = normalize_dims(dim, ndim)
+    if not ndim:
+        return ()
+    return dims if dims else tuple(range(ndim))
+
+
 def _keep_shape(shape, dims):
     return tuple(1 if d in dims else n for d, n in enumerate(shape))
 
@@ -64,7 +77,8 @@ def unreduce(grad, ctx):
 
 
 def _setup(ctx, x, dim, keepdim):
-    ctx.dims = normalize_dims(dim, x.ndim)
+    ctx.dims = reduction_dims(dim, x.ndim)
+    ctx.dim_arg = dim  # as passed: what PyTorch's grad_fn._saved_dim gives back
     ctx.shape = x.shape
     ctx.keepdim = keepdim
     return ctx.dims
@@ -111,12 +125,20 @@ _TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "f
 
 def _run_reduce(name, a, dims, out_dtype, params=()):
     if type(a) is np.ndarray:
+        if not a.size:
+            kept = tuple(n for d, n in enumerate(a.shape) if d not in dims)
+            if 0 in kept:
+                # an empty result has no values to compute (and the column-sum path cannot
+                # reshape an empty array to (-1, 0))
+                return np.empty(kept, out_dtype)
         return cpu.run_reduce(name, a, dims, out_dtype, params)
     return _GPU_REDUCE[name](backend.of(a), a, dims, params)
 
 
 def _run_rowwise(name, a, dim):
     if type(a) is np.ndarray:
+        if not a.size:  # nothing to normalize (the row kernel cannot reshape an empty array)
+            return np.empty_like(a)
         return cpu.run_rowwise(name, a, dim)
     return _GPU_ROWWISE[name](a, dim)
 
@@ -283,6 +305,8 @@ def mean(ctx, x, dim=None, keepdim=False, dtype=None):
         x = x.to(dtype)
     _require_float(x, "mean")
     dims = _setup(ctx, x, dim, keepdim)
+    if dim is not None:
+        ctx.node_name = "MeanBackward1"  # PyTorch's mean.dim overload
     ctx.n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
     return _finish(_run_reduce("mean_rows", x._data, dims, x._data.dtype), x.shape, dims, keepdim)
 
@@ -335,16 +359,23 @@ def prod_vjp(ctx, grad):
 
 
 def _even_backward(grad, ctx, x, result):
-    # ties share the gradient evenly, as PyTorch's amax/amin/max() backward does
-    # one bool pass, one count, one fused select (not four full-size float passes)
+    # ties share the gradient evenly, as PyTorch's amax/amin backward does: one bool pass,
+    # one count, one fused multiply (not four full-size float passes). A slice whose result
+    # is NaN matches nowhere (NaN != NaN): its count is 0 and PyTorch's ``share * mask``
+    # makes the whole slice NaN (inf * 0), which a select by the mask would not
     mask = x == unreduce(result, ctx)
     count = mask.sum(dim=ctx.dims, keepdim=True)
     share = (grad if ctx.keepdim else grad.reshape(_keep_shape(ctx.shape, ctx.dims))) / count
-    return where(mask, share.expand(ctx.shape), 0)
+    return share.expand(ctx.shape) * mask
 
 
 def _extreme(ctx, x, dim, keepdim, kernel, name):
     dims = _setup(ctx, x, dim, keepdim)
+    if dim is not None and x.numel() == 0:
+        # amax and amin name the first empty dim as it was given (-1, not 1)
+        for d in dim if isinstance(dim, (list, tuple)) else (dim,):
+            if x.shape[d] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     _check_nonempty(x, dims, name, whole=dim is None)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
@@ -387,9 +418,11 @@ def _index_backward(ctx, grad):
     # the gradient goes to the one position each index points at
     from ..factory import arange
 
+    grad = grad[0]
+    if not ctx.dims:  # a 0-d input: its one element is the max
+        return grad
     (d,) = ctx.dims
     idx = ctx["indices"]
-    grad = grad[0]
     if not ctx.keepdim:
         grad = grad.unsqueeze(d)
         idx = idx.unsqueeze(d)
@@ -420,7 +453,17 @@ def max_all(ctx, x):
     return _extreme(ctx, x, None, False, "amax_rows", "max")
 
 
-max_all.defvjp(amax_vjp)
+def _all_backward(ctx, grad):
+    # PyTorch's evenly_distribute_backward: the gradient is shared by the elements equal to
+    # the result, or by the NaNs when the result is NaN
+    x, result = ctx["x"], ctx["result"]
+    with no_grad():
+        nan = bool(result != result)
+    mask = x != x if nan else x == result
+    return where(mask, grad / mask.sum(), 0)
+
+
+max_all.defvjp(_all_backward)
 
 
 @composite("min_all", node="MinBackward1")
@@ -428,12 +471,12 @@ def min_all(ctx, x):
     return _extreme(ctx, x, None, False, "amin_rows", "min")
 
 
-min_all.defvjp(amin_vjp)
+min_all.defvjp(_all_backward)
 
 
 @composite("argmax")
 def argmax(ctx, x, dim=None, keepdim=False):
-    dims = normalize_dims(dim, x.ndim)
+    dims = reduction_dims(dim, x.ndim)
     _check_nonempty(x, dims, "argmax")
     a = x._data if dim is not None else x._data.reshape(-1)
     dims = dims if dim is not None else (0,)
@@ -445,7 +488,7 @@ def argmax(ctx, x, dim=None, keepdim=False):
 
 @composite("argmin")
 def argmin(ctx, x, dim=None, keepdim=False):
-    dims = normalize_dims(dim, x.ndim)
+    dims = reduction_dims(dim, x.ndim)
     _check_nonempty(x, dims, "argmin")
     a = x._data if dim is not None else x._data.reshape(-1)
     dims = dims if dim is not None else (0,)
@@ -459,16 +502,39 @@ def argmin(ctx, x, dim=None, keepdim=False):
 
 
 def _var_setup(ctx, x, dim, correction, keepdim, name):
-    _require_float(x, name)
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _setup(ctx, x, dim, keepdim)
     ctx.n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
     ctx.correction = correction
+    # PyTorch's backward takes the whole-tensor formula for dim=None and for a 0-d input;
+    # with an explicit empty dim list it counts the reduced elements as 1 (the product over
+    # no dims) while the forward reduces everything: its gradient is then 2 / (1 - correction)
+    ctx.full = dim is None or x.ndim == 0
+    ctx.n_grad = 1 if isinstance(dim, (list, tuple)) and not dim else ctx.n
+    # (PyTorch's count here is input numel / output numel: 0 for an empty input)
+    if (ctx.n if x.numel() else 0) - correction <= 0:
+        warnings.warn(
+            f"{name}(): degrees of freedom is <= 0. Correction should be strictly less than the "
+            "reduction factor (input numel divided by output numel).",
+            UserWarning,
+            stacklevel=_outside_stacklevel(),
+        )
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
     c = x._data.dtype.type(correction)
     return _finish(
         _run_reduce("var_rows", x._data, dims, x._data.dtype, (c,)), x.shape, dims, keepdim
     )
+
+
+def _outside_stacklevel():
+    """The ``stacklevel`` that points a warning at the first caller outside numbagrad (how
+    many numbagrad frames lie between depends on how the op was called)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("numbagrad"):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 @composite("var")
@@ -478,9 +544,17 @@ def var(ctx, x, dim=None, correction=1, keepdim=False):
 
 @var.defvjp
 def var_vjp(ctx, grad):
+    # PyTorch's var_backward, inf and NaN included: grad * 2 / (n - correction) * (x - mean)
     x = ctx["x"]
-    centered = x - x.mean(dim=ctx.dims, keepdim=True)
-    return unreduce(grad, ctx) * centered * (2.0 / max(ctx.n - ctx.correction, 0))
+    dof = ctx.n_grad - ctx.correction
+    if ctx.full:
+        if dof <= 0:
+            # 2 / dof is infinite: NaN where x is the mean (inf * 0), inf elsewhere
+            return grad * where(x == x.mean(), math.nan, math.inf)
+        # (the scale goes on the small gradient first, as in PyTorch: one full pass less)
+        return grad * (2.0 / dof) * (x - x.mean())
+    scale = 2.0 / dof if dof else math.inf  # (C++'s 2.0 / 0.0)
+    return unreduce(grad * scale, ctx) * (x - x.mean(dim=ctx.dims, keepdim=True))
 
 
 @composite("std")
@@ -498,15 +572,19 @@ def _sqrt_kernel(a):
 
 @std.defvjp
 def std_vjp(ctx, grad):
-    x, result = ctx["x"], ctx["result"]
-    centered = x - x.mean(dim=ctx.dims, keepdim=True)
-    dof = max(ctx.n - ctx.correction, 0)
-    return unreduce(grad / result, ctx) * centered / dof
+    # d std = d var / (2 std); where the std is 0 (a constant slice) PyTorch takes 0, not
+    # 0 / 0, and goes on with var's backward
+    result = ctx["result"]
+    return var_vjp(ctx, where(result == 0, 0, grad / (2 * result)))
 
 
 @composite("norm", node="LinalgVectorNormBackward0")
 def norm(ctx, x, dim=None, keepdim=False):
-    _require_float(x, "linalg.vector_norm")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            + _TYPE[x.dtype.name]
+        )
     dims = _setup(ctx, x, dim, keepdim)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
@@ -523,11 +601,13 @@ def norm_vjp(ctx, grad):
 
 @composite("logsumexp")
 def logsumexp(ctx, x, dim, keepdim=False):
-    _require_float(x, "logsumexp")
     dims = _setup(ctx, x, dim, keepdim)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
-    out = _run_reduce("logsumexp_rows", x._data, dims, x._data.dtype)
+    a = x._data
+    if not x.dtype.is_floating_point:
+        a = a.astype(D.default_float.np)  # integers and bools: PyTorch works in the default float
+    out = _run_reduce("logsumexp_rows", a, dims, a.dtype)
     return _finish(out, x.shape, dims, keepdim)
 
 
@@ -542,8 +622,14 @@ def logsumexp_vjp(ctx, grad):
 def _row_op(ctx, x, dim, kernel, name):
     from ..tensor import _wrap_dim
 
-    _require_float(x, name)
     ctx.dim = _wrap_dim(dim, x.ndim)
+    if not x.dtype.is_floating_point and x.numel():
+        # PyTorch's kernel refuses it (an empty tensor never reaches the kernel); which kernel
+        # depends on whether the dim is the last one
+        last = "_lastdim" if ctx.dim >= x.ndim - 1 else ""
+        raise NotImplementedError(
+            f'"{name}{last}_kernel_impl" not implemented for \'{_TYPE[x.dtype.name]}\''
+        )
     ctx.save_outputs = {"result": 0}
     if x.ndim == 0:
         return _run_rowwise(kernel, x._data.reshape(1), 0).reshape(())

@@ -138,7 +138,7 @@ class OpNode(Node):
         return self.op.backward_node(self, grads)
 
     def release(self):
-        if self._saved_anything:
+        if self._has_saved:
             self._released = True
             self.ctx.saved = {}
 
@@ -234,8 +234,8 @@ class ElementwiseNode(OpNode):
             # the common rule: two arrays (the gradient and a saved one: mul, sin, exp, ...)
             j, i = slots
             a = np.empty(shape, cnp)
-            entry(a, gdata if j is None else self._saved_array(j),
-                  gdata if i is None else self._saved_array(i))
+            entry(a, gdata if j is None else self._lean_saved(j),
+                  gdata if i is None else self._lean_saved(i))
             out[k] = a
         if release and saved:
             self._released = True
@@ -246,7 +246,7 @@ class ElementwiseNode(OpNode):
         """One rule of the lean path, in general: any number of arrays and parameters, and on
         first use finding the rule kernel's compiled entry point."""
         slots, pnames, entry, k = rule
-        arrays = [gdata if j is None else self._saved_array(j) for j in slots]
+        arrays = [gdata if j is None else self._lean_saved(j) for j in slots]
         pvals = self.op._param_values(lean[1], lean[2], pnames) if pnames else ()
         if entry is not None:
             a = np.empty(lean[3], lean[0][0])
@@ -258,7 +258,7 @@ class ElementwiseNode(OpNode):
         rule[2] = mod.ENTRIES.get(len(arrays) + 8 * len(pvals))
         return a
 
-    def _saved_array(self, j):
+    def _lean_saved(self, j):
         """The lean node's saved array ``j``, checked against in-place changes."""
         _, data, cell, version = self._lean[4][j]
         if cell[0] != version:
@@ -272,7 +272,7 @@ class ElementwiseNode(OpNode):
         ctx.saved[name].check(self, ctx.output_index.get(name, 0))
 
     def release(self):
-        if self._saved_anything:
+        if self._has_saved:
             self._released = True
             lean = self._lean
             if lean is None:
@@ -323,11 +323,16 @@ class CompositeCtx(Ctx):
     save_outputs = None  # {name: output index} to save for backward
     wrap = tuple  # what a multi-output forward's Tensors are returned as
     total = None  # sum: its output's ``lazy.Total``, which the backward fusion may compute
+    dim_arg = None  # a reduction's ``dim`` as passed (PyTorch's ``_saved_dim``: saved_names.py)
 
 
 def _node_class(name: str, op) -> type:
+    from .saved_names import saved_properties  # (it imports this module; once per class)
+
     attrs = {"op": op, "__module__": "numbagrad.autograd.graph",
              "_fusable": 1 if op.kind == "elementwise" else 2 if op.fuses_backward else 0}
+    # PyTorch's grad_fn._saved_self, _saved_dim, ...: properties, read only when asked
+    attrs.update(saved_properties(op, name))
     return type(name, (ElementwiseNode if op.kind == "elementwise" else OpNode,), attrs)
 
 
@@ -404,7 +409,7 @@ def attach(op: OpDef, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), ed
     node = cls(edges or tuple([edge_of(t) for t in inputs]), len(outputs))
     node.ctx = ctx
     if ctx.saved:
-        node._saved_anything = True
+        node._has_saved = True
     if len(outputs) == 1 and not non_diff:  # most ops
         out = outputs[0]
         out._requires_grad = True
@@ -664,6 +669,8 @@ class Elementwise(OpDef):
                             else:
                                 self._record(tensors, tensors, params, compute, result, cpu)
                             break
+                elif _grad_state.inference:  # made under inference_mode(): an inference tensor
+                    result._inference = True
                 return result
         return self._call_general(args, tried)
 
@@ -746,7 +753,7 @@ class Elementwise(OpDef):
             node._anomaly_stack = _anomaly_forward_stack()
         node.ctx = ctx
         if saved:
-            node._saved_anything = True
+            node._has_saved = True
         result._requires_grad = True
         result._grad_fn = node
 
@@ -783,7 +790,7 @@ class Elementwise(OpDef):
         node._lean = (rules if flags != 3 or edges[0] != edges[1] else None, compute, params,
                       data.shape, saved, names)
         if saved:
-            node._saved_anything = True
+            node._has_saved = True
         result._requires_grad = True
         result._grad_fn = node
 
@@ -1027,6 +1034,8 @@ def _function(op, operator=False, method=False):
                                     attach((input,), (), ((fn, input._output_nr),) if fn
                                            is not None else ((grad_accumulator(input), 0),),
                                            1, plan[0], result, plan[5])
+                            elif _grad_state.inference:
+                                result._inference = True
                             return result
             elif kind is Tensor._Lazy and defers:  # (a large result, not computed yet)
                 lazy = _defer(op, (input,))
@@ -1081,6 +1090,8 @@ def _function(op, operator=False, method=False):
                                 if flags:
                                     attach((input, other), (), (ea, eb), flags, plan[0],
                                            result, plan[5])
+                            elif _grad_state.inference:
+                                result._inference = True
                             return result
             elif defers and (ki is Tensor._Lazy or ko is Tensor._Lazy):
                 # (a large result, not computed yet)
@@ -1105,6 +1116,8 @@ def _function(op, operator=False, method=False):
                                 input._requires_grad if input._base is None
                                 else input.requires_grad):
                             op._record((input, other), (input, None), (), plan[0], result, cpu)
+                        elif _grad_state.inference:
+                            result._inference = True
                         return result
             if (ki is not Tensor or ko is not Tensor) and not (operand(input)
                                                                 and operand(other)):
@@ -1142,6 +1155,8 @@ def _defer(op, args):
         if flags:
             op._record(tensors, inputs, args[n_in:], D.from_numpy_dtype(out._lazy.np_dtype),
                        out, cpu, edges, flags)
+    elif _grad_state.inference:
+        out._inference = True
     return out
 
 
@@ -1276,6 +1291,8 @@ class Composite(OpDef):
             outs = [out]
         if self.view or ctx.view:
             _mark_views(inputs[0], outs, ctx.node_name or self.node_name)
+        elif _grad_state.inference:  # (Tensor._make marked the outputs of a multi-output op)
+            outs[0]._inference = True
         if self.backward is not None and needs_grad(inputs):
             if len(inputs) == 1 and len(outs) == 1:  # (most: no comprehensions, 1 us less)
                 t, o = inputs[0], outs[0]
@@ -1329,6 +1346,9 @@ def _mark_views(x, outs, node_name):
         o._base = base
         o._view_src = base._grad_fn
         o._view_kind = kind
+        # a view is an inference tensor exactly when its base is one, whatever the mode
+        if o._inference is not base._inference:
+            o._inference = base._inference
 
 
 def composite(name, node=None, view=False):

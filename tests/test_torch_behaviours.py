@@ -1,0 +1,655 @@
+"""Corners where numbagrad behaves as PyTorch 2.13: grad-mode decorators (bare, and on
+generators), ``del t.grad``, requires_grad on integer tensors, ``numpy()`` under grad modes,
+inference tensors' version counter, ``format`` of tensors, ``_is_view()``, and the saved values
+nodes expose under PyTorch's names (``grad_fn._saved_self``, ...).
+
+Each test runs on numbagrad and, when it is installed, on PyTorch itself, against the same
+literals (PyTorch's values and messages, measured on 2.13): the literals are PyTorch's
+behaviour, and numbagrad is held to them."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import numbagrad as ng
+
+try:
+    import torch
+except ImportError:  # the PyTorch runs are skipped; numbagrad's still check the literals
+    torch = None
+
+
+@pytest.fixture(params=[
+    pytest.param("numbagrad", id="numbagrad"),
+    pytest.param("torch", id="torch", marks=pytest.mark.skipif(torch is None,
+                                                                  reason="torch not installed")),
+])
+def lib(request):
+    return ng if request.param == "numbagrad" else torch
+
+
+ERR_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after "
+    "they have already been freed). Saved intermediate values of the graph are freed when you "
+    "call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward "
+    "through the graph a second time or if you need to access saved tensors after calling "
+    "backward."
+)
+
+
+def raises(exc, fn):
+    """The message of the ``exc`` that ``fn()`` raises."""
+    with pytest.raises(exc) as e:
+        fn()
+    return str(e.value)
+
+
+# ---------------------------------------------------------------- 1. grad-mode decorators
+
+
+def test_grad_mode_decorators_without_parentheses(lib):
+    @lib.no_grad
+    def off(a, b=2):
+        """doc"""
+        return lib.is_grad_enabled(), a + b
+
+    @lib.enable_grad
+    def on():
+        return lib.is_grad_enabled()
+
+    @lib.inference_mode
+    def inference():
+        return lib.is_grad_enabled(), lib.ones(1).is_inference()
+
+    assert off(1) == (False, 3) and lib.is_grad_enabled()
+    assert (off.__name__, off.__doc__) == ("off", "doc")
+    with lib.no_grad():
+        assert on() is True
+        assert not lib.is_grad_enabled()
+    assert inference() == (False, True) and lib.is_grad_enabled()
+
+
+def test_grad_mode_decorators_with_parentheses(lib):
+    @lib.no_grad()
+    def off():
+        return lib.is_grad_enabled()
+
+    @lib.enable_grad()
+    def on():
+        return lib.is_grad_enabled()
+
+    @lib.inference_mode()
+    def inference():
+        return lib.is_grad_enabled(), lib.ones(1).is_inference()
+
+    @lib.inference_mode(False)
+    def not_inference():
+        return lib.is_grad_enabled(), lib.ones(1).is_inference()
+
+    assert off() is False
+    with lib.no_grad():
+        assert on() is True
+        # inference_mode(False) turns grad mode on, as it turns inference mode off
+        assert not_inference() == (True, False)
+        assert not lib.is_grad_enabled()
+    assert inference() == (False, True)
+    with lib.inference_mode():
+        assert not_inference() == (True, False)
+    assert lib.is_grad_enabled()
+
+
+def test_decorated_generator_has_the_mode_inside_and_the_caller_keeps_its_own(lib):
+    seen = []
+
+    @lib.no_grad()
+    def steps():
+        got = yield lib.is_grad_enabled()
+        seen.append((got, lib.is_grad_enabled()))
+        got = yield lib.is_grad_enabled()
+        seen.append((got, lib.is_grad_enabled()))
+        return "done"
+
+    it = steps()
+    assert lib.is_grad_enabled()
+    assert next(it) is False
+    assert lib.is_grad_enabled()  # the caller's mode between steps
+    assert it.send("a") is False
+    assert lib.is_grad_enabled()
+    with pytest.raises(StopIteration) as e:
+        it.send("b")
+    assert e.value.value == "done"
+    assert seen == [("a", False), ("b", False)]
+    assert lib.is_grad_enabled()
+
+
+def test_decorated_generator_follows_a_caller_that_changes_mode_between_steps(lib):
+    @lib.enable_grad
+    def steps():
+        for _ in range(2):
+            yield lib.is_grad_enabled()
+
+    it = steps()
+    with lib.no_grad():
+        assert next(it) is True
+        assert not lib.is_grad_enabled()
+    assert next(it) is True and lib.is_grad_enabled()
+    assert list(steps()) == [True, True]
+
+
+def test_decorated_generator_throw_and_close_run_in_the_mode(lib):
+    inside = []
+
+    @lib.no_grad
+    def steps():
+        try:
+            yield 1
+        except ValueError:
+            inside.append(("caught", lib.is_grad_enabled()))
+            yield 2
+        finally:
+            inside.append(("finally", lib.is_grad_enabled()))
+
+    it = steps()
+    assert next(it) == 1
+    assert it.throw(ValueError()) == 2
+    assert lib.is_grad_enabled()
+    it.close()
+    assert lib.is_grad_enabled()
+    assert inside == [("caught", False), ("finally", False)]
+
+
+def test_set_grad_enabled_as_function_context_and_decorator(lib):
+    try:
+        lib.set_grad_enabled(False)  # a plain call switches at once
+        assert not lib.is_grad_enabled()
+    finally:
+        lib.set_grad_enabled(True)
+
+    @lib.set_grad_enabled(False)
+    def off():
+        return lib.is_grad_enabled()
+
+    assert lib.is_grad_enabled()  # decorating does not switch the mode
+    assert off() is False and lib.is_grad_enabled()
+    with lib.set_grad_enabled(False):
+        assert not lib.is_grad_enabled()
+    assert lib.is_grad_enabled()
+
+
+@pytest.mark.parametrize("mode, name", [(1, "int"), (None, "NoneType"),
+                                        (lambda: 0, "function")])
+def test_set_grad_enabled_takes_only_a_bool(lib, mode, name):
+    # (so it cannot be a bare decorator: the function lands in ``mode``)
+    assert raises(TypeError, lambda: lib.set_grad_enabled(mode)) == (
+        f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, not {name}"
+    )
+    assert lib.is_grad_enabled()
+
+
+def test_decorating_a_class_warns_and_wraps_its_constructor(lib):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+
+        @lib.no_grad
+        class Made:
+            def __init__(self):
+                self.grad = lib.is_grad_enabled()
+
+    assert [w.category for w in caught] == [FutureWarning]
+    assert str(caught[0].message) == (
+        "Decorating classes is deprecated and will be disabled in future versions. You should "
+        "only decorate functions or methods. To preserve the current behavior of class "
+        "decoration, you can directly decorate the `__init__` method and nothing else."
+    )
+    assert Made().grad is False
+
+
+# ---------------------------------------------------------------- 2. del t.grad
+
+
+def test_del_grad_sets_it_to_none(lib):
+    x = lib.ones(3, requires_grad=True)
+    x.sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+    del x.grad
+    assert x.grad is None
+    del x.grad  # again: still None, no error
+    assert x.grad is None
+    x.sum().backward()  # and backward fills it afresh
+    assert x.grad.tolist() == [1.0, 1.0, 1.0]
+
+
+# ---------------------------------------------------------------- 3. requires_grad on ints
+
+
+def test_integer_tensor_cannot_require_grad_with_each_form_s_wording(lib):
+    i = lib.tensor([1, 2])
+
+    def set_flag():
+        i.requires_grad = True
+
+    # three spellings, three messages (PyTorch's, letter for letter)
+    assert raises(RuntimeError, set_flag) == (
+        "only Tensors of floating point and complex dtype can require gradients")
+    assert raises(RuntimeError, i.requires_grad_) == (
+        "only Tensors of floating point dtype can require gradients")
+    assert raises(RuntimeError, lambda: lib.tensor([1, 2], requires_grad=True)) == (
+        "Only Tensors of floating point and complex dtype can require gradients")
+    assert raises(RuntimeError, lambda: lib.tensor([True], requires_grad=True)) == (
+        "Only Tensors of floating point and complex dtype can require gradients")
+    assert raises(RuntimeError,
+                  lambda: lib.zeros(2, dtype=lib.int64, requires_grad=True)) == (
+        "Only Tensors of floating point and complex dtype can require gradients")
+    # turning it off is allowed
+    i.requires_grad = False
+    assert i.requires_grad_(False) is i and i.requires_grad is False
+
+
+def test_requires_grad_of_a_non_leaf(lib):
+    y = lib.ones(2, requires_grad=True) * 2
+
+    def set_flag(value):
+        y.requires_grad = value
+
+    assert raises(RuntimeError, lambda: set_flag(True)) == (
+        "you can only change requires_grad flags of leaf variables.")
+    off = (
+        "you can only change requires_grad flags of leaf variables. If you want to use a "
+        "computed variable in a subgraph that doesn't require differentiation use "
+        "var_no_grad = var.detach()."
+    )
+    assert raises(RuntimeError, lambda: set_flag(False)) == off
+    assert raises(RuntimeError, lambda: y.requires_grad_(False)) == off
+    assert y.requires_grad_(True) is y and y.requires_grad
+
+
+# ---------------------------------------------------------------- 4. numpy()
+
+ERR_NUMPY = ("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+             "instead.")
+
+
+def test_numpy_is_refused_only_while_grad_mode_is_on(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    assert raises(RuntimeError, x.numpy) == ERR_NUMPY
+    assert raises(RuntimeError, (x * 2).numpy) == ERR_NUMPY
+    with lib.no_grad():
+        a = x.numpy()
+    assert a.tolist() == [1.0, 2.0]
+    a[0] = 5.0  # the tensor's own memory, as in PyTorch
+    assert x.tolist() == [5.0, 2.0]
+    with lib.inference_mode():
+        assert x.numpy().tolist() == [5.0, 2.0]
+    assert x.detach().numpy().tolist() == [5.0, 2.0]
+    assert x.numpy(force=True).tolist() == [5.0, 2.0]
+
+
+def test_numpy_works_on_an_input_inside_a_custom_function_forward(lib):
+    seen = {}
+
+    class Double(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            # forward runs with grad mode off: the input requires grad, numpy() is allowed
+            seen["forward"] = (a.requires_grad, lib.is_grad_enabled(), a.numpy().tolist())
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            seen["backward"] = g.numpy().tolist()
+            return g * 2
+
+    x = lib.tensor([1.0, 3.0], requires_grad=True)
+    Double.apply(x).sum().backward()
+    assert seen == {"forward": (True, False, [1.0, 3.0]), "backward": [1.0, 1.0]}
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+# ---------------------------------------------------------------- 5. inference tensors
+
+ERR_VERSION = "Inference tensors do not track version counter."
+
+
+def test_inference_tensor_has_no_version_counter(lib):
+    x = lib.ones(3, requires_grad=True)
+    normal = lib.ones(3)
+    with lib.inference_mode():
+        made = lib.ones(3)
+        result = normal * 2
+        computed_from_grad = x * x
+        view_of_normal = normal[1:]
+        assert raises(RuntimeError, lambda: made._version) == ERR_VERSION
+        assert normal._version == 0
+        assert view_of_normal._version == 0  # a view of a normal tensor stays normal
+    for t in (made, result, computed_from_grad, made[1:], made.view(3)):
+        assert t.is_inference()
+        assert raises(RuntimeError, lambda: t._version) == ERR_VERSION
+    for t in (x, normal, view_of_normal, made * 2):
+        assert not t.is_inference()
+        assert t._version == 0
+    assert not made.clone().is_inference()
+    assert not computed_from_grad.requires_grad
+
+
+def test_no_grad_and_inference_mode_false_make_normal_tensors(lib):
+    with lib.no_grad():
+        a = lib.ones(1)
+    with lib.inference_mode(False):
+        b = lib.ones(1)
+    assert (a.is_inference(), b.is_inference(), a._version, b._version) == (False, False, 0, 0)
+
+
+# ---------------------------------------------------------------- 6. format
+
+
+@pytest.mark.parametrize("make, spec, want", [
+    # a 0-d tensor formats as its Python number, the empty spec included
+    (lambda lib: lib.tensor(3.14159), "", "3.141590118408203"),
+    (lambda lib: lib.tensor(3.14159), ".2f", "3.14"),
+    (lambda lib: lib.tensor(3.14159), "e", "3.141590e+00"),
+    (lambda lib: lib.tensor(7), "", "7"),
+    (lambda lib: lib.tensor(7), ">4", "   7"),
+    (lambda lib: lib.tensor(True), "", "True"),
+    (lambda lib: lib.tensor(True), "d", "1"),
+    (lambda lib: lib.tensor(2.5, requires_grad=True), "", "2.5"),
+    (lambda lib: lib.tensor(2.5, requires_grad=True) * 2, ".1f", "5.0"),
+    # any other tensor: str() for the empty spec
+    (lambda lib: lib.tensor([1.5, 2.25]), "", "tensor([1.5000, 2.2500])"),
+    (lambda lib: lib.tensor([1.5]), "", "tensor([1.5000])"),
+])
+def test_format(lib, make, spec, want):
+    t = make(lib)
+    assert format(t, spec) == want
+    assert f"{t:{spec}}" == want
+
+
+@pytest.mark.parametrize("spec", [".2f", "10", "s"])
+def test_format_spec_on_a_tensor_with_dims_is_a_type_error(lib, spec):
+    t = lib.tensor([1.5, 2.25])
+    assert raises(TypeError, lambda: format(t, spec)) == (
+        "unsupported format string passed to Tensor.__format__")
+
+
+def test_format_spec_a_number_refuses_is_python_s_error(lib):
+    assert raises(ValueError, lambda: format(lib.tensor(1.5), "d")) == (
+        "Unknown format code 'd' for object of type 'float'")
+
+
+# ---------------------------------------------------------------- 7. _is_view
+
+
+@pytest.mark.parametrize("make, want", [
+    (lambda x: x, False),
+    (lambda x: x[0], True),
+    (lambda x: x[:, 1:], True),
+    (lambda x: x[0][1:], True),
+    (lambda x: x.view(6), True),
+    (lambda x: x.reshape(6), True),  # contiguous: a view
+    (lambda x: x.t().reshape(6), False),  # not contiguous: a copy
+    (lambda x: x.t(), True),
+    (lambda x: x.transpose(0, 1), True),
+    (lambda x: x.permute(1, 0), True),
+    (lambda x: x.unsqueeze(0), True),
+    (lambda x: x.expand(2, 2, 3), True),
+    (lambda x: x.split(1)[0], True),
+    (lambda x: x.detach(), False),
+    (lambda x: x.data, False),
+    (lambda x: x[[0]], False),  # advanced indexing copies
+    (lambda x: x.clone(), False),
+    (lambda x: x * 2, False),
+    (lambda x: x.contiguous(), False),  # x itself
+])
+def test_is_view(lib, make, want):
+    x = lib.ones(2, 3, requires_grad=True)
+    assert make(x)._is_view() is want
+    with lib.no_grad():
+        assert make(x)._is_view() is want
+
+
+# ---------------------------------------------------------------- 8. saved values on nodes
+
+
+def describe(fn):
+    """Every ``_saved_`` attribute of node ``fn`` (what torchviz reads): a tensor as its
+    shape, anything else as its type's name and value."""
+    out = {}
+    for name in dir(fn):
+        if name.startswith("_saved_"):
+            v = getattr(fn, name)
+            out[name[len("_saved_"):]] = (
+                ("tensor", tuple(v.shape)) if isinstance(v, (ng.Tensor,) + (
+                    (torch.Tensor,) if torch is not None else ())) else (type(v).__name__, v)
+            )
+    return out
+
+
+T34 = ("tensor", (3, 4))
+SIZES = ("tuple", (3, 4))
+MINUS_1 = 2**64 - 1  # PyTorch hands a negative dim back through an unsigned conversion
+
+SAVED = [
+    ("x * y", {"other": T34, "self": T34}),
+    ("x * c", {"other": T34, "self": ("NoneType", None)}),
+    ("x * 2", {"other": ("tensor", ()), "self": ("NoneType", None)}),
+    ("x / y", {"other": T34, "self": T34}),
+    ("c / y", {"other": T34, "self": T34}),
+    ("x + y", {"alpha": ("int", 1)}),
+    ("x - 2", {"alpha": ("int", 1)}),
+    ("2 - x", {"alpha": ("int", 1)}),
+    ("-x", {}),
+    ("x.exp()", {"result": T34}),
+    ("x.log()", {"self": T34}),
+    ("x.sin()", {"self": T34}),
+    ("x.tanh()", {"result": T34}),
+    ("x.sigmoid()", {"result": T34}),
+    ("x.relu()", {"result": T34}),
+    ("x.sqrt()", {"result": T34}),
+    ("x.abs()", {"self": T34}),
+    ("x ** 2", {"exponent": ("int", 2), "self": T34}),
+    ("x ** 0.5", {"exponent": ("float", 0.5), "self": T34}),
+    ("x ** y", {"exponent": T34, "result": T34, "self": T34}),
+    ("x.clamp(-1, 1)", {"max": ("int", 1), "min": ("int", -1), "self": T34}),
+    ("x.clamp(min=0.5)", {"max": ("NoneType", None), "min": ("float", 0.5), "self": T34}),
+    ("lib.where(c > 0, x, y)", {"condition": T34}),
+    ("lib.maximum(x, y)", {"other": T34, "self": T34}),
+    ("x.sum()", {"self_sym_sizes": SIZES}),
+    ("x.sum(1)", {"dim": ("tuple", (1,)), "keepdim": ("bool", False), "self_sym_sizes": SIZES}),
+    ("x.sum(-1)", {"dim": ("tuple", (MINUS_1,)), "keepdim": ("bool", False),
+                   "self_sym_sizes": SIZES}),
+    ("x.sum(dim=[1, 0])", {"dim": ("tuple", (1, 0)), "keepdim": ("bool", False),
+                           "self_sym_sizes": SIZES}),
+    ("x.mean()", {"self_sym_numel": ("int", 12), "self_sym_sizes": SIZES}),
+    ("x.mean(1, keepdim=True)", {"dim": ("tuple", (1,)), "keepdim": ("bool", True),
+                                 "self_sym_numel": ("int", 12), "self_sym_sizes": SIZES}),
+    ("x.prod()", {"result": ("tensor", ()), "self": T34}),
+    ("x.prod(1)", {"dim": ("int", 1), "keepdim": ("bool", False), "result": ("tensor", (3,)),
+                   "self": T34}),
+    ("x.max()", {"result": ("tensor", ()), "self": T34}),
+    ("x.max(1)[0]", {"dim": ("int", 1), "indices": ("tensor", (3,)), "keepdim": ("bool", False),
+                     "self_sym_sizes": SIZES}),
+    ("x.min(-1)[0]", {"dim": ("int", MINUS_1), "indices": ("tensor", (3,)),
+                      "keepdim": ("bool", False), "self_sym_sizes": SIZES}),
+    ("x.amax()", {"dim": ("tuple", ()), "keepdim": ("bool", False), "result": ("tensor", ()),
+                  "self": T34}),
+    ("x.var()", {"correction": ("NoneType", None), "dim": ("NoneType", None),
+                 "keepdim": ("bool", False), "self": T34}),
+    ("x.var(1, correction=0)", {"correction": ("int", 0), "dim": ("tuple", (1,)),
+                                "keepdim": ("bool", False), "self": T34}),
+    ("x.std(0, keepdim=True)", {"correction": ("int", 1), "dim": ("tuple", (0,)),
+                                "keepdim": ("bool", True), "result": ("tensor", (1, 4)),
+                                "self": T34}),
+    ("x.norm()", {"dim": ("NoneType", None), "keepdim": ("bool", False), "ord": ("int", 2),
+                  "result": ("tensor", ()), "self": T34}),
+    ("x.logsumexp(1)", {"dim": ("tuple", (1,)), "keepdim": ("bool", False),
+                        "result": ("tensor", (3,)), "self": T34}),
+    ("x.softmax(1)", {"dim": ("int", 1), "result": T34}),
+    ("x.log_softmax(0)", {"dim": ("int", 0), "result": T34}),
+    ("x.mv(v)", {"self": ("NoneType", None), "vec": ("tensor", (4,))}),
+    ("c.mv(vr)", {"self": T34, "vec": ("NoneType", None)}),
+    ("vr.dot(v)", {"self": ("NoneType", None), "tensor": ("tensor", (4,))}),
+    ("x.view(12)", {"self_sym_sizes": SIZES}),
+    ("x.t().reshape(12)", {"self_sym_sizes": ("tuple", (4, 3))}),
+    ("vr.expand(3, 4)", {"self_sym_sizes": ("tuple", (4,))}),
+    ("x.transpose(1, 0)", {"dim0": ("int", 1), "dim1": ("int", 0)}),
+    ("x.permute(1, 0)", {"dims": ("tuple", (1, 0))}),
+    ("lib.cat([x, y], 1)", {"dim": ("int", 1)}),
+    ("lib.stack([x, y], 1)", {"dim": ("int", 1)}),
+    ("x.split(3, 1)[0]", {"dim": ("int", 1), "self_sym_sizes": SIZES,
+                          "split_size": ("int", 3)}),
+    ("x.split([1, 2], 0)[0]", {"dim": ("int", 0), "self_sym_sizes": SIZES,
+                               "split_sizes": ("tuple", (1, 2))}),
+    ("x.t()", {}),
+    ("x.clone()", {}),
+    ("x.double()", {}),
+]
+
+
+@pytest.mark.parametrize("expr, want", SAVED, ids=[e for e, _ in SAVED])
+def test_saved_names_types_and_shapes(lib, expr, want):
+    x = lib.randn(3, 4, requires_grad=True)
+    y = lib.randn(3, 4, requires_grad=True)
+    c = lib.randn(3, 4)
+    v = lib.randn(4)
+    vr = lib.randn(4, requires_grad=True)
+    out = eval(expr, {"lib": lib, "x": x, "y": y, "c": c, "v": v, "vr": vr})
+    assert describe(out.grad_fn) == want
+
+
+def test_saved_inputs_are_the_inputs_and_saved_results_are_on_the_node(lib):
+    x = lib.randn(3, requires_grad=True)
+    y = x * 2
+    z = x * y
+    assert z.grad_fn._saved_self is x and z.grad_fn._saved_other is y
+    e = x.exp()
+    for mode in (lib.enable_grad, lib.no_grad):
+        with mode():
+            r = e.grad_fn._saved_result
+        # a new tensor on the output's values, whose node is the one that saved it
+        assert r is not e and r.tolist() == e.tolist()
+        assert r.grad_fn is e.grad_fn and r.requires_grad
+        assert r.data_ptr() == e.data_ptr()
+    assert (x * 2).grad_fn._saved_other.item() == 2  # a number is saved as a 0-d tensor
+    cond = lib.tensor([True, False, True])
+    w = lib.where(cond, x, y).grad_fn._saved_condition
+    assert w.dtype == lib.bool and w.tolist() == [True, False, True]
+    values, indices = lib.tensor([[1.0, 5.0], [7.0, 2.0]], requires_grad=True).max(1)
+    saved = values.grad_fn._saved_indices
+    assert saved.tolist() == [1, 0] and saved.dtype == lib.int64
+    assert not saved.requires_grad and saved.grad_fn is None  # (indices get no gradient)
+
+
+def test_saved_tensors_are_freed_by_backward_and_parameters_stay(lib):
+    x = lib.randn(3, 4, requires_grad=True)
+    y = lib.randn(3, 4, requires_grad=True)
+    z = x * y
+    s = x.sum(1)
+    e = x.exp()
+    p = (x ** 2)
+    scaled = x * 2
+    mm = x.mm(lib.randn(4, 2))
+    (z.sum() + s.sum() + e.sum() + p.sum() + scaled.sum() + mm.sum()).backward()
+    for read in (lambda: z.grad_fn._saved_self, lambda: z.grad_fn._saved_other,
+                 lambda: e.grad_fn._saved_result, lambda: p.grad_fn._saved_self,
+                 lambda: scaled.grad_fn._saved_other, lambda: mm.grad_fn._saved_mat2):
+        assert raises(RuntimeError, read) == ERR_FREED
+    # what was never saved is still None, and the parameters stay readable
+    assert scaled.grad_fn._saved_self is None
+    assert mm.grad_fn._saved_self is None
+    assert mm.grad_fn._saved_mat2_sym_sizes == (4, 2)
+    assert s.grad_fn._saved_dim == (1,) and s.grad_fn._saved_self_sym_sizes == (3, 4)
+    assert p.grad_fn._saved_exponent == 2
+
+
+def test_retain_graph_keeps_the_saved_tensors(lib):
+    x = lib.randn(5, requires_grad=True)
+    e = x.exp()
+    e.sum().backward(retain_graph=True)
+    assert e.grad_fn._saved_result.tolist() == e.tolist()
+
+
+def test_reading_a_tensor_modified_in_place_raises_the_version_error(lib):
+    x = lib.randn(3, requires_grad=True)
+    a = x * 1
+    b = a * x
+    a.add_(1)
+    message = raises(RuntimeError, lambda: b.grad_fn._saved_self)
+    assert message.startswith(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        "operation: [")
+    assert "is at version 1; expected version 0 instead." in message
+
+
+def test_saved_values_over_a_graph_as_torchviz_reads_them(lib):
+    # torchviz walks next_functions and reads every _saved_ attribute of every node
+    lib.manual_seed(0)
+    x = lib.randn(4, 3, requires_grad=True)
+    w = lib.randn(3, 2, requires_grad=True)
+    loss = ((x @ w).relu().sum(1) ** 2).mean()
+    seen, stack, found = set(), [loss.grad_fn], []
+    while stack:
+        fn = stack.pop()
+        if fn is None or fn in seen:
+            continue
+        seen.add(fn)
+        for name, (kind, value) in sorted(describe(fn).items()):
+            # (PyTorch's mm also saves strides, which numbagrad does not keep)
+            if not name.endswith("_sym_strides"):
+                found.append((fn.name(), name, kind, value))
+        stack.extend(f for f, _ in fn.next_functions)
+    assert sorted(found) == [
+        ("MeanBackward0", "self_sym_numel", "int", 4),
+        ("MeanBackward0", "self_sym_sizes", "tuple", (4,)),
+        ("MmBackward0", "mat2", "tensor", (3, 2)),
+        ("MmBackward0", "mat2_sym_sizes", "tuple", (3, 2)),
+        ("MmBackward0", "self", "tensor", (4, 3)),
+        ("MmBackward0", "self_sym_sizes", "tuple", (4, 3)),
+        ("PowBackward0", "exponent", "int", 2),
+        ("PowBackward0", "self", "tensor", (4,)),
+        ("ReluBackward0", "result", "tensor", (4, 2)),
+        ("SumBackward1", "dim", "tuple", (1,)),
+        ("SumBackward1", "keepdim", "bool", False),
+        ("SumBackward1", "self_sym_sizes", "tuple", (4, 2)),
+    ]
+
+
+def test_node_internals_do_not_look_like_saved_values():
+    # numbagrad's own bookkeeping on nodes is not named _saved_*: dir() shows PyTorch's only
+    class Identity(ng.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = ng.randn(10, requires_grad=True)
+    nodes = {
+        "MulBackward0": (x * x).grad_fn,
+        "NegBackward0": (-x).grad_fn,
+        "AccumulateGrad": ng.autograd.graph.grad_accumulator(x),
+        "IdentityBackward": Identity.apply(x).grad_fn,
+    }
+    saved = {k: [n for n in dir(fn) if n.startswith("_saved_")] for k, fn in nodes.items()}
+    assert saved == {"MulBackward0": ["_saved_other", "_saved_self"], "NegBackward0": [],
+                     "AccumulateGrad": [], "IdentityBackward": []}
+
+
+def test_reading_a_lean_node_keeps_it_lean():
+    # a small elementwise node records a lean tuple, not a ctx: reading its saved values must
+    # not turn it into a general node (the backward's fast path)
+    x = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = ng.tensor([4.0, 5.0, 6.0], requires_grad=True)
+    z = x * y
+    fn = z.grad_fn
+    assert fn._lean is not None
+    assert fn._saved_self is x and fn._saved_other is y
+    e = x.exp()
+    assert e.grad_fn._saved_result.tolist() == e.tolist()
+    assert fn._lean is not None and e.grad_fn._lean is not None
+    (z.sum() + e.sum()).backward()
+    assert x.grad.tolist() == pytest.approx([4 + 2.718281828, 5 + 7.389056099, 6 + 20.08553692])
+    assert raises(RuntimeError, lambda: fn._saved_self) == ERR_FREED
