@@ -299,3 +299,12 @@ def test_grad_of_a_graph_1e5_nodes_deep():
         b = b * 1.0
     g, = ng.autograd.grad(b.sum(), inputs=[a])
     assert g.tolist() == [1.0]
+
+
+def test_a_0d_index_tensor_gives_a_cpu_tensor():
+    # (NumPy returns a scalar for it; a tensor holding a NumPy scalar said it was on cuda:0)
+    y = ng.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    r = y[ng.tensor(1)]
+    assert r.device.type == "cpu" and r.item() == 2.0
+    r.backward()
+    assert y.grad.tolist() == [0.0, 1.0, 0.0]

@@ -493,7 +493,8 @@ def index_select_any(ctx, x, idx):
         msg = str(e).replace("axis", "dimension").replace("array", "tensor")
         raise IndexError(msg) from None
     if "advanced" in kinds:
-        return out
+        # (a 0-d index array selects one element: NumPy gives a scalar, a tensor holds arrays)
+        return np.asarray(out) if isinstance(out, np.generic) else out
     if isinstance(out, np.generic):  # full integer indexing gives a NumPy scalar
         out = x._data[index + (Ellipsis,)]
     return out
