@@ -143,7 +143,7 @@ KNOWN_OPEN: dict[str, Known] = {
         z[torch.tensor(1)] = 5.0
         """),
     "reshape_alias_grad_fn": Known(
-        "reshape of a non-contiguous tensor that can still be a view: grad_fn"
+        "reshape or flatten of a non-contiguous tensor that can still be a view: grad_fn"
         " ReshapeAliasBackward0, numbagrad ViewBackward0",
         """
         x = torch.ones(3, 2, requires_grad=True)
@@ -450,6 +450,22 @@ KNOWN_OPEN: dict[str, Known] = {
         """
         r = torch.ones(2, 3, 4).norm(dim=(0, 1, 2))
         """),
+    "sign_create_graph_dtype": Known(
+        "a gradient through sign() with create_graph=True: float32 zeros; numbagrad's are"
+        " int64",
+        """
+        x = torch.tensor([0.75], requires_grad=True)
+        g, = torch.autograd.grad((x.sign() * 2).sum(), x, create_graph=True)
+        """),
+    "inplace_partial_overlap": Known(
+        "an in-place op whose operand overlaps the written tensor in part (x[::2] *= x):"
+        " RuntimeError (some elements of the input tensor and the written-to tensor refer to a"
+        " single memory location); numbagrad computes",
+        """
+        x = torch.tensor([[[1, 0], [-1, 0]]])
+        y = x[::2]
+        y *= x
+        """),
 }
 
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
@@ -536,6 +552,7 @@ NAN_P = 0.08  # a program whose inputs hold NaN and inf, and whose ops ignore do
 ERROR_KEEP = 0.35  # of the statements PyTorch refuses, the share kept (error parity)
 BODY = (4, 22)  # statements in a program's body (attempts)
 LARGE = 1 << 15  # a tensor this big may be lazy in numbagrad: its values are read late
+MAX_ITEMS = 2_000_000  # no broadcast beyond this many elements (memory)
 # the exception types compared (NotImplementedError, which PyTorch raises for a dtype a kernel
 # lacks, is a RuntimeError: ``except RuntimeError`` catches it)
 CATEGORIES = (IndexError, ValueError, TypeError, RuntimeError)
@@ -831,6 +848,7 @@ class Gen:
         self.prod_zero = False  # a prod() over a zero or a 0-d tensor (see prod_create_graph)
         self.pow_zero = False  # x ** 0 on x that requires grad (see pow_zero_create_graph)
         self.cat_empty = False  # cat of an empty tensor that requires grad
+        self.sign_grad = False  # sign() of a tensor that requires grad
         self.multi_views: set[str] = set()  # outputs of split and chunk
         self.loose: set[str] = set()  # expressions whose grad_fn name is not compared
         self.tainted: set[str] = set()  # laid out in memory unlike numbagrad's (a view or not)
@@ -1109,8 +1127,10 @@ class Gen:
         if self.chance(0.4):
             def fits(u):
                 try:
-                    torch.broadcast_shapes(u.shape, t.shape)
+                    out = torch.broadcast_shapes(u.shape, t.shape)
                 except RuntimeError:
+                    return False
+                if math.prod(out) > MAX_ITEMS:  # (120000,) against (120000, 1): 58 GB
                     return False
                 return (not positive or bool((u > 0.05).all())) and (
                     dtype is None or str(u.dtype) == "torch." + dtype)
@@ -1170,8 +1190,9 @@ class Gen:
         if name not in ("exp", "expm1", "tan", "square", "reciprocal", "rsqrt"):
             factor = 1.0
         v = self.fresh()
-        self.emit(f"{v} = {self.choice(forms)}", f"unary:{name}", out=v, inputs=[x],
-                  factor=min(factor, 100.0))
+        if self.emit(f"{v} = {self.choice(forms)}", f"unary:{name}", out=v, inputs=[x],
+                     factor=min(factor, 100.0)) and name == "sign" and t.requires_grad:
+            self.sign_grad = True
 
     def fam_pow(self):
         x = self.pick_safe()
@@ -1387,8 +1408,7 @@ class Gen:
 
     def _bcast(self, u, t):
         try:
-            self.torch.broadcast_shapes(u.shape, t.shape)
-            return True
+            return math.prod(self.torch.broadcast_shapes(u.shape, t.shape)) <= MAX_ITEMS
         except RuntimeError:
             return False
 
@@ -1716,6 +1736,13 @@ class Gen:
                                     f"{x}.flatten({a}, {a + 1})"])
             else:
                 form = self.choice([f"{x}.flatten()", f"torch.flatten({x})"])
+            if not t.is_contiguous() and t.numel() and t.ndim > 1:
+                try:  # does PyTorch make it a view (grad_fn ReshapeAliasBackward0)?
+                    res = eval(form, self.ns)
+                    alias = res.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
+                except RuntimeError:
+                    alias = False
+                loose = alias and avoid("reshape_alias_grad_fn")
         elif op == "select":
             if nd == 0:
                 return
@@ -2093,6 +2120,8 @@ class Gen:
                 if y is None:
                     return
                 u = self.val(y)
+                if y != tgt and y in self.aliases(tgt) and avoid("inplace_partial_overlap"):
+                    return
                 if op == "copy_" and u.requires_grad and not self.is_float(t) and \
                         avoid("copy_into_nonfloat_requires_grad"):
                     return
@@ -2341,6 +2370,9 @@ class Gen:
             mode = "backward"
         if mode in ("grad2", "create_graph") and self.cat_empty and \
                 avoid("cat_empty_input_create_graph"):
+            mode = "backward"
+        if mode in ("grad2", "create_graph") and self.sign_grad and \
+                avoid("sign_create_graph_dtype"):
             mode = "backward"
         loose = mode in ("grad2", "create_graph") and avoid("create_graph_grad_fn_names")
         if mode == "backward":

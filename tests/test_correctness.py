@@ -308,3 +308,23 @@ def test_a_0d_index_tensor_gives_a_cpu_tensor():
     assert r.device.type == "cpu" and r.item() == 2.0
     r.backward()
     assert y.grad.tolist() == [0.0, 1.0, 0.0]
+
+
+def test_and_or_xor_invert_are_bitwise():
+    assert (ng.tensor([1]) | ng.tensor([2])).tolist() == [3]
+    assert (ng.tensor([6]) & 3).tolist() == [2] and (3 & ng.tensor([5])).tolist() == [1]
+    assert (ng.tensor([5]) ^ 3).tolist() == [6] and (~ng.tensor([5])).tolist() == [-6]
+    b = ng.tensor([True, False])
+    assert (b & ng.tensor([True, True])).tolist() == [True, False]
+    assert (~b).tolist() == [False, True] and (b ^ b).tolist() == [False, False]
+    assert (b | 1).dtype is ng.int64
+    with pytest.raises(NotImplementedError, match="\"bitwise_or_cpu\" not implemented"):
+        ng.tensor([1.0]) | ng.tensor([1.0])
+    with pytest.raises(TypeError, match=r"~ \(operator.invert\) is only implemented"):
+        ~ng.tensor([1.0])
+
+
+def test_in_place_ops_on_empty_tensors():
+    r = ng.zeros(5, 4, 0)
+    r.sub_(1)
+    assert r.shape == (5, 4, 0)

@@ -708,21 +708,29 @@ class Tensor:
         return self
 
     def __invert__(self):
-        return _F.logical_not(self)
+        return _F.bitwise_not(self)
 
+    # (bitwise, as PyTorch's: on bool tensors they are the logical ops)
     def __and__(self, other):
         if not isinstance(other, _OPERANDS):
             return NotImplemented
-        return _F.logical_and(self, other)
+        return _F.bitwise_and(self, other)
 
     __rand__ = __and__
 
     def __or__(self, other):
         if not isinstance(other, _OPERANDS):
             return NotImplemented
-        return _F.logical_or(self, other)
+        return _F.bitwise_or(self, other)
 
     __ror__ = __or__
+
+    def __xor__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.bitwise_xor(self, other)
+
+    __rxor__ = __xor__
 
     def __eq__(self, other):
         if not isinstance(other, _OPERANDS):
@@ -1037,7 +1045,7 @@ _FORWARD = {
         "view reshape flatten permute transpose t squeeze unsqueeze expand expand_as broadcast_to "
         "contiguous clone select split chunk matmul mm bmm mv dot maximum minimum add sub mul div "
         "pow eq ne lt le gt ge logical_not logical_and logical_or max min as_strided "
-        "remainder floor_divide"
+        "remainder floor_divide bitwise_and bitwise_or bitwise_xor bitwise_not"
     ).split()
 }
 _FORWARD.update(

@@ -15,7 +15,7 @@ from .registry import REGISTRY, _tensor_class, operand, refuse, sum_to  # noqa: 
 for _name in (
     "neg abs sign exp log log1p expm1 sqrt rsqrt reciprocal sin cos tan tanh sigmoid relu "
     "add mul maximum minimum where eq ne lt le gt ge logical_not logical_and logical_or "
-    "remainder floor_divide"
+    "remainder floor_divide bitwise_and bitwise_or bitwise_xor"
 ).split():
     globals()[_name] = getattr(E, _name).function or getattr(E, _name)
 del _name
@@ -68,6 +68,11 @@ def rsub(x, other):
         dt = D.result_type(x, other)
         return E.rsub(x if dt is x.dtype else x.to(dt), other)
     return E.sub(other, x)
+
+
+def bitwise_not(x):
+    """``~x``: ``logical_not`` for a bool tensor (Numba's ``~True`` is the int -2)."""
+    return E.logical_not(x) if x.dtype is D.bool_ else E.bitwise_not(x)
 
 
 def rremainder(x, other):

@@ -26,8 +26,8 @@ ERR_SUB_BOOLS = (
 )
 
 
-def _no_kernel(name):
-    return NotImplementedError, f'"{name}" not implemented for \'Bool\''
+def _no_kernel(name, dtype="Bool"):
+    return NotImplementedError, f'"{name}" not implemented for \'{dtype}\''
 
 
 # ================================================================ unary
@@ -366,6 +366,27 @@ def logical_and(x, y):
 @binary("logical_or", dtype="bool")
 def logical_or(x, y):
     return (x != 0) or (y != 0)
+
+
+@binary("bitwise_and", refuse_float=_no_kernel("bitwise_and_cpu", "Float"))
+def bitwise_and(x, y):
+    return x & y
+
+
+@binary("bitwise_or", refuse_float=_no_kernel("bitwise_or_cpu", "Float"))
+def bitwise_or(x, y):
+    return x | y
+
+
+@binary("bitwise_xor", refuse_float=_no_kernel("bitwise_xor_cpu", "Float"))
+def bitwise_xor(x, y):
+    return x ^ y
+
+
+@unary("bitwise_not", refuse_float=(
+    TypeError, "~ (operator.invert) is only implemented on integer and Boolean-type tensors"))
+def bitwise_not(x):
+    return ~x
 
 
 @binary("eq", dtype="bool")

@@ -76,6 +76,8 @@ def check_no_overlap(x):
     tensor): each alias would be updated once per element, as PyTorch refuses it. Writes of
     values that do not depend on ``x`` (``fill_``, ``zero_``, ``x[i] = v``) stay allowed."""
     a = x._data
+    if a.size == 0:
+        return  # (no element to write twice)
     for n, st in zip(a.shape, a.strides):
         if st == 0 and n > 1:
             raise RuntimeError(ERR_OVERLAP)

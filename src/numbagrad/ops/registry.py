@@ -440,7 +440,7 @@ class Elementwise(OpDef):
 
     kind = "elementwise"
 
-    def __init__(self, name, fn, n_in, node, dtype, refuse_bool=None):
+    def __init__(self, name, fn, n_in, node, dtype, refuse_bool=None, refuse_float=None):
         super().__init__(name, node)
         self.scalar = fn
         names = list(inspect.signature(fn).parameters)
@@ -450,6 +450,7 @@ class Elementwise(OpDef):
         self.dtype_rule = dtype
         # (exception type, message) raised for bool inputs; None: bool is computed
         self.refuse_bool = refuse_bool
+        self.refuse_float = refuse_float  # the same for float inputs (bitwise ops)
         # whether a gradient that does not vary with the saved values is still recorded as their
         # function (derivative zero), as PyTorch's formula for the op is (relu's)
         self.zero_second_order = False
@@ -491,10 +492,19 @@ class Elementwise(OpDef):
         dt = D.result_type(*values)
         if self.dtype_rule == "float":
             dt = D.to_float(dt)
-        if dt is D.bool_ and self.refuse_bool is not None:
-            kind, message = self.refuse_bool
+        refused = self._refused(dt)
+        if refused is not None:
+            kind, message = refused
             raise kind(message)
         return dt
+
+    def _refused(self, dt):
+        """(exception type, message) when the op has no kernel for ``dt``, else None."""
+        if dt is D.bool_:
+            return self.refuse_bool
+        if dt.is_floating_point:
+            return self.refuse_float
+        return None
 
     def out_dtype(self, compute):
         return D.bool_ if self.dtype_rule == "bool" else compute
@@ -585,7 +595,7 @@ class Elementwise(OpDef):
         a cast first (int inputs of a float op) or the general path."""
         plan = None
         dt = D.from_numpy_dtype(np_dtype)
-        if self.dtype_rule != "where" and (dt is not D.bool_ or self.refuse_bool is None):
+        if self.dtype_rule != "where" and self._refused(dt) is None:
             compute = D.to_float(dt) if self.dtype_rule == "float" else dt
             if compute is dt:
                 # with the module's compiled entry points (see ``cpu.launch_small``)
@@ -1210,20 +1220,22 @@ def sum_to(g, shape):
     return g
 
 
-def unary(name, node=None, dtype="same", refuse_bool=None):
+def unary(name, node=None, dtype="same", refuse_bool=None, refuse_float=None):
     """Register a one-input elementwise op from its scalar definition."""
 
     def deco(fn):
-        return Elementwise(name, fn, 1, node or _default_node(name), dtype, refuse_bool)
+        return Elementwise(name, fn, 1, node or _default_node(name), dtype, refuse_bool,
+                           refuse_float)
 
     return deco
 
 
-def binary(name, node=None, dtype="same", n_in=2, refuse_bool=None):
+def binary(name, node=None, dtype="same", n_in=2, refuse_bool=None, refuse_float=None):
     """Register a two-input (or ``n_in``-input) elementwise op from its scalar definition."""
 
     def deco(fn):
-        return Elementwise(name, fn, n_in, node or _default_node(name), dtype, refuse_bool)
+        return Elementwise(name, fn, n_in, node or _default_node(name), dtype, refuse_bool,
+                           refuse_float)
 
     return deco
 
