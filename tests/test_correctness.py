@@ -328,3 +328,34 @@ def test_in_place_ops_on_empty_tensors():
     r = ng.zeros(5, 4, 0)
     r.sub_(1)
     assert r.shape == (5, 4, 0)
+
+
+def test_std_of_a_constant_row_whose_mean_is_inexact_is_zero():
+    c = ng.tensor(0.637, requires_grad=True)
+    v = c + ng.tensor([[0.7615942, 0.0]]).expand(3, 2)
+    r = v.std(0, unbiased=False)
+    assert r.tolist() == [0.0, 0.0]
+    r.sum().backward()
+    assert c.grad.item() == 0.0
+
+
+def test_log_softmax_keeps_the_digits_of_a_dominant_element():
+    x = ng.tensor([[-0.234767, 42.2009, 4.4037642, -21.648672, 34.67758]])
+    # PyTorch 2.13: 0.0005402297829277813 (x - logsumexp(x) gave 0.00054169)
+    assert (-ng.log_softmax(x, 1)[0, 1]).item() == pytest.approx(0.0005402297829277813, rel=1e-6)
+
+
+def test_retain_grad_follows_an_in_place_op():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    t = x * 1
+    t.retain_grad()
+    y = t * 3
+    t.mul_(2)
+    y.sum().backward()
+    assert t.grad is None  # the loss used t's old value
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    t = x * 1
+    t.retain_grad()
+    t.mul_(2)
+    (t * 3).sum().backward()
+    assert t.grad.tolist() == [3.0, 3.0] and x.grad.tolist() == [6.0, 6.0]

@@ -154,16 +154,19 @@ def argmin_rows(x, out):
 
 
 def var_rows(x, out, correction):
-    # two passes: the mean first, then squared deviations (stable for large offsets)
+    # two passes over the values shifted by the row's first one: the mean first, then squared
+    # deviations (stable for large offsets, and exactly 0 for a constant row, whose mean may
+    # not be exact in float32)
     n = x.shape[1]
     for i in range(x.shape[0]):
+        k = x[i, 0] if n > 0 else 0
         s = 0
         for j in range(n):
-            s += x[i, j]
+            s += x[i, j] - k
         mean = s / _c(n)
         ss = 0
         for j in range(n):
-            d = x[i, j] - mean
+            d = (x[i, j] - k) - mean
             ss += d * d
         dof = _c(n) - correction
         if dof < 0:
@@ -218,9 +221,11 @@ def log_softmax_rows(x, out):
         s = 0
         for j in range(x.shape[1]):
             s += math.exp(x[i, j] - m)
-        lse = m + math.log(s)
+        ls = math.log(s)
+        # (x - m) - log(s), not x - (m + log(s)): near the row's maximum the second loses
+        # the digits of a small result to cancellation
         for j in range(x.shape[1]):
-            out[i, j] = x[i, j] - lse
+            out[i, j] = (x[i, j] - m) - ls
 
 
 def mean_rows(x, out):

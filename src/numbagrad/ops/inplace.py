@@ -117,6 +117,7 @@ def assign_inplace(x, result):
     if not tracked:
         return x
     _saved_result_is_x(x, result)
+    retained = x._retains_grad and _drop_retain_grad(x)
     base = x._base
     if base is None:
         x._grad_fn = result._grad_fn
@@ -128,7 +129,18 @@ def assign_inplace(x, result):
         base._requires_grad = True
         base._output_nr = 0
         # x itself (like every other view of base) now re-derives its node from base
+    if retained:
+        x.retain_grad()  # .grad is now the gradient of x's new value, as in PyTorch
     return x
+
+
+def _drop_retain_grad(x) -> bool:
+    """Take ``x``'s retain_grad hook off its current node."""
+    hooks = x.grad_fn.__dict__.get("_retain_grad_hooks")
+    if hooks is not None:
+        hooks.pop(x._output_nr, None)
+    x._retains_grad = False
+    return True
 
 
 def _keep_old_self(x, result):
