@@ -359,3 +359,45 @@ def test_retain_grad_follows_an_in_place_op():
     t.mul_(2)
     (t * 3).sum().backward()
     assert t.grad.tolist() == [3.0, 3.0] and x.grad.tolist() == [6.0, 6.0]
+
+
+@pytest.mark.parametrize("expr,kind,message", [
+    ("float(T.ones(2))", "ValueError",
+     "only one element tensors can be converted to Python scalars"),
+    ("int(T.ones(2))", "ValueError",
+     "only one element tensors can be converted to Python scalars"),
+    ("T.ones()", "TypeError", 'ones() missing 1 required positional arguments: "size"'),
+    ("T.tensor([True, False]).argmax()", "RuntimeError", "argmax(): does not support bool input"),
+    ("T.ones(2) - True", "RuntimeError",
+     "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to "
+     "invert a mask, use the `~` or `logical_not()` operator instead."),
+    ("True ** T.tensor([True, False])", "NotImplementedError",
+     "\"pow\" not implemented for 'Bool'"),
+    ("T.ones(2, 2).permute()", "TypeError",
+     'permute() missing 1 required positional arguments: "dims"'),
+    ("T.ones(2)[0, ::-1]", "IndexError", "too many indices for tensor of dimension 1"),
+    ("T.ones(2, 2, 2).norm(dim=(0, 1, 2))", "RuntimeError",
+     "linalg.matrix_norm: dim must be a 2-tuple. Got 0 1 2"),
+    ("T.zeros(2).copy_(T.ones(1, 2))", "RuntimeError",
+     "output with shape [2] doesn't match the broadcast shape [1, 2]"),
+])
+def test_more_pytorch_errors(expr, kind, message):
+    with pytest.raises(Exception) as info:
+        eval(expr, {"T": ng})
+    assert (type(info.value).__name__, str(info.value)) == (kind, message)
+
+
+def test_setitem_corners():
+    b = ng.tensor([True, False])
+    assert (b ** False).tolist() == [True, True] and (b ** False).dtype is ng.bool
+    y = ng.zeros(3)
+    y[ng.tensor([True, False, True])] = ng.tensor([5.0], dtype=ng.float64)  # one value: cast
+    assert y.tolist() == [5.0, 0.0, 5.0]
+    x = ng.ones(1, 1, 3, requires_grad=True)
+    z = ng.zeros(2, 3)
+    z[0] = x * 2  # the value's leading size-1 dims are dropped
+    z.sum().backward()
+    assert z.tolist() == [[2.0] * 3, [0.0] * 3] and x.grad.shape == (1, 1, 3)
+    w = ng.ones(2, 2, requires_grad=True) * 1
+    w[[0, 1], -2:4] = 1.0  # a slice not written as the whole dim: through a view
+    assert type(w.grad_fn).__name__ == "CopySlices"

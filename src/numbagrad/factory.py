@@ -140,6 +140,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
 def _shape(size, name) -> tuple:
     """``size`` (ints, or one sequence of them) as a shape; PyTorch's TypeError for anything
     else (a float is not truncated)."""
+    if not size:
+        raise TypeError(f'{name}() missing 1 required positional arguments: "size"')
     one_sequence = len(size) == 1 and isinstance(size[0], (tuple, list))
     if one_sequence:
         size = tuple(size[0])

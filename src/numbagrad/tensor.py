@@ -530,10 +530,16 @@ class Tensor:
         return bool(self._host().reshape(-1)[0])
 
     def __float__(self) -> float:
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self) -> int:
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        """The one value, for ``float(t)`` and ``int(t)`` (PyTorch's ValueError there)."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
 
     def __index__(self) -> int:
         if self.dtype.is_floating_point or self._data.size != 1:

@@ -45,7 +45,9 @@ def add(x, y, *, alpha=1):
 
 
 def _refuse_bool_sub(x, y):
-    bools = [isinstance(v, _tensor_class()) and v.dtype is D.bool_ for v in (x, y)].count(True)
+    # (a Python bool counts as a bool tensor, as PyTorch wraps it in one)
+    bools = [isinstance(v, bool) or isinstance(v, _tensor_class()) and v.dtype is D.bool_
+             for v in (x, y)].count(True)
     if bools:
         raise RuntimeError(E.ERR_SUB_BOOLS if bools == 2 else E.ERR_SUB_BOOL)
 
@@ -116,6 +118,9 @@ def pow(x, exponent):
         raise TypeError(ERR_POW_ARGS.format(type(x).__name__, type(exponent).__name__))
     if not isinstance(x, Tensor):
         return rpow(exponent, x)
+    if isinstance(exponent, bool) and x.dtype is D.bool_:
+        # bool ** bool stays bool: x itself, or all True for False
+        return x.clone() if exponent else x.logical_or(x.logical_not())
     if not isinstance(exponent, Tensor):
         if not x.dtype.is_floating_point:
             if isinstance(exponent, float):
@@ -130,6 +135,8 @@ def pow(x, exponent):
 
 def rpow(x, base):
     """``base ** x`` for a scalar base."""
+    if isinstance(base, bool) and x.dtype is D.bool_:
+        raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     dt = D.result_type(x, base)
     return E.rpow(x if dt is x.dtype else x.to(dt), base)
 

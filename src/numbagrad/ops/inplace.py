@@ -247,10 +247,16 @@ def copy(ctx, x, src):
     return out
 
 
+def _one_mask(where):
+    return len(where.index) == 1 and getattr(where.index[0], "dtype", None) == np.bool_
+
+
 def _copy_into(a, x, src):
     """``a[...] = src`` (``a`` is ``x``'s memory or its new value), in PyTorch's words when
     ``src`` does not broadcast to ``x``."""
     try:
+        if src.ndim > x.ndim:
+            raise ValueError  # NumPy drops leading size-1 dims; PyTorch refuses them
         a[...] = src._data
     except (ValueError, RuntimeError):
         bad = next((d for d in range(-1, -min(x.ndim, src.ndim) - 1, -1)
@@ -351,7 +357,9 @@ def setitem(x, index, value):
         first, then = where.staged
         return setitem(M.getitem(x, first), then, value)
     advanced = "advanced" in where.kinds
-    if advanced and isinstance(value, Tensor) and value.dtype is not x.dtype:
+    if (advanced and isinstance(value, Tensor) and value.dtype is not x.dtype
+            and not (value.numel() == 1 and _one_mask(where))):
+        # (one value through a single bool mask is masked_fill in PyTorch: it casts)
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
             f"{_CAST_NAMES[x.dtype.name]} for the destination and "

@@ -130,6 +130,8 @@ def flatten(x, start_dim=0, end_dim=-1):
 
 @composite("permute", view=True)
 def permute(ctx, x, *dims):
+    if not dims:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = parse_shape(dims)
     if len(dims) != x.ndim:
         raise RuntimeError(
@@ -367,6 +369,8 @@ def _normalize_index(x, index):
     n_real = sum(1 for i in index if i is not None and i is not Ellipsis and not (
         isinstance(i, (Tensor, np.ndarray)) and i.dtype in (bool, np.bool_, D.bool_)
     ))
+    if n_real > x.ndim:  # (before any other complaint about the index, as PyTorch)
+        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
     for item in index:
         if isinstance(item, Tensor):
             item = item._host()  # index arithmetic runs on the host
@@ -385,8 +389,9 @@ def _normalize_index(x, index):
             if item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
             kinds.add("slice")
-            if dim < x.ndim and item.indices(x.shape[dim]) != (0, x.shape[dim], 1):
-                kinds.add("narrow")  # a slice that leaves some elements out
+            if dim < x.ndim and not (item.start in (None, 0) and item.step in (None, 1) and (
+                    item.stop is None or item.stop >= x.shape[dim])):
+                kinds.add("narrow")  # not written as the whole dim (PyTorch's test is textual)
             dim += 1
         elif isinstance(item, (bool, np.bool_)):
             kinds.add("advanced")
@@ -557,6 +562,9 @@ def index_put(ctx, x, index, value):
 
 def write_region(a, index, value, advanced):
     """``a[index] = value`` with PyTorch's error when ``value`` does not fit the region."""
+    # PyTorch drops a value's leading size-1 dims first (x[i] = ones(1) into a 0-d region)
+    while np.ndim(value) and np.shape(value)[0] == 1:
+        value = value[0]
     try:
         a[index] = value
     except ValueError:
@@ -595,7 +603,13 @@ def index_put_vjp(ctx, grad):
     g_x = index_put(grad, _Index(ctx.index, ()), 0)
     if len(ctx.input_shapes) == 1:
         return g_x
-    g_v = sum_to(index_select_any(grad, _Index(ctx.index, {"advanced"})), ctx.input_shapes[1])
+    shape = tuple(ctx.input_shapes[1])
+    lead = 0
+    while lead < len(shape) and shape[lead] == 1:  # (the dims write_region dropped)
+        lead += 1
+    g_v = sum_to(index_select_any(grad, _Index(ctx.index, {"advanced"})), shape[lead:])
+    if lead:
+        g_v = g_v.reshape(shape)
     return g_x, g_v
 
 

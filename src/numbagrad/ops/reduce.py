@@ -474,8 +474,14 @@ def min_all(ctx, x):
 min_all.defvjp(_all_backward)
 
 
+def _refuse_bool_arg(x, name):
+    if x.dtype is D.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+
+
 @composite("argmax")
 def argmax(ctx, x, dim=None, keepdim=False):
+    _refuse_bool_arg(x, "argmax")
     dims = reduction_dims(dim, x.ndim)
     _check_nonempty(x, dims, "argmax")
     a = x._data if dim is not None else x._data.reshape(-1)
@@ -488,6 +494,7 @@ def argmax(ctx, x, dim=None, keepdim=False):
 
 @composite("argmin")
 def argmin(ctx, x, dim=None, keepdim=False):
+    _refuse_bool_arg(x, "argmin")
     dims = reduction_dims(dim, x.ndim)
     _check_nonempty(x, dims, "argmin")
     a = x._data if dim is not None else x._data.reshape(-1)
@@ -585,6 +592,10 @@ def norm(ctx, x, dim=None, keepdim=False):
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             + _TYPE[x.dtype.name]
         )
+    if isinstance(dim, (list, tuple)) and len(dim) > 2:
+        # PyTorch's norm takes a pair of dims as a matrix norm, and no more
+        raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
+                           + " ".join(str(d) for d in dim))
     dims = _setup(ctx, x, dim, keepdim)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
