@@ -161,6 +161,13 @@ OPS = [
       node="LogSoftmaxBackward0"),
     # ---------------------------------------------------------------- linear algebra
     U("mm", lambda x, y: x.mm(y), np.matmul, 2, [((2, 3), (3, 4)), ("transposed", (3, 2))]),
+    U("mse_loss", lambda x, y: ng.nn.functional.mse_loss(x, y), lambda a, b: ((a - b) ** 2).mean(),
+      2, [((2, 3), (2, 3)), ((3,), (3,)), ("transposed", (2, 3))], node="MseLossBackward0"),
+    U("nll_loss", lambda x: ng.nn.functional.nll_loss(x, ng.tensor([0, 2])),
+      lambda a: -(a[0, 0] + a[1, 2]) / 2, shapes=[(2, 3), "transposed"], node="NllLossBackward0"),
+    U("addmm", ng.addmm, lambda b, x, y: b + x @ y, 3,
+      [((4,), (2, 3), (3, 4)), ((2, 1), (2, 3), (3, 4)), ((), "transposed", (3, 2))],
+      node="AddmmBackward0"),
     U("bmm", lambda x, y: x.bmm(y), np.matmul, 2, [((2, 2, 3), (2, 3, 2))]),
     U("mv", lambda x, y: x.mv(y), np.matmul, 2, [((2, 3), (3,)), ("strided", (3,))]),
     U("dot", lambda x, y: x.dot(y), np.dot, 2, [((3,), (3,))]),

@@ -401,3 +401,33 @@ def test_setitem_corners():
     w = ng.ones(2, 2, requires_grad=True) * 1
     w[[0, 1], -2:4] = 1.0  # a slice not written as the whole dim: through a view
     assert type(w.grad_fn).__name__ == "CopySlices"
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_losses_have_their_own_nodes_and_second_derivatives(reduction):
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(0)
+    xa, ta = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
+    got = []
+    for lib in (ng, torch):
+        F = lib.nn.functional
+        x = lib.tensor(xa, requires_grad=True)
+        t = lib.tensor(ta, requires_grad=True)
+        mse = F.mse_loss(x, t, reduction=reduction)
+        ce = F.cross_entropy(x, lib.tensor([0, 2, 1, 2]), reduction=reduction)
+        g = lib.autograd.grad(mse.sum() + ce.sum(), [x, t], create_graph=True)
+        gg, = lib.autograd.grad((g[0] ** 2).sum(), x)
+        got.append(([type(mse.grad_fn).__name__, type(ce.grad_fn).__name__],
+                    [a.detach().numpy() for a in (mse, ce, g[0], g[1], gg)]))
+    assert got[0][0] == got[1][0] == ["MseLossBackward0", "NllLossBackward0"]
+    for a, b in zip(got[0][1], got[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_linear_with_a_bias_is_one_addmm_node():
+    x, w, b = ng.ones(2, 3, requires_grad=True), ng.ones(4, 3), ng.ones(4, requires_grad=True)
+    y = ng.nn.functional.linear(x, w, b)
+    assert type(y.grad_fn).__name__ == "AddmmBackward0" and y.tolist() == [[4.0] * 4] * 2
+    y.sum().backward()
+    assert x.grad.tolist() == [[4.0] * 3] * 2 and b.grad.tolist() == [2.0] * 4

@@ -26,7 +26,7 @@ from .factory import (  # noqa: F401
 )
 from .ops import (  # noqa: F401
     abs, add, amax, amin, argmax, argmin, as_strided, bmm, broadcast_to, cat, chunk, clamp, clip,
-    clone, floor_divide, remainder, bitwise_and, bitwise_or, bitwise_xor, bitwise_not,
+    clone, floor_divide, remainder, bitwise_and, bitwise_or, bitwise_xor, bitwise_not, addmm,
     cos, div, dot, eq, exp, expm1, flatten, ge, gt, le, log, log1p, log_softmax, logical_and,
     logical_not, logical_or, logsumexp, lt, matmul, max, maximum, mean, min, minimum, mm, mul,
     mv, ne, neg, permute, pow, prod, reciprocal, relu, reshape, rsqrt, select, sigmoid, sign,

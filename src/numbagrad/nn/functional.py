@@ -28,18 +28,15 @@ def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``."""
+    if bias is not None and input.ndim == 2:
+        return _F.addmm(bias, input, weight.t())
     out = _F.matmul(input, weight.t())
     return out if bias is None else out + bias
 
 
-def _reduce(loss: Tensor, reduction: str) -> Tensor:
-    if reduction == "mean":
-        return loss.mean()
-    if reduction == "sum":
-        return loss.sum()
-    if reduction == "none":
-        return loss
-    raise ValueError(f"{reduction} is not a valid value for reduction")
+def _check_reduction(reduction: str) -> None:
+    if reduction not in _F.loss.REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
 
 
 def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -53,8 +50,8 @@ def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
             UserWarning,
             stacklevel=2,
         )
-    diff = input - target
-    return _reduce(diff * diff, reduction)
+    _check_reduction(reduction)
+    return _F.loss.mse_loss(input, target, reduction)
 
 
 def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
@@ -80,10 +77,8 @@ def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
     if t.size and (t.min() < 0 or t.max() >= n_classes):
         bad = int(t[(t < 0) | (t >= n_classes)][0])
         raise IndexError(f"Target {bad} is out of bounds.")
-    from ..factory import arange
-
-    picked = input[arange(input.shape[0], device=input.device), target]
-    return _reduce(-picked, reduction)
+    _check_reduction(reduction)
+    return _F.loss.nll_loss(input, target, reduction)
 
 
 def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:

@@ -6,6 +6,7 @@ from .. import dtypes as D
 from ..autograd.grad_mode import is_grad_enabled
 from . import elementwise as E
 from . import linalg as L
+from . import loss  # noqa: F401
 from . import movement as M
 from . import reduce as R
 from .registry import REGISTRY, _tensor_class, operand, refuse, sum_to  # noqa: F401
@@ -20,7 +21,7 @@ for _name in (
     globals()[_name] = getattr(E, _name).function or getattr(E, _name)
 del _name
 
-from .linalg import bmm, dot, matmul, mm, mv  # noqa: E402
+from .linalg import addmm, bmm, dot, matmul, mm, mv  # noqa: E402
 from .movement import (  # noqa: E402
     alias, as_strided, cat, chunk, clone, contiguous, expand, flatten, getitem, permute, reshape,
     select,

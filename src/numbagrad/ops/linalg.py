@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from . import elementwise as E
 from .registry import composite, sum_to
 
 _NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "bool": "bool"}
@@ -40,6 +41,32 @@ def mm_vjp(ctx, grad):
     gx = grad.mm(ctx["y"].t()) if "y" in ctx.saved else None
     gy = ctx["x"].t().mm(grad) if "x" in ctx.saved else None
     return gx, gy
+
+
+@composite("addmm")
+def addmm(ctx, bias, x, y):
+    """``bias + x @ y``: ``F.linear``'s one node, as in PyTorch (the sum is written into the
+    product's new array)."""
+    out = mm.forward(ctx, x, y)
+    if bias.dtype is not x.dtype:
+        _same_dtype(bias, x, ("self", "mat1"))
+    try:
+        np.broadcast_shapes(tuple(bias.shape), out.shape)
+    except ValueError:
+        raise RuntimeError(
+            f"The expanded size of the tensor ({out.shape[-1]}) must match the existing size "
+            f"({bias.shape[-1]}) at non-singleton dimension 1.  Target sizes: "
+            f"{list(out.shape)}.  Tensor sizes: {list(bias.shape)}"
+        ) from None
+    be = ctx.backend
+    be.run_elementwise(E.add.kernel(x.dtype, be), [out, bias._data], x.dtype.np, out=out)
+    return out
+
+
+@addmm.defvjp
+def addmm_vjp(ctx, grad):
+    gx, gy = mm_vjp(ctx, grad)
+    return sum_to(grad, ctx.input_shapes[0]), gx, gy
 
 
 @composite("bmm")
