@@ -431,3 +431,12 @@ def test_linear_with_a_bias_is_one_addmm_node():
     assert type(y.grad_fn).__name__ == "AddmmBackward0" and y.tolist() == [[4.0] * 4] * 2
     y.sum().backward()
     assert x.grad.tolist() == [[4.0] * 3] * 2 and b.grad.tolist() == [2.0] * 4
+
+
+def test_sub_and_div_with_a_number_first_are_their_own_nodes():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    assert type(ng.sub(2, x).grad_fn).__name__ == "SubBackward0"
+    assert type(ng.div(2, x).grad_fn).__name__ == "DivBackward0"
+    assert type((2 - x).grad_fn).__name__ == "RsubBackward1"
+    assert type((2 / x).grad_fn).__name__ == "MulBackward0"
+    assert ng.sub(2, x).tolist() == [1.0, 0.0] and ng.div(2, x).tolist() == [2.0, 1.0]

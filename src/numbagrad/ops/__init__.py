@@ -45,28 +45,18 @@ def add(x, y, *, alpha=1):
     return _add(x, y if alpha == 1 else E.mul(y, alpha))
 
 
-def _refuse_bool_sub(x, y):
-    # (a Python bool counts as a bool tensor, as PyTorch wraps it in one)
-    bools = [isinstance(v, bool) or isinstance(v, _tensor_class()) and v.dtype is D.bool_
-             for v in (x, y)].count(True)
-    if bools:
-        raise RuntimeError(E.ERR_SUB_BOOLS if bools == 2 else E.ERR_SUB_BOOL)
-
-
 def sub(x, y, *, alpha=1):
     """``x - alpha * y``."""
-    _refuse_bool_sub(x, y)
     if alpha != 1:
         y = E.mul(y, alpha)
-    if _is_scalar(x):
-        return rsub(y, x)
-    return E.sub(x, y)
+    return E.sub(x, y)  # (a number first is a wrapped scalar: SubBackward0, as in PyTorch)
 
 
 def rsub(x, other):
     """``other - x`` (the reflected operator)."""
-    _refuse_bool_sub(x, other)
     if _is_scalar(other):
+        if type(other) is bool or x.dtype is D.bool_:
+            raise RuntimeError(E.ERR_SUB_BOOL)
         # the number takes part in the result's dtype (-1.5 - int_tensor is a float tensor)
         dt = D.result_type(x, other)
         return E.rsub(x if dt is x.dtype else x.to(dt), other)
@@ -89,9 +79,7 @@ def rfloor_divide(x, other):
 
 
 def div(x, y):
-    if _is_scalar(x):
-        return rdiv(y, x)
-    return E.div(x, y)
+    return E.div(x, y)  # (``2 / x`` is ``rdiv``; ``div(2, x)`` is DivBackward0, as in PyTorch)
 
 
 def rdiv(x, other):

@@ -250,7 +250,8 @@ def add(x, y):
 add.defvjp(lambda grad: grad, lambda grad: grad)
 
 
-@binary("sub", refuse_bool=(RuntimeError, ERR_SUB_BOOLS))
+@binary("sub", refuse_bool=(RuntimeError, ERR_SUB_BOOLS),
+        refuse_bool_operand=(RuntimeError, ERR_SUB_BOOL))
 def sub(x, y):
     return x - y
 

@@ -440,7 +440,8 @@ class Elementwise(OpDef):
 
     kind = "elementwise"
 
-    def __init__(self, name, fn, n_in, node, dtype, refuse_bool=None, refuse_float=None):
+    def __init__(self, name, fn, n_in, node, dtype, refuse_bool=None, refuse_float=None,
+                 refuse_bool_operand=None):
         super().__init__(name, node)
         self.scalar = fn
         names = list(inspect.signature(fn).parameters)
@@ -451,6 +452,9 @@ class Elementwise(OpDef):
         # (exception type, message) raised for bool inputs; None: bool is computed
         self.refuse_bool = refuse_bool
         self.refuse_float = refuse_float  # the same for float inputs (bitwise ops)
+        # the same for one bool operand (a tensor or a Python bool) among others (sub). Bool
+        # operands never take the lean or lazy paths, so the general path's check suffices
+        self.refuse_bool_operand = refuse_bool_operand
         # whether a gradient that does not vary with the saved values is still recorded as their
         # function (derivative zero), as PyTorch's formula for the op is (relu's)
         self.zero_second_order = False
@@ -493,6 +497,10 @@ class Elementwise(OpDef):
         if self.dtype_rule == "float":
             dt = D.to_float(dt)
         refused = self._refused(dt)
+        if refused is None and self.refuse_bool_operand is not None:
+            for v in values:
+                if type(v) is bool or getattr(v, "dtype", None) is D.bool_:
+                    refused = self.refuse_bool_operand
         if refused is not None:
             kind, message = refused
             raise kind(message)
@@ -1220,22 +1228,24 @@ def sum_to(g, shape):
     return g
 
 
-def unary(name, node=None, dtype="same", refuse_bool=None, refuse_float=None):
+def unary(name, node=None, dtype="same", refuse_bool=None, refuse_float=None,
+          refuse_bool_operand=None):
     """Register a one-input elementwise op from its scalar definition."""
 
     def deco(fn):
         return Elementwise(name, fn, 1, node or _default_node(name), dtype, refuse_bool,
-                           refuse_float)
+                           refuse_float, refuse_bool_operand)
 
     return deco
 
 
-def binary(name, node=None, dtype="same", n_in=2, refuse_bool=None, refuse_float=None):
+def binary(name, node=None, dtype="same", n_in=2, refuse_bool=None, refuse_float=None,
+           refuse_bool_operand=None):
     """Register a two-input (or ``n_in``-input) elementwise op from its scalar definition."""
 
     def deco(fn):
         return Elementwise(name, fn, n_in, node or _default_node(name), dtype, refuse_bool,
-                           refuse_float)
+                           refuse_float, refuse_bool_operand)
 
     return deco
 
