@@ -161,6 +161,8 @@ OPS = [
       node="LogSoftmaxBackward0"),
     # ---------------------------------------------------------------- linear algebra
     U("mm", lambda x, y: x.mm(y), np.matmul, 2, [((2, 3), (3, 4)), ("transposed", (3, 2))]),
+    U("squeeze_result", lambda x, y: x @ y, np.matmul, 2, [((3,), (3, 4)), ((2,), "transposed")],
+      node="SqueezeBackward4"),
     U("mse_loss", lambda x, y: ng.nn.functional.mse_loss(x, y), lambda a, b: ((a - b) ** 2).mean(),
       2, [((2, 3), (2, 3)), ((3,), (3,)), ("transposed", (2, 3))], node="MseLossBackward0"),
     U("nll_loss", lambda x: ng.nn.functional.nll_loss(x, ng.tensor([0, 2])),

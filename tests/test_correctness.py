@@ -440,3 +440,16 @@ def test_sub_and_div_with_a_number_first_are_their_own_nodes():
     assert type((2 - x).grad_fn).__name__ == "RsubBackward1"
     assert type((2 / x).grad_fn).__name__ == "MulBackward0"
     assert ng.sub(2, x).tolist() == [1.0, 0.0] and ng.div(2, x).tolist() == [2.0, 1.0]
+
+
+def test_matmul_results_are_new_tensors_not_views():
+    x = ng.ones(2, 3, 4, requires_grad=True)
+    v = x @ ng.ones(4)
+    assert v._base is None and type(v.grad_fn).__name__ == "UnsafeViewBackward0"
+    v.mul_(2)
+    assert type(v.grad_fn).__name__ == "MulBackward0"
+    v.sum().backward()
+    assert x.grad.sum().item() == 48.0
+    u = ng.ones(3, requires_grad=True)
+    r = u @ ng.ones(3, 2)  # PyTorch squeezes the mm result in place
+    assert r._base is None and type(r.grad_fn).__name__ == "SqueezeBackward4"

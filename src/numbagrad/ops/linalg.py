@@ -157,7 +157,7 @@ def matmul(x, y):
     if x.ndim == 2 and y.ndim == 1:
         return mv(x, y)
     if x.ndim == 1 and y.ndim == 2:
-        return M.squeeze(mm(M.unsqueeze(x, 0), y), 0)
+        return M.squeeze_result(mm(M.unsqueeze(x, 0), y), 0)
     if x.ndim == 2 and y.ndim == 2:
         return mm(x, y)
     if y.ndim <= 2 and x.ndim >= 3:

@@ -100,12 +100,24 @@ def reshape_copy(ctx, x, shape):
 reshape_copy.defvjp(_reshape_back)
 
 
-@composite("unsafe_view", node="UnsafeViewBackward0", view=True)
+@composite("unsafe_view", node="UnsafeViewBackward0")
 def unsafe_view(ctx, x, shape):
+    """``x`` reshaped, sharing its memory but not a view of it (no base, its own version):
+    for a fresh result that nothing else holds, as PyTorch's ``_unsafe_view``."""
     return x._data.reshape(shape)
 
 
 unsafe_view.defvjp(_reshape_back)
+
+
+@composite("squeeze_result", node="SqueezeBackward4")
+def squeeze_result(ctx, x, dim):
+    """``x`` with size-1 dim ``dim`` dropped, for a fresh result that nothing else holds
+    (PyTorch squeezes it in place: ``squeeze_``, no view)."""
+    return x._data.reshape(x.shape[:dim] + x.shape[dim + 1:])
+
+
+squeeze_result.defvjp(_reshape_back)
 
 
 def reshape(x, *shape):
