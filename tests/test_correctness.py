@@ -453,3 +453,17 @@ def test_matmul_results_are_new_tensors_not_views():
     u = ng.ones(3, requires_grad=True)
     r = u @ ng.ones(3, 2)  # PyTorch squeezes the mm result in place
     assert r._base is None and type(r.grad_fn).__name__ == "SqueezeBackward4"
+
+
+def test_half_powers_are_sqrt_and_rsqrt():
+    x = ng.tensor([-inf, 4.0, -0.0, nan], requires_grad=True)
+    _same((x ** 0.5).tolist(), [nan, 2.0, -0.0, nan])
+    _same((x ** -0.5).tolist(), [nan, 0.5, -inf, nan])
+    g, = ng.autograd.grad((x ** 1.5).sum(), x)
+    _same(g.tolist(), [nan, 3.0, -0.0, nan])
+
+
+def test_power_of_a_number_with_an_infinite_incoming_gradient():
+    x = ng.tensor([1.0, 2.0], requires_grad=True)
+    g, = ng.autograd.grad(2 ** x, x, ng.tensor([inf, 1.0]))
+    assert g[0].item() == inf and g[1].item() == pytest.approx(4 * math.log(2))

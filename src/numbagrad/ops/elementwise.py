@@ -186,13 +186,19 @@ relu.zero_second_order = True
 @unary("pow", node="PowBackward0")
 def pow(x, exponent):
     """``x ** exponent`` for a scalar exponent."""
+    # PyTorch computes these two as sqrt and rsqrt: NaN below 0, -inf included (C's pow
+    # gives inf and 0 there)
+    if exponent == 0.5:
+        return math.sqrt(x) if x >= 0 else math.nan
+    if exponent == -0.5:
+        return 1 / math.sqrt(x) if x >= 0 else math.nan
     return x**exponent
 
 
 @pow.defvjp
 def pow_vjp(grad, x, exponent):
     # d/dx x**0 is 0 everywhere, including x == 0 where the formula gives 0 * inf
-    return where(exponent == 0, 0, grad * exponent * x ** (exponent - 1))
+    return where(exponent == 0, 0, grad * exponent * pow(x, exponent - 1))
 
 
 @unary("rpow", node="PowBackward2")
@@ -204,8 +210,9 @@ def rpow(x, base):
 @rpow.defvjp
 def rpow_vjp(grad, result, base):
     # base == 0: the derivative of 0 ** x is 0 for x > 0, where log(0) would give nan.
-    # (log's argument is made a tensor from grad, not result: result may be inf, 0 * inf nan)
-    return where(base == 0, 0, grad * result * log(base + 0 * grad))
+    # (log's argument is made a tensor of grad's dtype through sign(grad), which is finite:
+    # result or grad may be inf, and 0 * inf is nan)
+    return where(base == 0, 0, grad * result * log(base + 0 * sign(grad)))
 
 
 @unary("rsub", node="RsubBackward1", refuse_bool=(RuntimeError, ERR_SUB_BOOL))
