@@ -467,3 +467,15 @@ def test_power_of_a_number_with_an_infinite_incoming_gradient():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     g, = ng.autograd.grad(2 ** x, x, ng.tensor([inf, 1.0]))
     assert g[0].item() == inf and g[1].item() == pytest.approx(4 * math.log(2))
+
+
+def test_second_derivatives_of_prod_over_zeros():
+    x = ng.tensor([[1.0, 0.0], [2.0, 3.0]], dtype=ng.float64, requires_grad=True)
+    w = ng.tensor([[1.0, 2.0], [3.0, 4.0]], dtype=ng.float64)
+    g, = ng.autograd.grad(x.prod(), x, create_graph=True)
+    h, = ng.autograd.grad((g * w).sum(), x)
+    assert g.tolist() == [[0.0, 6.0], [0.0, 0.0]] and h.tolist() == [[12.0, 23.0], [6.0, 4.0]]
+    x = ng.tensor([[1.0, 0.0], [2.0, 0.0]], dtype=ng.float64, requires_grad=True)
+    g, = ng.autograd.grad(x.prod(1).sum(), x, create_graph=True)
+    h, = ng.autograd.grad((g * w).sum(), x)
+    assert g.tolist() == [[0.0, 1.0], [0.0, 2.0]] and h.tolist() == [[2.0, 1.0], [4.0, 3.0]]

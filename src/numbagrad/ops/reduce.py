@@ -339,6 +339,8 @@ def prod_vjp(ctx, grad):
         has_zero = bool((x == 0).any())
     if not has_zero:
         return unreduce(grad, ctx) * (unreduce(result, ctx) / x)
+    if _grad_state.enabled:  # create_graph: the products of the others as a function of x
+        return unreduce(grad, ctx) * _prod_others(x, ctx.dims)
     # with zeros, divide-free: the product of all the other elements of each slice
     be = backend.of(x._data)
     rows, _ = be.as_rows(x._data, ctx.dims)
@@ -353,6 +355,34 @@ def prod_vjp(ctx, grad):
         others.reshape(x.shape)
     )
     return unreduce(grad, ctx) * Tensor._make(be.ascontiguousarray(others))
+
+
+def _prod_others(x, dims):
+    """For each element, the product of the other elements of its slice, as Tensor ops
+    (prefix times suffix products, no division), so that second derivatives through a prod
+    over zeros are right. Its cost grows with the slice length: for create_graph only."""
+    from . import movement as M  # (here: movement imports this module)
+
+    if len(dims) != 1:  # a full product: one slice
+        return _prod_others(x.reshape(-1), (0,)).reshape(x.shape)
+    d = dims[0]
+    n = x.shape[d]
+    parts = [M.select(x, d, k) for k in range(n)]
+    prefix, acc = [], None
+    for p in parts:
+        prefix.append(acc)
+        acc = p if acc is None else acc * p
+    suffix, acc = [None] * n, None
+    for k in range(n - 1, -1, -1):
+        suffix[k] = acc
+        acc = parts[k] if acc is None else acc * parts[k]
+    others = []
+    for pre, suf, p in zip(prefix, suffix, parts):
+        if pre is None and suf is None:
+            others.append(p * 0 + 1)
+        else:
+            others.append(pre if suf is None else suf if pre is None else pre * suf)
+    return M.stack(others, d)
 
 
 # ---------------------------------------------------------------- max / min family
