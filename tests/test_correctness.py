@@ -479,3 +479,14 @@ def test_second_derivatives_of_prod_over_zeros():
     g, = ng.autograd.grad(x.prod(1).sum(), x, create_graph=True)
     h, = ng.autograd.grad((g * w).sum(), x)
     assert g.tolist() == [[0.0, 1.0], [0.0, 2.0]] and h.tolist() == [[2.0, 1.0], [4.0, 3.0]]
+
+
+@pytest.mark.parametrize("index,node", [
+    ((1, None), "UnsqueezeBackward0"), ((1, slice(0, 3, 2)), "SliceBackward0"),
+    ((slice(None), slice(None)), "AliasBackward0"), ((None, 1), "SelectBackward0"),
+    ((0, slice(0, 3)), "SelectBackward0"), ((0, slice(0, 2)), "SliceBackward0"),
+    ((slice(None), None, 0), "SelectBackward0"), ((slice(None, 5),), "AliasBackward0"),
+])
+def test_basic_indexing_is_named_after_its_last_view(index, node):
+    y = ng.ones(2, 3, 4, requires_grad=True) * 1
+    assert type(y[index].grad_fn).__name__ == node

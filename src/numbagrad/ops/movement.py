@@ -437,12 +437,27 @@ def _normalize_index(x, index):
     return tuple(out), kinds
 
 
-_INDEX_NODE = [
-    ("advanced", "IndexBackward0"),
-    ("int", "SelectBackward0"),
-    ("slice", "SliceBackward0"),
-    ("none", "UnsqueezeBackward0"),
-]
+def _last_view_node(index, shape):
+    """The node of basic indexing: PyTorch applies the parts left to right (select, slice,
+    unsqueeze) and names the result after the last one that does something (a slice over the
+    whole dim does nothing); none: AliasBackward0."""
+    name = "AliasBackward0"
+    n_dims = sum(1 for i in index if i is not None and i is not Ellipsis)
+    dim = 0
+    for item in index:
+        if item is None:
+            name = "UnsqueezeBackward0"
+        elif item is Ellipsis:
+            dim += len(shape) - n_dims
+        elif isinstance(item, slice):
+            if not (item.start in (None, 0) and item.step in (None, 1)
+                    and (item.stop is None or item.stop >= shape[dim])):
+                name = "SliceBackward0"
+            dim += 1
+        else:
+            name = "SelectBackward0"
+            dim += 1
+    return name
 
 
 def getitem(x, index):
@@ -503,7 +518,8 @@ def index_select_any(ctx, x, idx):
     ctx.index = index
     _save_sources(ctx, idx)
     ctx.view = "advanced" not in kinds
-    ctx.node_name = next((n for k, n in _INDEX_NODE if k in kinds), "AliasBackward0")
+    ctx.node_name = ("IndexBackward0" if "advanced" in kinds
+                     else _last_view_node(index, x.shape) if kinds else "AliasBackward0")
     try:
         out = x._data[index]
     except IndexError as e:
