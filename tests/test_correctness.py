@@ -490,3 +490,23 @@ def test_second_derivatives_of_prod_over_zeros():
 def test_basic_indexing_is_named_after_its_last_view(index, node):
     y = ng.ones(2, 3, 4, requires_grad=True) * 1
     assert type(y[index].grad_fn).__name__ == node
+
+
+def test_assigning_to_all_of_a_tensor_fills_or_copies():
+    y = ng.ones(2, 2, requires_grad=True) * 1
+    y[...] = ng.zeros(2)
+    assert type(y.grad_fn).__name__ == "CopyBackwards" and y.tolist() == [[0.0, 0.0]] * 2
+    y[:, 0:2] = 2.0
+    assert type(y.grad_fn).__name__ == "FillBackward3" and y.tolist() == [[2.0, 2.0]] * 2
+    v = ng.tensor(3.0, requires_grad=True)
+    y[:] = v
+    y.sum().backward()
+    assert v.grad.item() == 4.0
+    with pytest.raises(RuntimeError, match=r"The expanded size of the tensor \(3\) must match"):
+        ng.zeros(3)[:] = ng.ones(2)
+
+
+def test_copy_into_an_integer_tensor_records_nothing():
+    i = ng.zeros(3, dtype=ng.int64)
+    i.copy_(ng.ones(3, requires_grad=True) * 2.5)
+    assert i.tolist() == [2, 2, 2] and not i.requires_grad

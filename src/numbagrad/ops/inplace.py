@@ -335,7 +335,8 @@ def fill_(x, value):
 def copy_(x, src):
     check_inplace(x)
     check_no_overlap(x)
-    if not _tracked(x, src):
+    if not _tracked(x, src) or not x.dtype.is_floating_point:
+        # (an integer or bool tensor carries no gradient: the values are only cast into it)
         _copy_into(_writable(x), x, src)
         x._bump()
         return x
@@ -356,6 +357,20 @@ def setitem(x, index, value):
     if where.staged is not None:  # integers first, as PyTorch: a view, then the rest
         first, then = where.staged
         return setitem(M.getitem(x, first), then, value)
+    if where.kinds <= {"slice", "ellipsis"}:
+        # an index that selects all of x: PyTorch fills it with a number or a 0-d tensor and
+        # copies anything else into it (FillBackward3, CopyBackwards)
+        if not isinstance(value, Tensor):
+            value = Tensor._make(np.asarray(value, dtype=x.dtype.np))
+        elif value.ndim > x.ndim:
+            value = value.reshape(value.shape[value.ndim - x.ndim:])  # (leading 1s go)
+        if value.ndim == 0:
+            fill_(x, value)
+            return
+        if any(n not in (1, m) for n, m in zip(value.shape[::-1], x.shape[::-1])):
+            raise M.expand_error(list(value.shape), list(x.shape))
+        copy_(x, value)
+        return
     advanced = "advanced" in where.kinds
     if (advanced and isinstance(value, Tensor) and value.dtype is not x.dtype
             and not (value.numel() == 1 and _one_mask(where))):
