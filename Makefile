@@ -4,8 +4,10 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 PTX_STAMP := $(VENV)/.ptx-stamp
 BENCH_STAMP := $(VENV)/.bench-stamp
+WHEEL_STAMP := $(VENV)/.wheel-stamp
+WHEEL_DIR := build/wheel-check
 
-.PHONY: demo test test-cpu test-cuda test-ptx bench clean
+.PHONY: demo test test-cpu test-cuda test-ptx wheel-check bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -17,14 +19,36 @@ demo: $(STAMP)
 	$(PY) examples/demo.py
 
 # The CPU suite, then the CUDA tests a second time in their own process in Numba's CUDA
-# simulator (on a GPU machine, `pytest -m cuda` without the variable runs them for real).
-test: test-cpu test-cuda
+# simulator (on a GPU machine, `pytest -m cuda` without the variable runs them for real),
+# then the package as a user gets it (wheel-check).
+test: test-cpu test-cuda wheel-check
 
 test-cpu: $(STAMP)
 	$(PY) -m pytest -q -m "not cuda and not ptx"
 
 test-cuda: $(STAMP)
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q -m cuda
+
+# Build the sdist and, from it, the wheel; install the wheel with its dependencies (numpy, numba:
+# from pip's cache after the first time) into a new venv, then import and use it there, with an
+# empty kernel cache. About 15 s.
+$(WHEEL_STAMP): $(STAMP)
+	$(PY) -m pip install --quiet 'build>=1'
+	touch $(WHEEL_STAMP)
+
+wheel-check: $(WHEEL_STAMP)
+	rm -rf $(WHEEL_DIR)
+	$(PY) -m build --quiet --outdir $(WHEEL_DIR)/dist .
+	$(PY) -m venv $(WHEEL_DIR)/venv
+	$(WHEEL_DIR)/venv/bin/python -m pip install --quiet $(WHEEL_DIR)/dist/*.whl
+	cd $(WHEEL_DIR) && NUMBAGRAD_CACHE_DIR=$$PWD/kernels \
+	    venv/bin/python -c 'import importlib.metadata as md, numbagrad as ng; \
+	    assert md.version("numbagrad") == ng.__version__; \
+	    assert md.distribution("numbagrad").locate_file("numbagrad/py.typed").is_file(); \
+	    assert "/$(WHEEL_DIR)/venv/" in ng.__file__, ng.__file__; \
+	    x = ng.tensor([1.0], requires_grad=True); y = (x * 3 + 1).sum(); y.backward(); \
+	    assert y.item() == 4.0 and x.grad.tolist() == [3.0], (y, x.grad); \
+	    print("wheel-check: numbagrad", ng.__version__, "from its wheel, new venv: x.grad =", x.grad)'
 
 # Compile every CUDA kernel to PTX for sm_90 and check float32 kernels for float64
 # instructions (the simulator does no type checking). Needs ~700 MB of NVVM/NVRTC wheels.
@@ -47,5 +71,13 @@ bench: $(BENCH_STAMP)
 	$(VENV)/bin/asv run --python=same --quick --show-stderr
 	$(PY) benchmarks/compare.py --quick
 
+# The differential fuzzer against PyTorch (needs torch in .venv: the test extra installs it):
+# N seeded random programs, each statement compared; a summary of mismatches by class with the
+# smallest repro of each. `make fuzz N=10000` runs more.
+N ?= 1000
+
+fuzz: $(STAMP)
+	$(PY) tests/fuzz.py --seeds 0:$(N)
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache $(WHEEL_DIR)

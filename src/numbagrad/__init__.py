@@ -46,7 +46,7 @@ negative = neg
 true_divide = divide = div
 multiply = mul
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the one version source: pyproject.toml reads it ([tool.hatch.version])
 
 
 def is_tensor(obj) -> bool:

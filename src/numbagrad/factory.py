@@ -265,7 +265,7 @@ def randperm(n, dtype=None, device=None) -> Tensor:
 
 def _like(fn):
     def like(input, dtype=None, device=None, requires_grad=False, **kwargs):
-        return fn(*input.shape, dtype=dtype or input.dtype,
+        return fn(tuple(input.shape), dtype=dtype or input.dtype,
                   device=input.device if device is None else device,
                   requires_grad=requires_grad, **kwargs)
 

@@ -137,10 +137,10 @@ class Adam(Optimizer):
             g = g + group["weight_decay"] * p
         if not state:
             state["step"] = 0
-            state["exp_avg"] = p.new_zeros(*p.shape)
-            state["exp_avg_sq"] = p.new_zeros(*p.shape)
+            state["exp_avg"] = p.new_zeros(tuple(p.shape))
+            state["exp_avg_sq"] = p.new_zeros(tuple(p.shape))
             if group["amsgrad"]:
-                state["max_exp_avg_sq"] = p.new_zeros(*p.shape)
+                state["max_exp_avg_sq"] = p.new_zeros(tuple(p.shape))
         state["step"] += 1
         t = state["step"]
         m, v = state["exp_avg"], state["exp_avg_sq"]
