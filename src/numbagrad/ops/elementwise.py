@@ -61,7 +61,7 @@ def sign(x):
 
 # sign is piecewise constant: its gradient is zero everywhere PyTorch defines it, also where
 # the incoming gradient is infinite or NaN (so not ``grad * 0``)
-sign.defvjp(lambda grad: where(grad != grad, 0, 0))
+sign.defvjp(lambda grad: abs(sign(grad)) * 0)  # (finite, +0, of grad's dtype)
 
 
 @unary("exp", dtype="float")
@@ -178,7 +178,8 @@ def relu(x):
     return 0 if x <= 0 else x  # (NaN stays NaN, as in PyTorch)
 
 
-relu.defvjp(lambda grad, result: where(result > 0, grad, 0))
+# (result <= 0, not result > 0: at NaN the gradient passes, as PyTorch's threshold_backward)
+relu.defvjp(lambda grad, result: where(result <= 0, 0, grad))
 # PyTorch's rule (threshold_backward) is a function of result: relu'' is 0, not undefined
 relu.zero_second_order = True
 
@@ -186,11 +187,12 @@ relu.zero_second_order = True
 @unary("pow", node="PowBackward0")
 def pow(x, exponent):
     """``x ** exponent`` for a scalar exponent."""
-    # PyTorch computes these two as sqrt and rsqrt: NaN below 0, -inf included (C's pow
-    # gives inf and 0 there)
-    if exponent == 0.5:
+    # PyTorch computes exponents 0.5 and -0.5 as sqrt and rsqrt: NaN below 0, -inf included
+    # (C's pow gives inf and 0 there). Tested as 2 * exponent, since literals take the
+    # kernel's dtype: in an integer kernel 0.5 would be 0
+    if exponent + exponent == 1:
         return math.sqrt(x) if x >= 0 else math.nan
-    if exponent == -0.5:
+    if exponent + exponent == -1:
         return 1 / math.sqrt(x) if x >= 0 else math.nan
     return x**exponent
 

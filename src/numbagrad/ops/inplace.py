@@ -119,6 +119,7 @@ def assign_inplace(x, result):
     _saved_result_is_x(x, result)
     retained = x._retains_grad and _drop_retain_grad(x)
     base = x._base
+    base_retained = base is not None and base._retains_grad and _drop_retain_grad(base)
     if base is None:
         x._grad_fn = result._grad_fn
         x._requires_grad = True
@@ -129,8 +130,12 @@ def assign_inplace(x, result):
         base._requires_grad = True
         base._output_nr = 0
         # x itself (like every other view of base) now re-derives its node from base
+    # .grad is now the gradient of the new value, as in PyTorch (a write through a view
+    # changes its base's value too)
     if retained:
-        x.retain_grad()  # .grad is now the gradient of x's new value, as in PyTorch
+        x.retain_grad()
+    if base_retained:
+        base.retain_grad()
     return x
 
 

@@ -36,7 +36,7 @@ def mse_loss(ctx, input, target, reduction="mean"):
 def mse_loss_vjp(ctx, grad):
     x, t = ctx["x"], ctx["target"]
     d = E.sub(x, t)
-    scale = 2.0 / d.numel() if ctx.reduction == "mean" else 2.0
+    scale = 2.0 / max(d.numel(), 1) if ctx.reduction == "mean" else 2.0
     g = E.mul(d, E.mul(grad, scale))
     return sum_to(g, ctx.input_shapes[0]), sum_to(E.neg(g), ctx.input_shapes[1])
 
@@ -57,11 +57,12 @@ def nll_loss_vjp(ctx, grad):
     x = ctx["x"]
     n, c = ctx.input_shapes[0]
     # the one-hot positions of the targets, a constant: the gradient is -grad there
-    onehot = np.zeros((n, c), x.dtype.np)
-    onehot[np.arange(n), ctx.target] = 1
+    onehot = np.zeros((n, c), np.bool_)
+    onehot[np.arange(n), ctx.target] = True
     mask = _tensor_class()._make(onehot).to(x.device)
     if ctx.reduction == "none":
         grad = grad.reshape(n, 1)
     elif ctx.reduction == "mean" and n:
         grad = E.mul(grad, 1.0 / n)
-    return E.mul(E.neg(mask), grad), None
+    # (a select, not -mask * grad: an infinite gradient must not make 0 * inf elsewhere)
+    return E.where(mask, E.neg(grad), 0), None

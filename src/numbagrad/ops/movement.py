@@ -473,11 +473,12 @@ class _Index:
     """An index in NumPy terms (``index``), its kinds, and the index Tensors it was made from
     (``sources``: saved by the op, so an in-place change of one is caught before backward)."""
 
-    __slots__ = ("index", "kinds", "sources", "staged")
+    __slots__ = ("index", "kinds", "sources", "staged", "bare_slice")
 
     def __init__(self, index, kinds, sources=()):
         self.index, self.kinds, self.sources = index, kinds, sources
         self.staged = None
+        self.bare_slice = False  # x[a:b], not in a tuple: PyTorch always slices then
 
     @classmethod
     def of(cls, x, index):
@@ -488,6 +489,7 @@ class _Index:
                     tuple(i for i in items if isinstance(i, Tensor)))
         if "advanced" in where.kinds and "int" in where.kinds:
             where.staged = _ints_first(where.index)
+        where.bare_slice = isinstance(index, slice)
         return where
 
 
@@ -519,6 +521,7 @@ def index_select_any(ctx, x, idx):
     _save_sources(ctx, idx)
     ctx.view = "advanced" not in kinds
     ctx.node_name = ("IndexBackward0" if "advanced" in kinds
+                     else "SliceBackward0" if idx.bare_slice
                      else _last_view_node(index, x.shape) if kinds else "AliasBackward0")
     try:
         out = x._data[index]

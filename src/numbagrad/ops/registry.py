@@ -468,7 +468,8 @@ class Elementwise(OpDef):
         self._saves: dict = {}
         self._vjp_kernels: dict = {}
         # whether a large result may stay an unevaluated expression (ops/lazy.py)
-        self._defers = dtype in ("same", "float")
+        # (not an op that refuses floats: the lazy path computes before any dtype check)
+        self._defers = dtype in ("same", "float") and refuse_float is None
         # the op as a plain function of its tensors (``numbagrad.sin``, ``Tensor.__mul__``):
         # ops of one or two tensors and no scalar parameters
         self.function = _function(self) if n_in < 3 and not self.param_names else None
