@@ -287,15 +287,6 @@ KNOWN_OPEN: dict[str, Known] = {
         v[torch.tensor([0]), 0] = -2.5
         v[5] = 1.0
         """),
-    "setitem_into_expanded_grad_value": Known(
-        "y[i] = v into an expanded tensor (y = x.expand(3, 2)) with v requiring grad: the"
-        " write lands in x's memory (every row shows it, and x); numbagrad's write is lost: y"
-        " and x keep their old values",
-        """
-        x = torch.tensor([-2.25, 1.0])
-        y = x.expand(3, 2)
-        y[1] = torch.tensor([2.0, 3.0], requires_grad=True)  # compare: y, x
-        """),
     "pow_tensor_saved_result": Known(
         "x ** e with a tensor exponent saves its result: writing the result in place before"
         " backward raises RuntimeError (modified by an inplace operation); numbagrad runs",
@@ -848,6 +839,15 @@ FIXED: dict[str, Known] = {
         """
         x = torch.tensor([0.75], requires_grad=True)
         g, = torch.autograd.grad((x.sign() * 2).sum(), x, create_graph=True)
+        """),
+    "setitem_into_expanded_grad_value": Known(
+        "y[i] = v into an expanded tensor (y = x.expand(3, 2)) with v requiring grad: the"
+        " write lands in x's memory (every row shows it, and x); numbagrad's write is lost: y"
+        " and x keep their old values",
+        """
+        x = torch.tensor([-2.25, 1.0])
+        y = x.expand(3, 2)
+        y[1] = torch.tensor([2.0, 3.0], requires_grad=True)  # compare: y, x
         """),
 }
 

@@ -392,3 +392,9 @@ def setitem(x, index, value):
         x._bump()
         return
     assign_inplace(x, M.index_put(x, where, value))
+    a = x._data
+    if any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
+        # x's elements share memory (expanded): the whole new value written back above left
+        # each shared element with its last alias's old value; the region wins, as in PyTorch
+        M.write_region(a, where.index, value._data if isinstance(value, Tensor) else value,
+                       advanced)
