@@ -13,6 +13,13 @@ import numbagrad as ng
 nan, inf = math.nan, math.inf
 
 
+def _raises_as_pytorch(expr, kind, message):
+    """``expr`` (with numbagrad as ``T``) raises PyTorch's exception type and message."""
+    with pytest.raises(Exception) as info:
+        eval(expr, {"T": ng})
+    assert (type(info.value).__name__, str(info.value)) == (kind, message)
+
+
 def _same(got, want):
     assert len(got) == len(want)
     for g, w in zip(got, want):
@@ -125,9 +132,7 @@ B = "T.tensor([True, False])"
     (f"{B} // {B}", "NotImplementedError", "\"div_floor_cpu\" not implemented for 'Bool'"),
 ])
 def test_bool_arithmetic_pytorch_refuses(expr, kind, message):
-    with pytest.raises(Exception) as info:
-        eval(expr, {"T": ng})
-    assert (type(info.value).__name__, str(info.value)) == (kind, message)
+    _raises_as_pytorch(expr, kind, message)
 
 
 def test_bool_arithmetic_pytorch_allows():
@@ -254,9 +259,7 @@ def test_detaching_a_base_in_place_keeps_its_views_history():
      "`inputs` argument to `grad()` cannot be empty."),
 ])
 def test_pytorch_errors_for_bad_arguments(expr, kind, message):
-    with pytest.raises(Exception) as info:
-        eval(expr, {"T": ng})
-    assert (type(info.value).__name__, str(info.value)) == (kind, message)
+    _raises_as_pytorch(expr, kind, message)
 
 
 def test_an_interrupt_inside_a_hook_leaves_the_graph_ready_for_a_retry():
@@ -382,9 +385,7 @@ def test_retain_grad_follows_an_in_place_op():
      "output with shape [2] doesn't match the broadcast shape [1, 2]"),
 ])
 def test_more_pytorch_errors(expr, kind, message):
-    with pytest.raises(Exception) as info:
-        eval(expr, {"T": ng})
-    assert (type(info.value).__name__, str(info.value)) == (kind, message)
+    _raises_as_pytorch(expr, kind, message)
 
 
 def test_setitem_corners():
