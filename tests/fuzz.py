@@ -377,20 +377,6 @@ KNOWN_OPEN: dict[str, Known] = {
         x = torch.tensor([-0.5, 0.0], requires_grad=True)
         g = torch.autograd.grad(torch.pow(x, False).sum(), x)
         """),
-    "prod_0d_nonfinite_grad": Known(
-        "the gradient of prod() of a 0-d tensor holding nan or inf: the incoming gradient (1);"
-        " numbagrad nan (result / input)",
-        """
-        x = torch.tensor(np.nan, requires_grad=True)
-        x.prod().backward()  # compare: x.grad
-        """),
-    "prod_0d_zero_grad_shape": Known(
-        "autograd.grad of prod() of a 0-d tensor holding 0: a 0-d gradient; numbagrad's has"
-        " shape (1,) (backward() gives .grad the right shape)",
-        """
-        x = torch.zeros((), requires_grad=True)
-        g = torch.autograd.grad(x.prod(), x)
-        """),
     "pow_exponent_saved_base_no_grad": Known(
         "x ** c where only the exponent c requires grad saves c: writing c (under no_grad)"
         " before backward raises RuntimeError (modified by an inplace operation); numbagrad"
@@ -408,13 +394,6 @@ KNOWN_OPEN: dict[str, Known] = {
         """
         y = torch.tensor(2.0, requires_grad=True) * 1
         y[...] = -2.5
-        """),
-    "prod_two_zeros_nonfinite_grad": Known(
-        "the gradient of prod() over all elements, with two or more zeros and a nan or inf:"
-        " zeros everywhere; numbagrad nan at the zeros (prod(dim) gives nan in both)",
-        """
-        x = torch.tensor([0.0, 0.0, np.nan], requires_grad=True)
-        x.prod().backward()  # compare: x.grad
         """),
 }
 
@@ -848,6 +827,27 @@ FIXED: dict[str, Known] = {
         x = torch.tensor([-2.25, 1.0])
         y = x.expand(3, 2)
         y[1] = torch.tensor([2.0, 3.0], requires_grad=True)  # compare: y, x
+        """),
+    "prod_0d_nonfinite_grad": Known(
+        "the gradient of prod() of a 0-d tensor holding nan or inf: the incoming gradient (1);"
+        " numbagrad nan (result / input)",
+        """
+        x = torch.tensor(np.nan, requires_grad=True)
+        x.prod().backward()  # compare: x.grad
+        """),
+    "prod_0d_zero_grad_shape": Known(
+        "autograd.grad of prod() of a 0-d tensor holding 0: a 0-d gradient; numbagrad's has"
+        " shape (1,) (backward() gives .grad the right shape)",
+        """
+        x = torch.zeros((), requires_grad=True)
+        g = torch.autograd.grad(x.prod(), x)
+        """),
+    "prod_two_zeros_nonfinite_grad": Known(
+        "the gradient of prod() over all elements, with two or more zeros and a nan or inf:"
+        " zeros everywhere; numbagrad nan at the zeros (prod(dim) gives nan in both)",
+        """
+        x = torch.tensor([0.0, 0.0, np.nan], requires_grad=True)
+        x.prod().backward()  # compare: x.grad
         """),
 }
 

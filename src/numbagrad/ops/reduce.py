@@ -335,12 +335,20 @@ def prod_vjp(ctx, grad):
     from ..tensor import Tensor
 
     x, result = ctx["x"], ctx["result"]
+    if not ctx.dims:  # a 0-d tensor: its product is itself
+        return grad.reshape(ctx.shape)
     with no_grad():
-        has_zero = bool((x == 0).any())
+        zeros = x == 0
+        has_zero = bool(zeros.any())
     if not has_zero:
         return unreduce(grad, ctx) * (unreduce(result, ctx) / x)
+    # a whole product with two zeros or more has gradient 0 everywhere, NaN and inf elements
+    # notwithstanding (PyTorch's rule for prod(); prod(dim), and create_graph, multiply the
+    # other elements out as below)
     if _grad_state.enabled:  # create_graph: the products of the others as a function of x
         return unreduce(grad, ctx) * _prod_others(x, ctx.dims)
+    if ctx.dim_arg is None and int(zeros.sum()) >= 2:
+        return Tensor._make(backend.of(x._data).zeros(x.shape, x._data.dtype))
     # with zeros, divide-free: the product of all the other elements of each slice
     be = backend.of(x._data)
     rows, _ = be.as_rows(x._data, ctx.dims)
