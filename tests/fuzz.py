@@ -149,12 +149,6 @@ KNOWN_OPEN: dict[str, Known] = {
         y = torch.tensor(2.0, requires_grad=True)
         g, = torch.autograd.grad(y.prod(), y, create_graph=True)
         """),
-    "setitem_mask_value_shape_error": Known(
-        "x[mask] = value of the wrong shape: RuntimeError (shape mismatch); numbagrad TypeError",
-        """
-        y = torch.zeros(3)
-        y[torch.tensor([True, False, True])] = torch.ones(2, 1)
-        """),
     "setitem_grad_value_into_nonfloat": Known(
         "writing a value that requires grad into a bool or integer tensor (b[:1] = v): the"
         " target requires grad afterwards (grad_fn CopySlices); numbagrad's does not",
@@ -270,12 +264,6 @@ KNOWN_OPEN: dict[str, Known] = {
         c[0] = 0
         y.sum().backward()
         """),
-    "rand_like_nonfloat": Known(
-        "torch.rand_like / randn_like of an integer or bool tensor: RuntimeError (not"
-        " implemented for 'Long'); numbagrad returns a tensor",
-        """
-        r = torch.randn_like(torch.tensor([1, 2])).shape
-        """),
     "index_error_precedence_view": Known(
         "an assignment with an invalid index (more parts than dimensions, out of bounds) into"
         " a view of a leaf that requires grad: IndexError; numbagrad RuntimeError (a view of a"
@@ -387,13 +375,6 @@ KNOWN_OPEN: dict[str, Known] = {
         y = x ** c
         with torch.no_grad(): c.mul_(0.5)
         y.sum().backward()
-        """),
-    "setitem_full_index_0d_grad_fn": Known(
-        "x[...] = v on a 0-d tensor: grad_fn CopyBackwards (a number or a tensor); numbagrad"
-        " FillBackward3 (since the fix of setitem_full_index_grad_fn, right for n-d tensors)",
-        """
-        y = torch.tensor(2.0, requires_grad=True) * 1
-        y[...] = -2.5
         """),
 }
 
@@ -848,6 +829,25 @@ FIXED: dict[str, Known] = {
         """
         x = torch.tensor([0.0, 0.0, np.nan], requires_grad=True)
         x.prod().backward()  # compare: x.grad
+        """),
+    "rand_like_nonfloat": Known(
+        "torch.rand_like / randn_like of an integer or bool tensor: RuntimeError (not"
+        " implemented for 'Long'); numbagrad returns a tensor",
+        """
+        r = torch.randn_like(torch.tensor([1, 2])).shape
+        """),
+    "setitem_mask_value_shape_error": Known(
+        "x[mask] = value of the wrong shape: RuntimeError (shape mismatch); numbagrad TypeError",
+        """
+        y = torch.zeros(3)
+        y[torch.tensor([True, False, True])] = torch.ones(2, 1)
+        """),
+    "setitem_full_index_0d_grad_fn": Known(
+        "x[...] = v on a 0-d tensor: grad_fn CopyBackwards (a number or a tensor); numbagrad"
+        " FillBackward3 (since the fix of setitem_full_index_grad_fn, right for n-d tensors)",
+        """
+        y = torch.tensor(2.0, requires_grad=True) * 1
+        y[...] = -2.5
         """),
 }
 

@@ -236,9 +236,17 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(np.eye(n, n if m is None else m, dtype=_dt(dtype).np), requires_grad, device)
 
 
+def _random_float(dt, kernel):
+    """PyTorch's refusal of an integer or bool dtype for a random float fill."""
+    if not dt.is_floating_point:
+        name = {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(dt.name, dt.name)
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
+
+
 def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype)
+    _random_float(dt, "check_uniform_bounds")
     data = _rng.random(_shape(size, "rand"), dtype=np.float64).astype(dt.np)
     return _finish(data, requires_grad, device)
 
@@ -246,6 +254,7 @@ def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype)
+    _random_float(dt, "normal_kernel_cpu")
     return _finish(_rng.standard_normal(_shape(size, "randn")).astype(dt.np), requires_grad, device)
 
 

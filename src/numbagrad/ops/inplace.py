@@ -369,7 +369,7 @@ def setitem(x, index, value):
             value = Tensor._make(np.asarray(value, dtype=x.dtype.np))
         elif value.ndim > x.ndim:
             value = value.reshape(value.shape[value.ndim - x.ndim:])  # (leading 1s go)
-        if value.ndim == 0:
+        if value.ndim == 0 and x.ndim:  # (into a 0-d tensor PyTorch copies)
             fill_(x, value)
             return
         if any(n not in (1, m) for n, m in zip(value.shape[::-1], x.shape[::-1])):

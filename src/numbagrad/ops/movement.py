@@ -598,7 +598,7 @@ def write_region(a, index, value, advanced):
         value = value[0]
     try:
         a[index] = value
-    except ValueError:
+    except (ValueError, TypeError):  # (NumPy's bool-mask assignment raises a TypeError)
         region = list(a[index].shape)
         got = list(np.shape(value))
         if advanced:
