@@ -74,15 +74,6 @@ KNOWN_OPEN: dict[str, Known] = {
         r = F.linear(x[0], torch.ones(4, 3), torch.ones(4))
         r = F.linear(x[None], torch.ones(4, 3), torch.ones(4))
         """),
-    "maximum_number_first": Known(
-        "torch.maximum(2, x) / torch.minimum(2, x): TypeError (argument 'input' must be"
-        " Tensor); numbagrad computes (torch.sub / torch.div with a number first were fixed:"
-        " number_first_function)",
-        """
-        x = torch.ones(3, requires_grad=True)
-        r = torch.maximum(2, x)
-        r = torch.minimum(x, 2)
-        """),
     "index_0d_int_tensor": Known(
         "indexing with a 0-d integer tensor (x[torch.tensor(1)], x[t.argmax()]) acts as an int:"
         " grad_fn SelectBackward0, and x[torch.tensor(1)] = v gives CopySlices; numbagrad"
@@ -848,6 +839,15 @@ FIXED: dict[str, Known] = {
         """
         y = torch.tensor(2.0, requires_grad=True) * 1
         y[...] = -2.5
+        """),
+    "maximum_number_first": Known(
+        "torch.maximum(2, x) / torch.minimum(2, x): TypeError (argument 'input' must be"
+        " Tensor); numbagrad computes (torch.sub / torch.div with a number first were fixed:"
+        " number_first_function)",
+        """
+        x = torch.ones(3, requires_grad=True)
+        r = torch.maximum(2, x)
+        r = torch.minimum(x, 2)
         """),
 }
 

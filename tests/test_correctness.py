@@ -511,3 +511,15 @@ def test_copy_into_an_integer_tensor_records_nothing():
     i = ng.zeros(3, dtype=ng.int64)
     i.copy_(ng.ones(3, requires_grad=True) * 2.5)
     assert i.tolist() == [2, 2, 2] and not i.requires_grad
+
+
+@pytest.mark.parametrize("expr,kind,message", [
+    ("T.maximum(T.ones(2), 2)", "TypeError",
+     "maximum(): argument 'other' (position 2) must be Tensor, not int"),
+    ("T.minimum(2.0, T.ones(2))", "TypeError",
+     "minimum(): argument 'input' (position 1) must be Tensor, not float"),
+    ("T.ones(2).maximum(2)", "TypeError",
+     "maximum(): argument 'other' (position 1) must be Tensor, not int"),
+])
+def test_maximum_and_minimum_take_no_number(expr, kind, message):
+    _raises_as_pytorch(expr, kind, message)

@@ -21,6 +21,35 @@ for _name in (
     globals()[_name] = getattr(E, _name).function or getattr(E, _name)
 del _name
 
+
+def _tensors_only(fn):
+    """``fn`` (an op's plain function), refusing a number as PyTorch's maximum and minimum do
+    (they take no Python scalar); its ``method`` variant counts positions after ``self``."""
+    name, plain_method = fn.__name__, fn.method
+
+    def refuse_numbers(args, method):
+        Tensor = _tensor_class()
+        for k, a in enumerate(args):
+            if not isinstance(a, Tensor):
+                raise TypeError(f"{name}(): argument '{('input', 'other')[k]}' (position "
+                                f"{k + 1 - method}) must be Tensor, not {type(a).__name__}")
+
+    def function(input, other):
+        refuse_numbers((input, other), False)
+        return fn(input, other)
+
+    def method(self, other):
+        refuse_numbers((self, other), True)
+        return plain_method(self, other)
+
+    function.__name__ = method.__name__ = name
+    function.op, function.method = fn.op, method
+    return function
+
+
+maximum = _tensors_only(maximum)  # noqa: F821 (set in the loop above)
+minimum = _tensors_only(minimum)  # noqa: F821
+
 from .linalg import addmm, bmm, dot, matmul, mm, mv  # noqa: E402
 from .movement import (  # noqa: E402
     alias, as_strided, cat, chunk, clone, contiguous, expand, flatten, getitem, permute, reshape,
