@@ -66,14 +66,6 @@ class Known(NamedTuple):
 
 
 KNOWN_OPEN: dict[str, Known] = {
-    "linear_nd_grad_fn": Known(
-        "F.linear with a bias on a 1-d or 3-d input: grad_fn ViewBackward0; numbagrad"
-        " AddBackward0 (a 2-d input was fixed: linear_grad_fn)",
-        """
-        x = torch.ones(2, 3, requires_grad=True)
-        r = F.linear(x[0], torch.ones(4, 3), torch.ones(4))
-        r = F.linear(x[None], torch.ones(4, 3), torch.ones(4))
-        """),
     "index_0d_int_tensor": Known(
         "indexing with a 0-d integer tensor (x[torch.tensor(1)], x[t.argmax()]) acts as an int:"
         " grad_fn SelectBackward0, and x[torch.tensor(1)] = v gives CopySlices; numbagrad"
@@ -848,6 +840,14 @@ FIXED: dict[str, Known] = {
         x = torch.ones(3, requires_grad=True)
         r = torch.maximum(2, x)
         r = torch.minimum(x, 2)
+        """),
+    "linear_nd_grad_fn": Known(
+        "F.linear with a bias on a 1-d or 3-d input: grad_fn ViewBackward0; numbagrad"
+        " AddBackward0 (a 2-d input was fixed: linear_grad_fn)",
+        """
+        x = torch.ones(2, 3, requires_grad=True)
+        r = F.linear(x[0], torch.ones(4, 3), torch.ones(4))
+        r = F.linear(x[None], torch.ones(4, 3), torch.ones(4))
         """),
 }
 

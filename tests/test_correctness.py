@@ -523,3 +523,20 @@ def test_copy_into_an_integer_tensor_records_nothing():
 ])
 def test_maximum_and_minimum_take_no_number(expr, kind, message):
     _raises_as_pytorch(expr, kind, message)
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 4, 3)])
+def test_linear_on_other_ranks_is_addmm_viewed_back(shape):
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    rng = np.random.default_rng(0)
+    xa, wa, ba = rng.standard_normal(shape), rng.standard_normal((5, 3)), rng.standard_normal(5)
+    got = []
+    for lib in (ng, torch):
+        x, w, b = (lib.tensor(a, requires_grad=True) for a in (xa, wa, ba))
+        y = lib.nn.functional.linear(x, w, b)
+        (y * y).sum().backward()
+        got.append((type(y.grad_fn).__name__, [t.detach().numpy() for t in (y, x.grad, w.grad)]))
+    assert got[0][0] == got[1][0] == "ViewBackward0"
+    for a, b in zip(got[0][1], got[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)

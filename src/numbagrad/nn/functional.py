@@ -30,6 +30,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``."""
     if bias is not None and input.ndim == 2:
         return _F.addmm(bias, input, weight.t())
+    if bias is not None and input.ndim and weight.ndim == 2:
+        # as PyTorch: the rows folded into one addmm, then viewed back (ViewBackward0)
+        rows = input.reshape(-1, input.shape[-1])
+        return _F.addmm(bias, rows, weight.t()).view(*input.shape[:-1], weight.shape[0])
     out = _F.matmul(input, weight.t())
     return out if bias is None else out + bias
 
