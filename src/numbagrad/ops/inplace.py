@@ -75,12 +75,15 @@ def check_no_overlap(x):
     """Refuse an op that reads and writes ``x`` when elements of ``x`` share memory (an expanded
     tensor): each alias would be updated once per element, as PyTorch refuses it. Writes of
     values that do not depend on ``x`` (``fill_``, ``zero_``, ``x[i] = v``) stay allowed."""
-    a = x._data
-    if a.size == 0:
-        return  # (no element to write twice)
-    for n, st in zip(a.shape, a.strides):
-        if st == 0 and n > 1:
-            raise RuntimeError(ERR_OVERLAP)
+    if _self_overlapping(x._data):
+        raise RuntimeError(ERR_OVERLAP)
+
+
+def _self_overlapping(a) -> bool:
+    """Whether elements of array ``a`` share memory: a stride 0 over a dim of several elements
+    (PyTorch's test; other overlaps are too hard to tell, and allowed)."""
+    return 0 in a.strides and a.size > 0 and any(
+        st == 0 and n > 1 for n, st in zip(a.shape, a.strides))
 
 
 def _writable(x):
@@ -252,10 +255,6 @@ def copy(ctx, x, src):
     return out
 
 
-def _one_mask(where):
-    return len(where.index) == 1 and getattr(where.index[0], "dtype", None) == np.bool_
-
-
 def _copy_into(a, x, src):
     """``a[...] = src`` (``a`` is ``x``'s memory or its new value), in PyTorch's words when
     ``src`` does not broadcast to ``x``."""
@@ -348,6 +347,11 @@ def copy_(x, src):
     return assign_inplace(x, copy(x, src))
 
 
+def _one_mask(where):
+    """Whether the index is one bool mask."""
+    return len(where.index) == 1 and getattr(where.index[0], "dtype", None) == np.bool_
+
+
 def setitem(x, index, value):
     from ..tensor import Tensor
 
@@ -392,9 +396,8 @@ def setitem(x, index, value):
         x._bump()
         return
     assign_inplace(x, M.index_put(x, where, value))
-    a = x._data
-    if any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides)):
+    if _self_overlapping(x._data):
         # x's elements share memory (expanded): the whole new value written back above left
         # each shared element with its last alias's old value; the region wins, as in PyTorch
-        M.write_region(a, where.index, value._data if isinstance(value, Tensor) else value,
-                       advanced)
+        M.write_region(x._data, where.index,
+                       value._data if isinstance(value, Tensor) else value, advanced)

@@ -401,9 +401,8 @@ def _normalize_index(x, index):
             if item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
             kinds.add("slice")
-            if dim < x.ndim and not (item.start in (None, 0) and item.step in (None, 1) and (
-                    item.stop is None or item.stop >= x.shape[dim])):
-                kinds.add("narrow")  # not written as the whole dim (PyTorch's test is textual)
+            if dim < x.ndim and not _whole(item, x.shape[dim]):
+                kinds.add("narrow")
             dim += 1
         elif isinstance(item, (bool, np.bool_)):
             kinds.add("advanced")
@@ -437,6 +436,13 @@ def _normalize_index(x, index):
     return tuple(out), kinds
 
 
+def _whole(item, size) -> bool:
+    """Whether slice ``item`` is written as the whole of a dim of ``size`` (PyTorch's test is
+    textual: ``0:n``, ``:``, ``::1``, ``:n + 5``; ``-n:`` is not)."""
+    return (item.start in (None, 0) and item.step in (None, 1)
+            and (item.stop is None or item.stop >= size))
+
+
 def _last_view_node(index, shape):
     """The node of basic indexing: PyTorch applies the parts left to right (select, slice,
     unsqueeze) and names the result after the last one that does something (a slice over the
@@ -450,8 +456,7 @@ def _last_view_node(index, shape):
         elif item is Ellipsis:
             dim += len(shape) - n_dims
         elif isinstance(item, slice):
-            if not (item.start in (None, 0) and item.step in (None, 1)
-                    and (item.stop is None or item.stop >= shape[dim])):
+            if not _whole(item, shape[dim]):
                 name = "SliceBackward0"
             dim += 1
         else:
