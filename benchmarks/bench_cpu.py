@@ -78,31 +78,33 @@ class W5Lazy:
 
 
 class W2MLP:
-    """One forward + backward step of an MLP 784-512-10 with cross-entropy, batch 256."""
+    """One forward + backward step of an MLP 784-512-10, batch 256, with cross-entropy or a
+    mean-squared error written out (``d = out - t; (d * d).mean()``)."""
 
-    params = (["float32", "float64"],)
-    param_names = ["dtype"]
+    params = (["float32", "float64"], ["cross_entropy", "mse"])
+    param_names = ["dtype", "loss"]
 
-    def setup(self, dtype):
-        self.run = W.w2(ng, dtype)
+    def setup(self, dtype, loss):
+        self.run = W.w2(ng, dtype, loss=loss)
 
-    def time_w2(self, dtype):
+    def time_w2(self, dtype, loss):
         self.run()
 
-    def peakmem_w2(self, dtype):
+    def peakmem_w2(self, dtype, loss):
         self.run()
 
 
 class W3Chain:
-    """100 ops (mul, add, sin) on 1-element tensors: the per-op Python overhead."""
+    """100 ops (mul, add, sin) on small tensors: the per-op Python overhead, with tensor or
+    Python-number operands, on 1 element or a 16x16 tensor."""
 
-    params = ([True, False],)
-    param_names = ["grad"]
+    params = ([True, False], ["tensor", "scalar"], ["1", "16x16"])
+    param_names = ["grad", "operands", "shape"]
 
-    def setup(self, grad):
-        self.run = W.w3(ng, grad)
+    def setup(self, grad, operands, shape):
+        self.run = W.w3(ng, grad, operands=operands, shape=(1,) if shape == "1" else (16, 16))
 
-    def time_w3(self, grad):
+    def time_w3(self, grad, operands, shape):
         self.run()
 
 
@@ -127,6 +129,17 @@ class W5Broadcast:
         self.run = W.w5(ng)
 
     def time_w5(self):
+        self.run()
+
+
+class W7SmallBatch:
+    """10 steps of a batch-10 linear regression loop: minibatch fancy indexing, a squared
+    loss, backward, SGD under ``no_grad``."""
+
+    def setup(self):
+        self.run = W.w7(ng)
+
+    def time_w7(self):
         self.run()
 
 

@@ -45,12 +45,16 @@ CASES = [
     ("W1 n=1e6", lambda lib: W.w1(lib, 10**6), 1e3, "ms", 0.5),
     ("W1 n=1e7", lambda lib: W.w1(lib, 10**7), 1e3, "ms", 0.33),
     ("W2 MLP", lambda lib: W.w2(lib), 1e3, "ms", 1.0),
+    ("W2 MLP mse", lambda lib: W.w2(lib, loss="mse"), 1e3, "ms", 0.8),
     ("W3 chain", lambda lib: W.w3(lib), 1e6 / W.CHAIN_LEN, "us/op", 0.35),
     ("W3 no_grad", lambda lib: W.w3(lib, grad=False), 1e6 / W.CHAIN_LEN, "us/op", None),
+    ("W3 scalars", lambda lib: W.w3(lib, operands="scalar"), 1e6 / W.CHAIN_LEN, "us/op", 0.6),
+    ("W3 16x16", lambda lib: W.w3(lib, shape=(16, 16)), 1e6 / W.CHAIN_LEN, "us/op", 0.8),
     ("W4 sum", lambda lib: W.w4(lib, "sum"), 1e3, "ms", 0.5),
     ("W4 mean", lambda lib: W.w4(lib, "mean"), 1e3, "ms", 0.4),
     ("W4 max", lambda lib: W.w4(lib, "max"), 1e3, "ms", 0.2),
     ("W5 bcast", lambda lib: W.w5(lib), 1e3, "ms", 0.5),
+    ("W7 small batch", lambda lib: W.w7(lib), 1e6 / 10, "us/step", 1.0),
 ]
 # On a GPU: the workloads whose size makes sense there. The targets are the CPU issue's; on a
 # GPU the table only reports (no targets were set for CUDA).

@@ -39,8 +39,12 @@ def w1(lib, n, dtype="float32", device="cpu"):
     return run
 
 
-def w2(lib, dtype="float32", device="cpu", batch=256):
-    """One step of an MLP 784-512-10: matmul, bias, relu, cross-entropy, backward."""
+def w2(lib, dtype="float32", device="cpu", batch=256, loss="cross_entropy"):
+    """One step of an MLP 784-512-10: matmul, bias, relu, a loss, backward.
+
+    ``loss="mse"`` spells the loss as scripts write a mean-squared error by hand against
+    one-hot targets: ``d = out - t; (d * d).mean()``.
+    """
     w1_ = _leaf(lib, _data((784, 512), 1, 784**-0.5), dtype, device)
     b1 = _leaf(lib, _data(512, 2, 0.1), dtype, device)
     w2_ = _leaf(lib, _data((512, 10), 3, 512**-0.5), dtype, device)
@@ -48,30 +52,46 @@ def w2(lib, dtype="float32", device="cpu", batch=256):
     x = lib.tensor(_data((batch, 784), 5), dtype=getattr(lib, dtype), device=device)
     labels = np.random.default_rng(6).integers(0, 10, batch)
     y = lib.tensor(labels, dtype=lib.int64, device=device)
+    t = lib.tensor(np.eye(10)[labels], dtype=getattr(lib, dtype), device=device)
     params = (w1_, b1, w2_, b2)
     cross_entropy = lib.nn.functional.cross_entropy
+
+    def mse(out):
+        d = out - t
+        return (d * d).mean()
+
+    def ce(out):
+        return cross_entropy(out, y)
+
+    criterion = {"cross_entropy": ce, "mse": mse}[loss]
 
     def run():
         for p in params:
             p.grad = None
         h = lib.relu(x @ w1_ + b1)
-        loss = cross_entropy(h @ w2_ + b2, y)
-        loss.backward()
+        criterion(h @ w2_ + b2).backward()
         _sync(lib, device)
 
     run()
     return run
 
 
-def w3(lib, grad=True, dtype="float32", device="cpu", length=CHAIN_LEN):
-    """A chain of ``length`` ops (mul, add, sin in turn) on 1-element tensors, then backward.
+def w3(lib, grad=True, dtype="float32", device="cpu", length=CHAIN_LEN, operands="tensor",
+       shape=(1,)):
+    """A chain of ``length`` ops (mul, add, sin in turn) on small tensors, then backward.
 
-    With ``grad=False`` the forward chain runs under ``no_grad``. Time per op is the call's
-    time divided by ``length``.
+    ``operands="tensor"`` multiplies and adds tensors of ``shape``; ``"scalar"`` Python numbers
+    (``y * 1.001``, ``y + 0.1``, as code scales by a constant or a learning rate). ``shape``
+    (1,) measures the per-op overhead; (16, 16) the same on a small 2-d tensor. With
+    ``grad=False`` the forward chain runs under ``no_grad``. Time per op is the call's time
+    divided by ``length``.
     """
-    x = _leaf(lib, [0.5], dtype, device)
-    w = lib.tensor([1.001], dtype=getattr(lib, dtype), device=device)
-    c = lib.tensor([0.1], dtype=getattr(lib, dtype), device=device)
+    x = _leaf(lib, np.full(shape, 0.5), dtype, device)
+    if operands == "tensor":
+        w = lib.tensor(np.full(shape, 1.001), dtype=getattr(lib, dtype), device=device)
+        c = lib.tensor(np.full(shape, 0.1), dtype=getattr(lib, dtype), device=device)
+    else:
+        w, c = 1.001, 0.1
     sin = lib.sin
 
     def chain():
@@ -86,10 +106,12 @@ def w3(lib, grad=True, dtype="float32", device="cpu", length=CHAIN_LEN):
                 y = sin(y)
         return y
 
+    one = int(np.prod(shape)) == 1  # (a 1-element result takes backward() as it is)
     if grad:
         def run():
             x.grad = None
-            chain().backward()
+            y = chain()
+            (y if one else y.sum()).backward()
             _sync(lib, device)
     else:
         def run():
@@ -128,6 +150,39 @@ def w5(lib, dtype="float32", device="cpu", n=1000):
         a.grad = None
         b.grad = None
         ((a + b) * a).sum().backward()
+        _sync(lib, device)
+
+    run()
+    return run
+
+
+def w7(lib, dtype="float32", device="cpu", steps=10, batch=10):
+    """A small-batch regression loop as tutorials write it (d2l's linear regression from
+    scratch): ``steps`` minibatch steps of batch 10 with 2 features, each minibatch taken by
+    fancy indexing with a LongTensor, a squared loss, backward, and SGD under ``no_grad``.
+    Time per step is the call's time divided by ``steps``."""
+    n = 200
+    features = lib.tensor(_data((n, 2), 9), dtype=getattr(lib, dtype), device=device)
+    true_w = lib.tensor([[2.0], [-3.4]], dtype=getattr(lib, dtype), device=device)
+    labels = features @ true_w + 4.2
+    w = _leaf(lib, _data((2, 1), 10, 0.01), dtype, device)
+    b = _leaf(lib, np.zeros(1), dtype, device)
+    order = np.random.default_rng(11).permutation(n)
+    batches = [lib.tensor(order[i:i + batch], dtype=lib.int64, device=device)
+               for i in range(0, n, batch)]
+    lr = 0.03
+
+    def run():
+        for k in range(steps):
+            idx = batches[k % len(batches)]
+            X, y = features[idx], labels[idx]
+            y_hat = lib.matmul(X, w) + b
+            loss = ((y_hat - y.reshape(y_hat.shape)) ** 2 / 2).sum() / batch
+            loss.backward()
+            with lib.no_grad():
+                for p in (w, b):
+                    p -= lr * p.grad
+                    p.grad.zero_()
         _sync(lib, device)
 
     run()
