@@ -243,7 +243,7 @@ def test_small_lean_launches_call_the_compiled_loop_directly(dtype):
         assert (x[:0] * y[:0]).shape == (0,)
         # a strided view takes the general path, with the same values
         np.testing.assert_allclose((x[::2] * y[::2]).numpy(), a[::2] * b[::2], rtol=1e-6)
-    entries = E.mul._plans[np.dtype(dtype)][3]
+    entries = E.mul._plans[np.dtype(dtype)].entries
     flat = E.mul.kernel(D.from_numpy_dtype(np.dtype(dtype))).FLAT["aa"]
-    assert entries[2] is not flat and callable(entries[2])  # the compiled function itself
+    assert entries["aa"] is not flat and callable(entries["aa"])  # the compiled function itself
     assert len(flat.signatures) == 1  # and no second compile of the loop

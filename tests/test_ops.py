@@ -157,7 +157,7 @@ def test_post_hook_on_a_same_input_node_sees_both_gradients():
 
 def test_elementwise_ops_are_plain_functions_on_every_path():
     # numbagrad.sin, Tensor.sin and the operators are plain functions made by one factory per
-    # op (ops/registry.py, _function), which differ only in how they refuse a bad operand:
+    # op (ops/dispatch.py, make_function), which differ only in how they refuse a bad operand:
     # small 1-d tensors take their inline path, anything else the op's general one
     assert ng.sin.__name__ == "sin" and ng.Tensor.sin is ng.sin.method
     # (numbagrad.add itself takes alpha=, so the operators use the op's plain function)
@@ -199,13 +199,13 @@ def test_elementwise_ops_are_plain_functions_on_every_path():
 
 @pytest.mark.parametrize("dtype", [ng.float32, ng.float64])
 def test_a_small_tensor_and_a_python_number_take_the_scalar_loop(monkeypatch, dtype):
-    # ``y + 2``, ``3 * z``: the op's flat loop with the number as a scalar (ops/registry.py,
-    # _function); the same values, dtypes, nodes and gradients as the general path
+    # ``y + 2``, ``3 * z``: the op's flat loop with the number as a scalar (ops/dispatch.py,
+    # make_function); the same values, dtypes, nodes and gradients as the general path
     from numbagrad.ops.registry import REGISTRY, Elementwise
 
     general = []
-    real = Elementwise._call_general
-    monkeypatch.setattr(Elementwise, "_call_general",
+    real = Elementwise._call
+    monkeypatch.setattr(Elementwise, "_call",
                         lambda self, *a: general.append(self.name) or real(self, *a))
     a = np.array([[0.5, -1.5], [2.0, 0.25]])
     ones = ng.ones(2, 2, dtype=dtype)

@@ -980,11 +980,10 @@ _TENSOR[:] = [Tensor]
 
 from . import ops as _F  # noqa: E402  (ops need the Tensor class defined above)
 from .ops import lazy as _lazy_ops  # noqa: E402
-from .ops import registry as _registry
+from .ops.dispatch import NUMBERS as _NUMBERS  # noqa: E402
 
 # what an operator takes: a Tensor or a number (else NotImplemented: Python's TypeError)
-_OPERANDS = (Tensor, *_registry._NUMBERS)
-_registry.OPERANDS[:] = [_OPERANDS]
+_OPERANDS = (Tensor, *_NUMBERS)
 
 
 class LazyTensor(Tensor):
@@ -1077,7 +1076,7 @@ def _inplace(target):
 
 
 for _name, _target in _FORWARD.items():
-    # an elementwise op's plain function is the method itself (ops/registry.py, _function)
+    # an elementwise op's plain function is the method itself (ops/dispatch.py, make_function)
     _op = getattr(_F, _target)
     setattr(Tensor, _name, _op.method if hasattr(_op, "op") else _forwarder(_target))
 # (commutative: ``1 + x`` is ``add(x, 1)``; the operator variants return NotImplemented

@@ -211,13 +211,15 @@ def run_backward(
                 # a small elementwise node (ops/registry.py, ElementwiseNode): its rules run on
                 # arrays, and a node it reaches first that is lean too gets its gradient as
                 # the array, with no buffer, no Tensor and no queue (W3 in benchmarks/)
-                # (it frees its saved arrays itself unless retain_graph)
-                if grads is None:
-                    outs = node.lean_grads(carried, release, True)
-                elif grads[0] is not None:
-                    outs = node.lean_grads(grads[0]._data, release)
+                # (it frees its saved arrays itself unless retain_graph; from the fusion's
+                # size on, a region's one loop beats a loop per node)
+                gdata = carried if grads is None else (
+                    grads[0]._data if grads[0] is not None else None)
+                if gdata is not None and gdata.size < fuse_min:
+                    outs = node.lean_grads(gdata, release, grads is None)
                 else:
                     outs = None
+                gdata = None
                 if outs is None:
                     if grads is None:
                         grads = [_wrap(Tensor, carried)]

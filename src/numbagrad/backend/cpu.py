@@ -207,7 +207,7 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
 
     mod = codegen.cached_kernel(_kernels, key, np_dtype, body, attr=None)
     if not hasattr(mod, "ENTRIES"):
-        mod.ENTRIES = {}  # compiled entry points of the flat loops (see ``launch_small``)
+        mod.ENTRIES = {}  # compiled entry points of the flat loops (see ``flat_entry``)
     return mod
 
 
@@ -452,27 +452,35 @@ def is_small_flat(arrays, dtype, par_min) -> bool:
     return True
 
 
-def launch_small(mod, arrays, out_dtype, params):
-    """``mod``'s serial flat loop on small contiguous 1-d ``arrays`` (see ``is_small_flat``),
-    calling the loop's compiled entry point directly.
+def flat_entry(mod, key, out, values, dtype):
+    """Run ``mod``'s serial flat loop for ``key`` on ``out`` and ``values``, and return the
+    loop's compiled entry point, kept in ``mod.ENTRIES[key]`` for the next calls.
 
-    Numba's dispatcher spends about 0.2 us per call finding that function from the argument
-    types. Here they are fixed by the caller's checks (every array 1-d, C-contiguous, writeable,
-    aligned and of the module's dtype, the output of ``out_dtype``, the parameters scalars of the
-    module's dtype), so the function found on the first call is kept in ``mod.ENTRIES`` under
-    the argument counts. The lean forward path inlines the lookup.
+    ``key`` has a letter per operand (``a`` a 1-d C-contiguous array, ``s`` a number), then
+    ``p`` per parameter. Numba's dispatcher spends about 0.2 us per call finding the compiled
+    function from the argument types; a caller that fixes those types by its own checks (each
+    array of the module's dtype, ``out`` of the output dtype) calls the entry point directly.
+    Numbers are typed as ``dtype`` for the first call; the entry point converts the Python
+    numbers of later calls to that type itself.
     """
+    loop = mod.FLAT[key.rstrip("p")]
+    args = [out] + [v if type(v) is np.ndarray else dtype.type(v) for v in values]
+    loop(*args)  # compiles or loads the loop on first use
+    compiled = loop.overloads.get(tuple([loop.typeof_pyval(v) for v in args]))
+    entry = mod.ENTRIES[key] = getattr(compiled, "entry_point", None) or loop
+    return entry
+
+
+def launch_small(mod, arrays, out_dtype, params):
+    """``mod``'s serial flat loop on small contiguous 1-d ``arrays`` of the module's dtype
+    (see ``is_small_flat``) through its compiled entry point (``flat_entry``)."""
     out = np.empty(arrays[0].shape, out_dtype)
-    key = len(arrays) + 8 * len(params)
+    key = _ALL_ARRAYS[len(arrays)] + "p" * len(params)
     entry = mod.ENTRIES.get(key)
-    if entry is not None:
+    if entry is None:
+        flat_entry(mod, key, out, [*arrays, *params], arrays[0].dtype)
+    else:
         entry(out, *arrays, *params)
-        return out
-    loop = mod.FLAT[_ALL_ARRAYS[len(arrays)]]
-    loop(out, *arrays, *params)  # compiles or loads the loop on first use
-    sig = tuple([loop.typeof_pyval(v) for v in (out, *arrays, *params)])
-    compiled = loop.overloads.get(sig)
-    mod.ENTRIES[key] = getattr(compiled, "entry_point", None) or loop
     return out
 
 

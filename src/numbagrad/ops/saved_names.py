@@ -4,7 +4,7 @@ torchviz draws every attribute of ``dir(grad_fn)`` that starts with ``_saved_``.
 
 Each name is a property of the node class, made once with the class (``registry._node_class``),
 so recording an op costs nothing more; the value is read from the node's ``ctx`` (or a lean
-elementwise node's ``_lean`` tuple, without building a ctx) only when asked for. The values are
+elementwise node's slots, without building a ctx) only when asked for. The values are
 PyTorch's: the very input Tensor for a saved input, a Tensor on the node's output for a saved
 result (checked against in-place changes either way), and ints, tuples and bools for the op's
 parameters. A saved tensor read after backward freed the graph raises PyTorch's error; the
@@ -22,7 +22,6 @@ import math
 
 from .. import dtypes as D
 from ..autograd.graph import ERR_FREED, _tensor_class
-from .registry import SavedTensor
 
 
 # ---------------------------------------------------------------- saved tensors
@@ -64,16 +63,12 @@ def saved_tensor(name, needs=None, dtype=None):
     saved it in, where numbagrad keeps it in another."""
 
     def get(node):
-        lean = node._lean
-        if lean is not None:  # a lean elementwise node: read its tuple, build no ctx
-            names = lean[5]
-            if name not in names:
+        if node._lean is not None:  # a lean elementwise node: read its slots, build no ctx
+            if name not in node._lean.names:
                 return None
             if node._released:
                 raise RuntimeError(ERR_FREED)
-            t, data, cell, version = lean[4][names.index(name)]
-            s = SavedTensor._of(t, data, cell, version, lean[1])
-            out = _unpack(node, s, 0, True)
+            out = _unpack(node, node.saved_item(name), 0, True)
         else:
             ctx = node.ctx
             s = ctx.saved.get(name)
@@ -98,8 +93,7 @@ def _param(name):
     """An elementwise op's scalar parameter ``name``, as it was passed."""
 
     def get(node):
-        lean = node._lean
-        params = lean[2] if lean is not None else node.ctx.params
+        params = node._params if node._lean is not None else node.ctx.params
         return params[node.op.param_names.index(name)]
 
     return get

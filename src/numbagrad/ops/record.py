@@ -1,0 +1,491 @@
+"""Recording: what a forward call leaves for its backward.
+
+``Ctx`` and ``SavedTensor`` are what every op's backward reads; ``attach`` makes the node of a
+general call; ``record_lean`` the node of a call on the fast path (``ops/dispatch.py``), whose
+record is the node's own slots (no Ctx is built unless something asks for ``node.ctx``).
+"""
+
+from __future__ import annotations
+
+from functools import cached_property
+from types import MappingProxyType
+from typing import NamedTuple
+
+import numpy as np
+
+from ..autograd.anomaly_mode import _state as _anomaly_state
+from ..autograd.anomaly_mode import forward_stack as _anomaly_forward_stack
+from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.grad_mode import is_grad_enabled
+from ..autograd.graph import _TENSOR, Node, _sequence, _tensor_class, edge_of, grad_accumulator
+from ..backend import cpu
+
+# ---------------------------------------------------------------- saved tensors
+
+
+class SavedTensor:
+    """A tensor kept for backward, with the version it had when saved.
+
+    A lazy tensor (``ops/lazy.py``) is kept as its expression: ``data`` is None until
+    ``array()`` evaluates it, and the backward fusion may compute it instead."""
+
+    __slots__ = ("tensor", "data", "expr", "version_cell", "version", "is_output", "dtype")
+
+    def __init__(self, tensor, is_output: bool, dtype=None):
+        self.is_output = is_output
+        # an output is not kept as a Tensor (that would make a cycle through its grad_fn)
+        self.tensor = None if is_output else tensor
+        expr = self.expr = tensor._lazy
+        if expr is None:
+            self.data = tensor._data
+        else:
+            self.data = None
+            expr.saved = True  # (a forward evaluation keeps it if it is heavy: lazy.py)
+        self.dtype = tensor.dtype if dtype is None else dtype
+        self.version_cell = tensor._version_cell
+        self.version = tensor._version_cell[0]
+
+    @classmethod
+    def _of(cls, tensor, data, version_cell, version, dtype):
+        """One rebuilt from an item of a lean node's ``_saved`` (``tensor`` None: the op's
+        output)."""
+        s = object.__new__(cls)
+        s.is_output = tensor is None
+        s.tensor = tensor
+        s.expr = None
+        s.data = data
+        s.dtype = dtype
+        s.version_cell = version_cell
+        s.version = version
+        return s
+
+    def array(self):
+        """The saved values as an array."""
+        a = self.data
+        if a is None:
+            a = self.data = self.expr.evaluate()
+            self.expr = None
+        return a
+
+    def check(self, node, index: int):
+        if self.version_cell[0] != self.version:
+            shape = list(self.array().shape)
+            kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+                    "bool": "Bool"}[self.dtype.name]
+            if self.is_output:
+                where = f", which is output {index} of {node.name()},"
+            elif self.tensor.grad_fn is not None:
+                fn = self.tensor.grad_fn
+                where = f", which is output {self.tensor._output_nr} of {fn.name()},"
+            else:
+                where = ""
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [numbagrad.{kind}Tensor {shape}]{where} is at "
+                f"version {self.version_cell[0]}; expected version {self.version} instead. Hint: "
+                "enable anomaly detection to find the operation that failed to compute its "
+                "gradient, with numbagrad.autograd.set_detect_anomaly(True, check_nan=False)."
+            )
+
+    def unpack(self, node, index: int = 0):
+        self.check(node, index)
+        if not self.is_output:
+            return self.tensor
+        t = _tensor_class()._make(self.array(), requires_grad=False)
+        t._version_cell = self.version_cell
+        if is_grad_enabled():
+            # a saved output re-enters the graph through the node that made it
+            t._requires_grad = True
+            t.grad_fn = node
+            t._output_nr = index
+        return t
+
+
+_NO_INDEX = MappingProxyType({})
+RESULT_INDEX = MappingProxyType({"result": 0})  # (a saved result is output 0)
+
+
+class Ctx:
+    """What a forward leaves for its backward: attributes, plus tensors via ``save``."""
+
+    # which output a saved output is (only ``save_output`` writes one, then into its own dict)
+    output_index = _NO_INDEX
+    # elementwise ops: which inputs take their gradient back to the CPU (None: all stay),
+    # and the dtype each input's gradient is cast back to (None: all have the compute dtype)
+    to_cpu = None
+    dtypes = None
+
+    def __init__(self):
+        self.saved: dict[str, SavedTensor] = {}
+
+    def save(self, **tensors):
+        for name, t in tensors.items():
+            if t is not None:
+                self.saved[name] = SavedTensor(t, is_output=False)
+
+    def __getitem__(self, name):
+        """A saved tensor, checked against in-place changes (inside ``backward``)."""
+        return self.node.saved(name)
+
+    def save_output(self, name, t, index=0, dtype=None):
+        self.saved[name] = SavedTensor(t, True, dtype)
+        if type(self.output_index) is not dict:  # (the shared read-only defaults)
+            self.output_index = dict(self.output_index)
+        self.output_index[name] = index
+
+
+class CompositeCtx(Ctx):
+    """A composite op's ctx: what its forward may set, with the defaults when it does not."""
+
+    view = False  # the outputs are views of the first input
+    node_name = None  # a node name other than the op's (SumBackward1)
+    non_differentiable = ()  # indices of outputs that get no gradient
+    save_outputs = None  # {name: output index} to save for backward
+    wrap = tuple  # what a multi-output forward's Tensors are returned as
+    total = None  # sum: its output's ``lazy.Total``, which the backward fusion may compute
+    dim_arg = None  # a reduction's ``dim`` as passed (PyTorch's ``_saved_dim``: saved_names.py)
+
+
+# ---------------------------------------------------------------- nodes
+
+
+class OpNode(Node):
+    """The backward node of a registry op; the class name is PyTorch's (``MulBackward0``).
+
+    ``attach`` makes it and sets ``ctx``, the forward's ``Ctx``."""
+
+    op = None
+    ctx: Ctx
+
+    def saved(self, name):
+        self.check_not_released()
+        s = self.ctx.saved[name]
+        return s.unpack(self, self.ctx.output_index.get(name, 0))
+
+    def apply(self, grads):
+        return self.op.backward_node(self, grads)
+
+    def release(self):
+        if self._has_saved:
+            self._released = True
+            self.ctx.saved = {}
+
+
+class LeanPlan(NamedTuple):
+    """How a lean node of one op computes its inputs' gradients, for one compute dtype, one
+    set of inputs needing a gradient and one layout of operands (made once, kept on the op's
+    ``dispatch.Plan``)."""
+
+    cls: type  # the node class
+    compute: object  # the compute dtype (the gradients', the saved arrays')
+    cnp: np.dtype  # ... as a NumPy dtype
+    n_in: int
+    # one (k, rule) per input k that gets a gradient; rule is True when it passes ``grad`` on,
+    # else [arguments, parameter names, compiled entry point or None, k, entry key]; an
+    # argument is None for ``grad``, else its index in the node's ``_saved``. None: the node
+    # takes the general path (``x * x``: both gradients go to one input, one kernel)
+    rules: tuple | None
+    saves: tuple  # the operands to keep, by index
+    save_result: bool
+    names: tuple  # the kept items' names (what the rules call them)
+
+
+class ElementwiseNode(OpNode):
+    """An elementwise op's node.
+
+    One recorded on the fast path (``record_lean``) keeps no Ctx, only these attributes:
+    ``_lean`` (its ``LeanPlan``), ``_params`` (the op's parameters), ``_shape`` (the result's shape, every operand's that is an array) and
+    ``_saved``: one item per kept value, unpacked as ``(tensor, data, version cell,
+    version)``; ``tensor`` is None for the op's output and ``NUMBER`` for a Python number
+    (``data`` is then the number); an array is kept flat. When its gradient is as lean as its
+    inputs were (C-contiguous, of the compute dtype and shape) it is computed here on arrays;
+    anything else reads ``ctx`` (built then from the slots) and takes the op's general
+    backward."""
+
+    _params = ()
+
+    def apply(self, grads):
+        if self._lean is not None and not _grad_state.enabled:
+            grad = grads[0]
+            outs = self.lean_grads(grad._data)
+            if outs is not None:
+                make = _TENSOR[0]._make
+                return tuple([None if a is None else grad if a is grad._data else make(a)
+                              for a in outs])
+        if self._released:
+            self.check_not_released()
+        return self.op.backward_node(self, grads)
+
+    def lean_grads(self, gdata, release=False, carried=False):
+        """This node's input gradients from the array ``gdata``: one array or None per input
+        (an input whose rule passes the gradient on gets ``gdata`` itself); None when the node
+        must take the general path (a Ctx was built, the node was released, or ``gdata`` is
+        not as lean as the inputs). With ``release`` the saved arrays go after (``release``);
+        ``carried``: ``gdata`` is what another lean node computed, so a C-contiguous array."""
+        plan = self._lean
+        if plan is None or plan.rules is None or self._released:
+            return None
+        shape = self._shape
+        cnp = plan.cnp
+        if not carried and (type(gdata) is not np.ndarray or not gdata.flags.carray):
+            if (type(gdata) is not np.ndarray or any(gdata.strides)
+                    or gdata.dtype is not cnp or gdata.shape != shape):
+                return None
+            # one value broadcast (a small sum's gradient, ``expand``): as an array, so the
+            # node stays lean (and no broadcast loop is compiled for it)
+            gdata = np.ascontiguousarray(gdata)
+        if gdata.dtype is not cnp or gdata.shape != shape:
+            return None
+        one_d = len(shape) == 1
+        flat = gdata if one_d else gdata.ravel()
+        saved = self._saved
+        out = [None] * plan.n_in
+        for k, rule in plan.rules:  # the inputs that need a gradient
+            if rule is True:
+                out[k] = gdata
+                continue
+            args, pnames, entry, _, key = rule
+            values = []
+            for j in args:
+                if j is None:
+                    values.append(flat)
+                else:
+                    _, data, cell, version = saved[j]
+                    if cell[0] != version:
+                        self._check(j)
+                    values.append(data)
+            if pnames:
+                values += self.op._param_values(self._lean.compute, self._params, pnames)
+            a = np.empty(shape, cnp)
+            if entry is None:  # the first call: the rule's kernel, then its entry point
+                rule[2] = cpu.flat_entry(self.op.vjp_kernel(k, self._lean.compute), key,
+                                         a if one_d else a.ravel(), values, cnp)
+            else:
+                entry(a if one_d else a.ravel(), *values)
+            out[k] = a
+        if release and saved:
+            self._released = True
+            saved.clear()
+        return out
+
+    def _check(self, j):
+        """Raise the in-place modification error for the lean node's kept tensor ``j``."""
+        name = self._lean.names[j]
+        self.ctx.saved[name].check(self, 0)  # (building the ctx ends the lean record)
+
+    def saved_item(self, name):
+        """The lean node's kept value ``name`` as a SavedTensor, or None if it kept none."""
+        names = self._lean.names
+        if name not in names:
+            return None
+        t, data, cell, version = self._saved[names.index(name)]
+        if t is NUMBER:  # (an operand that was a number is saved as PyTorch wraps it)
+            return SavedTensor(as_tensor(data, self._lean.compute), False, self._lean.compute)
+        if data.shape != self._shape:
+            data = data.reshape(self._shape)
+        return SavedTensor._of(t, data, cell, version, self._lean.compute)
+
+    @cached_property
+    def ctx(self):
+        """The Ctx the general backward reads, built from a lean node's slots the first time
+        something asks (a node recorded by ``attach`` has it set)."""
+        ctx = Ctx()
+        ctx.params = self._params
+        ctx.compute = self._lean.compute
+        ctx.shapes = [self._shape] * len(self.next_functions)
+        for name in self._lean.names if self._saved else ():  # (none once released)
+            ctx.saved[name] = s = self.saved_item(name)
+            if s.is_output:
+                ctx.output_index = RESULT_INDEX
+        self._lean = self._saved = None  # (the ctx holds the saved values from now on)
+        return ctx
+
+    def release(self):
+        if self._has_saved:
+            self._released = True
+            if self._lean is None:
+                self.ctx.saved = {}
+            else:  # the saved arrays go; a Ctx built later has none
+                self._saved.clear()
+
+
+NUMBER = object()  # the ``tensor`` of a kept item that is a Python number
+_CONST_CELL = (0,)  # its version cell: a number is never written in place
+_NO_EDGE = (None, 0)
+
+
+def node_class(name: str, op) -> type:
+    """A new node class named ``name`` (PyTorch's, ``MulBackward0``) for ``op``."""
+    from .saved_names import saved_properties  # (it imports this module; once per class)
+
+    attrs = {"op": op, "__module__": "numbagrad.autograd.graph",
+             "_fusable": 1 if op.kind == "elementwise" else 2 if op.fuses_backward else 0}
+    # PyTorch's grad_fn._saved_self, _saved_dim, ...: properties, read only when asked
+    attrs.update(saved_properties(op, name))
+    return type(name, (ElementwiseNode if op.kind == "elementwise" else OpNode,), attrs)
+
+
+# ---------------------------------------------------------------- recording
+
+
+def needs_grad(tensors) -> bool:
+    """Whether an op on ``tensors`` is recorded (views are brought up to date on the way)."""
+    if not is_grad_enabled():
+        return False
+    req = False
+    for t in tensors:
+        if t is not None:
+            # a view whose base was written in place re-derives its flags via the property
+            req = (t.requires_grad if t._base is not None else t._requires_grad) or req
+    return req
+
+
+def edges(inputs):
+    """Each input's ``edge_of`` (an input that is None or a number has none), and flags: bit
+    k set when input k needs a gradient."""
+    Tensor = _TENSOR[0]
+    out = []
+    flags = 0
+    bit = 1
+    for a in inputs:
+        e = edge_of(a) if type(a) is Tensor or isinstance(a, Tensor) else _NO_EDGE
+        if e[0] is not None:
+            flags |= bit
+        out.append(e)
+        bit <<= 1
+    return out, flags
+
+
+def new_node(cls, edges_, ctx=None):
+    """A node of class ``cls`` with input ``edges_`` (a tuple), as ``Node.__init__`` makes it
+    (without its type check and argument defaults: a node is made per recorded op)."""
+    node = object.__new__(cls)
+    node.next_functions = edges_
+    node._sequence_nr = next(_sequence)
+    if _anomaly_state.enabled:
+        node._anomaly_stack = _anomaly_forward_stack()
+    if ctx is not None:
+        node.ctx = ctx
+        if ctx.saved:
+            node._has_saved = True
+    return node
+
+
+def attach(op, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), edges=None):
+    """Record ``outputs`` as made by ``op`` from ``inputs`` (called only when grad is needed).
+
+    ``edges``: the inputs' ``edge_of``, when the caller has them already."""
+    cls = op._node_classes.get(node_name) or op.node_class(
+        node_name or getattr(ctx, "node_name", None)
+    )
+    node = cls(edges or tuple([edge_of(t) for t in inputs]), len(outputs))
+    node.ctx = ctx
+    if ctx.saved:
+        node._has_saved = True
+    if len(outputs) == 1 and not non_diff:  # most ops
+        out = outputs[0]
+        out._requires_grad = True
+        out._grad_fn = node
+        if out._output_nr:
+            out._output_nr = 0
+        return node
+    for k, out in enumerate(outputs):
+        if k in non_diff:
+            continue
+        out._requires_grad = True
+        out._grad_fn = node
+        if out._output_nr != k:
+            out._output_nr = k
+    return node
+
+
+def record_lean(op, plan, key, operands, values, params, result):
+    """Record ``result = op(*operands, *params)`` made on the fast path, where ``values`` are
+    the operands as the kernel read them (flat arrays, numbers) and ``key`` says which are
+    numbers (``dispatch.Plan.leans``). Returns at once when no operand needs a gradient."""
+    Tensor = _TENSOR[0]
+    edges_ = []
+    flags = 0
+    bit = 1
+    for t in operands:
+        # (a view's flags come through its properties, in edge_of)
+        if type(t) is Tensor and (t._requires_grad or t._base is not None):
+            e = edge_of(t)
+            if e[0] is not None:
+                flags |= bit
+        else:
+            e = _NO_EDGE
+        edges_.append(e)
+        bit <<= 1
+    if not flags:
+        return
+    if flags == 3 and edges_[0] == edges_[1]:
+        key |= BOTH  # ``x * x``
+    lean = plan.leans.get(key | flags)
+    if lean is None:
+        lean = plan.leans[key | flags] = lean_plan(op, flags, key, plan.compute)
+    saved = []
+    for k in lean.saves:
+        t = operands[k]
+        if type(t) is Tensor:
+            cell = t._version_cell
+            saved.append((t, values[k], cell, cell[0]))
+        else:
+            saved.append((NUMBER, t, _CONST_CELL, 0))
+    data = result._data
+    if lean.save_result:
+        saved.append((None, data if data.ndim == 1 else data.ravel(), result._version_cell, 0))
+    node = new_node(lean.cls, tuple(edges_))
+    node._lean = lean
+    if params:
+        node._params = params
+    node._shape = data.shape
+    node._saved = saved
+    if saved:
+        node._has_saved = True
+    result._requires_grad = True
+    result._grad_fn = node
+
+
+BOTH = 64  # a lean key's bit: both operands are one tensor
+
+
+def lean_plan(op, flags, key, compute):
+    """The ``LeanPlan`` of ``op`` when bit k of ``flags`` says input k needs a gradient and
+    bit k of ``key >> 4`` that operand k is a number (``BOTH``: both operands are one tensor,
+    whose two gradients one kernel of the general backward adds up)."""
+    saves, save_result = op._saves.get(flags) or op._save_plan(flags)
+    names = tuple([name for _, name in saves]) + (("result",) if save_result else ())
+    numbers = key >> 4 & 3
+    rules = []
+    for k in range(op.n_in):
+        if not flags >> k & 1 or op.vjps[k] is None:
+            continue
+        if op._passes_grad[k]:
+            rules.append((k, True))
+            continue
+        pnames = op._rule_params(k)
+        args = tuple([None if n == "grad" else names.index(n) for n in op.vjp_args[k]
+                      if n not in pnames])
+        pattern = "".join(
+            "a" if j is None or names[j] == "result"
+            or not numbers >> op.arg_names.index(names[j]) & 1 else "s"
+            for j in args)
+        rules.append((k, [args, pnames, None, k, pattern + "p" * len(pnames)]))
+    cls = op._node_classes.get(op.node_name) or op.node_class()
+    return LeanPlan(cls, compute, compute.np, op.n_in, None if key & BOTH else tuple(rules),
+                    tuple([k for k, _ in saves]),
+                    save_result, names)
+
+
+def as_tensor(a, dt, like=None):
+    """``a`` (a Tensor or a number) as a Tensor of dtype ``dt`` (on ``like``'s device)."""
+    Tensor = _TENSOR[0]
+    if isinstance(a, Tensor):
+        return a if a.dtype is dt else a.to(dt)
+    arr = np.array(a, dtype=dt.np)
+    if like is not None and like.is_cuda:
+        from .. import backend  # (only for a CUDA result)
+
+        arr = backend.of(like._data).to_device(arr)
+    return Tensor._make(arr)

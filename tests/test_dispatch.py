@@ -1,0 +1,116 @@
+"""The fast path of ops/dispatch.py against the general path, op by op: the same values,
+dtypes, node names and gradients, for every rank, Python-number operands and parameters."""
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.ops import elementwise as E
+from numbagrad.ops.registry import Elementwise
+
+# (spelling, op name, the general call of the same op)
+CASES = [
+    (lambda x, y: x * y, "mul", lambda x, y: E.mul._call((x, y))),
+    (lambda x, y: x + y, "add", lambda x, y: E.add._call((x, y))),
+    (lambda x, y: x - y, "sub", lambda x, y: E.sub._call((x, y))),
+    (lambda x, y: x / y, "div", lambda x, y: E.div._call((x, y))),
+    (lambda x, y: x * 1.5, "mul", lambda x, y: E.mul._call((x, 1.5))),
+    (lambda x, y: 2 * x, "mul", lambda x, y: E.mul._call((x, 2))),
+    (lambda x, y: x - 0.25, "sub", lambda x, y: E.sub._call((x, 0.25))),
+    (lambda x, y: x / 4, "div", lambda x, y: E.div._call((x, 4))),
+    (lambda x, y: ng.sin(x), "sin", lambda x, y: E.sin._call((x,))),
+    (lambda x, y: x.exp(), "exp", lambda x, y: E.exp._call((x,))),
+    (lambda x, y: x ** 2, "pow", lambda x, y: E.pow._call((x, 2))),
+    (lambda x, y: x ** 0.5, "pow", lambda x, y: E.pow._call((x, 0.5))),
+    (lambda x, y: 1 - x, "rsub", lambda x, y: E.rsub._call((x, 1))),
+    (lambda x, y: x.clamp(-0.5, 0.5), "clamp", lambda x, y: E.clamp._call((x, -0.5, 0.5))),
+    (lambda x, y: x * x, "mul", lambda x, y: E.mul._call((x, x))),
+]
+
+
+@pytest.fixture
+def general(monkeypatch):
+    """The names of the ops that took the general path."""
+    calls = []
+    real = Elementwise._call
+    monkeypatch.setattr(Elementwise, "_call", lambda self, a: calls.append(self.name) or real(self, a))
+    return calls
+
+
+@pytest.mark.parametrize("shape", [(5,), (2, 3), (2, 1, 3)], ids=str)
+@pytest.mark.parametrize("dtype", [ng.float32, ng.float64], ids=str)
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_the_fast_path_gives_the_general_paths_values_and_gradients(general, case, dtype, shape):
+    fast, name, slow = CASES[case]
+    rng = np.random.default_rng(case)
+    xv, yv = rng.uniform(0.2, 1.5, shape), rng.uniform(0.2, 1.5, shape)
+    results = []
+    for f in (fast, slow):
+        x = ng.tensor(xv, dtype=dtype, requires_grad=True)
+        y = ng.tensor(yv, dtype=dtype, requires_grad=True)
+        out = f(x, y)
+        (out * out).sum().backward()
+        results.append((out, x.grad, y.grad))
+        if f is fast:
+            assert name not in general  # (the general fixture sees the slow call only)
+    (o1, gx1, gy1), (o2, gx2, gy2) = results
+    assert o1.dtype is o2.dtype is dtype and o1.shape == o2.shape == shape
+    assert o1.grad_fn.name() == o2.grad_fn.name()
+    np.testing.assert_array_equal(o1.detach().numpy(), o2.detach().numpy())
+    np.testing.assert_array_equal(gx1.numpy(), gx2.numpy())
+    assert (gy1 is None) == (gy2 is None)
+    if gy1 is not None:
+        np.testing.assert_array_equal(gy1.numpy(), gy2.numpy())
+
+
+def test_a_number_operand_is_saved_as_a_0d_tensor_and_not_as_an_input():
+    x = ng.ones(2, 3, requires_grad=True)
+    y = x * 2.5
+    other = y.grad_fn._saved_other
+    assert other.shape == () and other.item() == 2.5 and y.grad_fn._saved_self is None
+    assert y.grad_fn.next_functions[1] == (None, 0)
+    y.sum().backward()
+    assert x.grad.tolist() == [[2.5] * 3] * 2
+
+
+def test_a_saved_nd_input_written_in_place_raises_pytorchs_error():
+    x = ng.ones(2, 3, requires_grad=True)
+    a = x * 1.0
+    y = ng.sin(a)  # saves a
+    a.add_(1)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: "
+                                           r"\[numbagrad.FloatTensor \[2, 3\]\]"):
+        y.sum().backward()
+
+
+def test_a_saved_nd_result_reads_back_in_its_shape():
+    x = ng.full((2, 3), 0.5, requires_grad=True)
+    y = x.exp()
+    assert y.grad_fn._saved_result.shape == (2, 3)
+    y.backward(ng.ones(2, 3), retain_graph=True)
+    y.backward(ng.ones(2, 3))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * np.exp(0.5) * np.ones((2, 3)), rtol=1e-6)
+
+
+def test_contiguous_views_and_nd_inputs_take_the_fast_path(general):
+    base = ng.arange(24.0).reshape(2, 3, 4).requires_grad_(True)
+    row = base[1]  # a C-contiguous view: its flags come through the view
+    out = row * 2.0 + row
+    out.sum().backward()
+    assert general == [] and base.grad[1].tolist() == [[3.0] * 4] * 3
+    assert base.grad[0].tolist() == [[0.0] * 4] * 3
+    base.grad = None
+    (base.transpose(0, 1) * 2.0).sum().backward()  # strided: the general path
+    assert general == ["mul"] and base.grad.tolist() == np.full((2, 3, 4), 2.0).tolist()
+
+
+def test_what_the_fast_path_leaves_to_the_general_one(general):
+    x = ng.ones(3)
+    assert (x * True).tolist() == [1.0] * 3  # a bool number
+    assert (ng.tensor([1, 2]) * 2).tolist() == [2, 4]  # an int tensor and a number
+    assert (x * ng.ones(1)).shape == (3,)  # broadcasting
+    assert (x * ng.ones(3, dtype=ng.float64)).dtype is ng.float64  # a cast
+    assert (x[::2] + 1).tolist() == [2.0, 2.0]  # a strided view
+    assert general == ["mul", "mul", "mul", "mul", "add"]
+    with pytest.raises(TypeError, match=r"sin\(\) takes 1 positional argument but 2 were given"):
+        E.sin(x, 2)
