@@ -43,6 +43,9 @@ class OpInfo:
     rtol32: float = 1e-5
     int_ok: bool = False  # also run forward on int64 inputs
     same_dtype: bool = True  # the output has the input's dtype
+    # also run with the lazy forward and the backward fusion from size 0 (ops/lazy.py,
+    # ops/fusion.py) and compare with the eager run: values, dtypes and gradients
+    lazy_and_fused: bool = True
 
 
 LAYOUTS = {

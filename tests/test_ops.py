@@ -115,6 +115,62 @@ def test_gradgradcheck(info):
     assert gradgradcheck(fn, tuple(tensors))
 
 
+@pytest.fixture
+def all_paths(monkeypatch):
+    """``run(fn)``: ``fn()`` eagerly, then with every elementwise result deferred and every
+    backward region fused whatever its size; both results."""
+    from numbagrad.ops import fusion, lazy
+    from numbagrad.ops.registry import Elementwise
+
+    def forget_plans():  # (an op's plan keeps the small-size bound, the lazy one included)
+        for op in REGISTRY.values():
+            if isinstance(op, Elementwise):
+                op._plans.clear()
+
+    def run(fn):
+        monkeypatch.setattr(lazy, "ENABLED", False)
+        monkeypatch.setattr(fusion, "ENABLED", False)
+        eager = fn()
+        monkeypatch.setattr(lazy, "ENABLED", True)
+        monkeypatch.setattr(fusion, "ENABLED", True)
+        monkeypatch.setattr(lazy, "DEFER_MIN_ITEMS", 0)
+        monkeypatch.setattr(fusion, "FUSE_MIN_ITEMS", 0)
+        forget_plans()
+        try:
+            return eager, fn()
+        finally:
+            monkeypatch.undo()
+            forget_plans()
+
+    return run
+
+
+@pytest.mark.parametrize("info", [i for i in OPS if i.lazy_and_fused], ids=lambda i: i.name)
+def test_lazy_and_fused_paths_match_the_eager_one(info, all_paths):
+    shape = info.shapes[1] if len(info.shapes) > 1 else info.shapes[0]
+
+    def run():
+        _, tensors, tfns, _ = _build(info, shape, "float32", requires_grad=info.grad)
+        out = info.call(*[f(t) for f, t in zip(tfns, tensors)])
+        deferred = type(out) is ng.Tensor._Lazy  # (read before anything evaluates it)
+        if info.grad:
+            # (an elementwise tail and a whole sum: a region the fusion runs as one loop)
+            (out * out.exp()).sum().backward()
+        return out.detach().numpy(), [None if t.grad is None else t.grad.numpy()
+                                      for t in tensors], deferred
+
+    (out1, grads1, eager_deferred), (out2, grads2, deferred) = all_paths(run)
+    assert not eager_deferred
+    op = REGISTRY[info.name]
+    assert deferred == (op.kind == "elementwise" and op._defers)
+    assert out1.dtype == out2.dtype and out1.shape == out2.shape
+    np.testing.assert_allclose(out2, out1, rtol=1e-6, atol=1e-6)
+    for g1, g2 in zip(grads1, grads2):
+        assert (g1 is None) == (g2 is None)
+        if g1 is not None:
+            np.testing.assert_allclose(g2, g1, rtol=1e-5, atol=1e-6)
+
+
 # ---------------------------------------------------------------- fused and counting paths
 
 

@@ -404,23 +404,24 @@ def record_lean(op, plan, key, operands, values, params, result):
     the operands as the kernel read them (flat arrays, numbers) and ``key`` says which are
     numbers (``dispatch.Plan.leans``). Returns at once when no operand needs a gradient."""
     Tensor = _TENSOR[0]
-    edges_ = []
-    flags = 0
-    bit = 1
-    for t in operands:
-        # (a view's flags come through its properties, in edge_of)
-        if type(t) is Tensor and (t._requires_grad or t._base is not None):
-            e = edge_of(t)
-            if e[0] is not None:
-                flags |= bit
-        else:
-            e = _NO_EDGE
-        edges_.append(e)
-        bit <<= 1
+    # (operand 0 is a Tensor; operand 1, if any, a Tensor or a number; a view's flags come
+    # through its properties, in edge_of)
+    t = operands[0]
+    e = edge_of(t) if t._requires_grad or t._base is not None else _NO_EDGE
+    flags = 0 if e[0] is None else 1
+    if len(operands) == 1:
+        edges_ = (e,)
+    else:
+        t = operands[1]
+        e1 = (edge_of(t) if type(t) is Tensor and (t._requires_grad or t._base is not None)
+              else _NO_EDGE)
+        if e1[0] is not None:
+            flags |= 2
+            if flags == 3 and e == e1:
+                key |= BOTH  # ``x * x``
+        edges_ = (e, e1)
     if not flags:
         return
-    if flags == 3 and edges_[0] == edges_[1]:
-        key |= BOTH  # ``x * x``
     lean = plan.leans.get(key | flags)
     if lean is None:
         lean = plan.leans[key | flags] = lean_plan(op, flags, key, plan.compute)
@@ -435,7 +436,7 @@ def record_lean(op, plan, key, operands, values, params, result):
     data = result._data
     if lean.save_result:
         saved.append((None, data if data.ndim == 1 else data.ravel(), result._version_cell, 0))
-    node = new_node(lean.cls, tuple(edges_))
+    node = new_node(lean.cls, edges_)
     node._lean = lean
     if params:
         node._params = params

@@ -470,6 +470,17 @@ def _defer(op, args):
     if not lazy.ENABLED or lazy._off[0]:
         return None
     Tensor = _TENSOR[0]
+    # a broadcast result has at most the product of the operands' sizes: below the deferral
+    # size, the general path's calls on small tensors skip the look at their layout
+    bound = 1
+    for a in args[:op.n_in]:
+        if isinstance(a, Tensor):
+            if a._lazy is not None:  # (an unevaluated operand: it may extend its expression)
+                break
+            bound *= a._data.size
+    else:
+        if bound < lazy.DEFER_MIN_ITEMS:
+            return None
     out = lazy.defer(op, args, Tensor, Tensor._Lazy)
     if out is None:
         return None
