@@ -333,6 +333,12 @@ def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines
 
 def broadcast_shapes(*shapes) -> tuple:
     """NumPy/PyTorch broadcasting with PyTorch's error message."""
+    if len(shapes) == 2:  # (most calls: two operands, one of them often of fewer dims)
+        a, b = shapes
+        if len(a) < len(b):
+            a, b = b, a
+        if len(b) == 0 or a[len(a) - len(b):] == b:
+            return tuple(a)
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:

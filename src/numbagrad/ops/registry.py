@@ -132,6 +132,7 @@ class Elementwise(OpDef):
         # per tuple of "input requires grad" flags: (names of inputs to save, save result?)
         self._saves: dict = {}
         self._vjp_kernels: dict = {}
+        self._kernels: dict = {}  # the forward kernel modules, by (compute dtype, backend)
         # whether a large result may stay an unevaluated expression (ops/lazy.py)
         # (not an op that refuses floats: the lazy path computes before any dtype check)
         self._defers = dtype in ("same", "float") and refuse_float is None
@@ -201,13 +202,17 @@ class Elementwise(OpDef):
     def kernel(self, dtype, be=cpu):
         """The forward loop kernel for ``dtype`` on backend ``be`` (on the CPU: the module of
         loop kernels, see ``cpu.get_elementwise_kernel``)."""
+        k = self._kernels.get((dtype, be))
+        if k is not None:
+            return k
         key = (self.name, "fwd", dtype.name)
 
         def body():
             helpers = list(self._helpers(self.scalar).items()) + [(self.name, self.scalar)]
             return be.scalar_module_body(helpers, self.name, self.n_in, len(self.param_names))
 
-        return be.get_elementwise_kernel(key, dtype.np, body)
+        k = self._kernels[(dtype, be)] = be.get_elementwise_kernel(key, dtype.np, body)
+        return k
 
     def vjp_kernel(self, i, dtype, be=cpu):
         """The kernel of input ``i``'s pointwise rule (its gradient times ``grad``)."""
