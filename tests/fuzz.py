@@ -176,16 +176,6 @@ KNOWN_OPEN: dict[str, Known] = {
         s = x.chunk(2, -1)
         with torch.no_grad(): s[0].mul_(2)  # compare: s[0]
         """),
-    "where_saved_condition": Known(
-        "torch.where saves its condition: writing the condition in place before backward"
-        " raises RuntimeError (modified by an inplace operation); numbagrad runs",
-        """
-        x = torch.ones(3, requires_grad=True)
-        c = torch.tensor([True, False, True])
-        y = torch.where(c, x, 0.0)
-        c[0] = False
-        y.sum().backward()
-        """),
     "bmm_empty_mixed_dtype": Known(
         "torch.bmm (or batched @) of float32 and float64 operands when one is empty: an empty"
         " float64 result; numbagrad RuntimeError (expected batch1 and batch2 to have the same"
@@ -234,18 +224,6 @@ KNOWN_OPEN: dict[str, Known] = {
         r = x[torch.tensor([-4, 4])]
         y = torch.ones(1, 1, 2, 1)
         r = y[-1, ..., 1:1, None, torch.tensor([-2, 0, 0])]
-        """),
-    "cast_operand_not_saved": Known(
-        "x * c, x / c, x ** c, maximum / minimum(x, c) with x requiring grad and c of another"
-        " dtype than the result (int64, bool, float32 next to float64) save c: writing c in"
-        " place before backward raises RuntimeError (modified by an inplace operation);"
-        " numbagrad casts c to a copy, and runs",
-        """
-        x = torch.tensor([1.0, 2.0], requires_grad=True)
-        c = torch.tensor([1, 2])
-        y = x * c
-        c[0] = 0
-        y.sum().backward()
         """),
     "index_error_precedence_view": Known(
         "an assignment with an invalid index (more parts than dimensions, out of bounds) into"
@@ -364,6 +342,28 @@ KNOWN_OPEN: dict[str, Known] = {
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
 # repros keep being checked by --known and ``avoid`` accepts their keys.
 FIXED: dict[str, Known] = {
+    "where_saved_condition": Known(
+        "torch.where saves its condition: writing the condition in place before backward"
+        " raises RuntimeError (modified by an inplace operation); numbagrad runs",
+        """
+        x = torch.ones(3, requires_grad=True)
+        c = torch.tensor([True, False, True])
+        y = torch.where(c, x, 0.0)
+        c[0] = False
+        y.sum().backward()
+        """),
+    "cast_operand_not_saved": Known(
+        "x * c, x / c, x ** c, maximum / minimum(x, c) with x requiring grad and c of another"
+        " dtype than the result (int64, bool, float32 next to float64) save c: writing c in"
+        " place before backward raises RuntimeError (modified by an inplace operation);"
+        " numbagrad casts c to a copy, and runs",
+        """
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        c = torch.tensor([1, 2])
+        y = x * c
+        c[0] = 0
+        y.sum().backward()
+        """),
     "bitwise_float_large_nd": Known(
         "& and | of float tensors of 2**15 elements or more with 2 or more dims ((300, 400),"
         " x.broadcast_to(...)): RuntimeError; numbagrad computes (1-d and strided ones are"
@@ -1996,7 +1996,8 @@ class Gen:
                 b = self.new_tensor((k,), dt)
                 form = f"F.linear({x}, {y}, {b})"
                 kind = "linear"
-                loose = avoid("linear_nd_grad_fn")
+                # (a non-contiguous input takes matmul and add: its node follows its layout)
+                loose = avoid("linear_nd_grad_fn") or self.layout_dependent(x)
         elif nd == 2:
             if r < 0.45:
                 y = self.new_tensor((s[1], k), dt)
@@ -2024,7 +2025,7 @@ class Gen:
             b = self.new_tensor((k,), dt)
             form = f"F.linear({x}, {y}, {b})"
             kind = "linear"
-            loose = avoid("linear_nd_grad_fn")
+            loose = avoid("linear_nd_grad_fn") or self.layout_dependent(x)
         else:
             if r < 0.35 and nd == 3:
                 y = self.new_tensor((s[0], s[2], k), dt)

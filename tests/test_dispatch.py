@@ -114,3 +114,22 @@ def test_what_the_fast_path_leaves_to_the_general_one(general):
     assert general == ["mul", "mul", "mul", "mul", "add"]
     with pytest.raises(TypeError, match=r"sin\(\) takes 1 positional argument but 2 were given"):
         E.sin(x, 2)
+
+
+@pytest.mark.parametrize("shape", [(), (2, 3)], ids=str)
+def test_an_inplace_result_kept_by_a_lean_node_is_checked_under_the_tensors_version(shape):
+    # relu_ keeps its result, which is now v itself: writing v again must fail the backward
+    v = ng.full(shape, 3.0, requires_grad=True).clone()
+    v.relu_()
+    v *= 0
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        (v * -1.5).sum().backward()
+
+
+def test_linear_folds_only_a_contiguous_input_into_one_addmm():
+    w, b = ng.ones(4, 5), ng.ones(4)
+    x = ng.ones(3, 5, requires_grad=True)
+    assert ng.nn.functional.linear(x.expand(2, 3, 5), w, b).grad_fn.name() == "AddBackward0"
+    assert ng.nn.functional.linear(x.reshape(1, 3, 5), w, b).grad_fn.name() == "ViewBackward0"
+    empty = ng.nn.functional.linear(ng.zeros(0, requires_grad=True), ng.zeros(2, 0), b[:2])
+    assert empty.tolist() == [1.0, 1.0] and empty.grad_fn.name() == "ViewBackward0"

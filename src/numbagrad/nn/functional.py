@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from .. import ops as _F
 from ..tensor import Tensor
 
@@ -30,9 +32,10 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``."""
     if bias is not None and input.ndim == 2:
         return _F.addmm(bias, input, weight.t())
-    if bias is not None and input.ndim and weight.ndim == 2:
-        # as PyTorch: the rows folded into one addmm, then viewed back (ViewBackward0)
-        rows = input.reshape(-1, input.shape[-1])
+    if bias is not None and input.ndim and weight.ndim == 2 and input.is_contiguous():
+        # as PyTorch: the rows of a contiguous input folded into one addmm, then viewed back
+        # (ViewBackward0); the row count spelled out, as -1 cannot be inferred for 0 elements
+        rows = input.reshape(math.prod(input.shape[:-1]), input.shape[-1])
         return _F.addmm(bias, rows, weight.t()).view(*input.shape[:-1], weight.shape[0])
     out = _F.matmul(input, weight.t())
     return out if bias is None else out + bias

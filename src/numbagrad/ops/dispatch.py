@@ -118,7 +118,7 @@ def make_function(op, operator=False, method=False):
                         result = Tensor._make(out)
                         if records and _grad_state.enabled and (
                                 input._requires_grad or input._base is not None):
-                            record_lean(op, plan, 0, (input,), (a,), (), result)
+                            record_lean(op, plan, 0, (input,), (), result)
                         return result
             elif not operand(input):
                 return NotImplemented if operator else refuse(name, (input,), method=method)
@@ -149,7 +149,7 @@ def make_function(op, operator=False, method=False):
                         result = Tensor._make(out)
                         if records and _grad_state.enabled and (
                                 input._requires_grad or input._base is not None):
-                            record_lean(op, plan, 0, (input,), (a,), params, result)
+                            record_lean(op, plan, 0, (input,), params, result)
                         return result
             elif not operand(input):
                 return NotImplemented if operator else refuse(name, (input,), method=method)
@@ -191,7 +191,7 @@ def make_function(op, operator=False, method=False):
                             if records and _grad_state.enabled and (
                                     input._requires_grad or input._base is not None or not key
                                     and (other._requires_grad or other._base is not None)):
-                                record_lean(op, plan, key, (input, other), (a, b), (), result)
+                                record_lean(op, plan, key, (input, other), (), result)
                             return result
             if not (operand(input) and operand(other)):
                 return (NotImplemented if operator

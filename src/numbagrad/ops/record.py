@@ -101,6 +101,18 @@ class SavedTensor:
         return t
 
 
+def saved_cast(t, compute, like):
+    """Operand ``t`` of another dtype than ``compute``, saved for backward: the values are a
+    copy in ``compute`` (what the rule kernels read), but the version checked, the tensor
+    unpacked and named in errors are ``t``'s own, as PyTorch saves the operand itself."""
+    s = SavedTensor(as_tensor(t, compute, like), False, compute)
+    s.tensor = t
+    s.dtype = t.dtype
+    s.version_cell = t._version_cell
+    s.version = t._version_cell[0]
+    return s
+
+
 _NO_INDEX = MappingProxyType({})
 RESULT_INDEX = MappingProxyType({"result": 0})  # (a saved result is output 0)
 
@@ -194,13 +206,13 @@ class ElementwiseNode(OpNode):
     """An elementwise op's node.
 
     One recorded on the fast path (``record_lean``) keeps no Ctx, only these attributes:
-    ``_lean`` (its ``LeanPlan``), ``_params`` (the op's parameters), ``_shape`` (the result's shape, every operand's that is an array) and
-    ``_saved``: one item per kept value, unpacked as ``(tensor, data, version cell,
-    version)``; ``tensor`` is None for the op's output and ``NUMBER`` for a Python number
-    (``data`` is then the number); an array is kept flat. When its gradient is as lean as its
-    inputs were (C-contiguous, of the compute dtype and shape) it is computed here on arrays;
-    anything else reads ``ctx`` (built then from the slots) and takes the op's general
-    backward."""
+    ``_lean`` (its ``LeanPlan``), ``_params`` (the op's parameters), ``_shape`` (the result's
+    shape, every operand's that is an array) and ``_saved``: one item per kept value,
+    unpacked as ``(tensor, data, version cell, version)``; ``tensor`` is None for the op's
+    output and ``NUMBER`` for a Python number (``data`` is then the number), and ``data`` is
+    the tensor's own array. When its gradient is as lean as its inputs were (C-contiguous, of
+    the compute dtype and shape) it is computed here on arrays; anything else reads ``ctx``
+    (built then from the attributes) and takes the op's general backward."""
 
     _params = ()
 
@@ -250,10 +262,10 @@ class ElementwiseNode(OpNode):
                 if j is None:
                     values.append(flat)
                 else:
-                    _, data, cell, version = saved[j]
+                    t, data, cell, version = saved[j]
                     if cell[0] != version:
                         self._check(j)
-                    values.append(data)
+                    values.append(data if one_d or t is NUMBER else data.ravel())
             if pnames:
                 values += self.op._param_values(self._lean.compute, self._params, pnames)
             a = np.empty(shape, cnp)
@@ -281,8 +293,6 @@ class ElementwiseNode(OpNode):
         t, data, cell, version = self._saved[names.index(name)]
         if t is NUMBER:  # (an operand that was a number is saved as PyTorch wraps it)
             return SavedTensor(as_tensor(data, self._lean.compute), False, self._lean.compute)
-        if data.shape != self._shape:
-            data = data.reshape(self._shape)
         return SavedTensor._of(t, data, cell, version, self._lean.compute)
 
     @cached_property
@@ -399,10 +409,10 @@ def attach(op, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), edges=Non
     return node
 
 
-def record_lean(op, plan, key, operands, values, params, result):
-    """Record ``result = op(*operands, *params)`` made on the fast path, where ``values`` are
-    the operands as the kernel read them (flat arrays, numbers) and ``key`` says which are
-    numbers (``dispatch.Plan.leans``). Returns at once when no operand needs a gradient."""
+def record_lean(op, plan, key, operands, params, result):
+    """Record ``result = op(*operands, *params)`` made on the fast path, where ``key`` says
+    which operands are numbers (``dispatch.Plan.leans``). Returns at once when no operand
+    needs a gradient."""
     Tensor = _TENSOR[0]
     # (operand 0 is a Tensor; operand 1, if any, a Tensor or a number; a view's flags come
     # through its properties, in edge_of)
@@ -430,12 +440,12 @@ def record_lean(op, plan, key, operands, values, params, result):
         t = operands[k]
         if type(t) is Tensor:
             cell = t._version_cell
-            saved.append((t, values[k], cell, cell[0]))
+            saved.append((t, t._data, cell, cell[0]))
         else:
             saved.append((NUMBER, t, _CONST_CELL, 0))
     data = result._data
     if lean.save_result:
-        saved.append((None, data if data.ndim == 1 else data.ravel(), result._version_cell, 0))
+        saved.append((None, data, result._version_cell, 0))
     node = new_node(lean.cls, edges_)
     node._lean = lean
     if params:

@@ -342,7 +342,8 @@ class Elementwise(OpDef):
             tt = type(t)
             if tt is Tensor:
                 if t._data.dtype != cnp:
-                    t = as_tensor(t, compute, like=result)
+                    saved[name] = record.saved_cast(t, compute, result)
+                    continue
             elif tt is not Tensor._Lazy or t._lazy.np_dtype != cnp:  # (a lazy one is kept)
                 t = as_tensor(t, compute, like=result)
             saved[name] = SavedTensor(t, False, compute)
