@@ -19,6 +19,9 @@ from .autograd.grad_mode import (  # noqa: F401
 )
 from .dtypes import bool_ as bool  # noqa: F401
 from .dtypes import dtype, float32, float64, int32, int64  # noqa: F401
+# (the submodule tensor first: its import would rebind ``numbagrad.tensor``, which is the
+# factory function below)
+from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
 from .factory import (  # noqa: F401
     arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace,
     manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
@@ -36,7 +39,6 @@ from .ops import (  # noqa: F401
 from .ops import norm_ as norm  # noqa: F401
 from .ops import std_ as std  # noqa: F401
 from .ops import var_ as var  # noqa: F401
-from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
 
 float = float32
 double = float64

@@ -9,6 +9,8 @@ One device, ``cuda:0``, is supported.
 
 from __future__ import annotations
 
+from . import backend
+
 _available: bool | None = None
 
 
@@ -73,17 +75,13 @@ def empty_cache() -> None:
     needs no allocation (as PyTorch's caching allocator); buffers in use are not touched."""
     if not _probe():
         return
-    from .backend import gpu
-
-    gpu.empty_cache()
+    backend.gpu_module().empty_cache()
 
 
 def synchronize(device=None) -> None:
     """Wait until every kernel launched so far has finished."""
     _require(None)
-    from .backend import gpu
-
-    gpu.synchronize()
+    backend.gpu_module().synchronize()
 
 
 def _require(index) -> None:

@@ -90,33 +90,23 @@ def scalar_kind(value) -> int:
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
-_TENSOR: list = []  # the Tensor class, imported once (an import statement per call: 1 us)
-
-
-def _tensor_class():
-    from .tensor import Tensor
-
-    _TENSOR.append(Tensor)
-    return Tensor
-
-
 def result_type(*operands) -> dtype:
     """PyTorch's result_type for tensors and Python scalars.
 
     Tensors of any shape take part as one category; a Python scalar only raises the result to
-    its category (int tensor * 2.5 -> default float, float32 tensor * 2.5 -> float32).
+    its category (int tensor * 2.5 -> default float, float32 tensor * 2.5 -> float32). A tensor
+    is told by its ``dtype`` being one of ours (a NumPy scalar's is NumPy's).
     """
-    Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
-
     tensor_dt = None
     zero_dim_dt = None
     scalar_kind_max = -1
     for op in operands:
-        if isinstance(op, Tensor):
+        dt = getattr(op, "dtype", None)
+        if type(dt) is dtype:
             if op.ndim == 0:
-                zero_dim_dt = op.dtype if zero_dim_dt is None else promote(zero_dim_dt, op.dtype)
+                zero_dim_dt = dt if zero_dim_dt is None else promote(zero_dim_dt, dt)
             else:
-                tensor_dt = op.dtype if tensor_dt is None else promote(tensor_dt, op.dtype)
+                tensor_dt = dt if tensor_dt is None else promote(tensor_dt, dt)
         else:
             scalar_kind_max = max(scalar_kind_max, scalar_kind(op))
     # 0-d tensors count like dimensioned ones only within a higher category

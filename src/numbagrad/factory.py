@@ -7,9 +7,10 @@ import warnings
 
 import numpy as np
 
+from . import backend
 from . import dtypes as D
-from .tensor import Tensor, _check_device, _on, _unwrap
-from .ops import lazy  # noqa: E402
+from ._tensor import Tensor, _check_device, _on, _unwrap
+from .backend.memory import escape
 
 _rng = np.random.default_rng()
 
@@ -83,15 +84,13 @@ def as_tensor(data, dtype=None, device=None) -> Tensor:
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
     if _is_cuda_array(data):
-        from .backend import gpu
-
         _check_device("cuda")
-        t = Tensor._make(gpu.from_cuda_array(data))
+        t = Tensor._make(backend.gpu_module().from_cuda_array(data))
         return t.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray):
         dt = D.as_dtype(dtype) if dtype is not None else D.from_numpy_dtype(data.dtype)
         if data.dtype == dt.np:
-            lazy.escape(data)  # shared with NumPy code: never read later by an expression
+            escape(data)  # shared with NumPy code: never read later by an expression
             return Tensor._make(data).to(device=device)
         return Tensor._make(data.astype(dt.np)).to(device=device)
     return tensor(data, dtype=dtype, device=device)
@@ -133,7 +132,7 @@ def from_numpy(array: np.ndarray) -> Tensor:
             "strides are not currently supported. (You can probably work around this by making "
             "a copy of your array  with array.copy().) "
         )
-    lazy.escape(array)  # shared with NumPy code: never read later by an expression
+    escape(array)  # shared with NumPy code: never read later by an expression
     return Tensor._make(array)
 
 
@@ -177,8 +176,7 @@ def _filled(shape, value, np_dtype, requires_grad, dev) -> Tensor:
                 else np.zeros(shape, np_dtype) if type(value) is int and value == 0
                 else np.full(shape, value, np_dtype))
     else:
-        from .backend import gpu
-
+        gpu = backend.gpu_module()
         data = gpu.empty(shape, np_dtype)
         if value is not None:
             gpu.copyto(data, value)

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import heapq
 
+from .._tensor import Tensor
+from .accumulate import accumulate_into_grad
 from .anomaly_mode import is_anomaly_enabled, run_checked
 from .grad_mode import _state as _grad_state
-from .graph import AccumulateGrad, _tensor_class, edge_of
+from .grad_mode import backward_passes
+from .graph import AccumulateGrad, _wrap, edge_of
 
 ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
 ERR_UNUSED = (
@@ -72,14 +75,10 @@ def _needed(order, targets):
     return needed
 
 
-_FUSION: list = []  # the ops.fusion module
-_PAUSE: list = []  # ops.lazy._off, the count of passes that pause deferring
-
-
 class _Mode:
     """The backward pass's modes: grad mode on only with ``create_graph`` (the no_grad or
-    enable_grad block, written out), and deferring paused (``lazy.PAUSED``): the pass's own
-    ops run at once (ops/lazy.py)."""
+    enable_grad block, written out), and deferring paused (``grad_mode.backward_passes``): the
+    pass's own ops run at once (ops/lazy.py)."""
 
     __slots__ = ("on", "prev")
 
@@ -89,11 +88,11 @@ class _Mode:
     def __enter__(self):
         self.prev = _grad_state.enabled
         _grad_state.enabled = bool(self.on)
-        _PAUSE[0][0] += 1
+        backward_passes.running += 1
 
     def __exit__(self, *exc):
         _grad_state.enabled = self.prev
-        _PAUSE[0][0] -= 1
+        backward_passes.running -= 1
 
 ERR_ORDER = (
     "autograd engine: the node {nxt} is not older than {node}, which feeds it (an edge must "
@@ -120,14 +119,6 @@ class _Pending:
         if self.counts is None:
             self.counts = _collect([self.node] + [entry[2] for entry in self.heap])[0]
         return self.counts
-
-
-def _wrap(Tensor, data):
-    """``Tensor._make(data)``, inlined."""
-    t = object.__new__(Tensor)
-    t._data = data
-    t._version_cell = [0]
-    return t
 
 
 def _add(buf, slot, grad):
@@ -186,17 +177,11 @@ def run_backward(
     pending = _Pending(heap)
     deps = None  # pending.counts, once a region has made them
     if fuse:
-        if not _FUSION:  # (ops/ imports this module: bound on first use, not per call)
-            from ..ops import fusion as module
+        # (here, not above: ops/ build on autograd/, which so loads first; the threshold is
+        # read per pass, as users and tests set it)
+        from ..ops import fusion
 
-            _FUSION.append(module)
-        fusion = _FUSION[0]
         fuse_min = fusion.FUSE_MIN_ITEMS
-    if not _PAUSE:
-        from ..ops import lazy
-
-        _PAUSE.append(lazy._off)
-    Tensor = _tensor_class()
     release = not retain_graph
     with _Mode(create_graph):
         # the gradient (an array) a lean node hands straight to the node it runs next
@@ -355,8 +340,6 @@ def run_backward(
     if accumulate:
         # non-leaf tensors named in ``inputs`` get their gradient in .grad, as in PyTorch
         if inputs is not None:
-            from ..tensor import accumulate_into_grad
-
             for t in inputs:
                 if t.grad_fn is not None and results.get(id(t)) is not None:
                     accumulate_into_grad(t, results[id(t)])

@@ -23,8 +23,11 @@ import functools
 
 import numpy as np
 
+from .._tensor import Tensor
+from ..factory import zeros
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import Node, _sequence, edge_of
+from .graph import ERR_FREED, Node, _sequence, edge_of, sum_to
+from .saved import SavedTensor
 
 ERR_DIRTY_LEAF = "a leaf Variable that requires grad has been used in an in-place operation."
 
@@ -73,8 +76,6 @@ class BackwardCFunction(FunctionCtx, Node):
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, checked against the version counters."""
         if self._released:
-            from .graph import ERR_FREED
-
             raise RuntimeError(ERR_FREED)
         if self._saved is None:
             return tuple(self._to_save)  # inside forward, before the outputs are known
@@ -88,9 +89,6 @@ class BackwardCFunction(FunctionCtx, Node):
             self._saved = ()
 
     def apply(self, grads):
-        from ..factory import zeros
-        from ..tensor import Tensor
-
         cls = self._forward_cls
         if self._materialize_grads:
             grads = [
@@ -127,8 +125,6 @@ class BackwardCFunction(FunctionCtx, Node):
 
 
 def _fit_shape(node, g, shape, index):
-    from ..ops.registry import sum_to
-
     try:
         np.broadcast_shapes(tuple(shape), tuple(g.shape))
         expandable = np.broadcast_shapes(tuple(shape), tuple(g.shape)) == tuple(g.shape)
@@ -185,8 +181,6 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        from ..tensor import Tensor
-
         node = cls._backward_cls()
         node.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         tensor_args = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
@@ -239,8 +233,6 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
 
 def _alias(t):
-    from ..tensor import Tensor
-
     o = Tensor._make(t._data)
     o._version_cell = t._version_cell
     return o
@@ -253,9 +245,6 @@ def _check_dirty(t):
 
 def _pack_saved(node, results):
     """Saved tensors with their versions; an output is saved by reference to this node."""
-    from ..ops.registry import SavedTensor
-    from ..tensor import Tensor
-
     out_index = {id(o): k for k, o in enumerate(results) if isinstance(o, Tensor)}
     saved = []
     for t in node._to_save:

@@ -20,6 +20,20 @@ class _State(threading.local):
 _state = _State()
 
 
+class _BackwardPasses:
+    """How many backward passes are running, in the whole process (not per thread): while any
+    is, elementwise ops run at once rather than deferring (``ops/lazy.py`` reads it; the
+    engine counts)."""
+
+    __slots__ = ("running",)
+
+    def __init__(self):
+        self.running = 0
+
+
+backward_passes = _BackwardPasses()
+
+
 def is_grad_enabled() -> bool:
     return _state.enabled
 

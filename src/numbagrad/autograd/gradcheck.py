@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import factory
+from .._tensor import Tensor
+from .api import grad as autograd_grad
+
 
 class GradcheckError(RuntimeError):
     pass
@@ -40,9 +44,6 @@ def _numerical_jacobian(fn, inputs, out_index, eps):
 
 
 def _analytical_jacobian(fn, inputs, out_index):
-    from .. import factory
-    from . import grad as autograd_grad
-
     diff = [t for t in inputs if getattr(t, "requires_grad", False)]
     out = _as_tuple(fn(*inputs))[out_index]
     n = out.numel()
@@ -67,8 +68,6 @@ def _analytical_jacobian(fn, inputs, out_index):
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, fast_mode=False) -> bool:
     """Compare analytical gradients with central finite differences on double inputs."""
-    from ..tensor import Tensor
-
     inputs = _as_tuple(inputs)
     for t in inputs:
         if isinstance(t, Tensor) and t.requires_grad and t.dtype.name != "float64":
@@ -103,9 +102,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True) -> bool:
     """gradcheck of the function that maps (inputs, grad_outputs) to the first gradients."""
-    from .. import factory
-    from . import grad as autograd_grad
-
     inputs = _as_tuple(inputs)
     outputs = _as_tuple(func(*inputs))
     if grad_outputs is None:

@@ -1,4 +1,5 @@
-"""Graph nodes: the base Node (PyTorch's ``grad_fn`` objects) and AccumulateGrad."""
+"""Graph nodes: the base Node (PyTorch's ``grad_fn`` objects) and AccumulateGrad; the edges
+a new node records, and the framework's gradient helpers (``sum_to``)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import itertools
 import weakref
 
 from . import anomaly_mode as _anomaly
+from .accumulate import accumulate_into_grad, gradient_is_unshared
 
 _sequence = itertools.count()
 
@@ -63,7 +65,7 @@ class Node:
     # registry nodes the engine may run several of as one kernel (ops/fusion.py): 1 for an
     # elementwise op (from ``fusion.FUSE_MIN_ITEMS`` elements), 2 for a whole-tensor sum
     _fusable = 0
-    # what a small elementwise node recorded on the lean path keeps (ops/registry.py,
+    # what a small elementwise node recorded on the lean path keeps (ops/record.py,
     # ElementwiseNode): the engine hands such a node its gradient as an array
     _lean = None
 
@@ -140,28 +142,9 @@ class AccumulateGrad(Node):
 
     def apply(self, grads: list) -> tuple:
         if grads[0] is not None:
-            if not _ACCUMULATE:  # (an import per call costs a microsecond)
-                from ..tensor import accumulate_into_grad, gradient_is_unshared
-
-                _ACCUMULATE.extend((accumulate_into_grad, gradient_is_unshared))
-            unshared = _ACCUMULATE[1](grads)
-            _ACCUMULATE[0](self.variable, grads[0], unshared)
+            unshared = gradient_is_unshared(grads)
+            accumulate_into_grad(self.variable, grads[0], unshared)
         return ()
-
-
-_ACCUMULATE: list = []  # tensor.py's accumulate_into_grad and gradient_is_unshared
-
-
-_TENSOR: list = []  # the Tensor class, once tensor.py (which imports this module) is loaded
-
-
-def _tensor_class():
-    """The Tensor class, imported on first use (an import statement per call costs 1 us)."""
-    if not _TENSOR:
-        from ..tensor import Tensor
-
-        _TENSOR.append(Tensor)
-    return _TENSOR[0]
 
 
 def grad_accumulator(tensor) -> AccumulateGrad:
@@ -189,3 +172,30 @@ def edge_of(tensor):
     if fn is not None:
         return (fn, tensor._output_nr)
     return (grad_accumulator(tensor), 0)
+
+
+def sum_to(g, shape):
+    """Sum a broadcast gradient back to ``shape`` (the framework's job, never a rule's)."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    lead = g.ndim - len(shape)
+    dims = list(range(lead))
+    for i, n in enumerate(shape):
+        if n == 1 and g.shape[lead + i] != 1:
+            dims.append(lead + i)
+    if dims:
+        g = g.sum(dim=tuple(dims), keepdim=True)
+    if lead:
+        g = g.reshape(shape)
+    elif g.shape != shape:
+        g = g.expand(shape)
+    return g
+
+
+def _wrap(Tensor, data):
+    """``Tensor._make(data)``, inlined, for a gradient the backward pass computed."""
+    t = object.__new__(Tensor)
+    t._data = data
+    t._version_cell = [0]
+    return t

@@ -12,7 +12,7 @@ from . import cpu
 
 def gpu_module():
     """The CUDA backend (imports numba.cuda on first use)."""
-    from . import gpu
+    from . import gpu  # (here: it imports numba.cuda, which a CPU program never loads)
 
     return gpu
 
@@ -22,7 +22,7 @@ def of(a):
     CPU program never imports numba-cuda (a NumPy scalar is host data too)."""
     if type(a) is np.ndarray or not hasattr(type(a), "__cuda_array_interface__"):
         return cpu
-    from . import gpu
+    from . import gpu  # (here: it imports numba.cuda, which a CPU program never loads)
 
     return gpu
 

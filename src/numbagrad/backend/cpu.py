@@ -19,6 +19,7 @@ import numpy as np
 from . import codegen
 from . import fastmath
 from . import kernels_reduce
+from . import memory
 
 # ---------------------------------------------------------------- elementwise template
 
@@ -651,8 +652,6 @@ POOL_LIMIT_BYTES = int(os.environ.get("NUMBAGRAD_CPU_POOL_MB", "2048")) << 20
 _pool: dict[int, list] = {}
 _pool_bytes = [0]
 _pool_lock = threading.Lock()
-# called with a block the pool hands out again (ops/lazy.py: its memory is private once more)
-on_reuse: list = []
 
 
 def empty(shape, dtype):
@@ -670,8 +669,7 @@ def empty(shape, dtype):
         for block in blocks:
             # referenced by the list, the loop variable and getrefcount's argument: free
             if sys.getrefcount(block) == 3:
-                for hook in on_reuse:
-                    hook(block)
+                memory.reused(block)  # (its memory is private once more)
                 break
         else:
             if _pool_bytes[0] + nbytes > POOL_LIMIT_BYTES:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import dtypes as D
+from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled
 from . import elementwise as E
 from . import linalg as L
 from . import loss  # noqa: F401
 from . import movement as M
 from . import reduce as R
-from .registry import REGISTRY, _tensor_class, operand, refuse, sum_to  # noqa: F401
+from .registry import REGISTRY, operand, refuse, sum_to  # noqa: F401
 
 # elementwise ops are called directly: the op's plain function where it has one (one or two
 # tensor arguments), else the op
@@ -28,7 +31,6 @@ def _tensors_only(fn):
     name, plain_method = fn.__name__, fn.method
 
     def refuse_numbers(args, method):
-        Tensor = _tensor_class()
         for k, a in enumerate(args):
             if not isinstance(a, Tensor):
                 raise TypeError(f"{name}(): argument '{('input', 'other')[k]}' (position "
@@ -63,7 +65,7 @@ from .reduce import (  # noqa: E402
 
 def _is_scalar(v) -> bool:
     """A number operand (anything else that is no Tensor is refused by the op, by name)."""
-    return not isinstance(v, _tensor_class()) and operand(v)
+    return not isinstance(v, Tensor) and operand(v)
 
 
 _add = add
@@ -131,7 +133,6 @@ ERR_POW_ARGS = (
 
 
 def pow(x, exponent):
-    Tensor = _tensor_class()
     if not (operand(x) and operand(exponent)):
         raise TypeError(ERR_POW_ARGS.format(type(x).__name__, type(exponent).__name__))
     if not isinstance(x, Tensor):
@@ -174,7 +175,7 @@ def clamp(x, min=None, max=None):
     if dt.is_floating_point:
         lo, hi = -float("inf"), float("inf")
     else:
-        info = __import__("numpy").iinfo(dt.np)
+        info = np.iinfo(dt.np)
         lo, hi = int(info.min), int(info.max)
     return E.clamp(x, lo if min is None else min, hi if max is None else max)
 
@@ -183,8 +184,6 @@ clip = clamp
 
 
 def max(x, dim=None, keepdim=False):
-    from ..tensor import Tensor
-
     if isinstance(dim, Tensor):
         return E.maximum(x, dim)
     if dim is None:
@@ -193,8 +192,6 @@ def max(x, dim=None, keepdim=False):
 
 
 def min(x, dim=None, keepdim=False):
-    from ..tensor import Tensor
-
     if isinstance(dim, Tensor):
         return E.minimum(x, dim)
     if dim is None:
@@ -235,10 +232,6 @@ def expand_as(x, other):
 
 
 def any_(x, dim=None):
-    import numpy as np
-
-    from ..tensor import Tensor
-
     if type(x._data) is np.ndarray:
         return Tensor._make(np.asarray(np.any(x._data, axis=dim)))
     # on the device: a max over "x != 0" (no copy to the host)

@@ -20,8 +20,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import dtypes as D
+from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import _TENSOR
 from ..backend import cpu
 from . import lazy
 from .record import record_lean
@@ -69,7 +69,7 @@ def operand(a) -> bool:
     """Whether ``a`` may be an operand of an elementwise op or operator: a Tensor or a number.
     Anything else (None, a string, a list) makes an operator return NotImplemented, so Python
     raises its "unsupported operand type(s)" error, as with PyTorch's tensors."""
-    return isinstance(a, _TENSOR[0]) or isinstance(a, NUMBERS)
+    return isinstance(a, Tensor) or isinstance(a, NUMBERS)
 
 
 def refuse(name, args, names=("input", "other"), method=False):
@@ -97,7 +97,6 @@ def make_function(op, operator=False, method=False):
     # by record_lean); anything else to ``op._call``.
     if op.n_in == 1 and not n_params:
         def function(input):
-            Tensor = _TENSOR[0]
             if type(input) is Tensor:
                 a = input._data
                 if type(a) is np.ndarray and a.flags.carray:
@@ -127,7 +126,6 @@ def make_function(op, operator=False, method=False):
         key_ = "a" + "p" * n_params
 
         def function(input, *params):
-            Tensor = _TENSOR[0]
             if type(input) is Tensor:
                 a = input._data
                 if (type(a) is np.ndarray and a.flags.carray and len(params) == n_params
@@ -156,7 +154,6 @@ def make_function(op, operator=False, method=False):
             return op._call((input, *params))
     else:
         def function(input, other):
-            Tensor = _TENSOR[0]
             if type(input) is Tensor:
                 a = input._data
                 if type(a) is np.ndarray and a.flags.carray:

@@ -28,11 +28,11 @@ import math
 
 import numpy as np
 
-from ..autograd.engine import _wrap
+from .._tensor import Tensor
+from ..autograd.graph import _wrap, sum_to
 from ..backend import cpu
 from . import lazy
 from .lazy import Loop, _kind
-from .registry import _tensor_class, sum_to
 
 ENABLED = True
 FUSE_MIN_ITEMS = 1 << 14
@@ -282,7 +282,6 @@ def run(root, grads, pending, buffers):
     if later is not None:
         lines.append(f"o{n_out + len(sums)} = {var}")
 
-    Tensor = _tensor_class()
     results = {}
     if exprs or sums or later is not None:
         mod = loop.module("fused", n_out, len(sums), later is not None)

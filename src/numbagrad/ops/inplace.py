@@ -21,11 +21,12 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as D
+from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..backend.memory import before_write
 from . import elementwise as E
-from . import lazy
 from . import movement as M
-from .registry import SavedTensor, composite, sum_to
+from .registry import SavedTensor, _as_array, composite, device_backend, sum_to
 
 ERR_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 ERR_LEAF_VIEW = (
@@ -89,7 +90,7 @@ def _self_overlapping(a) -> bool:
 def _writable(x):
     """``x``'s array, about to be written: expressions that read it are evaluated first."""
     a = x._data
-    lazy.before_write(a)
+    before_write(a)
     return a
 
 
@@ -153,8 +154,6 @@ def _drop_retain_grad(x) -> bool:
 
 def _keep_old_self(x, result):
     """If ``result``'s node saved ``x`` itself as its first input, save a copy instead."""
-    from ..tensor import Tensor
-
     ctx = getattr(result._grad_fn, "ctx", None)
     if ctx is None:
         return
@@ -228,8 +227,6 @@ zero.defvjp(lambda ctx, grad: _zeros(ctx, 0))
 
 @composite("fill", node="FillBackward2")
 def fill(ctx, x, value):
-    from ..tensor import Tensor
-
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(
@@ -284,8 +281,6 @@ def copy_vjp(ctx, grad):
 
 def _zeros(ctx, i):
     """The gradient of an input whose values the op overwrote entirely."""
-    from ..tensor import Tensor
-
     return Tensor._make(ctx.backend.zeros(ctx.input_shapes[i], ctx.input_dtypes[i].np))
 
 
@@ -293,8 +288,6 @@ def _zeros(ctx, i):
 
 
 def _tracked(*tensors) -> bool:
-    from ..tensor import Tensor
-
     return is_grad_enabled() and any(
         isinstance(t, Tensor) and t.requires_grad for t in tensors
     )
@@ -305,12 +298,10 @@ def add_(x, y):
     check_no_overlap(x)
     if not _tracked(x, y):
         # the fast path: the kernel writes straight into x (no temporary)
-        from .registry import _as_array, device_backend
-
         be = device_backend((x, y), scalars_ok=True)
         dt = D.result_type(x, y)
         if dt is x.dtype and be is backend.of(x._data):
-            lazy.before_write(x._data)
+            before_write(x._data)
             be.run_elementwise(E.add.kernel(dt, be), [x._data, _as_array(y, dt)], dt.np,
                                out=x._data)
             x._bump()
@@ -353,8 +344,6 @@ def _one_mask(where):
 
 
 def setitem(x, index, value):
-    from ..tensor import Tensor
-
     if is_grad_enabled() and x._base is None and x._grad_fn is None and x._requires_grad:
         # x[i] = v writes through a view of x, as PyTorch words it
         basic = M._normalize_index(x, index)[1].isdisjoint({"advanced"})

@@ -26,22 +26,25 @@ mixed-dtype tensors.
 
 Safety: an expression reads its leaf arrays when it is evaluated, so those must not change
 before. Every write into an existing array first evaluates the pending expressions that read
-the memory it writes (``before_write``, called by each in-place op and so by ``.grad``
-accumulation and optimizers); memory NumPy code can write to behind our back (``numpy()``,
-``from_numpy``, ``__array__``) is never a leaf (``escape``).
+the memory it writes, and memory NumPy code can write to behind our back is never a leaf
+(``backend/memory.py``: ``before_write``, ``escape``).
 """
 
 from __future__ import annotations
 
 import math
-import threading
-import weakref
 
 import numba
 import numpy as np
 
 from .. import dtypes as D
+from ..autograd.grad_mode import backward_passes
 from ..backend import cpu
+from ..backend.codegen import function_source
+from ..backend.memory import pending as _pending  # noqa: F401 (the expressions not evaluated)
+from ..backend.memory import private as _private
+from ..backend.memory import prune as _prune  # noqa: F401
+from ..backend.memory import track as _track
 
 ENABLED = True
 LATER = True  # a recorded whole sum of an expression is left to the backward pass (Total)
@@ -56,25 +59,6 @@ ROW_BLOCK = 4096
 _kernel_keys: set = set()
 _loaded: dict = {}  # key -> module, for those of _kernel_keys that loaded
 _failed: set = set()
-# weak references to expressions that may not be evaluated yet (a list pruned as it grows:
-# a WeakSet's add and its removal callback cost 0.3 us an expression more)
-_pending: list = []
-_prune_at = [64]
-_prune_lock = threading.Lock()
-_off = [0]  # > 0 while a backward pass runs: its ops run at once
-
-
-class _Paused:
-    """``with PAUSED:`` ops run at once (nests)."""
-
-    def __enter__(self):
-        _off[0] += 1
-
-    def __exit__(self, *exc):
-        _off[0] -= 1
-
-
-PAUSED = _Paused()
 
 
 class Expr:
@@ -116,92 +100,6 @@ class Expr:
         return out
 
 
-# ---------------------------------------------------------------- memory NumPy code can write
-
-
-def _root(a):
-    """The array that owns ``a``'s memory, or None when that is not a NumPy array."""
-    while True:
-        b = a.base
-        if b is None:
-            return a
-        if type(b) is not np.ndarray:
-            return None
-        a = b
-
-
-_escaped: dict = {}  # id of a root array -> weak reference to it
-
-
-def escape(a) -> None:
-    """``a``'s memory is now reachable from NumPy code: evaluate what reads it, and never take
-    it as a leaf while that memory lives (or until the pool hands its block out anew)."""
-    if type(a) is not np.ndarray:
-        return
-    before_write(a)
-    root = _root(a)
-    if root is None:
-        return
-    key = id(root)
-    if key not in _escaped:
-        _escaped[key] = weakref.ref(root, lambda _, k=key: _escaped.pop(k, None))
-
-
-def reused(block) -> None:
-    """The pool hands ``block`` out again: nothing outside refers to it any more (a view of it
-    would hold it as its ``base``), so its memory may be a leaf again."""
-    if _escaped:
-        _escaped.pop(id(block), None)
-
-
-cpu.on_reuse.append(reused)
-
-
-def _private(a) -> bool:
-    root = _root(a)
-    if root is None:
-        return False
-    ref = _escaped.get(id(root))
-    return ref is None or ref() is not root
-
-
-def _track(e) -> None:
-    """Note ``e``, not evaluated yet, for ``before_write``."""
-    _pending.append(weakref.ref(e))
-    if len(_pending) > _prune_at[0]:
-        _prune()
-
-
-def _prune() -> None:
-    """Drop the references to expressions gone or evaluated.
-
-    Safe under threads: ``_track`` appends without a lock, so only the entries seen here are
-    replaced (a slice assignment is one step under the GIL) and what another thread appended
-    meanwhile stays at the end; prunes themselves take turns."""
-    with _prune_lock:
-        n = len(_pending)
-        live = []
-        for ref in _pending[:n]:
-            e = ref()
-            if e is not None and e.value is None:
-                live.append(ref)
-        _pending[:n] = live
-        _prune_at[0] = max(64, 2 * len(_pending))
-
-
-def before_write(a) -> None:
-    """Evaluate every pending expression that reads memory ``a`` is part of."""
-    if not _pending or type(a) is not np.ndarray:  # (CUDA memory is never a leaf)
-        return
-    root = _root(a)
-    for ref in list(_pending):  # noqa: PERF101 (a copy: an evaluation may prune the list)
-        e = ref()
-        if (e is not None and e.value is None
-                and any(root is None or _root(x) is root for x in e.leaves())):
-            e.evaluate()
-    _prune()
-
-
 # ---------------------------------------------------------------- deferring an op
 
 
@@ -231,8 +129,6 @@ def _is_heavy(op) -> bool:
     storing once rather than computing again in every loop that reads it (``_store_heavy``)."""
     h = _heavy.get(op)
     if h is None:
-        from ..backend.codegen import function_source
-
         fns = [op.scalar, *op._helpers(op.scalar).values()]  # with the ops it calls
         h = _heavy[op] = any("math." in function_source(f, type_literals=False) for f in fns)
     return h
@@ -613,7 +509,7 @@ class Total:
 
 def later_total(e, fallback):
     """The whole sum of lazy ``e`` as a ``Total``, or None when deferring is off."""
-    if not ENABLED or not LATER or _off[0] or type(e) is not Expr:
+    if not ENABLED or not LATER or backward_passes.running or type(e) is not Expr:
         return None
     return Total(e, fallback)
 

@@ -6,7 +6,10 @@ import math
 
 import numpy as np
 
+from .._tensor import Tensor
+from ..backend.cpu import broadcast_shapes
 from . import elementwise as E
+from . import movement as M
 from .registry import composite, sum_to
 
 _NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "bool": "bool"}
@@ -142,9 +145,6 @@ def dot_vjp(ctx, grad):
 
 def matmul(x, y):
     """``x @ y`` with PyTorch's rules for 1-D operands and broadcast batch dimensions."""
-    from ..tensor import Tensor
-    from . import movement as M
-
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
         raise TypeError("matmul(): argument 'other' must be Tensor")
     if x.ndim == 0 or y.ndim == 0:
@@ -174,8 +174,6 @@ def matmul(x, y):
             )
         return M.unsafe_view(mm(rows, y), x.shape[:-1] + (y.shape[1],))
     # general case: broadcast the batch dims and run one bmm
-    from ..backend.cpu import broadcast_shapes
-
     xe = M.unsqueeze(x, 0) if x.ndim == 1 else x
     ye = M.unsqueeze(y, -1) if y.ndim == 1 else y
     batch = broadcast_shapes(xe.shape[:-2], ye.shape[:-2])

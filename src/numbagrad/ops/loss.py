@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import elementwise as E
 from . import reduce as R
-from .registry import _tensor_class, composite, sum_to
+from .registry import composite, sum_to
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -49,7 +50,7 @@ def nll_loss(ctx, input, target, reduction="mean"):
     ctx.reduction = reduction
     picked = input._data[np.arange(input.shape[0]), t]  # (either backend's array)
     with no_grad():
-        return _reduce(E.neg(_tensor_class()._make(picked)), reduction)._data
+        return _reduce(E.neg(Tensor._make(picked)), reduction)._data
 
 
 @nll_loss.defvjp
@@ -59,7 +60,7 @@ def nll_loss_vjp(ctx, grad):
     # the one-hot positions of the targets, a constant: the gradient is -grad there
     onehot = np.zeros((n, c), np.bool_)
     onehot[np.arange(n), ctx.target] = True
-    mask = _tensor_class()._make(onehot).to(x.device)
+    mask = Tensor._make(onehot).to(x.device)
     if ctx.reduction == "none":
         grad = grad.reshape(n, 1)
     elif ctx.reduction == "mean" and n:

@@ -8,11 +8,24 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as D
+from .._tensor import Tensor, _wrap_dim
 from ..backend import cpu
-from .registry import composite
-from .reduce import normalize_dims
+from ..factory import zeros
+from .registry import composite, sum_to
 
 # ---------------------------------------------------------------- shapes
+
+
+def normalize_dims(dim, ndim) -> tuple:
+    """``dim`` (None, int, or a sequence) as sorted non-negative dims, range-checked."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (list, tuple)):
+        dims = tuple(_wrap_dim(d, ndim) for d in dim)
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+        return tuple(sorted(dims))
+    return (_wrap_dim(dim, ndim),)
 
 
 def parse_shape(args) -> tuple:
@@ -151,8 +164,6 @@ def permute(ctx, x, *dims):
             f"length of the desired ordering of dimensions i.e. input.dim() = {x.ndim} is not "
             f"equal to len(dims) = {len(dims)}"
         )
-    from ..tensor import _wrap_dim
-
     ctx.dims = tuple(_wrap_dim(d, x.ndim) for d in dims)
     if len(set(ctx.dims)) != len(ctx.dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
@@ -252,8 +263,6 @@ def expand(ctx, x, *sizes):
 
 @expand.defvjp
 def expand_vjp(ctx, grad):
-    from .registry import sum_to
-
     return sum_to(grad, ctx.input_shapes[0])
 
 
@@ -371,8 +380,6 @@ to_device.defvjp(lambda ctx, grad: grad.to(ctx.source))
 
 def _normalize_index(x, index):
     """Turn Tensors in an index into arrays, check ranges and steps; return (index, kind)."""
-    from ..tensor import Tensor
-
     if not isinstance(index, tuple):
         index = (index,)
     out = []
@@ -487,8 +494,6 @@ class _Index:
 
     @classmethod
     def of(cls, x, index):
-        from ..tensor import Tensor
-
         items = index if isinstance(index, tuple) else (index,)
         where = cls(*_normalize_index(x, index),
                     tuple(i for i in items if isinstance(i, Tensor)))
@@ -581,8 +586,6 @@ _INDEX_PUT_KINDS = {"advanced", "slice", "ellipsis"}
 @composite("index_put", node="CopySlices")
 def index_put(ctx, x, index, value):
     """``x`` with ``value`` written at ``index`` (the out-of-place core of ``x[index] = value``)."""
-    from ..tensor import Tensor
-
     if not isinstance(index, _Index):
         index = _Index.of(x, index)
     _save_sources(ctx, index)
@@ -633,8 +636,6 @@ def expand_error(got, target):
 
 @index_put.defvjp
 def index_put_vjp(ctx, grad):
-    from .registry import sum_to
-
     _check_sources(ctx)
     g_x = index_put(grad, _Index(ctx.index, ()), 0)
     if len(ctx.input_shapes) == 1:
@@ -699,8 +700,6 @@ def cat(ctx, tensors, dim=0):
 
 @cat.defvjp
 def cat_vjp(ctx, grad):
-    from ..factory import zeros
-
     out, start = [], 0
     for shape, n in zip(ctx.input_shapes, ctx.sizes):
         if len(shape) != grad.ndim:  # a skipped empty 1-D tensor: an empty gradient
@@ -776,10 +775,8 @@ def split(ctx, x, split_size_or_sections, dim=0):
 
 @split.defvjp
 def split_vjp(ctx, grads):
-    from .. import ops
-
     # (a single output's gradient comes as a Tensor, not a list of one)
-    return ops.cat(grads if isinstance(grads, list) else [grads], dim=ctx.dim)
+    return cat(grads if isinstance(grads, list) else [grads], dim=ctx.dim)
 
 
 def chunk(x, chunks, dim=0):

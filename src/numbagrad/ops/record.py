@@ -13,92 +13,18 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import backend
+from .._tensor import Tensor
 from ..autograd.anomaly_mode import _state as _anomaly_state
 from ..autograd.anomaly_mode import forward_stack as _anomaly_forward_stack
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.graph import _TENSOR, Node, _sequence, _tensor_class, edge_of, grad_accumulator
+from ..autograd.graph import Node, _sequence, edge_of
+from ..autograd.saved import SavedTensor
 from ..backend import cpu
+from .saved_names import saved_properties
 
 # ---------------------------------------------------------------- saved tensors
-
-
-class SavedTensor:
-    """A tensor kept for backward, with the version it had when saved.
-
-    A lazy tensor (``ops/lazy.py``) is kept as its expression: ``data`` is None until
-    ``array()`` evaluates it, and the backward fusion may compute it instead."""
-
-    __slots__ = ("tensor", "data", "expr", "version_cell", "version", "is_output", "dtype")
-
-    def __init__(self, tensor, is_output: bool, dtype=None):
-        self.is_output = is_output
-        # an output is not kept as a Tensor (that would make a cycle through its grad_fn)
-        self.tensor = None if is_output else tensor
-        expr = self.expr = tensor._lazy
-        if expr is None:
-            self.data = tensor._data
-        else:
-            self.data = None
-            expr.saved = True  # (a forward evaluation keeps it if it is heavy: lazy.py)
-        self.dtype = tensor.dtype if dtype is None else dtype
-        self.version_cell = tensor._version_cell
-        self.version = tensor._version_cell[0]
-
-    @classmethod
-    def _of(cls, tensor, data, version_cell, version, dtype):
-        """One rebuilt from an item of a lean node's ``_saved`` (``tensor`` None: the op's
-        output)."""
-        s = object.__new__(cls)
-        s.is_output = tensor is None
-        s.tensor = tensor
-        s.expr = None
-        s.data = data
-        s.dtype = dtype
-        s.version_cell = version_cell
-        s.version = version
-        return s
-
-    def array(self):
-        """The saved values as an array."""
-        a = self.data
-        if a is None:
-            a = self.data = self.expr.evaluate()
-            self.expr = None
-        return a
-
-    def check(self, node, index: int):
-        if self.version_cell[0] != self.version:
-            shape = list(self.array().shape)
-            kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-                    "bool": "Bool"}[self.dtype.name]
-            if self.is_output:
-                where = f", which is output {index} of {node.name()},"
-            elif self.tensor.grad_fn is not None:
-                fn = self.tensor.grad_fn
-                where = f", which is output {self.tensor._output_nr} of {fn.name()},"
-            else:
-                where = ""
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [numbagrad.{kind}Tensor {shape}]{where} is at "
-                f"version {self.version_cell[0]}; expected version {self.version} instead. Hint: "
-                "enable anomaly detection to find the operation that failed to compute its "
-                "gradient, with numbagrad.autograd.set_detect_anomaly(True, check_nan=False)."
-            )
-
-    def unpack(self, node, index: int = 0):
-        self.check(node, index)
-        if not self.is_output:
-            return self.tensor
-        t = _tensor_class()._make(self.array(), requires_grad=False)
-        t._version_cell = self.version_cell
-        if is_grad_enabled():
-            # a saved output re-enters the graph through the node that made it
-            t._requires_grad = True
-            t.grad_fn = node
-            t._output_nr = index
-        return t
 
 
 def saved_cast(t, compute, like):
@@ -221,7 +147,7 @@ class ElementwiseNode(OpNode):
             grad = grads[0]
             outs = self.lean_grads(grad._data)
             if outs is not None:
-                make = _TENSOR[0]._make
+                make = Tensor._make
                 return tuple([None if a is None else grad if a is grad._data else make(a)
                               for a in outs])
         if self._released:
@@ -326,8 +252,6 @@ _NO_EDGE = (None, 0)
 
 def node_class(name: str, op) -> type:
     """A new node class named ``name`` (PyTorch's, ``MulBackward0``) for ``op``."""
-    from .saved_names import saved_properties  # (it imports this module; once per class)
-
     attrs = {"op": op, "__module__": "numbagrad.autograd.graph",
              "_fusable": 1 if op.kind == "elementwise" else 2 if op.fuses_backward else 0}
     # PyTorch's grad_fn._saved_self, _saved_dim, ...: properties, read only when asked
@@ -353,7 +277,6 @@ def needs_grad(tensors) -> bool:
 def edges(inputs):
     """Each input's ``edge_of`` (an input that is None or a number has none), and flags: bit
     k set when input k needs a gradient."""
-    Tensor = _TENSOR[0]
     out = []
     flags = 0
     bit = 1
@@ -413,7 +336,6 @@ def record_lean(op, plan, key, operands, params, result):
     """Record ``result = op(*operands, *params)`` made on the fast path, where ``key`` says
     which operands are numbers (``dispatch.Plan.leans``). Returns at once when no operand
     needs a gradient."""
-    Tensor = _TENSOR[0]
     # (operand 0 is a Tensor; operand 1, if any, a Tensor or a number; a view's flags come
     # through its properties, in edge_of)
     t = operands[0]
@@ -491,12 +413,9 @@ def lean_plan(op, flags, key, compute):
 
 def as_tensor(a, dt, like=None):
     """``a`` (a Tensor or a number) as a Tensor of dtype ``dt`` (on ``like``'s device)."""
-    Tensor = _TENSOR[0]
     if isinstance(a, Tensor):
         return a if a.dtype is dt else a.to(dt)
     arr = np.array(a, dtype=dt.np)
     if like is not None and like.is_cuda:
-        from .. import backend  # (only for a CUDA result)
-
         arr = backend.of(like._data).to_device(arr)
     return Tensor._make(arr)

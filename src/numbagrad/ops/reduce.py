@@ -11,13 +11,18 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as D
+from .._tensor import LazyTensor, Size, Tensor, _wrap_dim
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import grad_accumulator
 from ..backend import cpu
+from ..factory import arange
 from . import lazy
-from .registry import CompositeCtx, attach, composite
+from . import movement as M
 from .elementwise import exp, where
+from .elementwise import sqrt as sqrt_op
+from .movement import normalize_dims
+from .registry import CompositeCtx, attach, composite
 
 _values_indices = {}
 
@@ -34,20 +39,6 @@ def _named(name):
 
         cls = _values_indices[name] = type(name, (base,), {"__repr__": __repr__, "__slots__": ()})
     return cls
-
-
-def normalize_dims(dim, ndim) -> tuple:
-    """``dim`` (None, int, or a sequence) as sorted non-negative dims, range-checked."""
-    if dim is None:
-        return tuple(range(ndim))
-    from ..tensor import _wrap_dim
-
-    if isinstance(dim, (list, tuple)):
-        dims = tuple(_wrap_dim(d, ndim) for d in dim)
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-        return tuple(sorted(dims))
-    return (_wrap_dim(dim, ndim),)
 
 
 def reduction_dims(dim, ndim) -> tuple:
@@ -154,8 +145,6 @@ def _extreme_init(dt, op):
 
 
 def _t(a):
-    from ..tensor import Tensor
-
     return Tensor._make(a)
 
 
@@ -265,8 +254,7 @@ def _sum_lean(x, *args, **kwargs):
     """``x.sum()`` of a lazy tensor that needs a gradient (``loss = f(x).sum()``, once a
     step): the ``Total``, ctx and SumBackward0 that ``sum`` through ``Composite.__call__``
     makes, written out. None for anything else."""
-    Lazy, Size = _LAZY
-    if args or kwargs or type(x) is not Lazy or not x._requires_grad or x._base is not None:
+    if args or kwargs or type(x) is not LazyTensor or not x._requires_grad or x._base is not None:
         return None
     e = x._lazy
     if not _grad_state.enabled:
@@ -286,7 +274,7 @@ def _sum_lean(x, *args, **kwargs):
     dtype = D.from_numpy_dtype(e.np_dtype)
     ctx.input_shapes, ctx.input_dtypes = [shape], [dtype]
     ctx.out_shapes, ctx.out_dtypes = [Size(())], [dtype]
-    out = object.__new__(Lazy)
+    out = object.__new__(LazyTensor)
     out._lazy = later
     out._version_cell = [0]
     fn = x._grad_fn
@@ -295,7 +283,6 @@ def _sum_lean(x, *args, **kwargs):
     return out
 
 
-_LAZY: list = []  # the lazy Tensor class and Size, set by tensor.py (which imports this)
 sum.lean = _sum_lean
 
 
@@ -332,8 +319,6 @@ def prod(ctx, x, dim=None, keepdim=False, dtype=None):
 
 @prod.defvjp
 def prod_vjp(ctx, grad):
-    from ..tensor import Tensor
-
     x, result = ctx["x"], ctx["result"]
     if not ctx.dims:  # a 0-d tensor: its product is itself
         return grad.reshape(ctx.shape)
@@ -369,8 +354,6 @@ def _prod_others(x, dims):
     """For each element, the product of the other elements of its slice, as Tensor ops
     (prefix times suffix products, no division), so that second derivatives through a prod
     over zeros are right. Its cost grows with the slice length: for create_graph only."""
-    from . import movement as M  # (here: movement imports this module)
-
     if len(dims) != 1:  # a full product: one slice
         return _prod_others(x.reshape(-1), (0,)).reshape(x.shape)
     d = dims[0]
@@ -454,8 +437,6 @@ def _with_indices(ctx, x, dim, keepdim, vkernel, ikernel, name):
 
 def _index_backward(ctx, grad):
     # the gradient goes to the one position each index points at
-    from ..factory import arange
-
     grad = grad[0]
     if not ctx.dims:  # a 0-d input: its one element is the max
         return grad
@@ -609,8 +590,6 @@ def std(ctx, x, dim=None, correction=1, keepdim=False):
 
 
 def _sqrt_kernel(a):
-    from .elementwise import sqrt as sqrt_op
-
     be = backend.of(a)
     return be.run_elementwise(sqrt_op.kernel(D.from_numpy_dtype(a.dtype), be), [a], a.dtype)
 
@@ -669,8 +648,6 @@ def logsumexp_vjp(ctx, grad):
 
 
 def _row_op(ctx, x, dim, kernel, name):
-    from ..tensor import _wrap_dim
-
     ctx.dim = _wrap_dim(dim, x.ndim)
     if not x.dtype.is_floating_point and x.numel():
         # PyTorch's kernel refuses it (an empty tensor never reaches the kernel); which kernel

@@ -24,12 +24,14 @@ import inspect
 
 import numpy as np
 
-from .. import dtypes as D
-from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.grad_mode import is_grad_enabled
-from ..autograd.graph import _TENSOR, _tensor_class
 from .. import backend
+from .. import dtypes as D
+from .._tensor import LazyTensor, Tensor
+from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.grad_mode import backward_passes, is_grad_enabled
+from ..autograd.graph import sum_to  # noqa: F401 (ops import it from here with the definitions)
 from ..backend import cpu
+from ..backend.codegen import names_used
 from . import dispatch, record
 from . import lazy as _lazy_module
 from .dispatch import operand, refuse  # noqa: F401 (the ops' functional layer uses them)
@@ -71,8 +73,6 @@ class OpDef:
 def device_backend(tensors, scalars_ok=False):
     """The backend module all Tensors in ``tensors`` live on, with PyTorch's error when they
     differ. With ``scalars_ok`` a 0-d CPU tensor may join CUDA tensors (it acts as a scalar)."""
-    Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
-
     first = None
     for t in tensors:
         if not isinstance(t, Tensor):
@@ -188,8 +188,6 @@ class Elementwise(OpDef):
 
     def _helpers(self, fn, seen=None):
         """(name, scalar fn) of every elementwise op ``fn`` calls, callees first."""
-        from ..backend.codegen import names_used
-
         seen = {} if seen is None else seen
 
         for name in sorted(names_used(fn)):
@@ -277,7 +275,6 @@ class Elementwise(OpDef):
     def _call(self, args):
         """The general path (``ops/dispatch.py`` has the fast one): casts, broadcasting,
         views, CUDA and lazy tensors."""
-        Tensor = _TENSOR[0]
         n = self.n_in + len(self.param_names)
         if len(args) != n:
             raise TypeError(f"{self.name}() takes {n} positional argument{'s' * (n > 1)} but "
@@ -333,7 +330,6 @@ class Elementwise(OpDef):
         if cast:
             # gradients go back in each input's own dtype
             ctx.dtypes = [None if a is None or a.dtype is compute else a.dtype for a in inputs]
-        Tensor = _TENSOR[0]
         if be is not cpu:
             # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
             ctx.to_cpu = [isinstance(a, Tensor) and not a.is_cuda for a in tensors]
@@ -344,7 +340,7 @@ class Elementwise(OpDef):
                 if t._data.dtype != cnp:
                     saved[name] = record.saved_cast(t, compute, result)
                     continue
-            elif tt is not Tensor._Lazy or t._lazy.np_dtype != cnp:  # (a lazy one is kept)
+            elif tt is not LazyTensor or t._lazy.np_dtype != cnp:  # (a lazy one is kept)
                 t = as_tensor(t, compute, like=result)
             saved[name] = SavedTensor(t, False, compute)
         if saves[1]:
@@ -371,7 +367,6 @@ class Elementwise(OpDef):
     # ---- backward
 
     def backward_node(self, node, grads):
-        Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
         ctx = node.ctx
         grad = grads[0]
         compute = ctx.compute
@@ -473,9 +468,8 @@ class Elementwise(OpDef):
 def _defer(op, args):
     """``op(*args)`` as a lazy tensor, or None (see ``ops/lazy.py``); recorded if needed."""
     lazy = _lazy_module
-    if not lazy.ENABLED or lazy._off[0]:
+    if not lazy.ENABLED or backward_passes.running:
         return None
-    Tensor = _TENSOR[0]
     # a broadcast result has at most the product of the operands' sizes: below the deferral
     # size, the general path's calls on small tensors skip the look at their layout
     bound = 1
@@ -487,7 +481,7 @@ def _defer(op, args):
     else:
         if bound < lazy.DEFER_MIN_ITEMS:
             return None
-    out = lazy.defer(op, args, Tensor, Tensor._Lazy)
+    out = lazy.defer(op, args, Tensor, LazyTensor)
     if out is None:
         return None
     if _grad_state.enabled:
@@ -513,34 +507,11 @@ def _returns_its_argument(rule) -> bool:
         return False
 
 
-
-
 def _as_array(a, dt):
-    Tensor = _TENSOR[0]  # (an import statement per call costs about 1 us)
-
     if isinstance(a, Tensor):
         arr = a._data
         return arr if arr.dtype == dt.np else arr.astype(dt.np)
     return np.array(a, dtype=dt.np)
-
-
-def sum_to(g, shape):
-    """Sum a broadcast gradient back to ``shape`` (the framework's job, never a rule's)."""
-    shape = tuple(shape)
-    if g.shape == shape:
-        return g
-    lead = g.ndim - len(shape)
-    dims = list(range(lead))
-    for i, n in enumerate(shape):
-        if n == 1 and g.shape[lead + i] != 1:
-            dims.append(lead + i)
-    if dims:
-        g = g.sum(dim=tuple(dims), keepdim=True)
-    if lead:
-        g = g.reshape(shape)
-    elif g.shape != shape:
-        g = g.expand(shape)
-    return g
 
 
 def unary(name, node=None, dtype="same", refuse_bool=None, refuse_float=None,
@@ -600,7 +571,6 @@ class Composite(OpDef):
             out = self.lean(*args, **kwargs)
             if out is not None:
                 return out
-        Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
         ctx = CompositeCtx()
         inputs = []
         for a in args:
@@ -619,7 +589,7 @@ class Composite(OpDef):
             outs = [Tensor._make(a) for a in res]
         else:
             if type(res) is _lazy_module.Total:  # (a loss whose sum is left to backward)
-                out = object.__new__(Tensor._Lazy)
+                out = object.__new__(LazyTensor)
                 out._lazy = res
             else:
                 out = object.__new__(Tensor)  # Tensor._make, inlined
@@ -649,7 +619,6 @@ class Composite(OpDef):
         return outs[0]
 
     def backward_node(self, node, grads):
-        Tensor = _TENSOR[0] if _TENSOR else _tensor_class()
         node.ctx.node = node
         if node._num_outputs == 1:
             grads = grads[0]
@@ -707,7 +676,6 @@ def depends_on(ctx, g, *sources):
 
 @depends_on.defvjp
 def depends_on_vjp(ctx, grad):
-    Tensor = _tensor_class()
     zeros = [Tensor._make(ctx.backend.zeros(shape, dt.np))
              for shape, dt in zip(ctx.input_shapes[1:], ctx.input_dtypes[1:])]
     return (grad, *zeros)

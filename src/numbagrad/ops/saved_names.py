@@ -2,7 +2,7 @@
 ``_saved_other``, ``_saved_result``, ``_saved_exponent``, ``_saved_dim``, ... Tools read them:
 torchviz draws every attribute of ``dir(grad_fn)`` that starts with ``_saved_``.
 
-Each name is a property of the node class, made once with the class (``registry._node_class``),
+Each name is a property of the node class, made once with the class (``record.node_class``),
 so recording an op costs nothing more; the value is read from the node's ``ctx`` (or a lean
 elementwise node's slots, without building a ctx) only when asked for. The values are
 PyTorch's: the very input Tensor for a saved input, a Tensor on the node's output for a saved
@@ -21,7 +21,8 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as D
-from ..autograd.graph import ERR_FREED, _tensor_class
+from .._tensor import Tensor
+from ..autograd.graph import ERR_FREED
 
 
 # ---------------------------------------------------------------- saved tensors
@@ -34,7 +35,7 @@ def _unpack(node, s, index, differentiable):
     s.check(node, index)
     if not s.is_output:
         return s.tensor
-    t = _tensor_class()._make(s.array())
+    t = Tensor._make(s.array())
     t._version_cell = s.version_cell
     if differentiable:
         t._requires_grad = True

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..tensor import Tensor
 
 
@@ -60,8 +60,6 @@ class Optimizer:
     def step(self, closure=None):
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
-
             with enable_grad():
                 loss = closure()
         with no_grad():
