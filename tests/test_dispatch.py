@@ -133,3 +133,29 @@ def test_linear_folds_only_a_contiguous_input_into_one_addmm():
     assert ng.nn.functional.linear(x.reshape(1, 3, 5), w, b).grad_fn.name() == "ViewBackward0"
     empty = ng.nn.functional.linear(ng.zeros(0, requires_grad=True), ng.zeros(2, 0), b[:2])
     assert empty.tolist() == [1.0, 1.0] and empty.grad_fn.name() == "ViewBackward0"
+
+
+def test_the_public_names_are_the_declared_ones():
+    from numbagrad import ops
+
+    for name, fn in ops.FUNCTIONS.items():
+        assert getattr(ng, name) is fn and getattr(ops, name) is fn
+    for name, method in ops.METHODS.items():
+        assert getattr(ng.Tensor, name) is method
+    for name in ops.INPLACE:
+        assert getattr(ng.Tensor, name + "_").__name__ == name + "_"
+    for name, fn in ops.FUNCTIONAL.items():
+        assert getattr(ng.nn.functional, name) is fn
+    # an elementwise op's method is its plain function's method variant (the fast path)
+    assert ng.Tensor.sin is ng.sin.method and ng.Tensor.multiply is ng.mul.method
+    x = ng.tensor([0.25, 4.0])
+    assert x.sqrt_() is x and x.tolist() == [0.5, 2.0] and ng.Tensor.clip_.__name__ == "clip_"
+
+
+def test_a_name_declared_twice_is_refused(monkeypatch):
+    from numbagrad import ops
+    from numbagrad.ops.registry import PUBLIC
+
+    monkeypatch.setattr(ops, "PUBLIC", PUBLIC + [b for b in PUBLIC if b.name == "sin"])
+    with pytest.raises(ValueError, match="'sin' is declared twice as a"):
+        ops._tables()

@@ -27,26 +27,14 @@ from .factory import (  # noqa: F401
     manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
     zeros, zeros_like,
 )
-from .ops import (  # noqa: F401
-    abs, add, amax, amin, argmax, argmin, as_strided, bmm, broadcast_to, cat, chunk, clamp, clip,
-    clone, floor_divide, remainder, bitwise_and, bitwise_or, bitwise_xor, bitwise_not, addmm,
-    cos, div, dot, eq, exp, expm1, flatten, ge, gt, le, log, log1p, log_softmax, logical_and,
-    logical_not, logical_or, logsumexp, lt, matmul, max, maximum, mean, min, minimum, mm, mul,
-    mv, ne, neg, permute, pow, prod, reciprocal, relu, reshape, rsqrt, select, sigmoid, sign,
-    sin, softmax, split, sqrt, square, squeeze, stack, sub, sum, t, tan, tanh, transpose,
-    unsqueeze, where,
-)
-from .ops import norm_ as norm  # noqa: F401
-from .ops import std_ as std  # noqa: F401
-from .ops import var_ as var  # noqa: F401
+
+# the functions every op and function of ops/ declares public (their ``variants``)
+globals().update(ops.FUNCTIONS)
 
 float = float32
 double = float64
 long = int64
 int = int32
-negative = neg
-true_divide = divide = div
-multiply = mul
 
 __version__ = "0.1.0"  # the one version source: pyproject.toml reads it ([tool.hatch.version])
 

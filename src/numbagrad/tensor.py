@@ -323,63 +323,27 @@ def _warn_once(key, message):
         warnings.warn(message, UserWarning, stacklevel=3)
 
 
-_FORWARD = {
-    name: name
-    for name in (
-        "exp log log1p expm1 sqrt rsqrt reciprocal sin cos tan tanh sigmoid relu abs neg sign "
-        "square clamp clip sum mean prod amax amin argmax argmin logsumexp softmax log_softmax "
-        "view reshape flatten permute transpose t squeeze unsqueeze expand expand_as broadcast_to "
-        "contiguous clone select split chunk matmul mm bmm mv dot maximum minimum add sub mul div "
-        "pow eq ne lt le gt ge logical_not logical_and logical_or max min as_strided "
-        "remainder floor_divide bitwise_and bitwise_or bitwise_xor bitwise_not"
-    ).split()
-}
-_FORWARD.update(
-    var="var_", std="std_", norm="norm_", any="any_", negative="neg", multiply="mul",
-    true_divide="div", divide="div", absolute="abs", greater="gt", less="lt", square_="square",
-)
-
-
-def _forwarder(target):
+def _inplace(name, fn):
     def method(self, *args, **kwargs):
-        return getattr(_F, target)(self, *args, **kwargs)
+        return _F.inplace(self, fn, *args, **kwargs)
 
-    method.__name__ = target
+    method.__name__ = method.__qualname__ = name + "_"
     return method
 
 
-def _inplace(target):
-    def method(self, *args, **kwargs):
-        return _F.inplace(self, getattr(_F, target), *args, **kwargs)
-
-    method.__name__ = target + "_"
-    return method
-
-
-for _name, _target in _FORWARD.items():
-    # an elementwise op's plain function is the method itself (ops/dispatch.py, make_function)
-    _op = getattr(_F, _target)
-    setattr(Tensor, _name, _op.method if hasattr(_op, "op") else _forwarder(_target))
+# the methods every op and function declares (``variants``, ops/__init__.py): an elementwise
+# op's method is its plain function's method variant (ops/dispatch.py, make_function)
+for _name, _method in _F.METHODS.items():
+    setattr(Tensor, _name, _method)
+for _name, _fn in _F.INPLACE.items():
+    setattr(Tensor, _name + "_", _inplace(_name, _fn))
+del _name, _value, _method, _fn
 # (commutative: ``1 + x`` is ``add(x, 1)``; the operator variants return NotImplemented
 # for an operand that is no Tensor or number, so Python raises its TypeError)
 Tensor.__add__ = Tensor.__radd__ = _F._add.operator
-
-
-def _add_method(self, other, *, alpha=1):
-    return _F._add.method(self, other if alpha == 1 else _F.mul(other, alpha))
-
-
-_add_method.__name__ = "add"
-Tensor.add = _add_method
 Tensor.__mul__ = Tensor.__rmul__ = _F.mul.operator
 Tensor.__neg__ = _F.neg
 Tensor.__abs__ = _F.abs
-for _name in (
-    "sub mul div pow clamp clip exp log sigmoid relu neg abs sqrt tanh sin cos reciprocal "
-    "square"
-).split():
-    setattr(Tensor, _name + "_", _inplace(_name))
-del _name, _value, _target, _op
 Tensor.add_ = lambda self, other: _F.add_(self, other)
 Tensor.zero_ = lambda self: _F.zero_(self)
 Tensor.fill_ = lambda self, value: _F.fill_(self, value)

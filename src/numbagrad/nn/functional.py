@@ -7,6 +7,9 @@ import math
 from .. import ops as _F
 from ..tensor import Tensor
 
+# the ops declared with a "functional" variant (softplus, ...); the rest is written out below
+globals().update(_F.FUNCTIONAL)
+
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else _F.relu(input)

@@ -1,4 +1,10 @@
-"""The functional API over the registry: what ``numbagrad.*`` functions and Tensor methods call."""
+"""The functional API over the registry: what ``numbagrad.*`` functions and Tensor methods call.
+
+Every public name is declared where it is defined: an op by its decorator's ``variants``
+(``@unary("sin", ..., variants="function method inplace")``), a function of this layer by
+``@public``. ``FUNCTIONS``, ``METHODS``, ``INPLACE`` and ``FUNCTIONAL`` are made from those
+declarations at the end of this module; ``numbagrad``, ``Tensor`` and ``nn.functional`` read
+them."""
 
 from __future__ import annotations
 
@@ -6,23 +12,13 @@ import numpy as np
 
 from .. import dtypes as D
 from .._tensor import Tensor
-from ..autograd.grad_mode import is_grad_enabled
 from . import elementwise as E
-from . import linalg as L
+from . import linalg as L  # noqa: F401 (declares its ops)
 from . import loss  # noqa: F401
 from . import movement as M
 from . import reduce as R
-from .registry import REGISTRY, operand, refuse, sum_to  # noqa: F401
-
-# elementwise ops are called directly: the op's plain function where it has one (one or two
-# tensor arguments), else the op
-for _name in (
-    "neg abs sign exp log log1p expm1 sqrt rsqrt reciprocal sin cos tan tanh sigmoid relu "
-    "add mul maximum minimum where eq ne lt le gt ge logical_not logical_and logical_or "
-    "remainder floor_divide bitwise_and bitwise_or bitwise_xor"
-).split():
-    globals()[_name] = getattr(E, _name).function or getattr(E, _name)
-del _name
+from .movement import getitem, to_device, to_dtype  # noqa: F401 (Tensor's methods use them)
+from .registry import PUBLIC, REGISTRY, operand, public, refuse, sum_to  # noqa: F401
 
 
 def _tensors_only(fn):
@@ -46,21 +42,11 @@ def _tensors_only(fn):
 
     function.__name__ = method.__name__ = name
     function.op, function.method = fn.op, method
-    return function
+    return public("function method", method=method)(function)
 
 
-maximum = _tensors_only(maximum)  # noqa: F821 (set in the loop above)
-minimum = _tensors_only(minimum)  # noqa: F821
-
-from .linalg import addmm, bmm, dot, matmul, mm, mv  # noqa: E402
-from .movement import (  # noqa: E402
-    alias, as_strided, cat, chunk, clone, contiguous, expand, flatten, getitem, permute, reshape,
-    select,
-    split, squeeze, stack, t, to_device, to_dtype, transpose, unsqueeze, view,
-)
-from .reduce import (  # noqa: E402
-    amax, amin, argmax, argmin, log_softmax, logsumexp, mean, norm, prod, softmax, std, sum, var,
-)
+maximum = _tensors_only(E.maximum.function)
+minimum = _tensors_only(E.minimum.function)
 
 
 def _is_scalar(v) -> bool:
@@ -68,14 +54,23 @@ def _is_scalar(v) -> bool:
     return not isinstance(v, Tensor) and operand(v)
 
 
-_add = add
+_add = E.add.function  # (the operators and ``x.add(y)`` call the op's plain function)
 
 
+def _add_method(self, other, *, alpha=1):
+    return _add.method(self, other if alpha == 1 else E.mul(other, alpha))
+
+
+_add_method.__name__ = "add"
+
+
+@public("function method", method=_add_method)
 def add(x, y, *, alpha=1):
     """``x + alpha * y``."""
     return _add(x, y if alpha == 1 else E.mul(y, alpha))
 
 
+@public("function method inplace")
 def sub(x, y, *, alpha=1):
     """``x - alpha * y``."""
     if alpha != 1:
@@ -94,6 +89,7 @@ def rsub(x, other):
     return E.sub(other, x)
 
 
+@public("function method")
 def bitwise_not(x):
     """``~x``: ``logical_not`` for a bool tensor (Numba's ``~True`` is the int -2)."""
     return E.logical_not(x) if x.dtype is D.bool_ else E.bitwise_not(x)
@@ -101,14 +97,15 @@ def bitwise_not(x):
 
 def rremainder(x, other):
     """``other % x`` (the reflected operator)."""
-    return remainder(other, x)
+    return E.remainder(other, x)
 
 
 def rfloor_divide(x, other):
     """``other // x`` (the reflected operator)."""
-    return floor_divide(other, x)
+    return E.floor_divide(other, x)
 
 
+@public("function method inplace", aliases="true_divide divide")
 def div(x, y):
     return E.div(x, y)  # (``2 / x`` is ``rdiv``; ``div(2, x)`` is DivBackward0, as in PyTorch)
 
@@ -120,9 +117,6 @@ def rdiv(x, other):
     return E.div(other, x)
 
 
-true_divide = divide = div
-multiply = mul
-
 
 ERR_POW_ARGS = (
     "pow() received an invalid combination of arguments - got ({}, {}), but expected one of:\n"
@@ -132,6 +126,7 @@ ERR_POW_ARGS = (
 )
 
 
+@public("function method inplace")
 def pow(x, exponent):
     if not (operand(x) and operand(exponent)):
         raise TypeError(ERR_POW_ARGS.format(type(x).__name__, type(exponent).__name__))
@@ -160,12 +155,14 @@ def rpow(x, base):
     return E.rpow(x if dt is x.dtype else x.to(dt), base)
 
 
+@public("function method inplace")
 def square(x):
     if x.dtype is D.bool_:
         x = x.to(D.int64)  # PyTorch squares a bool tensor as integers
     return E.pow(x, 2)
 
 
+@public("function method inplace", aliases="clip")
 def clamp(x, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("numbagrad.clamp: At least one of 'min' or 'max' must not be None")
@@ -180,9 +177,7 @@ def clamp(x, min=None, max=None):
     return E.clamp(x, lo if min is None else min, hi if max is None else max)
 
 
-clip = clamp
-
-
+@public("function method")
 def max(x, dim=None, keepdim=False):
     if isinstance(dim, Tensor):
         return E.maximum(x, dim)
@@ -191,6 +186,7 @@ def max(x, dim=None, keepdim=False):
     return R.max_dim(x, dim, keepdim)
 
 
+@public("function method")
 def min(x, dim=None, keepdim=False):
     if isinstance(dim, Tensor):
         return E.minimum(x, dim)
@@ -207,30 +203,36 @@ def _var_args(dim, unbiased, correction):
     return dim, correction
 
 
+@public("function method", name="var")
 def var_(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, correction = _var_args(dim, unbiased, correction)
     return R.var(x, dim, correction, keepdim)
 
 
+@public("function method", name="std")
 def std_(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, correction = _var_args(dim, unbiased, correction)
     return R.std(x, dim, correction, keepdim)
 
 
+@public("function method", name="norm")
 def norm_(x, p="fro", dim=None, keepdim=False):
     if p not in ("fro", 2, 2.0):
         raise NotImplementedError(f"norm with p={p!r} is not implemented; only the 2-norm is")
     return R.norm(x, dim, keepdim)
 
 
+@public("function method")
 def broadcast_to(x, shape):
     return M.expand(x, *shape) if isinstance(shape, (tuple, list)) else M.expand(x, shape)
 
 
+@public("method")
 def expand_as(x, other):
     return M.expand(x, other.shape)
 
 
+@public("method", name="any")
 def any_(x, dim=None):
     if type(x._data) is np.ndarray:
         return Tensor._make(np.asarray(np.any(x._data, axis=dim)))
@@ -244,3 +246,37 @@ def any_(x, dim=None):
 from .inplace import (  # noqa: E402,F401
     add_, assign_inplace, check_inplace, copy_, fill_, inplace, refresh_view, setitem, zero_,
 )
+
+# ---------------------------------------------------------------- the public names
+
+
+def _as_method(fn, name):
+    """``fn`` as a Tensor method (``self`` its first argument)."""
+
+    def method(self, *args, **kwargs):
+        return fn(self, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def _tables():
+    """(functions, methods, in-place ops, nn.functional functions) by public name, from the
+    declarations; a name declared twice for one variant is an error."""
+    tables = {"function": {}, "method": {}, "inplace": {}, "functional": {}}
+    for b in PUBLIC:
+        for kind in b.variants:
+            table = tables[kind]
+            if b.name in table:
+                raise ValueError(f"{b.name!r} is declared twice as a {kind}")
+            if kind == "method":
+                table[b.name] = b.method or getattr(b.function, "method", None) or _as_method(
+                    b.function, b.name)
+            else:
+                table[b.name] = b.function
+    return tables["function"], tables["method"], tables["inplace"], tables["functional"]
+
+
+FUNCTIONS, METHODS, INPLACE, FUNCTIONAL = _tables()
+globals().update(FUNCTIONS)

@@ -33,7 +33,8 @@ def _no_kernel(name, dtype="Bool"):
 # ================================================================ unary
 
 
-@unary("neg", refuse_bool=(RuntimeError, ERR_NEG_BOOL))
+@unary("neg", refuse_bool=(RuntimeError, ERR_NEG_BOOL), variants="function method inplace",
+       aliases="negative")
 def neg(x):
     return -x
 
@@ -41,7 +42,8 @@ def neg(x):
 neg.defvjp(lambda grad: -grad)
 
 
-@unary("abs", refuse_bool=_no_kernel("abs_cpu"))
+@unary("abs", refuse_bool=_no_kernel("abs_cpu"), variants="function method inplace",
+       aliases="absolute")
 def abs(x):
     return x if x >= 0 else -x
 
@@ -49,7 +51,7 @@ def abs(x):
 abs.defvjp(lambda grad, x: grad * sign(x))
 
 
-@unary("sign")
+@unary("sign", variants="function method")
 def sign(x):
     # NaN has no sign: PyTorch returns 0 for it, as for 0 itself
     if x > 0:
@@ -64,7 +66,7 @@ def sign(x):
 sign.defvjp(lambda grad: abs(sign(grad)) * 0)  # (finite, +0, of grad's dtype)
 
 
-@unary("exp", dtype="float")
+@unary("exp", dtype="float", variants="function method inplace")
 def exp(x):
     return math.exp(x)
 
@@ -72,7 +74,7 @@ def exp(x):
 exp.defvjp(lambda grad, result: grad * result)
 
 
-@unary("log", dtype="float")
+@unary("log", dtype="float", variants="function method inplace")
 def log(x):
     # math.log raises on non-positive input; NumPy semantics want -inf / nan
     if x > 0:
@@ -85,7 +87,7 @@ def log(x):
 log.defvjp(lambda grad, x: grad / x)
 
 
-@unary("log1p", node="Log1PBackward0", dtype="float")
+@unary("log1p", node="Log1PBackward0", dtype="float", variants="function method")
 def log1p(x):
     if x > -1:
         return math.log1p(x)
@@ -97,7 +99,7 @@ def log1p(x):
 log1p.defvjp(lambda grad, x: grad / (x + 1))
 
 
-@unary("expm1", dtype="float")
+@unary("expm1", dtype="float", variants="function method")
 def expm1(x):
     return math.expm1(x)
 
@@ -105,7 +107,7 @@ def expm1(x):
 expm1.defvjp(lambda grad, result: grad * (result + 1))
 
 
-@unary("sqrt", dtype="float")
+@unary("sqrt", dtype="float", variants="function method inplace")
 def sqrt(x):
     return math.sqrt(x) if x >= 0 else math.nan
 
@@ -113,7 +115,7 @@ def sqrt(x):
 sqrt.defvjp(lambda grad, result: grad / (2 * result))
 
 
-@unary("rsqrt", dtype="float")
+@unary("rsqrt", dtype="float", variants="function method")
 def rsqrt(x):
     return 1 / math.sqrt(x) if x >= 0 else math.nan
 
@@ -121,7 +123,7 @@ def rsqrt(x):
 rsqrt.defvjp(lambda grad, result: -0.5 * grad * result * result * result)
 
 
-@unary("reciprocal", dtype="float")
+@unary("reciprocal", dtype="float", variants="function method inplace")
 def reciprocal(x):
     return 1 / x
 
@@ -129,7 +131,7 @@ def reciprocal(x):
 reciprocal.defvjp(lambda grad, result: -grad * result * result)
 
 
-@unary("sin", dtype="float")
+@unary("sin", dtype="float", variants="function method inplace")
 def sin(x):
     return math.sin(x)
 
@@ -137,7 +139,7 @@ def sin(x):
 sin.defvjp(lambda grad, x: grad * cos(x))
 
 
-@unary("cos", dtype="float")
+@unary("cos", dtype="float", variants="function method inplace")
 def cos(x):
     return math.cos(x)
 
@@ -145,7 +147,7 @@ def cos(x):
 cos.defvjp(lambda grad, x: -grad * sin(x))
 
 
-@unary("tan", dtype="float")
+@unary("tan", dtype="float", variants="function method")
 def tan(x):
     return math.tan(x)
 
@@ -153,7 +155,7 @@ def tan(x):
 tan.defvjp(lambda grad, result: grad * (1 + result * result))
 
 
-@unary("tanh", dtype="float")
+@unary("tanh", dtype="float", variants="function method inplace")
 def tanh(x):
     return math.tanh(x)
 
@@ -161,7 +163,7 @@ def tanh(x):
 tanh.defvjp(lambda grad, result: grad * (1 - result * result))
 
 
-@unary("sigmoid", dtype="float")
+@unary("sigmoid", dtype="float", variants="function method inplace")
 def sigmoid(x):
     # split by sign so exp never overflows
     if x >= 0:
@@ -173,7 +175,18 @@ def sigmoid(x):
 sigmoid.defvjp(lambda grad, result: grad * result * (1 - result))
 
 
-@unary("relu", refuse_bool=(RuntimeError, "Boolean inputs not supported for relu"))
+@unary("softplus", dtype="float", variants="functional")
+def softplus(x, beta=1.0, threshold=20.0):
+    """``log(1 + exp(beta * x)) / beta``; ``x`` itself where ``beta * x > threshold``."""
+    return x if x * beta > threshold else math.log1p(math.exp(x * beta)) / beta
+
+
+softplus.defvjp(lambda grad, x, beta, threshold:
+                where(x * beta > threshold, grad, grad * sigmoid(x * beta)))
+
+
+@unary("relu", refuse_bool=(RuntimeError, "Boolean inputs not supported for relu"),
+       variants="function method inplace")
 def relu(x):
     return 0 if x <= 0 else x  # (NaN stays NaN, as in PyTorch)
 
@@ -243,7 +256,7 @@ def clamp_vjp(grad, x, min, max):
     return where(x >= min, where(x <= max, grad, 0), 0)
 
 
-@unary("logical_not", dtype="bool")
+@unary("logical_not", dtype="bool", variants="function method")
 def logical_not(x):
     return not x
 
@@ -268,7 +281,7 @@ def sub(x, y):
 sub.defvjp(lambda grad: grad, lambda grad: -grad)
 
 
-@binary("mul")
+@binary("mul", variants="function method inplace", aliases="multiply")
 def mul(x, y):
     return x * y
 
@@ -301,7 +314,8 @@ def pow_tensor_vjp_y(grad, x, result):
 pow_tensor.defvjp(pow_tensor_vjp_x, pow_tensor_vjp_y)
 
 
-@binary("remainder", node="RemainderBackward1", refuse_bool=_no_kernel("remainder_cpu"))
+@binary("remainder", node="RemainderBackward1", refuse_bool=_no_kernel("remainder_cpu"),
+        variants="function method")
 def remainder(x, y):
     # Python's %, as PyTorch's remainder: the result takes the divisor's sign
     return x % y
@@ -310,7 +324,7 @@ def remainder(x, y):
 remainder.defvjp(lambda grad: grad, lambda grad, x, y: -grad * floor_divide(x, y))
 
 
-@binary("floor_divide", refuse_bool=_no_kernel("div_floor_cpu"))
+@binary("floor_divide", refuse_bool=_no_kernel("div_floor_cpu"), variants="function method")
 def floor_divide(x, y):
     return x // y
 
@@ -360,7 +374,7 @@ def minimum_vjp_y(grad, x, y):
 minimum.defvjp(minimum_vjp_x, minimum_vjp_y)
 
 
-@binary("where", n_in=3, dtype="where")
+@binary("where", n_in=3, dtype="where", variants="function")
 def where(cond, x, y):
     return x if cond else y
 
@@ -368,27 +382,30 @@ def where(cond, x, y):
 where.defvjp(None, lambda grad, cond: where(cond, grad, 0), lambda grad, cond: where(cond, 0, grad))
 
 
-@binary("logical_and", dtype="bool")
+@binary("logical_and", dtype="bool", variants="function method")
 def logical_and(x, y):
     return (x != 0) and (y != 0)
 
 
-@binary("logical_or", dtype="bool")
+@binary("logical_or", dtype="bool", variants="function method")
 def logical_or(x, y):
     return (x != 0) or (y != 0)
 
 
-@binary("bitwise_and", refuse_float=_no_kernel("bitwise_and_cpu", "Float"))
+@binary("bitwise_and", refuse_float=_no_kernel("bitwise_and_cpu", "Float"),
+        variants="function method")
 def bitwise_and(x, y):
     return x & y
 
 
-@binary("bitwise_or", refuse_float=_no_kernel("bitwise_or_cpu", "Float"))
+@binary("bitwise_or", refuse_float=_no_kernel("bitwise_or_cpu", "Float"),
+        variants="function method")
 def bitwise_or(x, y):
     return x | y
 
 
-@binary("bitwise_xor", refuse_float=_no_kernel("bitwise_xor_cpu", "Float"))
+@binary("bitwise_xor", refuse_float=_no_kernel("bitwise_xor_cpu", "Float"),
+        variants="function method")
 def bitwise_xor(x, y):
     return x ^ y
 
@@ -399,31 +416,31 @@ def bitwise_not(x):
     return ~x
 
 
-@binary("eq", dtype="bool")
+@binary("eq", dtype="bool", variants="function method")
 def eq(x, y):
     return x == y
 
 
-@binary("ne", dtype="bool")
+@binary("ne", dtype="bool", variants="function method")
 def ne(x, y):
     return x != y
 
 
-@binary("lt", dtype="bool")
+@binary("lt", dtype="bool", variants="function method", aliases="less")
 def lt(x, y):
     return x < y
 
 
-@binary("le", dtype="bool")
+@binary("le", dtype="bool", variants="function method")
 def le(x, y):
     return x <= y
 
 
-@binary("gt", dtype="bool")
+@binary("gt", dtype="bool", variants="function method", aliases="greater")
 def gt(x, y):
     return x > y
 
 
-@binary("ge", dtype="bool")
+@binary("ge", dtype="bool", variants="function method")
 def ge(x, y):
     return x >= y

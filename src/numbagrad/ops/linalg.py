@@ -10,7 +10,7 @@ from .._tensor import Tensor
 from ..backend.cpu import broadcast_shapes
 from . import elementwise as E
 from . import movement as M
-from .registry import composite, sum_to
+from .registry import composite, public, sum_to
 
 _NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "bool": "bool"}
 
@@ -23,7 +23,7 @@ def _same_dtype(a, b, names=("m1", "m2")):
         )
 
 
-@composite("mm")
+@composite("mm", variants="function method")
 def mm(ctx, x, y):
     if x.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -46,7 +46,7 @@ def mm_vjp(ctx, grad):
     return gx, gy
 
 
-@composite("addmm")
+@composite("addmm", variants="function")
 def addmm(ctx, bias, x, y):
     """``bias + x @ y``: ``F.linear``'s one node, as in PyTorch (the sum is written into the
     product's new array)."""
@@ -72,7 +72,7 @@ def addmm_vjp(ctx, grad):
     return sum_to(grad, ctx.input_shapes[0]), gx, gy
 
 
-@composite("bmm")
+@composite("bmm", variants="function method")
 def bmm(ctx, x, y):
     if x.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
@@ -95,7 +95,7 @@ def bmm_vjp(ctx, grad):
     return gx, gy
 
 
-@composite("mv")
+@composite("mv", variants="function method")
 def mv(ctx, x, v):
     if x.ndim != 2 or v.ndim != 1:
         raise RuntimeError(
@@ -118,7 +118,7 @@ def mv_vjp(ctx, grad):
     return gx, gv
 
 
-@composite("dot")
+@composite("dot", variants="function method")
 def dot(ctx, x, y):
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(
@@ -143,6 +143,7 @@ def dot_vjp(ctx, grad):
     return gx, gy
 
 
+@public("function method")
 def matmul(x, y):
     """``x @ y`` with PyTorch's rules for 1-D operands and broadcast batch dimensions."""
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):

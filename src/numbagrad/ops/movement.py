@@ -11,7 +11,7 @@ from .. import dtypes as D
 from .._tensor import Tensor, _wrap_dim
 from ..backend import cpu
 from ..factory import zeros
-from .registry import composite, sum_to
+from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- shapes
 
@@ -90,7 +90,7 @@ def _reshape_back(ctx, grad):
 # ---------------------------------------------------------------- views
 
 
-@composite("view", view=True)
+@composite("view", view=True, variants="method")
 def view(ctx, x, *shape):
     shape = infer_shape(parse_shape(shape), x.numel())
     out = _view_or_none(x._data, shape)
@@ -133,6 +133,7 @@ def squeeze_result(ctx, x, dim):
 squeeze_result.defvjp(_reshape_back)
 
 
+@public("function method")
 def reshape(x, *shape):
     """A view when the layout allows one, else a copy (as in PyTorch)."""
     shape = infer_shape(parse_shape(shape), x.numel())
@@ -141,6 +142,7 @@ def reshape(x, *shape):
     return reshape_copy(x, shape)
 
 
+@public("function method")
 def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, 1)
@@ -153,7 +155,7 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, shape)
 
 
-@composite("permute", view=True)
+@composite("permute", view=True, variants="function method")
 def permute(ctx, x, *dims):
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
@@ -175,7 +177,7 @@ def permute_vjp(ctx, grad):
     return grad.permute(tuple(np.argsort(ctx.dims).tolist()))
 
 
-@composite("transpose", view=True)
+@composite("transpose", view=True, variants="function method")
 def transpose(ctx, x, dim0, dim1):
     if x.ndim == 0:
         normalize_dims(dim0, 0), normalize_dims(dim1, 0)
@@ -190,7 +192,7 @@ def transpose_vjp(ctx, grad):
     return grad.transpose(*ctx.pair) if hasattr(ctx, "pair") else grad
 
 
-@composite("t", node="TBackward0", view=True)
+@composite("t", node="TBackward0", view=True, variants="function method")
 def t(ctx, x):
     if x.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
@@ -200,7 +202,7 @@ def t(ctx, x):
 t.defvjp(lambda ctx, grad: grad.t())
 
 
-@composite("squeeze", view=True)
+@composite("squeeze", view=True, variants="function method")
 def squeeze(ctx, x, dim=None):
     if dim is None:
         ctx.node_name = "SqueezeBackward0"
@@ -213,7 +215,7 @@ def squeeze(ctx, x, dim=None):
 squeeze.defvjp(_reshape_back)
 
 
-@composite("unsqueeze", view=True)
+@composite("unsqueeze", view=True, variants="function method")
 def unsqueeze(ctx, x, dim):
     d = normalize_dims(dim, x.ndim + 1)[0]
     return x._data.reshape(x.shape[:d] + (1,) + x.shape[d:])
@@ -222,7 +224,7 @@ def unsqueeze(ctx, x, dim):
 unsqueeze.defvjp(_reshape_back)
 
 
-@composite("expand", view=True)
+@composite("expand", view=True, variants="method")
 def expand(ctx, x, *sizes):
     sizes = parse_shape(sizes)
     if len(sizes) < x.ndim:
@@ -291,7 +293,7 @@ def view_positions(base: np.ndarray, view: np.ndarray) -> np.ndarray:
     return order[np.searchsorted(bpos[order], vpos)]
 
 
-@composite("as_strided", node="AsStridedBackward0", view=True)
+@composite("as_strided", node="AsStridedBackward0", view=True, variants="function method")
 def as_strided(ctx, x, size, stride, storage_offset=0):
     """A view of ``x``'s elements with the given sizes and strides (in elements).
 
@@ -339,7 +341,7 @@ alias.defvjp(lambda ctx, grad: grad)
 # ---------------------------------------------------------------- copies
 
 
-@composite("clone")
+@composite("clone", variants="function method")
 def clone(ctx, x):
     return x._data.copy()
 
@@ -347,6 +349,7 @@ def clone(ctx, x):
 clone.defvjp(lambda ctx, grad: grad)
 
 
+@public("method")
 def contiguous(x):
     if x._data.flags.c_contiguous:
         return x
@@ -664,7 +667,7 @@ def _legacy_empty(t):
     return t.ndim == 1 and t.shape[0] == 0
 
 
-@composite("cat")
+@composite("cat", variants="function")
 def cat(ctx, tensors, dim=0):
     dt = _join_dtype(tensors, "torch.cat")
     # the shape comes from the first tensor that is not a legacy empty 1-D one (PyTorch skips
@@ -711,7 +714,7 @@ def cat_vjp(ctx, grad):
     return tuple(out)
 
 
-@composite("stack")
+@composite("stack", variants="function")
 def stack(ctx, tensors, dim=0):
     dt = _join_dtype(tensors, "stack")
     for i, t in enumerate(tensors):
@@ -729,7 +732,7 @@ def stack_vjp(ctx, grad):
     return tuple(grad.select(ctx.dim, i) for i in range(len(ctx.input_shapes)))
 
 
-@composite("split", node="SplitBackward0", view=True)
+@composite("split", node="SplitBackward0", view=True, variants="function method")
 def split(ctx, x, split_size_or_sections, dim=0):
     # PyTorch's checks, in its order
     if x.ndim == 0:
@@ -779,6 +782,7 @@ def split_vjp(ctx, grads):
     return cat(grads if isinstance(grads, list) else [grads], dim=ctx.dim)
 
 
+@public("function method")
 def chunk(x, chunks, dim=0):
     if x.ndim == 0:
         raise RuntimeError("chunk expects at least a 1-dimensional tensor")
@@ -792,6 +796,7 @@ def chunk(x, chunks, dim=0):
     return split(x, -(-n // chunks), d)
 
 
+@public("function method")
 def select(x, dim, index):
     d = normalize_dims(dim, x.ndim)[0]
     return getitem(x, (slice(None),) * d + (index,))

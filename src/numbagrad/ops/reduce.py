@@ -209,7 +209,7 @@ _GPU_ROWWISE = {
 # ---------------------------------------------------------------- sum / mean / prod
 
 
-@composite("sum", node="SumBackward0")
+@composite("sum", node="SumBackward0", variants="function method")
 def sum(ctx, x, dim=None, keepdim=False, dtype=None):
     dims = _setup(ctx, x, dim, keepdim)
     ctx.node_name = "SumBackward0" if dim is None else "SumBackward1"
@@ -286,7 +286,7 @@ def _sum_lean(x, *args, **kwargs):
 sum.lean = _sum_lean
 
 
-@composite("mean")
+@composite("mean", variants="function method")
 def mean(ctx, x, dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         x = x.to(dtype)
@@ -304,7 +304,7 @@ def mean_vjp(ctx, grad):
     return unreduce(grad / ctx.n, ctx)
 
 
-@composite("prod", node="ProdBackward0")
+@composite("prod", node="ProdBackward0", variants="function method")
 def prod(ctx, x, dim=None, keepdim=False, dtype=None):
     if isinstance(dim, (list, tuple)):
         raise TypeError("prod(): argument 'dim' must be int, not tuple")
@@ -403,7 +403,7 @@ def _extreme(ctx, x, dim, keepdim, kernel, name):
     return _finish(_run_reduce(kernel, x._data, dims, x._data.dtype), x.shape, dims, keepdim)
 
 
-@composite("amax")
+@composite("amax", variants="function method")
 def amax(ctx, x, dim=(), keepdim=False):
     return _extreme(ctx, x, None if dim == () else dim, keepdim, "amax_rows", "amax")
 
@@ -413,7 +413,7 @@ def amax_vjp(ctx, grad):
     return _even_backward(grad, ctx, ctx["x"], ctx["result"])
 
 
-@composite("amin")
+@composite("amin", variants="function method")
 def amin(ctx, x, dim=(), keepdim=False):
     return _extreme(ctx, x, None if dim == () else dim, keepdim, "amin_rows", "amin")
 
@@ -498,7 +498,7 @@ def _refuse_bool_arg(x, name):
         raise RuntimeError(f"{name}(): does not support bool input")
 
 
-@composite("argmax")
+@composite("argmax", variants="function method")
 def argmax(ctx, x, dim=None, keepdim=False):
     _refuse_bool_arg(x, "argmax")
     dims = reduction_dims(dim, x.ndim)
@@ -511,7 +511,7 @@ def argmax(ctx, x, dim=None, keepdim=False):
     )
 
 
-@composite("argmin")
+@composite("argmin", variants="function method")
 def argmin(ctx, x, dim=None, keepdim=False):
     _refuse_bool_arg(x, "argmin")
     dims = reduction_dims(dim, x.ndim)
@@ -627,7 +627,7 @@ def norm_vjp(ctx, grad):
     return where(result == 0, 0, unreduce(grad, ctx) * x / result)
 
 
-@composite("logsumexp")
+@composite("logsumexp", variants="function method")
 def logsumexp(ctx, x, dim, keepdim=False):
     dims = _setup(ctx, x, dim, keepdim)
     ctx.save(x=x)
@@ -662,7 +662,7 @@ def _row_op(ctx, x, dim, kernel, name):
     return _run_rowwise(kernel, x._data, ctx.dim)
 
 
-@composite("softmax")
+@composite("softmax", variants="function method")
 def softmax(ctx, x, dim):
     return _row_op(ctx, x, dim, "softmax_rows", "softmax")
 
@@ -673,7 +673,7 @@ def softmax_vjp(ctx, grad):
     return y * (grad - (grad * y).sum(dim=ctx.dim, keepdim=True))
 
 
-@composite("log_softmax", node="LogSoftmaxBackward0")
+@composite("log_softmax", node="LogSoftmaxBackward0", variants="function method")
 def log_softmax(ctx, x, dim):
     return _row_op(ctx, x, dim, "log_softmax_rows", "log_softmax")
 

@@ -21,6 +21,7 @@ that returns arrays, and a ``backward(ctx, grad)`` written with Tensor ops.
 from __future__ import annotations
 
 import inspect
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -41,6 +42,34 @@ from .record import (  # noqa: F401 (ops import them from here with the definiti
 )
 
 REGISTRY: dict[str, OpDef] = {}
+
+
+class Binding(NamedTuple):
+    """A public spelling of an op or of a function of the functional layer."""
+
+    name: str
+    function: Callable
+    # "function": numbagrad.<name>; "method": Tensor.<name>; "inplace": Tensor.<name>_;
+    # "functional": numbagrad.nn.functional.<name>
+    variants: frozenset
+    method: Callable | None  # Tensor.<name> where it is not ``function`` with self first
+
+
+PUBLIC: list[Binding] = []  # every public name, declared with what it names
+
+
+def public(variants: str, name: str | None = None, aliases: str = "", method=None):
+    """Declare the decorated function public as ``variants`` (see ``Binding``) under ``name``
+    (its own by default) and each of ``aliases``. ``ops/__init__.py`` makes the name lists
+    from these declarations, and tensor.py binds the methods."""
+
+    def deco(fn):
+        kinds = frozenset(variants.split())
+        for n in [name or fn.__name__, *aliases.split()]:
+            PUBLIC.append(Binding(n, fn, kinds, method))
+        return fn
+
+    return deco
 
 
 class OpDef:
@@ -515,25 +544,52 @@ def _as_array(a, dt):
 
 
 def unary(name, node=None, dtype="same", refuse_bool=None, refuse_float=None,
-          refuse_bool_operand=None):
-    """Register a one-input elementwise op from its scalar definition."""
-
-    def deco(fn):
-        return Elementwise(name, fn, 1, node or _default_node(name), dtype, refuse_bool,
-                           refuse_float, refuse_bool_operand)
-
-    return deco
+          refuse_bool_operand=None, variants="", aliases=""):
+    """Register a one-input elementwise op from its scalar definition; ``variants`` and
+    ``aliases``: its public spellings (``public``)."""
+    return binary(name, node, dtype, 1, refuse_bool, refuse_float, refuse_bool_operand,
+                  variants, aliases)
 
 
 def binary(name, node=None, dtype="same", n_in=2, refuse_bool=None, refuse_float=None,
-           refuse_bool_operand=None):
-    """Register a two-input (or ``n_in``-input) elementwise op from its scalar definition."""
+           refuse_bool_operand=None, variants="", aliases=""):
+    """Register a two-input (or ``n_in``-input) elementwise op from its scalar definition;
+    ``variants`` and ``aliases``: its public spellings (``public``)."""
 
     def deco(fn):
-        return Elementwise(name, fn, n_in, node or _default_node(name), dtype, refuse_bool,
-                           refuse_float, refuse_bool_operand)
+        op = Elementwise(name, fn, n_in, node or _default_node(name), dtype, refuse_bool,
+                         refuse_float, refuse_bool_operand)
+        if variants:
+            function = op.function or op
+            if op.param_names and "functional" in variants:
+                function = _with_defaults(op, fn)
+            public(variants, name, aliases, getattr(function, "method", None))(function)
+        return op
 
     return deco
+
+
+def _with_defaults(op, fn):
+    """``op`` as a function whose parameters may be passed by keyword and default to the
+    scalar definition's defaults (``F.softplus(x, beta=2)``)."""
+    sig = inspect.signature(fn)
+    params = [sig.parameters[n] for n in op.param_names]
+    call = op.function
+
+    def function(input, *args, **kwargs):
+        bound = sig.bind_partial(*([None] * op.n_in), *args, **kwargs)
+        values = []
+        for p in params:
+            v = bound.arguments.get(p.name, p.default)
+            if v is inspect.Parameter.empty:
+                raise TypeError(f"{op.name}() missing required argument '{p.name}'")
+            values.append(v)
+        return call(input, *values)
+
+    function.__name__ = function.__qualname__ = op.name
+    function.__doc__ = op.__doc__
+    function.op = op
+    return function
 
 
 def _default_node(name: str) -> str:
@@ -657,11 +713,15 @@ def _mark_views(x, outs, node_name):
             o._inference = base._inference
 
 
-def composite(name, node=None, view=False):
-    """Register a composite op: decorate its array forward, then ``@op.defvjp`` its backward."""
+def composite(name, node=None, view=False, variants="", aliases=""):
+    """Register a composite op: decorate its array forward, then ``@op.defvjp`` its backward.
+    ``variants`` and ``aliases``: its public spellings (``public``)."""
 
     def deco(fn):
-        return Composite(name, fn, node or _default_node(name), view)
+        op = Composite(name, fn, node or _default_node(name), view)
+        if variants:
+            public(variants, name, aliases)(op)
+        return op
 
     return deco
 
