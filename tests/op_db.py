@@ -225,6 +225,11 @@ OPS = [
       [((2, 3), (2, 3)), ((3,), (3,))]),
     U("split", lambda x: x.split([1, 2], 1)[1], lambda a: a[:, 1:], shapes=[(2, 3), "transposed"],
       node="SplitWithSizesBackward0"),
+    U("cumsum", lambda x: x.cumsum(-1), lambda a: np.cumsum(a, axis=-1) if a.ndim else a,
+      shapes=REDUCE_SHAPES + [()], node="CumsumBackward0"),
+    U("rcumsum", lambda x: ng.ops.reduce.rcumsum(x, 0),
+      lambda a: np.flip(np.cumsum(np.flip(a, 0), 0), 0) if a.ndim else a,
+      shapes=REDUCE_SHAPES + [()], node="RcumsumBackward0"),
 ]
 
 

@@ -548,12 +548,14 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
 _reduce_kernels: dict[tuple, object] = {}
 
 
-def get_reduce_kernel(name: str, np_dtype):
-    """A reduction kernel from ``kernels_reduce``, specialised for one dtype."""
+def get_reduce_kernel(name, np_dtype):
+    """A reduction or row kernel (a function of ``kernels_reduce``, or its name) specialised
+    for one dtype."""
     key = (name, np_dtype)
     k = _reduce_kernels.get(key)
     if k is None:
-        fn = getattr(kernels_reduce, name)
+        fn = getattr(kernels_reduce, name) if type(name) is str else name
+        name = fn.__name__
         extra = kernels_reduce.FASTMATH.get(name, "")
         body = codegen.jit_line(extra) + "\n" + codegen.function_source(fn)
         if "parallel=True" in extra:
@@ -617,13 +619,14 @@ def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
     return out.reshape(kept)
 
 
-def run_rowwise(name: str, a: np.ndarray, dim: int):
-    """Apply a row kernel (softmax-like, same shape out) along ``dim``."""
+def run_rows(kernel, a: np.ndarray, dim: int):
+    """Apply a row kernel (``kernel(rows, out)``, same shape out: softmax, cumsum) along
+    ``dim``; ``kernel`` is a function of ``kernels_reduce`` or its name."""
     moved = np.moveaxis(a, dim, -1)
     rows = np.ascontiguousarray(moved).reshape(-1, a.shape[dim] if a.ndim else 1)
     out = np.empty_like(rows)
     if out.size:
-        get_reduce_kernel(name, a.dtype)(rows, out)
+        get_reduce_kernel(kernel, a.dtype)(rows, out)
     return np.ascontiguousarray(np.moveaxis(out.reshape(moved.shape), -1, dim))
 
 

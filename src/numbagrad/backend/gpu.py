@@ -645,7 +645,7 @@ def stack(parts, axis=0) -> DeviceArray:
 # ---------------------------------------------------------------- gather / scatter (indexing)
 
 
-def _kernel(name: str, dtype):
+def _kernel(name, dtype):
     """A kernel from ``kernels_gpu`` compiled for ``dtype``.
 
     ``add_rows_tree`` is the ``rows_tree`` template with ``OP`` bound to ``_add``;
@@ -654,6 +654,8 @@ def _kernel(name: str, dtype):
     key = (name, np.dtype(dtype).name)
     k = _kernels.get(key)
     if k is None:
+        if type(name) is not str:  # (a function of kernels_gpu itself)
+            name = name.__name__
         fn, helpers, swap = getattr(kernels_gpu, name, None), [], None
         for suffix in ("_rows_thread", "_rows_tree"):
             if name.endswith(suffix):
@@ -761,6 +763,20 @@ def as_rows(a: DeviceArray, dims: tuple):
     inner = math.prod(a.shape[d] for d in dims)
     moved = a.transpose(keep + list(dims))
     return ascontiguousarray(moved).reshape(math.prod(kept_shape), inner), kept_shape
+
+
+def run_rows(kernel, a: DeviceArray, dim: int) -> DeviceArray:
+    """Apply a row kernel (``kernel(x, r, n, out)``, one thread per row, same shape out) of
+    ``kernels_gpu`` along ``dim``."""
+    order = [d for d in range(a.ndim) if d != dim] + [dim]
+    moved = a.transpose(order)
+    rows = ascontiguousarray(moved).reshape(-1, a.shape[dim])
+    out = empty(rows.shape, rows.dtype)
+    r, n = rows.shape
+    if r and n:
+        _launch(_kernel(kernel, rows.dtype), *launch(r), (rows.buf, r, n, out.buf))
+    back = [order.index(d) for d in range(a.ndim)]
+    return ascontiguousarray(out.reshape(moved.shape).transpose(back))
 
 
 def prod_others_rows(rows: DeviceArray) -> DeviceArray:

@@ -12,9 +12,11 @@ All buffers are flat 1-D device arrays; a (rows, n) matrix is row-major with no 
 import math  # noqa: F401
 
 import numpy as np
-from numba import cuda
 
-_c = np.float64  # the kernel dtype in generated modules
+# bound in the generated modules: numba.cuda, and the kernel's dtype (so that reading these
+# definitions, as the ops that declare them do, never imports numba-cuda)
+cuda = None
+_c = np.float64
 THREADS = 32
 TILE = 16
 
@@ -165,6 +167,25 @@ def prod_others_rows(x, r, n, out):
         for j in range(n - 1, -1, -1):
             out[base + j] *= acc
             acc *= x[base + j]
+
+
+def cumsum_rows(x, r, n, out):
+    for i in range(cuda.grid(1), r, cuda.gridsize(1)):
+        base = i * n
+        acc = _c(0)
+        for j in range(n):
+            acc += x[base + j]
+            out[base + j] = acc
+
+
+def rcumsum_rows(x, r, n, out):
+    # the sums from each element to the end of its row (cumsum's gradient)
+    for i in range(cuda.grid(1), r, cuda.gridsize(1)):
+        base = i * n
+        acc = _c(0)
+        for j in range(n - 1, -1, -1):
+            acc += x[base + j]
+            out[base + j] = acc
 
 
 # ---------------------------------------------------------------- indexing

@@ -248,3 +248,20 @@ def prod_others_rows(x, out):
         for j in range(x.shape[1] - int(1), int(-1), int(-1)):
             out[i, j] *= acc
             acc *= x[i, j]
+
+
+def cumsum_rows(x, out):
+    for i in range(x.shape[0]):
+        acc = 0
+        for j in range(x.shape[1]):
+            acc += x[i, j]
+            out[i, j] = acc
+
+
+def rcumsum_rows(x, out):
+    # the sums from each element to the end of its row (cumsum's gradient)
+    for i in range(x.shape[0]):
+        acc = 0
+        for j in range(x.shape[1] - int(1), int(-1), int(-1)):
+            acc += x[i, j]
+            out[i, j] = acc

@@ -16,6 +16,8 @@ from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import grad_accumulator
 from ..backend import cpu
+from ..backend import kernels_gpu as KG
+from ..backend import kernels_reduce as KR
 from ..factory import arange
 from . import lazy
 from . import movement as M
@@ -130,8 +132,18 @@ def _run_rowwise(name, a, dim):
     if type(a) is np.ndarray:
         if not a.size:  # nothing to normalize (the row kernel cannot reshape an empty array)
             return np.empty_like(a)
-        return cpu.run_rowwise(name, a, dim)
+        return cpu.run_rows(name, a, dim)
     return _GPU_ROWWISE[name](a, dim)
+
+
+def _rows(a, dim, cpu_kernel, cuda_kernel):
+    """``a`` through the row kernel declared for its backend (``kernels_reduce`` on the CPU,
+    ``kernels_gpu`` on CUDA) along ``dim``: same shape out."""
+    if not a.size:  # (no rows to run)
+        return a.copy()
+    if type(a) is np.ndarray:
+        return cpu.run_rows(cpu_kernel, a, dim)
+    return backend.of(a).run_rows(cuda_kernel, a, dim)
 
 
 def _extreme_init(dt, op):
@@ -642,6 +654,42 @@ def logsumexp(ctx, x, dim, keepdim=False):
 @logsumexp.defvjp
 def logsumexp_vjp(ctx, grad):
     return unreduce(grad, ctx) * exp(ctx["x"] - unreduce(ctx["result"], ctx))
+
+
+# ---------------------------------------------------------------- cumulative sums
+
+
+@composite("cumsum", variants="function method")
+def cumsum(ctx, x, dim, *, dtype=None):
+    """The running sums of ``x`` along ``dim`` (integer and bool sums are int64)."""
+    ctx.dim = _wrap_dim(dim, max(x.ndim, 1))
+    if dtype is not None:
+        out = D.as_dtype(dtype)
+    else:
+        out = x.dtype if x.dtype.is_floating_point else D.int64
+    a = x._data if x._data.dtype == out.np else x._data.astype(out.np)
+    if x.ndim == 0:
+        return a.copy()
+    return _rows(a, ctx.dim, KR.cumsum_rows, KG.cumsum_rows)
+
+
+@cumsum.defvjp
+def cumsum_vjp(ctx, grad):
+    return rcumsum(grad, ctx.dim)
+
+
+@composite("rcumsum")
+def rcumsum(ctx, x, dim):
+    """The sums from each element to the end along ``dim``: cumsum's gradient."""
+    ctx.dim = _wrap_dim(dim, max(x.ndim, 1))
+    if x.ndim == 0:
+        return x._data.copy()
+    return _rows(x._data, ctx.dim, KR.rcumsum_rows, KG.rcumsum_rows)
+
+
+@rcumsum.defvjp
+def rcumsum_vjp(ctx, grad):
+    return cumsum(grad, ctx.dim)
 
 
 # ---------------------------------------------------------------- softmax
