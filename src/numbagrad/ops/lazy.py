@@ -53,8 +53,7 @@ MAX_NODES = 16  # ops in one expression; beyond, its operands are evaluated
 MAX_KERNELS = 256  # new expression kernels per process; then node by node
 BLOCK = 16384  # elements per partial sum in ``total``
 # elements per block of rows in ``Loop.run`` (at most 64 blocks): small enough that a loop of
-# 1e5 elements splits evenly over two threads (W1's fused backward at 1e5 on 2 threads: 7
-# blocks of 16,384 took 46 us, 25 of 4,096 took 37; one thread the same, 67-68 us)
+# 1e5 elements splits evenly over two threads (docs/PERFORMANCE.md has the measurement)
 ROW_BLOCK = 4096
 _kernel_keys: set = set()
 _loaded: dict = {}  # key -> module, for those of _kernel_keys that loaded
@@ -155,8 +154,8 @@ def defer(op, args, Tensor, Lazy):
     n_in = op.n_in
     tensors = args if len(args) == n_in else args[:n_in]
     # the common case first, in one loop: tensors of one shape and float dtype, each a
-    # C-contiguous array of our own or an expression nothing else embeds (W1's x**2, exp(x)
-    # and their product; exp(x): 2.8 -> 2.1 us)
+    # C-contiguous array of our own or an expression nothing else embeds (``x**2``,
+    # ``exp(x)`` and their product)
     items = []
     np_dtype = shape = cols = None
     nodes = 1

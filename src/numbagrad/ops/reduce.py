@@ -243,8 +243,8 @@ def sum(ctx, x, dim=None, keepdim=False, dtype=None):
     if dtype is not None:
         a = a.astype(D.as_dtype(dtype).np)
     elif a.dtype == np.bool_ and type(a) is np.ndarray:
-        # a bool sum is a count: no int64 copy of the whole array (a mask's count in the
-        # max/min backward was 11 ms of W4's 45 at 1e7)
+        # a bool sum is a count: no int64 copy of the whole array (the max/min backward
+        # counts a mask of its input's size)
         # (axis=None is NumPy's fast count; with an axis it sums a converted copy)
         whole = len(dims) == a.ndim
         counts = np.asarray(np.count_nonzero(a, axis=None if whole else dims), dtype=np.int64)
