@@ -342,6 +342,13 @@ KNOWN_OPEN: dict[str, Known] = {
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
 # repros keep being checked by --known and ``avoid`` accepts their keys.
 FIXED: dict[str, Known] = {
+    "sign_create_graph_grad": Known(
+        "the gradient through sign() with create_graph=True: zeros that do not require grad;"
+        " numbagrad's required grad (MulBackward0)",
+        """
+        x = torch.tensor([1.5, -2.0], requires_grad=True)
+        g, = torch.autograd.grad((x.sign() * 3).sum(), x, create_graph=True)
+        """),
     "where_saved_condition": Known(
         "torch.where saves its condition: writing the condition in place before backward"
         " raises RuntimeError (modified by an inplace operation); numbagrad runs",

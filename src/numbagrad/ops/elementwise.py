@@ -64,6 +64,7 @@ def sign(x):
 # sign is piecewise constant: its gradient is zero everywhere PyTorch defines it, also where
 # the incoming gradient is infinite or NaN (so not ``grad * 0``)
 sign.defvjp(lambda grad: abs(sign(grad)) * 0)  # (finite, +0, of grad's dtype)
+sign.constant_gradient = True
 
 
 @unary("exp", dtype="float", variants="function method inplace")

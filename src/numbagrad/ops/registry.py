@@ -152,6 +152,9 @@ class Elementwise(OpDef):
         # whether a gradient that does not vary with the saved values is still recorded as their
         # function (derivative zero), as PyTorch's formula for the op is (relu's)
         self.zero_second_order = False
+        # whether the gradient is a constant (sign's zeros): not recorded under create_graph,
+        # as PyTorch's formula does not depend on the incoming gradient
+        self.constant_gradient = False
         self.vjps: list = [None] * n_in
         self.vjp_args: list = [()] * n_in
         self._passes_grad: list = [False] * n_in
@@ -442,7 +445,9 @@ class Elementwise(OpDef):
                 g = rule(*values)
                 if not isinstance(g, Tensor):
                     g = as_tensor(g, compute)
-                if self.zero_second_order and not g._requires_grad:
+                if self.constant_gradient:
+                    g = g.detach()
+                elif self.zero_second_order and not g._requires_grad:
                     sources = [v for v in values if isinstance(v, Tensor) and v.requires_grad]
                     if sources:
                         g = depends_on(g, *sources)
