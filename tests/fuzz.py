@@ -112,16 +112,6 @@ KNOWN_OPEN: dict[str, Known] = {
         x.requires_grad_()
         r = v.exp()
         """),
-    "rpow_saved_exponent": Known(
-        "number ** tensor saves its exponent: writing the exponent in place before backward"
-        " raises RuntimeError (modified by an inplace operation); numbagrad runs",
-        """
-        x = torch.ones(2, requires_grad=True)
-        e = x * 1
-        y = 1.5 ** e
-        e[0] = 2.0
-        y.sum().backward()
-        """),
     "prod_create_graph": Known(
         "the gradient of prod() with create_graph=True: over a tensor holding a zero it"
         " requires grad (second derivatives work), numbagrad's does not; over a 0-d tensor it"
@@ -236,15 +226,6 @@ KNOWN_OPEN: dict[str, Known] = {
         v[torch.tensor([0]), 0] = -2.5
         v[5] = 1.0
         """),
-    "pow_tensor_saved_result": Known(
-        "x ** e with a tensor exponent saves its result: writing the result in place before"
-        " backward raises RuntimeError (modified by an inplace operation); numbagrad runs",
-        """
-        x = torch.tensor([1.0, 2.0], requires_grad=True)
-        y = (x * 1) ** torch.tensor([1.0, 2.0])
-        y[0] = 0.0
-        y.sum().backward()
-        """),
     "advanced_index_layout": Known(
         "advanced indexing with a slice before the index (x[:, i], x[..., i]): the result is"
         " contiguous, so .view() works and flatten is a view (ViewBackward0); numbagrad's"
@@ -326,6 +307,21 @@ KNOWN_OPEN: dict[str, Known] = {
         x = torch.tensor([-0.5, 0.0], requires_grad=True)
         g = torch.autograd.grad(torch.pow(x, False).sum(), x)
         """),
+}
+
+# Classes found earlier (or reported on the tracker) and fixed since; kept so that their
+# repros keep being checked by --known and ``avoid`` accepts their keys.
+FIXED: dict[str, Known] = {
+    "rpow_saved_exponent": Known(
+        "number ** tensor saves its exponent: writing the exponent in place before backward"
+        " raises RuntimeError (modified by an inplace operation); numbagrad runs",
+        """
+        x = torch.ones(2, requires_grad=True)
+        e = x * 1
+        y = 1.5 ** e
+        e[0] = 2.0
+        y.sum().backward()
+        """),
     "pow_exponent_saved_base_no_grad": Known(
         "x ** c where only the exponent c requires grad saves c: writing c (under no_grad)"
         " before backward raises RuntimeError (modified by an inplace operation); numbagrad"
@@ -337,11 +333,15 @@ KNOWN_OPEN: dict[str, Known] = {
         with torch.no_grad(): c.mul_(0.5)
         y.sum().backward()
         """),
-}
-
-# Classes found earlier (or reported on the tracker) and fixed since; kept so that their
-# repros keep being checked by --known and ``avoid`` accepts their keys.
-FIXED: dict[str, Known] = {
+    "pow_tensor_saved_result": Known(
+        "x ** e with a tensor exponent saves its result: writing the result in place before"
+        " backward raises RuntimeError (modified by an inplace operation); numbagrad runs",
+        """
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        y = (x * 1) ** torch.tensor([1.0, 2.0])
+        y[0] = 0.0
+        y.sum().backward()
+        """),
     "sign_create_graph_grad": Known(
         "the gradient through sign() with create_graph=True: zeros that do not require grad;"
         " numbagrad's required grad (MulBackward0)",

@@ -231,6 +231,9 @@ def rpow_vjp(grad, result, base):
     return where(base == 0, 0, grad * result * log(base + 0 * sign(grad)))
 
 
+rpow.always_saves = ("x", "result")  # (PowBackward2 saves the exponent and the result)
+
+
 @unary("rsub", node="RsubBackward1", refuse_bool=(RuntimeError, ERR_SUB_BOOL))
 def rsub(x, other):
     """``other - x`` for a scalar ``other``."""
@@ -313,6 +316,7 @@ def pow_tensor_vjp_y(grad, x, result):
 
 
 pow_tensor.defvjp(pow_tensor_vjp_x, pow_tensor_vjp_y)
+pow_tensor.always_saves = ("x", "y", "result")
 
 
 @binary("remainder", node="RemainderBackward1", refuse_bool=_no_kernel("remainder_cpu"),

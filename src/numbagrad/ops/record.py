@@ -177,6 +177,10 @@ class ElementwiseNode(OpNode):
         one_d = len(shape) == 1
         flat = gdata if one_d else gdata.ravel()
         saved = self._saved
+        if self.op.always_saves:  # (every kept value is checked, not only those rules read)
+            for j, (_, _, cell, version) in enumerate(saved):
+                if cell[0] != version:
+                    self._check(j)
         out = [None] * plan.n_in
         for k, rule in plan.rules:  # the inputs that need a gradient
             if rule is True:

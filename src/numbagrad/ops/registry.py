@@ -155,6 +155,10 @@ class Elementwise(OpDef):
         # whether the gradient is a constant (sign's zeros): not recorded under create_graph,
         # as PyTorch's formula does not depend on the incoming gradient
         self.constant_gradient = False
+        # what the op saves whenever it is recorded, beyond what the needed rules read: each is
+        # checked against in-place changes at the start of the backward, as PyTorch unpacks
+        # every saved variable of a node (PowBackward1 saves self, exponent and result)
+        self.always_saves: tuple = ()
         self.vjps: list = [None] * n_in
         self.vjp_args: list = [()] * n_in
         self._passes_grad: list = [False] * n_in
@@ -386,7 +390,7 @@ class Elementwise(OpDef):
     def _save_plan(self, flags):
         """(input index, name) of the inputs to save, and whether to save the result, when
         bit k of ``flags`` says input k needs a gradient: what those inputs' rules read."""
-        used = set()
+        used = set(self.always_saves if flags else ())
         for k, args_ in enumerate(self.vjp_args):
             if flags >> k & 1:
                 used.update(args_)
@@ -400,6 +404,9 @@ class Elementwise(OpDef):
 
     def backward_node(self, node, grads):
         ctx = node.ctx
+        if self.always_saves:
+            for name, s in ctx.saved.items():
+                s.check(node, ctx.output_index.get(name, 0))
         grad = grads[0]
         compute = ctx.compute
         cnp = compute.np
