@@ -149,13 +149,6 @@ KNOWN_OPEN: dict[str, Known] = {
         r = (x.t() + 1).contiguous()
         r = (x.t() + 1).view(-1)
         """),
-    "pow_zero_create_graph": Known(
-        "the gradient of x ** 0 with create_graph=True: zeros that do not require grad;"
-        " numbagrad's requires grad (WhereBackward0)",
-        """
-        x = torch.tensor([1.0, 2.0], requires_grad=True)
-        g, = torch.autograd.grad((x ** 0).sum(), x, create_graph=True)
-        """),
     "nograd_write_multi_output_view": Known(
         "a write under no_grad into an output of split/chunk (or their base) of a tensor that"
         " requires grad: reading that output's grad_fn afterwards raises RuntimeError (Output 0"
@@ -284,14 +277,6 @@ KNOWN_OPEN: dict[str, Known] = {
         r = torch.cat((x.t(), x.t()), dim=0).view(12)
         r = torch.stack((x.t(), x.t()), dim=0).view(12)
         """),
-    "pow_exponent_grad_zero_base": Known(
-        "the exponent's gradient of x ** c where x == 0 and the incoming gradient is nan or inf:"
-        " nan (grad * 0); numbagrad 0",
-        """
-        x = torch.tensor([0.0, 1.0], requires_grad=True)
-        c = torch.tensor([1.5, 2.0], requires_grad=True)
-        g = torch.autograd.grad(x ** c, c, torch.tensor([np.nan, 1.0]))
-        """),
     "setitem_into_expanded_overlap": Known(
         "y[:-1] = v where the region of an expanded y has several elements at one address:"
         " RuntimeError (unsupported operation: more than one element of the written-to tensor"
@@ -312,6 +297,21 @@ KNOWN_OPEN: dict[str, Known] = {
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
 # repros keep being checked by --known and ``avoid`` accepts their keys.
 FIXED: dict[str, Known] = {
+    "pow_zero_create_graph": Known(
+        "the gradient of x ** 0 with create_graph=True: zeros that do not require grad;"
+        " numbagrad's requires grad (WhereBackward0)",
+        """
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        g, = torch.autograd.grad((x ** 0).sum(), x, create_graph=True)
+        """),
+    "pow_exponent_grad_zero_base": Known(
+        "the exponent's gradient of x ** c where x == 0 and the incoming gradient is nan or inf:"
+        " nan (grad * 0); numbagrad 0",
+        """
+        x = torch.tensor([0.0, 1.0], requires_grad=True)
+        c = torch.tensor([1.5, 2.0], requires_grad=True)
+        g = torch.autograd.grad(x ** c, c, torch.tensor([np.nan, 1.0]))
+        """),
     "rpow_saved_exponent": Known(
         "number ** tensor saves its exponent: writing the exponent in place before backward"
         " raises RuntimeError (modified by an inplace operation); numbagrad runs",

@@ -217,6 +217,9 @@ def pow_vjp(grad, x, exponent):
     return where(exponent == 0, 0, grad * exponent * pow(x, exponent - 1))
 
 
+pow.constant_gradient = lambda exponent: exponent == 0  # (PyTorch's zeros_like for x ** 0)
+
+
 @unary("rpow", node="PowBackward2")
 def rpow(x, base):
     """``base ** x`` for a scalar base."""
@@ -224,11 +227,11 @@ def rpow(x, base):
 
 
 @rpow.defvjp
-def rpow_vjp(grad, result, base):
-    # base == 0: the derivative of 0 ** x is 0 for x > 0, where log(0) would give nan.
-    # (log's argument is made a tensor of grad's dtype through sign(grad), which is finite:
-    # result or grad may be inf, and 0 * inf is nan)
-    return where(base == 0, 0, grad * result * log(base + 0 * sign(grad)))
+def rpow_vjp(grad, x, result, base):
+    # base == 0: PyTorch takes the derivative of 0 ** x as 0 for x >= 0, where log(0) would
+    # give nan; grad multiplies it, so a NaN or infinite gradient still gives NaN. (log's
+    # argument is made a tensor through sign(x), which is finite: 0 * inf is nan)
+    return grad * where(logical_and(base == 0, x >= 0), 0, result * log(base + 0 * sign(x)))
 
 
 rpow.always_saves = ("x", "result")  # (PowBackward2 saves the exponent and the result)
@@ -310,9 +313,10 @@ def pow_tensor_vjp_x(grad, x, y):
     return where(y == 0, 0, grad * y * x ** (y - 1))
 
 
-def pow_tensor_vjp_y(grad, x, result):
-    # at x == 0 PyTorch takes the gradient wrt the exponent as 0 (0 ** y is flat for y > 0)
-    return where(x == 0, 0, grad * result * log(x))
+def pow_tensor_vjp_y(grad, x, y, result):
+    # at x == 0 with y >= 0 PyTorch takes the derivative wrt the exponent as 0 (0 ** y is flat
+    # there); grad multiplies it, so a NaN or infinite gradient still gives NaN
+    return grad * where(logical_and(x == 0, y >= 0), 0, result * log(x))
 
 
 pow_tensor.defvjp(pow_tensor_vjp_x, pow_tensor_vjp_y)

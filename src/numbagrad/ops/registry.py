@@ -152,7 +152,8 @@ class Elementwise(OpDef):
         # whether a gradient that does not vary with the saved values is still recorded as their
         # function (derivative zero), as PyTorch's formula for the op is (relu's)
         self.zero_second_order = False
-        # whether the gradient is a constant (sign's zeros): not recorded under create_graph,
+        # whether the gradient is a constant (sign's zeros), or a function of the op's
+        # parameters saying when it is (x ** 0): then it is not recorded under create_graph,
         # as PyTorch's formula does not depend on the incoming gradient
         self.constant_gradient = False
         # what the op saves whenever it is recorded, beyond what the needed rules read: each is
@@ -452,7 +453,8 @@ class Elementwise(OpDef):
                 g = rule(*values)
                 if not isinstance(g, Tensor):
                     g = as_tensor(g, compute)
-                if self.constant_gradient:
+                constant = self.constant_gradient
+                if constant is True or constant and constant(*ctx.params):
                     g = g.detach()
                 elif self.zero_second_order and not g._requires_grad:
                     sources = [v for v in values if isinstance(v, Tensor) and v.requires_grad]
