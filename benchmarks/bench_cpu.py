@@ -38,15 +38,15 @@ class W1Fusion:
     param_names = ["n", "fused"]
 
     def setup(self, n, fused):
-        from numbagrad.ops import fusion
+        from numbagrad.autograd.grad_mode import backward_fusion
 
-        fusion.ENABLED = fused
+        backward_fusion.enabled = fused
         self.run = W.w1(ng, n)
 
     def teardown(self, n, fused):
-        from numbagrad.ops import fusion
+        from numbagrad.autograd.grad_mode import backward_fusion
 
-        fusion.ENABLED = True
+        backward_fusion.enabled = True
 
     def time_w1(self, n, fused):
         self.run()

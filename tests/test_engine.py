@@ -279,13 +279,14 @@ def test_a_small_1d_sums_broadcast_gradient_keeps_its_inputs_lean(general):
 
 @cpu_only
 def test_lean_nodes_after_a_fused_region_keep_its_dependency_counts(monkeypatch):
-    from numbagrad.ops import fusion
+    from numbagrad.autograd.grad_mode import backward_fusion
+    from numbagrad.ops.record import FusableNode
 
-    monkeypatch.setattr(fusion, "FUSE_MIN_ITEMS", 4)
+    monkeypatch.setattr(backward_fusion, "min_items", 4)
     regions = []
-    real = fusion.run
+    real = FusableNode.run_region
     monkeypatch.setattr(
-        fusion, "run", lambda *a: regions.append(r := real(*a)) or r)
+        FusableNode, "run_region", lambda *a: regions.append(r := real(*a)) or r)
     big = ng.tensor(np.linspace(-1, 1, 8), requires_grad=True)
     s = ng.tensor([0.3], requires_grad=True)
     w = ng.tensor([2.0])

@@ -12,17 +12,19 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
+from numbagrad.autograd.grad_mode import backward_fusion
 from numbagrad.autograd.graph import ERR_FREED
 from numbagrad.ops import fusion, lazy
+from numbagrad.ops.record import FusableNode
 from threads import on_one_and_two_threads
 
 
 @pytest.fixture
 def fused(monkeypatch):
     """Fuse regions of any size; yields the list of (root name, member names) that ran fused."""
-    monkeypatch.setattr(fusion, "FUSE_MIN_ITEMS", 0)
+    monkeypatch.setattr(backward_fusion, "min_items", 0)
     ran = []
-    real = fusion.run
+    real = FusableNode.run_region
 
     def spy(root, grads, deps, buffers):
         res = real(root, grads, deps, buffers)
@@ -30,19 +32,19 @@ def fused(monkeypatch):
             ran.append([m.name() for m in res[0]])
         return res
 
-    monkeypatch.setattr(fusion, "run", spy)
+    monkeypatch.setattr(FusableNode, "run_region", spy)
     return ran
 
 
 def node_by_node(fn, *leaves):
     """The leaves' gradients of ``fn(*leaves).backward()`` with fusion off."""
-    fusion.ENABLED = False
+    backward_fusion.enabled = False
     try:
         copies = [t.detach().clone().requires_grad_(True) for t in leaves]
         fn(*copies).backward()
         return [c.grad.numpy() for c in copies]
     finally:
-        fusion.ENABLED = True
+        backward_fusion.enabled = True
 
 
 def rand(*shape, dtype=ng.float32, seed=0, low=-1.0, high=1.0):
@@ -233,13 +235,14 @@ def test_a_column_broadcast_operand_runs_node_by_node(fused):
 
 def test_large_tensors_fuse_at_the_default_threshold(monkeypatch):
     # n above the parallel threshold too: the parallel loop gives the same gradients
-    x = rand(fusion.FUSE_MIN_ITEMS * 5, seed=15)
+    x = rand(backward_fusion.min_items * 5, seed=15)
     xv = x.detach().numpy().astype(np.float64)
     check(lambda x: (x**2 * ng.exp(x)).sum(), [x], [(2 * xv + xv**2) * np.exp(xv)])
     small = rand(100, seed=16)
     calls = []
-    real = fusion.run
-    monkeypatch.setattr(fusion, "run", lambda *a: calls.append(real(*a)) or calls[-1])
+    real = FusableNode.run_region
+    monkeypatch.setattr(FusableNode, "run_region",
+                        lambda *a: calls.append(real(*a)) or calls[-1])
     (small**2 * ng.exp(small)).sum().backward()
     # under the threshold each node runs on its own (nothing compiled for the region); only
     # the sum is looked at (its one-value gradient might broadcast over a large input)
@@ -248,9 +251,9 @@ def test_large_tensors_fuse_at_the_default_threshold(monkeypatch):
 
 FUSED_F64_CHECK = """
 import numbagrad as ng
+from numbagrad.autograd.grad_mode import backward_fusion
 from numbagrad.backend import cpu
-from numbagrad.ops import fusion, lazy
-fusion.FUSE_MIN_ITEMS = 0
+backward_fusion.min_items = 0
 x = ng.tensor([0.5, -1.5, 2.0], requires_grad=True)
 (x.sigmoid() * x.tanh() * 0.5 * (1 - x).rsqrt().exp() * x**2).sum().backward()
 for key, mod in cpu._kernels.items():
@@ -346,12 +349,12 @@ def random_graph(seed):
 def test_random_graphs_get_the_same_gradients_fused(fused, seed):
     a = rand(20, 30, dtype=ng.float64, seed=100 + seed)
     b = rand(30, dtype=ng.float64, seed=200 + seed)
-    fusion.ENABLED = False
+    backward_fusion.enabled = False
     try:
         a1, b1 = (t.detach().clone().requires_grad_(True) for t in (a, b))
         random_graph(seed)(a1, b1).backward()
     finally:
-        fusion.ENABLED = True
+        backward_fusion.enabled = True
     random_graph(seed)(a, b).backward()  # the same ops again (a new generator, same seed)
     assert fused  # at least one region ran as one kernel
     for t, ref in ((a, a1), (b, b1)):

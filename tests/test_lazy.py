@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
-from numbagrad.ops import fusion, lazy
+from numbagrad.autograd.grad_mode import backward_fusion
+from numbagrad.ops import lazy
 from numbagrad.ops import reduce as R
 from numbagrad.ops.registry import REGISTRY, Elementwise
 from threads import on_one_and_two_threads
@@ -30,7 +31,7 @@ def _forget_plans():
 @pytest.fixture(autouse=True)
 def everything_lazy(monkeypatch):
     monkeypatch.setattr(lazy, "DEFER_MIN_ITEMS", 0)
-    monkeypatch.setattr(fusion, "FUSE_MIN_ITEMS", 0)
+    monkeypatch.setattr(backward_fusion, "min_items", 0)
     _forget_plans()
     yield
     monkeypatch.undo()

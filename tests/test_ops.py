@@ -119,7 +119,8 @@ def test_gradgradcheck(info):
 def all_paths(monkeypatch):
     """``run(fn)``: ``fn()`` eagerly, then with every elementwise result deferred and every
     backward region fused whatever its size; both results."""
-    from numbagrad.ops import fusion, lazy
+    from numbagrad.autograd.grad_mode import backward_fusion
+    from numbagrad.ops import lazy
     from numbagrad.ops.registry import Elementwise
 
     def forget_plans():  # (an op's plan keeps the small-size bound, the lazy one included)
@@ -129,12 +130,12 @@ def all_paths(monkeypatch):
 
     def run(fn):
         monkeypatch.setattr(lazy, "ENABLED", False)
-        monkeypatch.setattr(fusion, "ENABLED", False)
+        monkeypatch.setattr(backward_fusion, "enabled", False)
         eager = fn()
         monkeypatch.setattr(lazy, "ENABLED", True)
-        monkeypatch.setattr(fusion, "ENABLED", True)
+        monkeypatch.setattr(backward_fusion, "enabled", True)
         monkeypatch.setattr(lazy, "DEFER_MIN_ITEMS", 0)
-        monkeypatch.setattr(fusion, "FUSE_MIN_ITEMS", 0)
+        monkeypatch.setattr(backward_fusion, "min_items", 0)
         forget_plans()
         try:
             return eager, fn()

@@ -4,7 +4,7 @@ Every edge leads from a node to an older one (a node's inputs exist before it, a
 their nodes), so when the newest node the pass has reached is taken, every node that could
 still send it a gradient is newer and has run: it is ready. That is the order PyTorch's ready
 queue gives (the newest ready node first) without counting each node's dependencies first.
-The counts are made only when a fused region needs them (``ops/fusion.py``).
+The counts are made only when a fused region needs them (``node.run_region``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from .._tensor import Tensor
 from .accumulate import accumulate_into_grad
 from .anomaly_mode import is_anomaly_enabled, run_checked
 from .grad_mode import _state as _grad_state
-from .grad_mode import backward_passes
+from .grad_mode import backward_fusion, backward_passes
 from .graph import AccumulateGrad, _wrap, edge_of
 
 ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
@@ -94,36 +94,22 @@ class _Mode:
         _grad_state.enabled = self.prev
         backward_passes.running -= 1
 
+
 ERR_ORDER = (
     "autograd engine: the node {nxt} is not older than {node}, which feeds it (an edge must "
     "lead to a node made before it)"
 )
 
 
-class _Pending:
-    """The dependency counts of the nodes still to run, made on first use: only a fused
-    region (``ops/fusion.py``) needs to know whether all of a node's gradient is in hand.
-
-    The nodes still to run are those reachable from the running node and the queued ones
-    (anything reachable from them is older, so has not run); once made, the engine keeps
-    the counts up to date."""
-
-    __slots__ = ("counts", "heap", "node")
-
-    def __init__(self, heap):
-        self.heap = heap
-        self.node = None
-        self.counts = None
-
-    def __call__(self) -> dict:
-        if self.counts is None:
-            self.counts = _collect([self.node] + [entry[2] for entry in self.heap])[0]
-        return self.counts
+def _push(heap, node):
+    """Queue ``node``: the newest queued node is taken first."""
+    heapq.heappush(heap, (-node._sequence_nr, id(node), node))
 
 
-def _add(buf, slot, grad):
-    cur = buf[slot]
-    buf[slot] = grad if cur is None else cur + grad
+def _deliver(buf, nr, grad):
+    """Add ``grad`` into slot ``nr`` of a node's gradient buffer."""
+    cur = buf[nr]
+    buf[nr] = grad if cur is None else cur + grad
 
 
 def run_backward(
@@ -140,203 +126,15 @@ def run_backward(
     With ``accumulate`` the leaves' ``.grad`` are updated (``Tensor.backward``); otherwise the
     gradients of ``inputs`` are returned (``autograd.grad``).
     """
-    roots = []
-    for i, t in enumerate(outputs):
-        node, nr = _root_edge(t, i)
-        roots.append((node, nr))
-
-    captures = {}
-    targets = needed = None
-    if inputs is not None:
-        for t in inputs:
-            node, nr = edge_of(t)
-            if node is not None:
-                captures.setdefault((node, nr), []).append(t)
-        targets = {node for node, _ in captures}
-        needed = _needed(_collect([n for n, _ in roots])[1], targets)
-
-    # a node's gradient buffer is made when the pass first reaches it, and the node is queued
-    # then (a root listed twice goes in once)
-    push, pop = heapq.heappush, heapq.heappop
-    buffers: dict = {}
-    heap = []
+    roots = [_root_edge(t, i) for i, t in enumerate(outputs)]
+    p = _Pass(roots, inputs, accumulate, retain_graph, create_graph)
     for (node, nr), g in zip(roots, grad_outputs):
-        buf = buffers.get(node)
-        if buf is None:
-            buf = buffers[node] = [None] * node._num_outputs
-            push(heap, (-node._sequence_nr, id(node), node))
-        _add(buf, nr, g)
-
-    results = {}
-    # the loop runs once per node: what it needs is bound to locals, checks that are the
-    # same for every node are made once
-    anomaly = is_anomaly_enabled()
-    plain = needed is None and inputs is None  # Tensor.backward() without inputs=
-    # runs of large elementwise nodes as one kernel (ops/fusion.py); same gradients
-    fuse = plain and not anomaly and not create_graph
-    pending = _Pending(heap)
-    deps = None  # pending.counts, once a region has made them
-    if fuse:
-        # (here, not above: ops/ build on autograd/, which so loads first; the threshold is
-        # read per pass, as users and tests set it)
-        from ..ops import fusion
-
-        fuse_min = fusion.FUSE_MIN_ITEMS
-    release = not retain_graph
+        buf = p.buffers.get(node)  # (a root listed twice is queued once)
+        _deliver(p.reach(node) if buf is None else buf, nr, g)
     with _Mode(create_graph):
-        # the gradient (an array) a lean node hands straight to the node it runs next
-        carried = None
-        node = pop(heap)[2] if heap else None
-        while node is not None:
-            if carried is None:
-                grads = buffers.pop(node)
-            else:
-                grads = None
-            if fuse and node._lean is not None and not node._hooked:
-                # a small elementwise node (ops/registry.py, ElementwiseNode): its rules run on
-                # arrays, and a node it reaches first that is lean too gets its gradient as
-                # the array, with no buffer, no Tensor and no queue (W3 in benchmarks/)
-                # (it frees its saved arrays itself unless retain_graph; from the fusion's
-                # size on, a region's one loop beats a loop per node)
-                gdata = carried if grads is None else (
-                    grads[0]._data if grads[0] is not None else None)
-                if gdata is not None and gdata.size < fuse_min:
-                    outs = node.lean_grads(gdata, release, grads is None)
-                else:
-                    outs = None
-                gdata = None
-                if outs is None:
-                    if grads is None:
-                        grads = [_wrap(Tensor, carried)]
-                        carried = None
-                else:
-                    carried = None
-                    seq = node._sequence_nr
-                    for (nxt, nr), a in zip(node.next_functions, outs):
-                        if nxt is None:
-                            continue
-                        if deps is not None:
-                            deps[nxt] -= 1
-                        buf = buffers.get(nxt)
-                        if buf is None:
-                            if nxt._sequence_nr >= seq:
-                                raise RuntimeError(ERR_ORDER.format(nxt=nxt, node=node))
-                            if (a is not None and carried is None and nxt._lean is not None
-                                    and not nxt._hooked):
-                                carried, follow = a, nxt
-                                continue
-                            buf = buffers[nxt] = [None] * nxt._num_outputs
-                            push(heap, (-nxt._sequence_nr, id(nxt), nxt))
-                        if a is not None:
-                            cur = buf[nr]
-                            g = _wrap(Tensor, a)
-                            buf[nr] = g if cur is None else cur + g
-                    outs = a = g = cur = buf = None
-                    if carried is not None:
-                        if not heap or follow._sequence_nr > -heap[0][0]:
-                            node = follow
-                            continue
-                        buffers[follow] = [_wrap(Tensor, carried)]
-                        carried = None
-                        push(heap, (-follow._sequence_nr, id(follow), follow))
-                    node = pop(heap)[2] if heap else None
-                    continue
-            hooked = node._hooked  # (one flag for the four hook tables)
-            if hooked and (node._tensor_hooks or node._retain_grad_hooks):
-                grads = _run_tensor_hooks(node, grads)
-            if plain:
-                run = True
-                if (
-                    fuse and node._fusable and grads[0] is not None
-                    # (a small gradient is only worth a look from a sum: it may be broadcast)
-                    and (node._fusable == 2 or grads[0]._data.size >= fuse_min)
-                    # (tensor hooks have run: they do not keep a node out)
-                    and not (hooked and (node._pre_hooks or node._post_hooks))
-                ):
-                    pending.node = node
-                    fused = fusion.run(node, grads, pending, buffers)
-                    deps = pending.counts
-                    if fused is not None:
-                        members, contributions, external = fused
-                        fused = grads = None
-                        for m in members:
-                            if not retain_graph and m._has_saved:
-                                m.release()
-                        for nxt in external:
-                            if nxt not in buffers:
-                                buffers[nxt] = [None] * nxt._num_outputs
-                                push(heap, (-nxt._sequence_nr, id(nxt), nxt))
-                            deps[nxt] -= 1
-                        for (nxt, nr), g in contributions:
-                            buf = buffers[nxt]
-                            cur = buf[nr]
-                            buf[nr] = g if cur is None else cur + g
-                        contributions = g = cur = buf = members = None
-                        node = pop(heap)[2] if heap else None
-                        continue
-            else:
-                if captures and any((node, k) in captures for k in range(node._num_outputs)):
-                    for k in range(node._num_outputs):
-                        for t in captures.get((node, k), ()):
-                            results[id(t)] = grads[k]
-                run = needed is None or node in needed
-                if isinstance(node, AccumulateGrad):
-                    run = run and accumulate and (inputs is None or (node, 0) in captures)
-                elif inputs is not None and not accumulate and node in targets and not _feeds(
-                    node, needed
-                ):
-                    run = False
-            if run and (grads[0] is not None or any(g is not None for g in grads)):
-                if hooked and node._pre_hooks:
-                    for hook in tuple(node._pre_hooks.values()):
-                        res = hook(tuple(grads))
-                        if res is not None:
-                            grads = list(res)
-                if node._released:
-                    node.check_not_released()
-                if anomaly:
-                    in_grads = run_checked(node, grads)
-                else:
-                    in_grads = node.apply(grads)
-                if hooked and node._post_hooks:
-                    for hook in tuple(node._post_hooks.values()):
-                        res = hook(tuple(in_grads), tuple(grads))
-                        if res is not None:
-                            in_grads = tuple(res)
-            else:
-                in_grads = (None,) * len(node.next_functions)
-            if not retain_graph and node._has_saved:
-                node.release()
-            seq = node._sequence_nr
-            follow = None  # a node this one reached first
-            for (nxt, nr), g in zip(node.next_functions, in_grads):
-                if nxt is None:
-                    continue
-                buf = buffers.get(nxt)
-                if buf is None:
-                    if nxt._sequence_nr >= seq:
-                        raise RuntimeError(ERR_ORDER.format(nxt=nxt, node=node))
-                    buf = buffers[nxt] = [None] * nxt._num_outputs
-                    if follow is not None:
-                        push(heap, (-follow._sequence_nr, id(follow), follow))
-                    follow = nxt
-                if g is not None:
-                    cur = buf[nr]
-                    buf[nr] = g if cur is None else cur + g
-                if deps is not None:
-                    deps[nxt] -= 1
-            # hold no gradient past its node: AccumulateGrad takes a gradient's memory only
-            # when nothing else refers to it
-            in_grads = g = cur = buf = None
-            # the newest reached node runs next; one newer than all the queued ones (a chain)
-            # skips the queue
-            if follow is not None:
-                if not heap or follow._sequence_nr > -heap[0][0]:
-                    node = follow
-                    continue
-                push(heap, (-follow._sequence_nr, id(follow), follow))
-            node = pop(heap)[2] if heap else None
+        p.run()
 
+    results = p.results
     if accumulate:
         # non-leaf tensors named in ``inputs`` get their gradient in .grad, as in PyTorch
         if inputs is not None:
@@ -351,6 +149,223 @@ def run_backward(
             raise RuntimeError(ERR_UNUSED)
         out.append(g)
     return tuple(out)
+
+
+class _Pass:
+    """One backward pass: the gradients in hand (``buffers``: a node's list, made when the
+    pass first reaches the node, which is queued then), the queue, and three steps:
+
+    - ``_lean_chain``: small elementwise nodes run on arrays, each handing its gradient to the
+      node it reaches first as the array (no buffer, no Tensor, no queue);
+    - ``_fused``: a run of large elementwise nodes as one kernel (``node.run_region``);
+    - ``_node``: any node on its own, with its hooks.
+
+    Only a plain ``Tensor.backward()`` (no ``inputs=``, ``create_graph`` or anomaly mode) takes
+    the first two; all three give the same gradients. A step returns before the next node
+    runs, so it holds no gradient past its node: AccumulateGrad takes a gradient's memory only
+    when nothing else refers to it."""
+
+    __slots__ = ("buffers", "heap", "deps", "release", "lean", "regions", "fuse_min",
+                 "anomaly", "plain", "accumulate", "captures", "targets", "needed", "results")
+
+    def __init__(self, roots, inputs, accumulate, retain_graph, create_graph):
+        self.buffers = {}
+        self.heap = []
+        self.deps = None  # made by ``dependencies``, for a fused region
+        self.release = not retain_graph
+        self.anomaly = is_anomaly_enabled()
+        self.plain = inputs is None
+        self.lean = self.plain and not self.anomaly and not create_graph
+        self.regions = self.lean and backward_fusion.enabled
+        self.fuse_min = backward_fusion.min_items  # (read per pass: users and tests set it)
+        self.accumulate = accumulate
+        self.results = {}
+        self.captures = {}
+        if inputs is not None:
+            # the edges whose gradient is asked for, and the nodes that lead to one
+            for t in inputs:
+                node, nr = edge_of(t)
+                if node is not None:
+                    self.captures.setdefault((node, nr), []).append(t)
+            self.targets = {node for node, _ in self.captures}
+            self.needed = _needed(_collect([n for n, _ in roots])[1], self.targets)
+
+    def reach(self, node):
+        """Make the gradient buffer of ``node``, newly reached, and queue it."""
+        buf = self.buffers[node] = [None] * node._num_outputs
+        _push(self.heap, node)
+        return buf
+
+    def next(self):
+        """The newest queued node (None when none is left)."""
+        return heapq.heappop(self.heap)[2] if self.heap else None
+
+    def dependencies(self, node) -> dict:
+        """The dependency counts of the nodes still to run: ``node``, the one running, and
+        those reachable from it or from the queue (anything reachable from them is older, so
+        has not run). Made on the first call, as only a fused region needs to know whether all
+        of a node's gradient is in hand; the steps keep them up to date from then on."""
+        if self.deps is None:
+            self.deps = _collect([node] + [entry[2] for entry in self.heap])[0]
+        return self.deps
+
+    def run(self):
+        """Run the reached nodes, newest first, until none is left."""
+        buffers, lean, regions = self.buffers, self.lean, self.regions
+        node = self.next()
+        while node is not None:
+            grads = buffers.pop(node)
+            if lean and node._lean is not None and not node._hooked:
+                node, grads = self._lean_chain(node, grads)
+                if grads is None:
+                    continue
+            if node._hooked and (node._tensor_hooks or node._retain_grad_hooks):
+                grads = _run_tensor_hooks(node, grads)
+            if regions and node._fusable and self._fused(node, grads):
+                node = self.next()
+            else:
+                node = self._node(node, grads)
+
+    def _lean_chain(self, node, grads):
+        """Run ``node``, a small elementwise node (ops/record.py, ``ElementwiseNode``), on
+        arrays, then each lean node reached first the same way (W3 in benchmarks/). Returns
+        (the node to run next, None), or (a node, its gradients) when that node must take the
+        other steps after all: one from the fusion's size on (a region's one loop beats a loop
+        per node), or one whose gradient is not as lean as its inputs."""
+        buffers, heap, deps = self.buffers, self.heap, self.deps
+        release, fuse_min = self.release, self.fuse_min
+        gdata = grads[0]._data if grads[0] is not None else None
+        carried = False  # whether ``gdata`` came from the node before, not from a buffer
+        while True:
+            if gdata is not None and gdata.size < fuse_min:
+                # (the node frees its saved arrays itself unless retain_graph)
+                outs = node.lean_grads(gdata, release, carried)
+            else:
+                outs = None
+            if outs is None:
+                return node, [_wrap(Tensor, gdata)] if carried else grads
+            grads = gdata = follow = None
+            seq = node._sequence_nr
+            for (nxt, nr), a in zip(node.next_functions, outs):
+                if nxt is None:
+                    continue
+                if deps is not None:
+                    deps[nxt] -= 1
+                buf = buffers.get(nxt)
+                if buf is None:
+                    if nxt._sequence_nr >= seq:
+                        raise RuntimeError(ERR_ORDER.format(nxt=nxt, node=node))
+                    if (a is not None and follow is None and nxt._lean is not None
+                            and not nxt._hooked):
+                        follow, gdata = nxt, a
+                        continue
+                    buf = self.reach(nxt)
+                if a is not None:
+                    _deliver(buf, nr, _wrap(Tensor, a))
+            if follow is None:
+                return self.next(), None
+            if not heap or follow._sequence_nr > -heap[0][0]:
+                node, carried = follow, True
+                continue
+            # a queued node is newer and runs first: this gradient waits in a buffer
+            buffers[follow] = [_wrap(Tensor, gdata)]
+            _push(heap, follow)
+            return self.next(), None
+
+    def _fused(self, node, grads) -> bool:
+        """Run the region ``node`` leads as one kernel (``node.run_region``, ops/fusion.py)
+        and deliver the gradients leaving it; False when ``node`` runs on its own."""
+        if (
+            grads[0] is None
+            # (a small gradient is only worth a look from a sum: it may be broadcast)
+            or (node._fusable != 2 and grads[0]._data.size < self.fuse_min)
+            # (tensor hooks have run: they do not keep a node out)
+            or (node._hooked and (node._pre_hooks or node._post_hooks))
+        ):
+            return False
+        fused = node.run_region(grads, lambda: self.dependencies(node), self.buffers)
+        if fused is None:
+            return False
+        members, contributions, external = fused
+        if self.release:
+            for m in members:
+                if m._has_saved:
+                    m.release()
+        buffers, deps = self.buffers, self.deps
+        for nxt in external:
+            if nxt not in buffers:
+                self.reach(nxt)
+            deps[nxt] -= 1
+        for (nxt, nr), g in contributions:
+            _deliver(buffers[nxt], nr, g)
+        return True
+
+    def _node(self, node, grads):
+        """Run ``node`` on its own (``node.apply``) with its pre- and post-hooks, and deliver
+        its input gradients; returns the node to run next."""
+        if (self.plain or self._wanted(node, grads)) and (
+                grads[0] is not None or any(g is not None for g in grads)):
+            hooked = node._hooked  # (one flag for the four hook tables)
+            if hooked and node._pre_hooks:
+                for hook in tuple(node._pre_hooks.values()):
+                    res = hook(tuple(grads))
+                    if res is not None:
+                        grads = list(res)
+            if node._released:
+                node.check_not_released()
+            if self.anomaly:
+                in_grads = run_checked(node, grads)
+            else:
+                in_grads = node.apply(grads)
+            if hooked and node._post_hooks:
+                for hook in tuple(node._post_hooks.values()):
+                    res = hook(tuple(in_grads), tuple(grads))
+                    if res is not None:
+                        in_grads = tuple(res)
+        else:
+            in_grads = (None,) * len(node.next_functions)
+        if self.release and node._has_saved:
+            node.release()
+        buffers, heap, deps = self.buffers, self.heap, self.deps
+        seq = node._sequence_nr
+        follow = None  # a node this one reached first
+        for (nxt, nr), g in zip(node.next_functions, in_grads):
+            if nxt is None:
+                continue
+            buf = buffers.get(nxt)
+            if buf is None:
+                if nxt._sequence_nr >= seq:
+                    raise RuntimeError(ERR_ORDER.format(nxt=nxt, node=node))
+                buf = buffers[nxt] = [None] * nxt._num_outputs
+                if follow is not None:
+                    _push(heap, follow)
+                follow = nxt
+            if g is not None:
+                _deliver(buf, nr, g)
+            if deps is not None:
+                deps[nxt] -= 1
+        # the newest reached node runs next; one newer than all the queued ones (a chain)
+        # skips the queue
+        if follow is not None:
+            if not heap or follow._sequence_nr > -heap[0][0]:
+                return follow
+            _push(heap, follow)
+        return self.next()
+
+    def _wanted(self, node, grads) -> bool:
+        """In a pass with ``inputs``: keep the gradients asked for that ``node`` holds, and
+        whether it needs to run (it leads to an input; an AccumulateGrad only when its leaf
+        is asked for and ``.grad`` is to be updated)."""
+        captures = self.captures
+        if captures and any((node, k) in captures for k in range(node._num_outputs)):
+            for k in range(node._num_outputs):
+                for t in captures.get((node, k), ()):
+                    self.results[id(t)] = grads[k]
+        if isinstance(node, AccumulateGrad):
+            return node in self.needed and self.accumulate and (node, 0) in captures
+        if not self.accumulate and node in self.targets and not _feeds(node, self.needed):
+            return False
+        return node in self.needed
 
 
 def _feeds(node, needed) -> bool:

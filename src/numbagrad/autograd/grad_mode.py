@@ -1,4 +1,5 @@
-"""Thread-local grad mode: no_grad, enable_grad, set_grad_enabled, inference_mode."""
+"""Thread-local grad mode (no_grad, enable_grad, set_grad_enabled, inference_mode), and the
+backward pass's process-wide state that ``ops/`` reads: ``backward_passes``, ``backward_fusion``."""
 
 from __future__ import annotations
 
@@ -32,6 +33,24 @@ class _BackwardPasses:
 
 
 backward_passes = _BackwardPasses()
+
+
+class _BackwardFusion:
+    """The backward fusion's settings, for the whole process; the engine reads them at the
+    start of each pass, ``ops/fusion.py`` as it grows a region. ``enabled``: whether a plain
+    ``backward()`` runs connected elementwise nodes as one kernel (``node.run_region``).
+    ``min_items``: the gradient size from which it does; below it a region's first compile
+    costs more than a loop per node saves, and small elementwise nodes hand their gradients
+    on as arrays instead."""
+
+    __slots__ = ("enabled", "min_items")
+
+    def __init__(self):
+        self.enabled = True
+        self.min_items = 1 << 14
+
+
+backward_fusion = _BackwardFusion()
 
 
 def is_grad_enabled() -> bool:

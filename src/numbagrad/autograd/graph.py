@@ -62,8 +62,9 @@ class Node:
     _has_saved = False
     # whether any hook table was ever made (``_own``): the engine checks this one flag per node
     _hooked = False
-    # registry nodes the engine may run several of as one kernel (ops/fusion.py): 1 for an
-    # elementwise op (from ``fusion.FUSE_MIN_ITEMS`` elements), 2 for a whole-tensor sum
+    # registry nodes the engine may run several of as one kernel (``run_region``,
+    # ops/record.py): 1 for an elementwise op (from ``grad_mode.backward_fusion.min_items``
+    # elements), 2 for a whole-tensor sum
     _fusable = 0
     # what a small elementwise node recorded on the lean path keeps (ops/record.py,
     # ElementwiseNode): the engine hands such a node its gradient as an array

@@ -1,6 +1,7 @@
 """Backward fusion on the CPU: a connected run of elementwise backward nodes as one kernel.
 
-During ``Tensor.backward()`` the engine offers each ready elementwise node (the *root*) here.
+During ``Tensor.backward()`` the engine offers each ready elementwise node (the *root*) here,
+through ``node.run_region`` (ops/record.py).
 The region grows from the root through every elementwise node whose whole incoming gradient
 comes from inside the region: all its consumers still to run are region members, it holds no
 gradient yet, it has no hooks, and its gradients need no broadcast sum or cast. The members'
@@ -16,7 +17,8 @@ thread count. When the region is led by a loss whose value is still lazy (``lazy
 loop adds that up too, so the forward pass never reads the operands.
 
 A kernel is compiled per region structure, dtype and operand layout (never per shape) and
-cached on disk like every other kernel. Regions under ``FUSE_MIN_ITEMS`` elements run node by
+cached on disk like every other kernel. Regions under ``backward_fusion.min_items`` elements
+(``autograd/grad_mode.py``, where ``backward_fusion.enabled`` turns the fusion off) run node by
 node: their kernels cost little, a first compile a lot. Anything unusual (a strided or
 partly broadcast operand, ``create_graph``, anomaly mode, ``inputs=``) takes the node-by-node
 path, which computes the same gradients.
@@ -29,13 +31,12 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import backward_fusion
 from ..autograd.graph import _wrap, sum_to
 from ..backend import cpu
 from . import lazy
 from .lazy import Loop, _kind
 
-ENABLED = True
-FUSE_MIN_ITEMS = 1 << 14
 MAX_MEMBERS = 32
 # a graph whose structure keeps changing would compile a kernel per new region: after this
 # many in one process, new regions run node by node (their rule kernels are compiled already)
@@ -157,7 +158,7 @@ def run(root, grads, pending, buffers):
     counts). None when ``root`` should run alone.
     """
     g = grads[0]
-    if g is None or len(grads) != 1 or not ENABLED:
+    if g is None or len(grads) != 1:
         return None
     gdata = g._data
     if type(gdata) is not np.ndarray:
@@ -173,7 +174,7 @@ def run(root, grads, pending, buffers):
         if not (root._fusable and root.op.kind == "elementwise"):
             return None
         shape = lead.ctx.input_shapes[0]
-        if math.prod(shape) < FUSE_MIN_ITEMS or pending()[root] != 1:
+        if math.prod(shape) < backward_fusion.min_items or pending()[root] != 1:
             return None
         if gdata.dtype != root.ctx.compute.np or not _joins(root, root.ctx.compute, buffers,
                                                            shape):
@@ -185,7 +186,7 @@ def run(root, grads, pending, buffers):
     cnp = compute.np
     if root._released or ctx.dtypes is not None or ctx.to_cpu is not None:
         return None  # (a released root raises on the node-by-node path)
-    if cnp.kind != "f" or gdata.dtype != cnp or math.prod(shape) < FUSE_MIN_ITEMS:
+    if cnp.kind != "f" or gdata.dtype != cnp or math.prod(shape) < backward_fusion.min_items:
         return None
     members, index = _region(root, shape, pending(), buffers)
     if len(members) < 2 and lead is None:

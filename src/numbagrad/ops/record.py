@@ -22,6 +22,7 @@ from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import Node, _sequence, edge_of
 from ..autograd.saved import SavedTensor
 from ..backend import cpu
+from . import fusion
 from .saved_names import saved_properties
 
 # ---------------------------------------------------------------- saved tensors
@@ -109,6 +110,20 @@ class OpNode(Node):
             self.ctx.saved = {}
 
 
+class FusableNode(OpNode):
+    """A node the engine may run with others as one kernel: it offers the region it leads
+    (``run_region``, ops/fusion.py). ``_fusable`` is 2 here, for a whole-tensor sum's node
+    (``op.fuses_backward``), which only leads a region: its one-value gradient is read there
+    as a scalar; 1 for an elementwise op's (``ElementwiseNode``), which may also join one."""
+
+    _fusable = 2
+
+    def run_region(self, grads, pending, buffers):
+        """Run the region grown from this node as one kernel: (members, contributions,
+        external), or None when this node should run on its own (``fusion.run``)."""
+        return fusion.run(self, grads, pending, buffers)
+
+
 class LeanPlan(NamedTuple):
     """How a lean node of one op computes its inputs' gradients, for one compute dtype, one
     set of inputs needing a gradient and one layout of operands (made once, kept on the op's
@@ -128,7 +143,7 @@ class LeanPlan(NamedTuple):
     names: tuple  # the kept items' names (what the rules call them)
 
 
-class ElementwiseNode(OpNode):
+class ElementwiseNode(FusableNode):
     """An elementwise op's node.
 
     One recorded on the fast path (``record_lean``) keeps no Ctx, only these attributes:
@@ -140,6 +155,7 @@ class ElementwiseNode(OpNode):
     the compute dtype and shape) it is computed here on arrays; anything else reads ``ctx``
     (built then from the attributes) and takes the op's general backward."""
 
+    _fusable = 1
     _params = ()
 
     def apply(self, grads):
@@ -256,11 +272,12 @@ _NO_EDGE = (None, 0)
 
 def node_class(name: str, op) -> type:
     """A new node class named ``name`` (PyTorch's, ``MulBackward0``) for ``op``."""
-    attrs = {"op": op, "__module__": "numbagrad.autograd.graph",
-             "_fusable": 1 if op.kind == "elementwise" else 2 if op.fuses_backward else 0}
+    attrs = {"op": op, "__module__": "numbagrad.autograd.graph"}
     # PyTorch's grad_fn._saved_self, _saved_dim, ...: properties, read only when asked
     attrs.update(saved_properties(op, name))
-    return type(name, (ElementwiseNode if op.kind == "elementwise" else OpNode,), attrs)
+    base = (ElementwiseNode if op.kind == "elementwise" else FusableNode if op.fuses_backward
+            else OpNode)
+    return type(name, (base,), attrs)
 
 
 # ---------------------------------------------------------------- recording
