@@ -124,6 +124,15 @@ class FusableNode(OpNode):
         return fusion.run(self, grads, pending, buffers)
 
 
+class LeanRule(NamedTuple):
+    """How a lean node computes one input's gradient: its rule kernel's serial flat loop."""
+
+    args: tuple  # per array argument: None for ``grad``, else its index in the node's _saved
+    pnames: tuple  # the op's parameters the rule reads
+    kernels: object  # the rule's kernel module (its ENTRIES: the loops' entry points)
+    key: str  # the loop's key there (``cpu.flat_entry``)
+
+
 class LeanPlan(NamedTuple):
     """How a lean node of one op computes its inputs' gradients, for one compute dtype, one
     set of inputs needing a gradient and one layout of operands (made once, kept on the op's
@@ -134,9 +143,8 @@ class LeanPlan(NamedTuple):
     cnp: np.dtype  # ... as a NumPy dtype
     n_in: int
     # one (k, rule) per input k that gets a gradient; rule is True when it passes ``grad`` on,
-    # else [arguments, parameter names, compiled entry point or None, k, entry key]; an
-    # argument is None for ``grad``, else its index in the node's ``_saved``. None: the node
-    # takes the general path (``x * x``: both gradients go to one input, one kernel)
+    # else a LeanRule. None: the node takes the general path (``x * x``: both gradients go to
+    # one input, one kernel)
     rules: tuple | None
     saves: tuple  # the operands to keep, by index
     save_result: bool
@@ -202,7 +210,7 @@ class ElementwiseNode(FusableNode):
             if rule is True:
                 out[k] = gdata
                 continue
-            args, pnames, entry, _, key = rule
+            args, pnames, kernels, key = rule
             values = []
             for j in args:
                 if j is None:
@@ -215,9 +223,9 @@ class ElementwiseNode(FusableNode):
             if pnames:
                 values += self.op._param_values(self._lean.compute, self._params, pnames)
             a = np.empty(shape, cnp)
-            if entry is None:  # the first call: the rule's kernel, then its entry point
-                rule[2] = cpu.flat_entry(self.op.vjp_kernel(k, self._lean.compute), key,
-                                         a if one_d else a.ravel(), values, cnp)
+            entry = kernels.ENTRIES.get(key)
+            if entry is None:  # the first call finds the loop's entry point
+                cpu.flat_entry(kernels, key, a if one_d else a.ravel(), values, cnp)
             else:
                 entry(a if one_d else a.ravel(), *values)
             out[k] = a
@@ -425,7 +433,8 @@ def lean_plan(op, flags, key, compute):
             "a" if j is None or names[j] == "result"
             or not numbers >> op.arg_names.index(names[j]) & 1 else "s"
             for j in args)
-        rules.append((k, [args, pnames, None, k, pattern + "p" * len(pnames)]))
+        rules.append((k, LeanRule(args, pnames, op.vjp_kernel(k, compute),
+                                  pattern + "p" * len(pnames))))
     cls = op._node_classes.get(op.node_name) or op.node_class()
     return LeanPlan(cls, compute, compute.np, op.n_in, None if key & BOTH else tuple(rules),
                     tuple([k for k, _ in saves]),

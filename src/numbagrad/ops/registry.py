@@ -370,7 +370,8 @@ class Elementwise(OpDef):
         if be is not cpu:
             # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
             ctx.to_cpu = [isinstance(a, Tensor) and not a.is_cuda for a in tensors]
-        for k, name in saves[0]:
+        inputs_saved, result_saved = saves
+        for k, name in inputs_saved:
             t = tensors[k]
             tt = type(t)
             if tt is Tensor:
@@ -380,7 +381,7 @@ class Elementwise(OpDef):
             elif tt is not LazyTensor or t._lazy.np_dtype != cnp:  # (a lazy one is kept)
                 t = as_tensor(t, compute, like=result)
             saved[name] = SavedTensor(t, False, compute)
-        if saves[1]:
+        if result_saved:
             saved["result"] = SavedTensor(result, True, compute)
             ctx.output_index = RESULT_INDEX
         node = new_node(self._node_classes.get(self.node_name) or self.node_class(),
