@@ -26,6 +26,8 @@ from ..backend import cpu
 from . import lazy
 from .record import record_lean
 
+_make = Tensor._make  # (bound once: the fast path makes a Tensor per call)
+
 # what an op's function takes besides Tensors (a NumPy array is refused by the op itself)
 NUMBERS = (bool, int, float, np.bool_, np.integer, np.floating, np.ndarray)
 
@@ -114,7 +116,7 @@ def make_function(op, operator=False, method=False):
                             first_launch(plan, "a", flat, (a,))
                         else:
                             entry(flat, a)
-                        result = Tensor._make(out)
+                        result = _make(out)
                         if records and _grad_state.enabled and (
                                 input._requires_grad or input._base is not None):
                             record_lean(op, plan, 0, (input,), (), result)
@@ -144,7 +146,7 @@ def make_function(op, operator=False, method=False):
                             first_launch(plan, key_, flat, (a, *params))
                         else:
                             entry(flat, a, *params)
-                        result = Tensor._make(out)
+                        result = _make(out)
                         if records and _grad_state.enabled and (
                                 input._requires_grad or input._base is not None):
                             record_lean(op, plan, 0, (input,), params, result)
@@ -184,7 +186,7 @@ def make_function(op, operator=False, method=False):
                                 first_launch(plan, pattern, flat, (a, b))
                             else:
                                 entry(flat, a, b)
-                            result = Tensor._make(out)
+                            result = _make(out)
                             if records and _grad_state.enabled and (
                                     input._requires_grad or input._base is not None or not key
                                     and (other._requires_grad or other._base is not None)):
