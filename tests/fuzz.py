@@ -228,16 +228,6 @@ KNOWN_OPEN: dict[str, Known] = {
         x = torch.ones(3, 2, 4, requires_grad=True)
         r = x[:, torch.tensor([0, 1])].view(-1)
         """),
-    "max_dim_0d_indices_not_saved": Known(
-        "max / min with a dim of a 0-d tensor saves the indices it returns (as for any other"
-        " tensor): writing them in place before backward raises RuntimeError (modified by an"
-        " inplace operation); numbagrad runs (it checks them for tensors of 1 or more dims)",
-        """
-        x = torch.tensor(1.0, requires_grad=True)
-        v, i = x.max(0, keepdim=True)
-        i.copy_(torch.tensor(0))
-        v.sum().backward()
-        """),
     "retain_grad_view_base_write": Known(
         "retain_grad() on a view, then a write into its base through another view: the"
         " view's .grad stays None after backward (its node was replaced); numbagrad fills it",
@@ -297,6 +287,16 @@ KNOWN_OPEN: dict[str, Known] = {
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
 # repros keep being checked by --known and ``avoid`` accepts their keys.
 FIXED: dict[str, Known] = {
+    "max_dim_0d_indices_not_saved": Known(
+        "max / min with a dim of a 0-d tensor saves the indices it returns (as for any other"
+        " tensor): writing them in place before backward raises RuntimeError (modified by an"
+        " inplace operation); numbagrad runs (it checks them for tensors of 1 or more dims)",
+        """
+        x = torch.tensor(1.0, requires_grad=True)
+        v, i = x.max(0, keepdim=True)
+        i.copy_(torch.tensor(0))
+        v.sum().backward()
+        """),
     "pow_zero_create_graph": Known(
         "the gradient of x ** 0 with create_graph=True: zeros that do not require grad;"
         " numbagrad's requires grad (WhereBackward0)",

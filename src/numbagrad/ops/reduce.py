@@ -450,10 +450,10 @@ def _with_indices(ctx, x, dim, keepdim, vkernel, ikernel, name):
 def _index_backward(ctx, grad):
     # the gradient goes to the one position each index points at
     grad = grad[0]
+    idx = ctx["indices"]  # (checked against in-place changes, as PyTorch does, also for 0-d)
     if not ctx.dims:  # a 0-d input: its one element is the max
         return grad
     (d,) = ctx.dims
-    idx = ctx["indices"]
     if not ctx.keepdim:
         grad = grad.unsqueeze(d)
         idx = idx.unsqueeze(d)
