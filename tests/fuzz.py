@@ -208,17 +208,6 @@ KNOWN_OPEN: dict[str, Known] = {
         y = torch.ones(1, 1, 2, 1)
         r = y[-1, ..., 1:1, None, torch.tensor([-2, 0, 0])]
         """),
-    "index_error_precedence_view": Known(
-        "an assignment with an invalid index (more parts than dimensions, out of bounds) into"
-        " a view of a leaf that requires grad: IndexError; numbagrad RuntimeError (a view of a"
-        " leaf Variable ...) (the leaf itself was fixed: see index_error_precedence)",
-        """
-        x = torch.tensor([2.25, 1.0], requires_grad=True)
-        v = x[...]
-        v[0, 0] = -2.5
-        v[torch.tensor([0]), 0] = -2.5
-        v[5] = 1.0
-        """),
     "advanced_index_layout": Known(
         "advanced indexing with a slice before the index (x[:, i], x[..., i]): the result is"
         " contiguous, so .view() works and flatten is a view (ViewBackward0); numbagrad's"
@@ -287,6 +276,17 @@ KNOWN_OPEN: dict[str, Known] = {
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
 # repros keep being checked by --known and ``avoid`` accepts their keys.
 FIXED: dict[str, Known] = {
+    "index_error_precedence_view": Known(
+        "an assignment with an invalid index (more parts than dimensions, out of bounds) into"
+        " a view of a leaf that requires grad: IndexError; numbagrad RuntimeError (a view of a"
+        " leaf Variable ...) (the leaf itself was fixed: see index_error_precedence)",
+        """
+        x = torch.tensor([2.25, 1.0], requires_grad=True)
+        v = x[...]
+        v[0, 0] = -2.5
+        v[torch.tensor([0]), 0] = -2.5
+        v[5] = 1.0
+        """),
     "max_dim_0d_indices_not_saved": Known(
         "max / min with a dim of a 0-d tensor saves the indices it returns (as for any other"
         " tensor): writing them in place before backward raises RuntimeError (modified by an"

@@ -348,10 +348,11 @@ def setitem(x, index, value):
         # x[i] = v writes through a view of x, as PyTorch words it
         basic = M._normalize_index(x, index)[1].isdisjoint({"advanced"})
         raise RuntimeError(ERR_LEAF_VIEW if basic else ERR_LEAF)
-    check_inplace(x)
     # the index becomes arrays here, once: an index Tensor must not count as an input of the
-    # node (its gradient slot would take the value's gradient)
+    # node (its gradient slot would take the value's gradient). A bad index raises its
+    # IndexError first, as in PyTorch, then a write PyTorch refuses its RuntimeError
     where = M._Index.of(x, index)
+    check_inplace(x)
     if where.staged is not None:  # integers first, as PyTorch: a view, then the rest
         first, then = where.staged
         return setitem(M.getitem(x, first), then, value)
