@@ -125,6 +125,8 @@ def make_function(op, operator=False, method=False):
                 return NotImplemented if operator else refuse(name, (input,), method=method)
             return op._call((input,))
     elif op.n_in == 1:
+        # (the same steps with parameters: one function for both would take ``*params`` on
+        # every unary call, 0.1 us of a 1.2 us ``sin(x)``)
         key_ = "a" + "p" * n_params
 
         def function(input, *params):
