@@ -14,6 +14,8 @@ from . import dtypes as D
 from .autograd.grad_mode import _state as _grad_state
 from .backend.memory import escape
 
+_BY_NP = D._BY_NP
+
 
 class Size(tuple):
     """A tensor's shape: a tuple that prints as ``numbagrad.Size([3, 4])``."""
@@ -179,7 +181,8 @@ class Tensor:
 
     @property
     def dtype(self) -> D.dtype:
-        return D.from_numpy_dtype(self._data.dtype)
+        d = _BY_NP.get(self._data.dtype)  # (the common dtypes without a call)
+        return d if d is not None else D.from_numpy_dtype(self._data.dtype)
 
     @property
     def device(self) -> device:

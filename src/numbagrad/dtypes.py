@@ -42,6 +42,12 @@ default_int = int64
 
 def from_numpy_dtype(np_dtype) -> dtype:
     """The numbagrad dtype for a NumPy dtype; refuses types PyTorch-like code never sees."""
+    try:
+        d = _BY_NP.get(np_dtype)  # (an array's own dtype: no np.dtype() call)
+    except TypeError:  # an unhashable spec, for np.dtype to judge
+        d = None
+    if d is not None:
+        return d
     d = np.dtype(np_dtype)
     try:
         return _BY_NP[d]
@@ -90,6 +96,9 @@ def scalar_kind(value) -> int:
     raise TypeError(f"unsupported scalar type {type(value).__name__}")
 
 
+_PY_KIND = {bool: 0, int: 1, float: 2}  # scalar_kind of the Python number types
+
+
 def result_type(*operands) -> dtype:
     """PyTorch's result_type for tensors and Python scalars.
 
@@ -101,12 +110,21 @@ def result_type(*operands) -> dtype:
     zero_dim_dt = None
     scalar_kind_max = -1
     for op in operands:
+        k = _PY_KIND.get(type(op))
+        if k is not None:  # a Python number (no getattr that fails)
+            if k > scalar_kind_max:
+                scalar_kind_max = k
+            continue
         dt = getattr(op, "dtype", None)
         if type(dt) is dtype:
+            if dt is tensor_dt:
+                continue  # (0-d or not, one more operand of that dtype changes nothing)
             if op.ndim == 0:
                 zero_dim_dt = dt if zero_dim_dt is None else promote(zero_dim_dt, dt)
+            elif tensor_dt is None or tensor_dt is dt:
+                tensor_dt = dt
             else:
-                tensor_dt = dt if tensor_dt is None else promote(tensor_dt, dt)
+                tensor_dt = promote(tensor_dt, dt)
         else:
             scalar_kind_max = max(scalar_kind_max, scalar_kind(op))
     # 0-d tensors count like dimensioned ones only within a higher category

@@ -342,9 +342,12 @@ del _name, _value, _method, _fn
 # for an operand that is no Tensor or number, so Python raises its TypeError)
 Tensor.__add__ = Tensor.__radd__ = _F._add.operator
 Tensor.__mul__ = Tensor.__rmul__ = _F.mul.operator
+# (x - y and x / y: the ops' functions themselves, as _F.sub and _F.div call them)
+Tensor.__sub__ = _F._sub.operator
+Tensor.__truediv__ = _F._div.operator
 Tensor.__neg__ = _F.neg
 Tensor.__abs__ = _F.abs
-Tensor.add_ = lambda self, other: _F.add_(self, other)
-Tensor.zero_ = lambda self: _F.zero_(self)
+Tensor.add_ = _F.add_
+Tensor.zero_ = _F.zero_
 Tensor.fill_ = lambda self, value: _F.fill_(self, value)
 Tensor.copy_ = lambda self, src: _F.copy_(self, src)

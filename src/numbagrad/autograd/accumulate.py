@@ -10,7 +10,7 @@ import numpy as np
 
 from .._tensor import Tensor
 from ..backend import cpu
-from .grad_mode import is_grad_enabled
+from .grad_mode import _state as _grad_state
 
 
 def accumulate_into_grad(t: Tensor, grad: Tensor, unshared: bool = False) -> None:
@@ -33,7 +33,7 @@ def accumulate_into_grad(t: Tensor, grad: Tensor, unshared: bool = False) -> Non
             grad = grad.to(t.dtype)
             unshared = False
     if t._grad is None:
-        if is_grad_enabled():
+        if _grad_state.enabled:
             t._grad = grad
         elif unshared:
             t._grad = Tensor._make(grad._data)
@@ -45,7 +45,7 @@ def accumulate_into_grad(t: Tensor, grad: Tensor, unshared: bool = False) -> Non
                 np.copyto(t._grad._data, data)
             else:
                 t._grad = Tensor._make(data.copy())
-    elif is_grad_enabled():
+    elif _grad_state.enabled:
         t._grad = t._grad + grad
     else:
         t._grad.add_(grad)

@@ -143,8 +143,10 @@ class AccumulateGrad(Node):
 
     def apply(self, grads: list) -> tuple:
         if grads[0] is not None:
-            unshared = gradient_is_unshared(grads)
-            accumulate_into_grad(self.variable, grads[0], unshared)
+            t = self.variable
+            # (only a first .grad may take the gradient's memory: no probe once there is one)
+            unshared = t._grad is None and gradient_is_unshared(grads)
+            accumulate_into_grad(t, grads[0], unshared)
         return ()
 
 
@@ -178,16 +180,19 @@ def edge_of(tensor):
 def sum_to(g, shape):
     """Sum a broadcast gradient back to ``shape`` (the framework's job, never a rule's)."""
     shape = tuple(shape)
-    if g.shape == shape:
+    have = g.shape
+    if have == shape:
         return g
-    lead = g.ndim - len(shape)
+    lead = len(have) - len(shape)
     dims = list(range(lead))
     for i, n in enumerate(shape):
-        if n == 1 and g.shape[lead + i] != 1:
+        if n == 1 and have[lead + i] != 1:
             dims.append(lead + i)
     if dims:
-        g = g.sum(dim=tuple(dims), keepdim=True)
-    if lead:
+        g = g.sum(tuple(dims), True)  # (dim, keepdim)
+    if lead > 0:
+        g = g.view(shape)  # (a new sum: contiguous, so the view reshape would make)
+    elif lead:
         g = g.reshape(shape)
     elif g.shape != shape:
         g = g.expand(shape)

@@ -409,14 +409,14 @@ def _flat_launch(mod, arrays, shape, out, params):
     pattern = ""
     for a in arrays:
         if a.shape == shape and a.flags.carray:  # C-contiguous, aligned and writeable
-            ops.append(a if a.ndim == 1 else a.reshape(-1))
+            ops.append(a if a.ndim == 1 else a.ravel())
             pattern += "a"
         elif a.size == 1 or not any(a.strides):
             ops.append(a[(0,) * a.ndim])  # a NumPy scalar of the operand's dtype
             pattern += "s"
         else:
             return False
-    _loops(mod, out.size)[pattern](out if out.ndim == 1 else out.reshape(-1), *ops, *params)
+    _loops(mod, out.size)[pattern](out if out.ndim == 1 else out.ravel(), *ops, *params)
     return True
 
 
@@ -494,31 +494,33 @@ def launch_small(mod, arrays, out_dtype, params):
 def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
     """Run the elementwise kernels of ``mod`` over broadcast ``arrays``; returns ``out`` (new
     if None). Contiguous operands take a flat loop, anything else the strided ``kernel``."""
-    if out is None:
-        # the common case first: one shape, every operand C-contiguous (no scalars, no views)
-        a0 = arrays[0]
-        shape = a0.shape
-        for a in arrays:
-            if a.shape != shape or not a.flags.carray:
-                break
-        else:
+    # the common case first: one shape, every operand C-contiguous (no scalars, no views), and
+    # ``out`` new or of that shape and C-contiguous too
+    a0 = arrays[0]
+    shape = a0.shape
+    same = True  # every operand of one shape
+    for a in arrays:
+        if a.shape != shape:
+            same = False
+            break
+    if same and all([a.flags.carray for a in arrays]):
+        if out is None or out.shape == shape and out.flags.carray:
             n = a0.size
             if n < mod.PARALLEL_MIN:  # small: no pool, no thread-count query (W3's path)
-                out = np.empty(shape, out_dtype)
+                if out is None:
+                    out = np.empty(shape, out_dtype)
                 loop = mod.FLAT[_ALL_ARRAYS[len(arrays)]]
             else:
-                out = empty(shape, out_dtype)
+                if out is None:
+                    out = empty(shape, out_dtype)
                 loop = _loops(mod, n)[_ALL_ARRAYS[len(arrays)]]
             if a0.ndim == 1:
                 loop(out, *arrays, *params)
             else:
-                loop(out.reshape(-1), *[a.reshape(-1) for a in arrays], *params)
+                loop(out.ravel(), *[a.ravel() for a in arrays], *params)
             return out
-    shape = arrays[0].shape
-    for a in arrays:
-        if a.shape != shape:
-            shape = broadcast_shapes(*(a.shape for a in arrays))
-            break
+    if not same:
+        shape = broadcast_shapes(*[a.shape for a in arrays])
     if out is None:
         out = empty(shape, out_dtype)
         if out.size and _flat_launch(mod, arrays, shape, out, params):
@@ -588,18 +590,18 @@ def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
     """Reduce ``a`` over ``dims`` with kernel ``name``; result has the kept dims' shape."""
     k = len(dims)
     if (
-        name == "sum_rows" and 0 < k < a.ndim and sorted(dims) == list(range(k))
+        name == "sum_rows" and 0 < k < a.ndim and max(dims) == k - 1  # (dims are distinct)
         and a.flags.c_contiguous and a.dtype == out_dtype
     ):
         # a sum over leading dims of a contiguous array: column sums, no transposed copy
         kept = a.shape[k:]
         cols = a.reshape(-1, math.prod(kept))
-        out = np.empty(cols.shape[1], dtype=out_dtype)
+        out = np.empty(cols.shape[1], out_dtype)
         if out.size >= 2 and a.size >= PARALLEL_MIN and num_threads() > 1:
             parts = np.empty((-(-cols.shape[0] // 256), cols.shape[1]), dtype=out_dtype)
             get_reduce_kernel("sum_cols_par", a.dtype)(cols, out, parts)
         elif out.size:
-            part = np.empty_like(out)
+            part = np.empty(out.shape, out.dtype)
             get_reduce_kernel("sum_cols", a.dtype)(cols, out, part)
         return out.reshape(kept)
     if k == a.ndim and a.flags.c_contiguous:  # everything: one row, no copy
@@ -613,7 +615,7 @@ def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
             return out.reshape(())
     else:
         rows, kept = as_rows(a, dims)
-    out = np.empty(rows.shape[0], dtype=out_dtype)
+    out = np.empty(rows.shape[0], out_dtype)
     if out.size:
         get_reduce_kernel(name, a.dtype)(rows, out, *params)
     return out.reshape(kept)
@@ -638,7 +640,14 @@ ascontiguousarray = np.ascontiguousarray
 moveaxis = np.moveaxis
 concatenate = np.concatenate
 stack = np.stack
-matmul = np.matmul
+
+
+def matmul(a, b):
+    """``a @ b``; two matrices through ``ndarray.dot``: the same BLAS call and bits, without
+    the ufunc machinery of ``np.matmul`` that dominates small products."""
+    if a.ndim == 2 and b.ndim == 2:
+        return a.dot(b)
+    return np.matmul(a, b)
 
 
 # ---------------------------------------------------------------- caching allocator
@@ -659,7 +668,8 @@ _pool_lock = threading.Lock()
 
 def empty(shape, dtype):
     """``np.empty(shape, dtype)``; from 1 MiB up, memory is reused from the block pool."""
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    if type(shape) is not tuple:
+        shape = (shape,) if isinstance(shape, int) else tuple(shape)
     n = math.prod(shape)
     if n < _POOL_MIN_ITEMS:  # under 1 MiB whatever the dtype: skip the dtype lookup
         return np.empty(shape, dtype)

@@ -55,6 +55,8 @@ def _is_scalar(v) -> bool:
 
 
 _add = E.add.function  # (the operators and ``x.add(y)`` call the op's plain function)
+# the plain functions the wrappers below call (an op's ``__call__`` only hands on to them)
+_sub, _div, _pow = E.sub.function, E.div.function, E.pow.function
 
 
 def _add_method(self, other, *, alpha=1):
@@ -75,7 +77,7 @@ def sub(x, y, *, alpha=1):
     """``x - alpha * y``."""
     if alpha != 1:
         y = E.mul(y, alpha)
-    return E.sub(x, y)  # (a number first is a wrapped scalar: SubBackward0, as in PyTorch)
+    return _sub(x, y)  # (a number first is a wrapped scalar: SubBackward0, as in PyTorch)
 
 
 def rsub(x, other):
@@ -86,7 +88,7 @@ def rsub(x, other):
         # the number takes part in the result's dtype (-1.5 - int_tensor is a float tensor)
         dt = D.result_type(x, other)
         return E.rsub(x if dt is x.dtype else x.to(dt), other)
-    return E.sub(other, x)
+    return _sub(other, x)
 
 
 @public("function method")
@@ -107,14 +109,14 @@ def rfloor_divide(x, other):
 
 @public("function method inplace", aliases="true_divide divide")
 def div(x, y):
-    return E.div(x, y)  # (``2 / x`` is ``rdiv``; ``div(2, x)`` is DivBackward0, as in PyTorch)
+    return _div(x, y)  # (``2 / x`` is ``rdiv``; ``div(2, x)`` is DivBackward0, as in PyTorch)
 
 
 def rdiv(x, other):
     """``other / x``; like PyTorch, a scalar numerator is ``reciprocal(x) * other``."""
     if _is_scalar(other):
         return E.mul(E.reciprocal(x), other)
-    return E.div(other, x)
+    return _div(other, x)
 
 
 
@@ -143,7 +145,7 @@ def pow(x, exponent):
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             elif x.dtype is D.bool_:
                 x = x.to(D.int64)  # PyTorch raises bools to integer powers as integers
-        return E.pow(x, exponent)
+        return _pow(x, exponent)
     return E.pow_tensor(x, exponent)
 
 
@@ -159,7 +161,7 @@ def rpow(x, base):
 def square(x):
     if x.dtype is D.bool_:
         x = x.to(D.int64)  # PyTorch squares a bool tensor as integers
-    return E.pow(x, 2)
+    return _pow(x, 2)
 
 
 @public("function method inplace", aliases="clip")

@@ -22,7 +22,9 @@ import numpy as np
 from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor
-from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.grad_mode import enable_grad
+from ..backend import cpu
 from ..backend.memory import before_write
 from . import elementwise as E
 from . import movement as M
@@ -54,7 +56,7 @@ _CAST_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32"
 
 def check_inplace(x):
     """Refuse in-place changes autograd could not account for (PyTorch's rules and words)."""
-    if not is_grad_enabled():
+    if not _grad_state.enabled:
         return
     base = x._base
     if base is None:
@@ -76,7 +78,8 @@ def check_no_overlap(x):
     """Refuse an op that reads and writes ``x`` when elements of ``x`` share memory (an expanded
     tensor): each alias would be updated once per element, as PyTorch refuses it. Writes of
     values that do not depend on ``x`` (``fill_``, ``zero_``, ``x[i] = v``) stay allowed."""
-    if _self_overlapping(x._data):
+    a = x._data
+    if 0 in a.strides and _self_overlapping(a):  # (no stride 0, no overlap: no call)
         raise RuntimeError(ERR_OVERLAP)
 
 
@@ -103,20 +106,24 @@ def inplace(x, op, *args, **kwargs):
 
 def assign_inplace(x, result):
     """Write ``result`` into ``x``'s memory and make ``x`` stand for it in the graph."""
-    if result.shape != x.shape:
+    data = result._data
+    a = x._data
+    if data.shape != a.shape:
         raise RuntimeError(
             f"output with shape {list(x.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
-    if result.dtype is not x.dtype and result.dtype._kind > x.dtype._kind:
+    rdt, xdt = result.dtype, x.dtype
+    if rdt is not xdt and rdt._kind > xdt._kind:
         raise RuntimeError(
-            f"result type {_CAST_NAMES[result.dtype.name]} can't be cast to the desired output "
-            f"type {_CAST_NAMES[x.dtype.name]}"
+            f"result type {_CAST_NAMES[rdt.name]} can't be cast to the desired output "
+            f"type {_CAST_NAMES[xdt.name]}"
         )
     tracked = result._requires_grad
     if tracked:
         _keep_old_self(x, result)
-    _writable(x)[...] = result._data
+    before_write(a)
+    a[...] = data
     x._bump()
     if not tracked:
         return x
@@ -288,25 +295,30 @@ def _zeros(ctx, i):
 
 
 def _tracked(*tensors) -> bool:
-    return is_grad_enabled() and any(
+    return _grad_state.enabled and any(
         isinstance(t, Tensor) and t.requires_grad for t in tensors
     )
 
 
-def add_(x, y):
+def add_(x, other):
     check_inplace(x)
     check_no_overlap(x)
-    if not _tracked(x, y):
+    if not _tracked(x, other):
         # the fast path: the kernel writes straight into x (no temporary)
-        be = device_backend((x, y), scalars_ok=True)
-        dt = D.result_type(x, y)
-        if dt is x.dtype and be is backend.of(x._data):
-            before_write(x._data)
-            be.run_elementwise(E.add.kernel(dt, be), [x._data, _as_array(y, dt)], dt.np,
-                               out=x._data)
+        a = x._data
+        b = other._data if type(other) is Tensor else None
+        xdt = x.dtype
+        if type(a) is np.ndarray and type(b) is np.ndarray and b.dtype is a.dtype:
+            be, dt = cpu, xdt  # (two CPU tensors of one dtype: what the two calls give)
+        else:
+            be = device_backend((x, other), scalars_ok=True)
+            dt = D.result_type(x, other)
+        if dt is xdt and be is backend.of(a):
+            before_write(a)
+            be.run_elementwise(E.add.kernel(dt, be), [a, _as_array(other, dt)], dt.np, out=a)
             x._bump()
             return x
-    return assign_inplace(x, E.add(x, y))
+    return assign_inplace(x, E.add(x, other))
 
 
 def zero_(x):
@@ -344,7 +356,7 @@ def _one_mask(where):
 
 
 def setitem(x, index, value):
-    if is_grad_enabled() and x._base is None and x._grad_fn is None and x._requires_grad:
+    if _grad_state.enabled and x._base is None and x._grad_fn is None and x._requires_grad:
         # x[i] = v writes through a view of x, as PyTorch words it
         basic = M._normalize_index(x, index)[1].isdisjoint({"advanced"})
         raise RuntimeError(ERR_LEAF_VIEW if basic else ERR_LEAF)

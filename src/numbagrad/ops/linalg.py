@@ -25,18 +25,21 @@ def _same_dtype(a, b, names=("m1", "m2")):
 
 @composite("mm", variants="function method")
 def mm(ctx, x, y):
-    if x.ndim != 2:
+    a, b = x._data, y._data
+    if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
-    if y.ndim != 2:
+    if b.ndim != 2:
         raise RuntimeError("mat2 must be a matrix")
-    if x.shape[1] != y.shape[0]:
+    if a.shape[1] != b.shape[0]:
         raise RuntimeError(
-            f"mat1 and mat2 shapes cannot be multiplied ({x.shape[0]}x{x.shape[1]} and "
-            f"{y.shape[0]}x{y.shape[1]})"
+            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and "
+            f"{b.shape[0]}x{b.shape[1]})"
         )
-    _same_dtype(x, y)
-    ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
-    return ctx.backend.matmul(x._data, y._data)
+    if a.dtype != b.dtype:
+        _same_dtype(x, y)
+    if ctx.recorded:
+        ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
+    return ctx.backend.matmul(a, b)
 
 
 @mm.defvjp
@@ -148,6 +151,8 @@ def matmul(x, y):
     """``x @ y`` with PyTorch's rules for 1-D operands and broadcast batch dimensions."""
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
         raise TypeError("matmul(): argument 'other' must be Tensor")
+    if x.ndim == 2 and y.ndim == 2:  # (the commonest first)
+        return mm(x, y)
     if x.ndim == 0 or y.ndim == 0:
         raise RuntimeError(
             f"both arguments to matmul need to be at least 1D, but they are {x.ndim}D and "

@@ -21,11 +21,14 @@ def normalize_dims(dim, ndim) -> tuple:
     if dim is None:
         return tuple(range(ndim))
     if isinstance(dim, (list, tuple)):
-        dims = tuple(_wrap_dim(d, ndim) for d in dim)
-        if len(set(dims)) != len(dims):
-            raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
-        return tuple(sorted(dims))
-    return (_wrap_dim(dim, ndim),)
+        # (a dim that is an int in range already is kept as it is: no call per dim)
+        dims = [d if type(d) is int and 0 <= d < ndim else _wrap_dim(d, ndim) for d in dim]
+        if len(dims) > 1:
+            if len(set(dims)) != len(dims):
+                raise RuntimeError(f"dim {dims[0]} appears multiple times in the list of dims")
+            dims.sort()
+        return tuple(dims)
+    return (dim if type(dim) is int and 0 <= dim < ndim else _wrap_dim(dim, ndim),)
 
 
 def parse_shape(args) -> tuple:
@@ -39,8 +42,9 @@ def parse_shape(args) -> tuple:
 
 
 def infer_shape(shape, numel) -> tuple:
-    if -1 not in shape and math.prod(shape) == numel and min(shape, default=0) >= 0:
-        return tuple(shape)  # nothing to infer (the common case)
+    # nothing to infer (the common case)
+    if -1 not in shape and math.prod(shape) == numel and (not shape or min(shape) >= 0):
+        return tuple(shape)
     shape = list(shape)
     if shape.count(-1) > 1:
         raise RuntimeError("only one dimension can be inferred")
@@ -70,6 +74,8 @@ def _fmt(shape):
 
 def _view_or_none(a: np.ndarray, shape):
     """A view of ``a`` with ``shape``, or None when that needs a copy."""
+    if a.flags.c_contiguous:  # (always a view: no copy= check)
+        return a.reshape(shape)
     try:
         return a.reshape(shape, copy=False)
     except TypeError:  # NumPy < 2.1 has no copy= argument
@@ -227,13 +233,16 @@ unsqueeze.defvjp(_reshape_back)
 @composite("expand", view=True, variants="method")
 def expand(ctx, x, *sizes):
     sizes = parse_shape(sizes)
-    if len(sizes) < x.ndim:
+    have = x.shape
+    if len(sizes) < len(have):
         raise RuntimeError(
             f"expand(numbagrad.{_tname(x)}{{{_fmt(x.shape)}}}, size={_fmt(sizes)}): the number of "
             "sizes provided (" + str(len(sizes)) + ") must be greater or equal to the number of "
             "dimensions in the tensor (" + str(x.ndim) + ")"
         )
-    lead = len(sizes) - x.ndim
+    lead = len(sizes) - len(have)
+    a = x._data
+    have_strides = a.strides
     shape, strides = [], []
     for i, s in enumerate(sizes):
         if i < lead:
@@ -245,8 +254,8 @@ def expand(ctx, x, *sizes):
             shape.append(s)
             strides.append(0)
             continue
-        n = x.shape[i - lead]
-        st = x._data.strides[i - lead]
+        n = have[i - lead]
+        st = have_strides[i - lead]
         if s == -1 or s == n:
             shape.append(n)
             strides.append(st)
@@ -260,7 +269,7 @@ def expand(ctx, x, *sizes):
                 f"{_fmt(x.shape)}"
             )
     # as_strided keeps the view writable (broadcast_to would make a read-only array)
-    return backend.of(x._data).as_strided(x._data, shape, strides)
+    return backend.of(a).as_strided(a, shape, strides)
 
 
 @expand.defvjp
@@ -385,41 +394,50 @@ def _normalize_index(x, index):
     """Turn Tensors in an index into arrays, check ranges and steps; return (index, kind)."""
     if not isinstance(index, tuple):
         index = (index,)
+    ndim = x.ndim
     out = []
     kinds = set()
     dim = 0
-    n_real = sum(1 for i in index if i is not None and i is not Ellipsis and not (
-        isinstance(i, (Tensor, np.ndarray)) and i.dtype in (bool, np.bool_, D.bool_)
-    ))
-    if n_real > x.ndim:  # (before any other complaint about the index, as PyTorch)
-        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    n_real = 0
+    for i in index:
+        if not (i is None or i is Ellipsis or isinstance(i, Tensor) and i.dtype is D.bool_
+                or isinstance(i, np.ndarray) and i.dtype == np.bool_):
+            n_real += 1
+    if n_real > ndim:  # (before any other complaint about the index, as PyTorch)
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
     for item in index:
         if isinstance(item, Tensor):
             item = item._host()  # index arithmetic runs on the host
-        if isinstance(item, (list, tuple, range)):
+        elif isinstance(item, (list, tuple, range)):
             item = np.array(item, dtype=np.int64 if isinstance(item, range) else None)
             if item.dtype.kind == "f":
                 raise IndexError(
                     "tensors used as indices must be long, int, byte or bool tensors"
                 )
-        if item is None:
-            kinds.add("none")
-        elif item is Ellipsis:
-            kinds.add("ellipsis")
-            dim += x.ndim - n_real
+        # (the kinds are disjoint but for bool, an int: the commonest are asked first)
+        if isinstance(item, np.ndarray):
+            if item.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            kinds.add("advanced")
+            dim += item.ndim if item.dtype == np.bool_ else 1
         elif isinstance(item, slice):
             if item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
             kinds.add("slice")
-            if dim < x.ndim and not _whole(item, x.shape[dim]):
+            if dim < ndim and not _whole(item, x.shape[dim]):
                 kinds.add("narrow")
             dim += 1
+        elif item is None:
+            kinds.add("none")
+        elif item is Ellipsis:
+            kinds.add("ellipsis")
+            dim += ndim - n_real
         elif isinstance(item, (bool, np.bool_)):
             kinds.add("advanced")
         elif isinstance(item, (int, np.integer)):
-            if dim >= x.ndim:
+            if dim >= ndim:
                 raise IndexError(
-                    f"too many indices for tensor of dimension {x.ndim}"
+                    f"too many indices for tensor of dimension {ndim}"
                 )
             size = x.shape[dim]
             if not -size <= item < size:
@@ -428,11 +446,6 @@ def _normalize_index(x, index):
                 )
             kinds.add("int")
             dim += 1
-        elif isinstance(item, np.ndarray):
-            if item.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            kinds.add("advanced")
-            dim += item.ndim if item.dtype == np.bool_ else 1
         elif isinstance(item, str):
             raise TypeError(f"new(): invalid data type '{type(item).__name__}'")
         else:
@@ -441,8 +454,8 @@ def _normalize_index(x, index):
                 "are valid indices (got " + type(item).__name__ + ")"
             )
         out.append(item)
-    if dim > x.ndim:
-        raise IndexError(f"too many indices for tensor of dimension {x.ndim}")
+    if dim > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
     return tuple(out), kinds
 
 
@@ -498,10 +511,11 @@ class _Index:
     @classmethod
     def of(cls, x, index):
         items = index if isinstance(index, tuple) else (index,)
-        where = cls(*_normalize_index(x, index),
-                    tuple(i for i in items if isinstance(i, Tensor)))
-        if "advanced" in where.kinds and "int" in where.kinds:
-            where.staged = _ints_first(where.index)
+        where = object.__new__(cls)  # (__init__, without its call: one per indexing)
+        where.index, where.kinds = _normalize_index(x, index)
+        where.sources = tuple([i for i in items if isinstance(i, Tensor)])
+        kinds = where.kinds
+        where.staged = _ints_first(where.index) if "advanced" in kinds and "int" in kinds else None
         where.bare_slice = isinstance(index, slice)
         return where
 
@@ -536,8 +550,13 @@ def index_select_any(ctx, x, idx):
     ctx.node_name = ("IndexBackward0" if "advanced" in kinds
                      else "SliceBackward0" if idx.bare_slice
                      else _last_view_node(index, x.shape) if kinds else "AliasBackward0")
+    a = x._data
     try:
-        out = x._data[index]
+        if (len(index) == 1 and type(a) is np.ndarray and type(index[0]) is np.ndarray
+                and index[0].dtype.kind in "iu"):
+            out = a.take(index[0], 0)  # one integer array: a[index], without its overhead
+        else:
+            out = a[index]
     except IndexError as e:
         msg = str(e).replace("axis", "dimension").replace("array", "tensor")
         raise IndexError(msg) from None
@@ -550,8 +569,8 @@ def index_select_any(ctx, x, idx):
 
 
 def _save_sources(ctx, idx):
-    for k, t in enumerate(idx.sources):
-        ctx.save(**{f"index{k}": t})
+    if idx.sources and ctx.recorded:
+        ctx.save(**{f"index{k}": t for k, t in enumerate(idx.sources)})
 
 
 def _check_sources(ctx):

@@ -18,7 +18,6 @@ from .._tensor import Tensor
 from ..autograd.anomaly_mode import _state as _anomaly_state
 from ..autograd.anomaly_mode import forward_stack as _anomaly_forward_stack
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import Node, _sequence, edge_of
 from ..autograd.saved import SavedTensor
 from ..backend import cpu
@@ -53,11 +52,15 @@ class Ctx:
     # and the dtype each input's gradient is cast back to (None: all have the compute dtype)
     to_cpu = None
     dtypes = None
+    # whether a node will read what is saved (False: a composite call that is not recorded)
+    recorded = True
 
     def __init__(self):
         self.saved: dict[str, SavedTensor] = {}
 
     def save(self, **tensors):
+        if not self.recorded:
+            return
         for name, t in tensors.items():
             if t is not None:
                 self.saved[name] = SavedTensor(t, is_output=False)
@@ -293,14 +296,13 @@ def node_class(name: str, op) -> type:
 
 def needs_grad(tensors) -> bool:
     """Whether an op on ``tensors`` is recorded (views are brought up to date on the way)."""
-    if not is_grad_enabled():
+    if not _grad_state.enabled:
         return False
-    req = False
     for t in tensors:
-        if t is not None:
-            # a view whose base was written in place re-derives its flags via the property
-            req = (t.requires_grad if t._base is not None else t._requires_grad) or req
-    return req
+        # a view whose base was written in place re-derives its flags via the property
+        if t is not None and (t._requires_grad if t._base is None else t.requires_grad):
+            return True
+    return False
 
 
 def edges(inputs):
@@ -336,14 +338,16 @@ def new_node(cls, edges_, ctx=None):
 def attach(op, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), edges=None):
     """Record ``outputs`` as made by ``op`` from ``inputs`` (called only when grad is needed).
 
+    ``node_name``: the node's class name when not the op's (its ctx's ``node_name``);
     ``edges``: the inputs' ``edge_of``, when the caller has them already."""
-    cls = op._node_classes.get(node_name) or op.node_class(
-        node_name or getattr(ctx, "node_name", None)
-    )
-    node = cls(edges or tuple([edge_of(t) for t in inputs]), len(outputs))
-    node.ctx = ctx
-    if ctx.saved:
-        node._has_saved = True
+    cls = op._node_classes.get(node_name) if node_name is not None else None
+    if cls is None:
+        cls = op.node_class(node_name or getattr(ctx, "node_name", None))
+    if not edges:
+        edges = []
+        for t in inputs:
+            edges.append(edge_of(t))
+    node = new_node(cls, tuple(edges), ctx)
     if len(outputs) == 1 and not non_diff:  # most ops
         out = outputs[0]
         out._requires_grad = True
@@ -351,6 +355,8 @@ def attach(op, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), edges=Non
         if out._output_nr:
             out._output_nr = 0
         return node
+    if len(outputs) != 1:
+        node._num_outputs = len(outputs)
     for k, out in enumerate(outputs):
         if k in non_diff:
             continue

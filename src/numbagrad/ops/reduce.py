@@ -47,6 +47,8 @@ def reduction_dims(dim, ndim) -> tuple:
     """The dims a reduction runs over, as ``normalize_dims`` gives them, with PyTorch's two
     special cases: an empty list means every dim, and a 0-d tensor (which accepts dim 0 and -1,
     range-checked as such) has no dim to reduce over, so its reduction is the identity."""
+    if dim is None:
+        return tuple(range(ndim))  # (what the two steps below give)
     dims = normalize_dims(dim, ndim)
     if not ndim:
         return ()
@@ -54,7 +56,7 @@ def reduction_dims(dim, ndim) -> tuple:
 
 
 def _keep_shape(shape, dims):
-    return tuple(1 if d in dims else n for d, n in enumerate(shape))
+    return tuple([1 if d in dims else n for d, n in enumerate(shape)])
 
 
 def _finish(out, shape, dims, keepdim):
@@ -242,16 +244,16 @@ def sum(ctx, x, dim=None, keepdim=False, dtype=None):
     a = x._data
     if dtype is not None:
         a = a.astype(D.as_dtype(dtype).np)
-    elif a.dtype == np.bool_ and type(a) is np.ndarray:
+    elif a.dtype.kind == "b" and type(a) is np.ndarray:
         # a bool sum is a count: no int64 copy of the whole array (the max/min backward
         # counts a mask of its input's size)
         # (axis=None is NumPy's fast count; with an axis it sums a converted copy)
         whole = len(dims) == a.ndim
         counts = np.asarray(np.count_nonzero(a, axis=None if whole else dims), dtype=np.int64)
         return _finish(counts, x.shape, dims, keepdim)
-    elif not x.dtype.is_floating_point:
+    elif a.dtype.kind != "f":
         a = a.astype(np.int64)  # integer and bool sums are int64, as in PyTorch
-    return _finish(_run_reduce("sum_rows", a, dims, a.dtype), x.shape, dims, keepdim)
+    return _finish(_run_reduce("sum_rows", a, dims, a.dtype), x._data.shape, dims, keepdim)
 
 
 @sum.defvjp

@@ -29,7 +29,7 @@ from .. import backend
 from .. import dtypes as D
 from .._tensor import LazyTensor, Tensor
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.grad_mode import backward_passes, is_grad_enabled
+from ..autograd.grad_mode import backward_passes
 from ..autograd.graph import sum_to  # noqa: F401 (ops import it from here with the definitions)
 from ..backend import cpu
 from ..backend.codegen import names_used
@@ -102,6 +102,12 @@ class OpDef:
 def device_backend(tensors, scalars_ok=False):
     """The backend module all Tensors in ``tensors`` live on, with PyTorch's error when they
     differ. With ``scalars_ok`` a 0-d CPU tensor may join CUDA tensors (it acts as a scalar)."""
+    for t in tensors:
+        # (a lazy tensor is a CPU one: its expression is not computed for this)
+        if isinstance(t, Tensor) and t._lazy is None and type(t._data) is not np.ndarray:
+            break
+    else:
+        return cpu  # the common case: every tensor on the CPU
     first = None
     for t in tensors:
         if not isinstance(t, Tensor):
@@ -320,16 +326,19 @@ class Elementwise(OpDef):
             lazy = _defer(self, args)
             if lazy is not None:
                 return lazy
-        tensors = args[: self.n_in]
-        params = args[self.n_in :]
+        if len(args) == self.n_in:
+            tensors, params = args, ()
+        else:
+            tensors, params = args[: self.n_in], args[self.n_in :]
         be = device_backend(tensors, scalars_ok=True)
         compute = self.compute_dtype(tensors)
         arrays = []
         for k, a in enumerate(tensors):
             want = D.bool_ if (self.dtype_rule == "where" and k == 0) else compute
             arrays.append(_as_array(a, want))
-        pvals = self._param_values(compute, params)
-        out = be.run_elementwise(self.kernel(compute, be), arrays, self.out_dtype(compute).np, pvals)
+        pvals = self._param_values(compute, params) if params else ()
+        kernel = self._kernels.get((compute, be)) or self.kernel(compute, be)
+        out = be.run_elementwise(kernel, arrays, self.out_dtype(compute).np, pvals)
         result = Tensor._make(out)
         inputs = [a if isinstance(a, Tensor) else None for a in tensors]
         if self.dtype_rule != "bool" and needs_grad(inputs):
@@ -359,8 +368,8 @@ class Elementwise(OpDef):
         saves = self._saves.get(flags)
         if saves is None:
             saves = self._save_plan(flags)
-        ctx = Ctx()
-        saved = ctx.saved
+        ctx = object.__new__(Ctx)  # (Ctx.__init__, without its call)
+        saved = ctx.saved = {}
         ctx.params = params
         ctx.compute = compute
         ctx.shapes = shapes
@@ -642,19 +651,25 @@ class Composite(OpDef):
             out = self.lean(*args, **kwargs)
             if out is not None:
                 return out
-        ctx = CompositeCtx()
+        ctx = object.__new__(CompositeCtx)  # (Ctx.__init__, without its call)
+        ctx.saved = {}
         inputs = []
         for a in args:
             if isinstance(a, Tensor):
                 inputs.append(a)
-            elif isinstance(a, (list, tuple)) and a and all(isinstance(t, Tensor) for t in a):
+            elif (isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor)
+                  and all(isinstance(t, Tensor) for t in a)):
                 inputs.extend(a)
-        if len(inputs) == 1 and (inputs[0]._lazy is not None
-                                 or type(inputs[0]._data) is np.ndarray):
-            ctx.backend = cpu  # the common case: one CPU tensor
-        else:
-            ctx.backend = device_backend(inputs)
-        res = self.forward(ctx, *args, **kwargs)
+        ctx.backend = cpu
+        for t in inputs:
+            if t._lazy is None and type(t._data) is not np.ndarray:
+                ctx.backend = device_backend(inputs)  # (which also refuses mixed devices)
+                break
+        # (asked first, so that a forward saves nothing for a call that is not recorded)
+        recorded = self.backward is not None and _grad_state.enabled and needs_grad(inputs)
+        if not recorded:
+            ctx.recorded = False
+        res = self.forward(ctx, *args, **kwargs) if kwargs else self.forward(ctx, *args)
         multi = isinstance(res, tuple)
         if multi:
             outs = [Tensor._make(a) for a in res]
@@ -671,39 +686,47 @@ class Composite(OpDef):
             _mark_views(inputs[0], outs, ctx.node_name or self.node_name)
         elif _grad_state.inference:  # (Tensor._make marked the outputs of a multi-output op)
             outs[0]._inference = True
-        if self.backward is not None and needs_grad(inputs):
-            if len(inputs) == 1 and len(outs) == 1:  # (most: no comprehensions, 1 us less)
-                t, o = inputs[0], outs[0]
-                ctx.input_shapes, ctx.input_dtypes = [t.shape], [t.dtype]
-                ctx.out_shapes, ctx.out_dtypes = [o.shape], [o.dtype]
-            else:
-                ctx.input_shapes = [t.shape for t in inputs]
-                ctx.input_dtypes = [t.dtype for t in inputs]
-                ctx.out_shapes = [o.shape for o in outs]
-                ctx.out_dtypes = [o.dtype for o in outs]
+        if recorded:
+            # (loops, not comprehensions: each of those is a call)
+            ctx.input_shapes, ctx.input_dtypes = shapes, dtypes = [], []
+            for t in inputs:
+                shapes.append(t.shape)
+                dtypes.append(t.dtype)
+            ctx.out_shapes, ctx.out_dtypes = shapes, dtypes = [], []
+            for o in outs:
+                shapes.append(o.shape)
+                dtypes.append(o.dtype)
             if ctx.save_outputs:
                 for name, idx in ctx.save_outputs.items():
                     ctx.save_output(name, outs[idx], idx)
-            attach(self, ctx, inputs, outs, non_diff=ctx.non_differentiable)
+            attach(self, ctx, inputs, outs, ctx.node_name or self.node_name,
+                   ctx.non_differentiable)
         if multi:
             return ctx.wrap(outs)
         return outs[0]
 
     def backward_node(self, node, grads):
-        node.ctx.node = node
+        ctx = node.ctx
         if node._num_outputs == 1:
             grads = grads[0]
         else:
             # outputs that received no gradient contribute zeros
             grads = [
-                g if g is not None else Tensor._make(node.ctx.backend.zeros(s, d.np))
-                for g, s, d in zip(grads, node.ctx.out_shapes, node.ctx.out_dtypes)
+                g if g is not None else Tensor._make(ctx.backend.zeros(s, d.np))
+                for g, s, d in zip(grads, ctx.out_shapes, ctx.out_dtypes)
             ]
-        res = self.backward(node.ctx, grads)
+        # ``ctx[name]`` reads the node's saved tensors; the link goes after, so that node and
+        # ctx make no reference cycle (the graph is then freed with its last tensor, not by
+        # the garbage collector)
+        ctx.node = node
+        try:
+            res = self.backward(ctx, grads)
+        finally:
+            ctx.node = None
         if not isinstance(res, tuple):
             res = (res,)
         out = []
-        for g, (nxt, _), dt in zip(res, node.next_functions, node.ctx.input_dtypes):
+        for g, (nxt, _), dt in zip(res, node.next_functions, ctx.input_dtypes):
             if g is not None and nxt is not None and g.dtype is not dt:
                 g = g.to(dt)
             out.append(g if nxt is not None else None)
@@ -716,13 +739,17 @@ def _mark_views(x, outs, node_name):
     kind = None
     if len(outs) > 1:
         kind = node_name  # outputs of a multi-view op may not be modified in place
-    elif not is_grad_enabled() and base._requires_grad:
+    elif not _grad_state.enabled and base._requires_grad:
         kind = "no_grad"
+    src = base._grad_fn
     for o in outs:
         o._version_cell = x._version_cell
         o._base = base
-        o._view_src = base._grad_fn
-        o._view_kind = kind
+        # (the class defaults of a new tensor are None: written only when they differ)
+        if src is not None:
+            o._view_src = src
+        if kind is not None:
+            o._view_kind = kind
         # a view is an inference tensor exactly when its base is one, whatever the mode
         if o._inference is not base._inference:
             o._inference = base._inference
