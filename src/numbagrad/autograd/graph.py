@@ -200,7 +200,9 @@ def sum_to(g, shape):
 
 
 def _wrap(Tensor, data):
-    """``Tensor._make(data)``, inlined, for a gradient the backward pass computed."""
+    """A new ``Tensor`` on ``data`` that is never an inference tensor (what ``Tensor._make``
+    would mark under inference_mode): a gradient the backward pass computed, or an output the
+    caller marks itself."""
     t = object.__new__(Tensor)
     t._data = data
     t._version_cell = [0]

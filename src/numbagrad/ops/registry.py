@@ -30,7 +30,7 @@ from .. import dtypes as D
 from .._tensor import LazyTensor, Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import backward_passes
-from ..autograd.graph import sum_to  # noqa: F401 (ops import it from here with the definitions)
+from ..autograd.graph import _wrap, sum_to  # noqa: F401 (ops import sum_to from here)
 from ..backend import cpu
 from ..backend.codegen import names_used
 from . import dispatch, record
@@ -480,12 +480,10 @@ class Elementwise(OpDef):
                     kernel = self._vjp_kernels.get((i, compute, be)) or self.vjp_kernel(
                         i, compute, be
                     )
-                    g = object.__new__(Tensor)  # Tensor._make, inlined
                     if be is cpu and cpu.is_small_flat(arrays, cnp, kernel.PARALLEL_MIN):
-                        g._data = cpu.launch_small(kernel, arrays, cnp, pvals)
+                        g = _wrap(Tensor, cpu.launch_small(kernel, arrays, cnp, pvals))
                     else:
-                        g._data = be.run_elementwise(kernel, arrays, cnp, pvals)
-                    g._version_cell = [0]
+                        g = _wrap(Tensor, be.run_elementwise(kernel, arrays, cnp, pvals))
             shape = shapes[i]
             if g._data.shape != shape:
                 g = sum_to(g, shape)
@@ -677,10 +675,9 @@ class Composite(OpDef):
             if type(res) is _lazy_module.Total:  # (a loss whose sum is left to backward)
                 out = object.__new__(LazyTensor)
                 out._lazy = res
+                out._version_cell = [0]
             else:
-                out = object.__new__(Tensor)  # Tensor._make, inlined
-                out._data = res
-            out._version_cell = [0]
+                out = _wrap(Tensor, res)  # (marked an inference tensor below, if it is one)
             outs = [out]
         if self.view or ctx.view:
             _mark_views(inputs[0], outs, ctx.node_name or self.node_name)
