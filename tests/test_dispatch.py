@@ -159,3 +159,13 @@ def test_a_name_declared_twice_is_refused(monkeypatch):
     monkeypatch.setattr(ops, "PUBLIC", PUBLIC + [b for b in PUBLIC if b.name == "sin"])
     with pytest.raises(ValueError, match="'sin' is declared twice as a"):
         ops._tables()
+
+
+def test_matmul_propagates_nan_through_a_zero():
+    # (a BLAS call through ndarray.dot returns 0 for 0 * NaN on some shapes; PyTorch gives NaN)
+    x = ng.tensor([[0.0]])
+    y = ng.tensor([[float("nan"), 1.0, 2.0]])
+    out = (x @ y).tolist()[0]
+    assert out[0] != out[0] and out[1:] == [0.0, 0.0]
+    out = ng.matmul(ng.tensor([0.0]), y).tolist()
+    assert out[0] != out[0]

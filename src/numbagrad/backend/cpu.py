@@ -642,12 +642,9 @@ concatenate = np.concatenate
 stack = np.stack
 
 
-def matmul(a, b):
-    """``a @ b``; two matrices through ``ndarray.dot``: the same BLAS call and bits, without
-    the ufunc machinery of ``np.matmul`` that dominates small products."""
-    if a.ndim == 2 and b.ndim == 2:
-        return a.dot(b)
-    return np.matmul(a, b)
+# ``a @ b``. (Not ``ndarray.dot``, cheaper on small matrices: it gives 0 for 0 * NaN where
+# PyTorch, and ``np.matmul``, give NaN.)
+matmul = np.matmul
 
 
 # ---------------------------------------------------------------- caching allocator

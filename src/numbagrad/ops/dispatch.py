@@ -19,12 +19,17 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import backend
 from .. import dtypes as D
-from .._tensor import Tensor
+from .._tensor import LazyTensor, Tensor
 from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.grad_mode import backward_passes
+from ..autograd.graph import _wrap
 from ..backend import cpu
 from . import lazy
-from .record import record_lean
+from .record import (
+    CompositeCtx, attach, edges, mark_views, needs_grad, record_general, record_lean,
+)
 
 _make = Tensor._make  # (bound once: the fast path makes a Tensor per call)
 
@@ -220,3 +225,166 @@ def _numbers(params, dtype) -> bool:
         if kind is not float and kind is not int:
             return False
     return True
+
+
+# ---------------------------------------------------------------- the general path
+
+
+def device_backend(tensors, scalars_ok=False):
+    """The backend module all Tensors in ``tensors`` live on, with PyTorch's error when they
+    differ. With ``scalars_ok`` a 0-d CPU tensor may join CUDA tensors (it acts as a scalar)."""
+    for t in tensors:
+        # (a lazy tensor is a CPU one: its expression is not computed for this)
+        if isinstance(t, Tensor) and t._lazy is None and type(t._data) is not np.ndarray:
+            break
+    else:
+        return cpu  # the common case: every tensor on the CPU
+    first = None
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            continue
+        on_cpu = type(t._data) is np.ndarray
+        if on_cpu and scalars_ok and t._data.ndim == 0:
+            continue
+        if first is None:
+            first = t
+        elif on_cpu != (type(first._data) is np.ndarray):
+            raise RuntimeError(
+                "Expected all tensors to be on the same device, but found at least two devices, "
+                f"{first.device} and {t.device}!"
+            )
+    if first is None or type(first._data) is np.ndarray:
+        return cpu
+    return backend.of(first._data)
+
+
+def _as_array(a, dt):
+    if isinstance(a, Tensor):
+        arr = a._data
+        return arr if arr.dtype == dt.np else arr.astype(dt.np)
+    return np.array(a, dtype=dt.np)
+
+
+def _defer(op, args):
+    """``op(*args)`` as a lazy tensor, or None (see ``ops/lazy.py``); recorded if needed."""
+    if not lazy.ENABLED or backward_passes.running:
+        return None
+    # a broadcast result has at most the product of the operands' sizes: below the deferral
+    # size, the general path's calls on small tensors skip the look at their layout
+    bound = 1
+    for a in args[:op.n_in]:
+        if isinstance(a, Tensor):
+            if a._lazy is not None:  # (an unevaluated operand: it may extend its expression)
+                break
+            bound *= a._data.size
+    else:
+        if bound < lazy.DEFER_MIN_ITEMS:
+            return None
+    out = lazy.defer(op, args, Tensor, LazyTensor)
+    if out is None:
+        return None
+    if _grad_state.enabled:
+        n_in = op.n_in
+        tensors = args if len(args) == n_in else args[:n_in]
+        inputs = []
+        for a in tensors:
+            inputs.append(a if isinstance(a, Tensor) else None)
+        edges_, flags = edges(inputs)  # (flags: which inputs need a gradient)
+        if flags:
+            record_general(op, tensors, inputs, args[n_in:], D.from_numpy_dtype(out._lazy.np_dtype),
+                       out, cpu, edges_, flags)
+    elif _grad_state.inference:
+        out._inference = True
+    return out
+
+
+def call_general(op, args):
+    """``op(*args)`` by the general path (``Elementwise._call``): casts, broadcasting, views,
+    CUDA and lazy tensors."""
+    n = op.n_in + len(op.param_names)
+    if len(args) != n:
+        raise TypeError(f"{op.name}() takes {n} positional argument{'s' * (n > 1)} but "
+                        f"{len(args)} were given")
+    if op._defers:
+        lazy = _defer(op, args)
+        if lazy is not None:
+            return lazy
+    if len(args) == op.n_in:
+        tensors, params = args, ()
+    else:
+        tensors, params = args[: op.n_in], args[op.n_in :]
+    be = device_backend(tensors, scalars_ok=True)
+    compute = op.compute_dtype(tensors)
+    arrays = []
+    for k, a in enumerate(tensors):
+        want = D.bool_ if (op.dtype_rule == "where" and k == 0) else compute
+        arrays.append(_as_array(a, want))
+    pvals = op._param_values(compute, params) if params else ()
+    kernel = op._kernels.get((compute, be)) or op.kernel(compute, be)
+    out = be.run_elementwise(kernel, arrays, op.out_dtype(compute).np, pvals)
+    result = Tensor._make(out)
+    inputs = [a if isinstance(a, Tensor) else None for a in tensors]
+    if op.dtype_rule != "bool" and needs_grad(inputs):
+        record_general(op, tensors, inputs, params, compute, result, be)
+    return result
+
+
+def call_composite(op, *args, **kwargs):
+    """A composite op's call (``Composite.__call__``): its lean hook if it has one, else its
+    array forward, the output Tensors, and the node when one is recorded."""
+    if op.lean is not None:
+        out = op.lean(*args, **kwargs)
+        if out is not None:
+            return out
+    ctx = object.__new__(CompositeCtx)  # (Ctx.__init__, without its call)
+    ctx.saved = {}
+    inputs = []
+    for a in args:
+        if isinstance(a, Tensor):
+            inputs.append(a)
+        elif (isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor)
+              and all(isinstance(t, Tensor) for t in a)):
+            inputs.extend(a)
+    ctx.backend = cpu
+    for t in inputs:
+        if t._lazy is None and type(t._data) is not np.ndarray:
+            ctx.backend = device_backend(inputs)  # (which also refuses mixed devices)
+            break
+    # (asked first, so that a forward saves nothing for a call that is not recorded)
+    recorded = op.backward is not None and _grad_state.enabled and needs_grad(inputs)
+    if not recorded:
+        ctx.recorded = False
+    res = op.forward(ctx, *args, **kwargs) if kwargs else op.forward(ctx, *args)
+    multi = isinstance(res, tuple)
+    if multi:
+        outs = [Tensor._make(a) for a in res]
+    else:
+        if type(res) is lazy.Total:  # (a loss whose sum is left to backward)
+            out = object.__new__(LazyTensor)
+            out._lazy = res
+            out._version_cell = [0]
+        else:
+            out = _wrap(Tensor, res)  # (marked an inference tensor below, if it is one)
+        outs = [out]
+    if op.view or ctx.view:
+        mark_views(inputs[0], outs, ctx.node_name or op.node_name)
+    elif _grad_state.inference:  # (Tensor._make marked the outputs of a multi-output op)
+        outs[0]._inference = True
+    if recorded:
+        # (loops, not comprehensions: each of those is a call)
+        ctx.input_shapes, ctx.input_dtypes = shapes, dtypes = [], []
+        for t in inputs:
+            shapes.append(t.shape)
+            dtypes.append(t.dtype)
+        ctx.out_shapes, ctx.out_dtypes = shapes, dtypes = [], []
+        for o in outs:
+            shapes.append(o.shape)
+            dtypes.append(o.dtype)
+        if ctx.save_outputs:
+            for name, idx in ctx.save_outputs.items():
+                ctx.save_output(name, outs[idx], idx)
+        attach(op, ctx, inputs, outs, ctx.node_name or op.node_name,
+               ctx.non_differentiable)
+    if multi:
+        return ctx.wrap(outs)
+    return outs[0]

@@ -28,7 +28,8 @@ from ..backend import cpu
 from ..backend.memory import before_write
 from . import elementwise as E
 from . import movement as M
-from .registry import SavedTensor, _as_array, composite, device_backend, sum_to
+from .dispatch import _as_array, device_backend
+from .registry import SavedTensor, composite, sum_to
 
 ERR_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 ERR_LEAF_VIEW = (

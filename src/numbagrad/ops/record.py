@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import backend
-from .._tensor import Tensor
+from .._tensor import LazyTensor, Tensor
 from ..autograd.anomaly_mode import _state as _anomaly_state
 from ..autograd.anomaly_mode import forward_stack as _anomaly_forward_stack
 from ..autograd.grad_mode import _state as _grad_state
@@ -455,3 +455,80 @@ def as_tensor(a, dt, like=None):
     if like is not None and like.is_cuda:
         arr = backend.of(like._data).to_device(arr)
     return Tensor._make(arr)
+
+
+def record_general(op, tensors, inputs, params, compute, result, be, edges_=None, flags=0):
+    """Record ``result``, made by elementwise ``op`` on the general path: save what the rules of
+    the inputs needing grad read. ``edges`` and ``flags``: ``edges(inputs)``, when the caller
+    has them."""
+    if edges_ is None:
+        edges_, flags = edges(inputs)
+    shapes = []
+    cnp = compute.np
+    cast = False  # an input of another dtype than ``compute`` (never a lazy one)
+    for a in inputs:
+        if a is None:
+            shapes.append(())
+            continue
+        lazy = a._lazy
+        if lazy is None:
+            data = a._data
+            shapes.append(data.shape)
+            if data.dtype != cnp:
+                cast = True
+        else:
+            shapes.append(lazy.shape)
+    saves = op._saves.get(flags)
+    if saves is None:
+        saves = op._save_plan(flags)
+    ctx = object.__new__(Ctx)  # (Ctx.__init__, without its call)
+    saved = ctx.saved = {}
+    ctx.params = params
+    ctx.compute = compute
+    ctx.shapes = shapes
+    if cast:
+        # gradients go back in each input's own dtype
+        ctx.dtypes = [None if a is None or a.dtype is compute else a.dtype for a in inputs]
+    if be is not cpu:
+        # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
+        ctx.to_cpu = [isinstance(a, Tensor) and not a.is_cuda for a in tensors]
+    inputs_saved, result_saved = saves
+    for k, name in inputs_saved:
+        t = tensors[k]
+        tt = type(t)
+        if tt is Tensor:
+            if t._data.dtype != cnp:
+                saved[name] = saved_cast(t, compute, result)
+                continue
+        elif tt is not LazyTensor or t._lazy.np_dtype != cnp:  # (a lazy one is kept)
+            t = as_tensor(t, compute, like=result)
+        saved[name] = SavedTensor(t, False, compute)
+    if result_saved:
+        saved["result"] = SavedTensor(result, True, compute)
+        ctx.output_index = RESULT_INDEX
+    node = new_node(op._node_classes.get(op.node_name) or op.node_class(),
+                    tuple(edges_), ctx)
+    result._requires_grad = True
+    result._grad_fn = node
+
+
+def mark_views(x, outs, node_name):
+    """Make ``outs`` views of ``x``: one storage, one version counter, one base."""
+    base = x._base if x._base is not None else x
+    kind = None
+    if len(outs) > 1:
+        kind = node_name  # outputs of a multi-view op may not be modified in place
+    elif not _grad_state.enabled and base._requires_grad:
+        kind = "no_grad"
+    src = base._grad_fn
+    for o in outs:
+        o._version_cell = x._version_cell
+        o._base = base
+        # (the class defaults of a new tensor are None: written only when they differ)
+        if src is not None:
+            o._view_src = src
+        if kind is not None:
+            o._view_kind = kind
+        # a view is an inference tensor exactly when its base is one, whatever the mode
+        if o._inference is not base._inference:
+            o._inference = base._inference

@@ -27,18 +27,15 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as D
-from .._tensor import LazyTensor, Tensor
+from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.grad_mode import backward_passes
 from ..autograd.graph import _wrap, sum_to  # noqa: F401 (ops import sum_to from here)
 from ..backend import cpu
 from ..backend.codegen import names_used
 from . import dispatch, record
-from . import lazy as _lazy_module
 from .dispatch import operand, refuse  # noqa: F401 (the ops' functional layer uses them)
 from .record import (  # noqa: F401 (ops import them from here with the definitions)
-    RESULT_INDEX, CompositeCtx, Ctx, SavedTensor, as_tensor, attach, needs_grad, new_node,
-    node_class,
+    CompositeCtx, SavedTensor, as_tensor, attach, node_class,
 )
 
 REGISTRY: dict[str, OpDef] = {}
@@ -99,32 +96,6 @@ class OpDef:
         return f"<op {self.name}>"
 
 
-def device_backend(tensors, scalars_ok=False):
-    """The backend module all Tensors in ``tensors`` live on, with PyTorch's error when they
-    differ. With ``scalars_ok`` a 0-d CPU tensor may join CUDA tensors (it acts as a scalar)."""
-    for t in tensors:
-        # (a lazy tensor is a CPU one: its expression is not computed for this)
-        if isinstance(t, Tensor) and t._lazy is None and type(t._data) is not np.ndarray:
-            break
-    else:
-        return cpu  # the common case: every tensor on the CPU
-    first = None
-    for t in tensors:
-        if not isinstance(t, Tensor):
-            continue
-        on_cpu = type(t._data) is np.ndarray
-        if on_cpu and scalars_ok and t._data.ndim == 0:
-            continue
-        if first is None:
-            first = t
-        elif on_cpu != (type(first._data) is np.ndarray):
-            raise RuntimeError(
-                "Expected all tensors to be on the same device, but found at least two devices, "
-                f"{first.device} and {t.device}!"
-            )
-    if first is None or type(first._data) is np.ndarray:
-        return cpu
-    return backend.of(first._data)
 
 
 # ---------------------------------------------------------------- elementwise ops
@@ -310,93 +281,15 @@ class Elementwise(OpDef):
 
     # ---- forward
 
+    _call = dispatch.call_general  # (the general path: casts, broadcasting, views, CUDA)
+    _record = record.record_general
+
     def __call__(self, *args):
         if self.function is not None:
             return self.function(*args)
         return self._call(args)
 
-    def _call(self, args):
-        """The general path (``ops/dispatch.py`` has the fast one): casts, broadcasting,
-        views, CUDA and lazy tensors."""
-        n = self.n_in + len(self.param_names)
-        if len(args) != n:
-            raise TypeError(f"{self.name}() takes {n} positional argument{'s' * (n > 1)} but "
-                            f"{len(args)} were given")
-        if self._defers:
-            lazy = _defer(self, args)
-            if lazy is not None:
-                return lazy
-        if len(args) == self.n_in:
-            tensors, params = args, ()
-        else:
-            tensors, params = args[: self.n_in], args[self.n_in :]
-        be = device_backend(tensors, scalars_ok=True)
-        compute = self.compute_dtype(tensors)
-        arrays = []
-        for k, a in enumerate(tensors):
-            want = D.bool_ if (self.dtype_rule == "where" and k == 0) else compute
-            arrays.append(_as_array(a, want))
-        pvals = self._param_values(compute, params) if params else ()
-        kernel = self._kernels.get((compute, be)) or self.kernel(compute, be)
-        out = be.run_elementwise(kernel, arrays, self.out_dtype(compute).np, pvals)
-        result = Tensor._make(out)
-        inputs = [a if isinstance(a, Tensor) else None for a in tensors]
-        if self.dtype_rule != "bool" and needs_grad(inputs):
-            self._record(tensors, inputs, params, compute, result, be)
-        return result
 
-    def _record(self, tensors, inputs, params, compute, result, be, edges=None, flags=0):
-        """Attach the backward node: save what the rules of the inputs needing grad read.
-        ``edges`` and ``flags``: ``record.edges(inputs)``, when the caller has them."""
-        if edges is None:
-            edges, flags = record.edges(inputs)
-        shapes = []
-        cnp = compute.np
-        cast = False  # an input of another dtype than ``compute`` (never a lazy one)
-        for a in inputs:
-            if a is None:
-                shapes.append(())
-                continue
-            lazy = a._lazy
-            if lazy is None:
-                data = a._data
-                shapes.append(data.shape)
-                if data.dtype != cnp:
-                    cast = True
-            else:
-                shapes.append(lazy.shape)
-        saves = self._saves.get(flags)
-        if saves is None:
-            saves = self._save_plan(flags)
-        ctx = object.__new__(Ctx)  # (Ctx.__init__, without its call)
-        saved = ctx.saved = {}
-        ctx.params = params
-        ctx.compute = compute
-        ctx.shapes = shapes
-        if cast:
-            # gradients go back in each input's own dtype
-            ctx.dtypes = [None if a is None or a.dtype is compute else a.dtype for a in inputs]
-        if be is not cpu:
-            # a 0-d CPU tensor used with CUDA tensors gets its gradient back on the CPU
-            ctx.to_cpu = [isinstance(a, Tensor) and not a.is_cuda for a in tensors]
-        inputs_saved, result_saved = saves
-        for k, name in inputs_saved:
-            t = tensors[k]
-            tt = type(t)
-            if tt is Tensor:
-                if t._data.dtype != cnp:
-                    saved[name] = record.saved_cast(t, compute, result)
-                    continue
-            elif tt is not LazyTensor or t._lazy.np_dtype != cnp:  # (a lazy one is kept)
-                t = as_tensor(t, compute, like=result)
-            saved[name] = SavedTensor(t, False, compute)
-        if result_saved:
-            saved["result"] = SavedTensor(result, True, compute)
-            ctx.output_index = RESULT_INDEX
-        node = new_node(self._node_classes.get(self.node_name) or self.node_class(),
-                        tuple(edges), ctx)
-        result._requires_grad = True
-        result._grad_fn = node
 
     def _save_plan(self, flags):
         """(input index, name) of the inputs to save, and whether to save the result, when
@@ -516,38 +409,6 @@ class Elementwise(OpDef):
         return arrays
 
 
-def _defer(op, args):
-    """``op(*args)`` as a lazy tensor, or None (see ``ops/lazy.py``); recorded if needed."""
-    lazy = _lazy_module
-    if not lazy.ENABLED or backward_passes.running:
-        return None
-    # a broadcast result has at most the product of the operands' sizes: below the deferral
-    # size, the general path's calls on small tensors skip the look at their layout
-    bound = 1
-    for a in args[:op.n_in]:
-        if isinstance(a, Tensor):
-            if a._lazy is not None:  # (an unevaluated operand: it may extend its expression)
-                break
-            bound *= a._data.size
-    else:
-        if bound < lazy.DEFER_MIN_ITEMS:
-            return None
-    out = lazy.defer(op, args, Tensor, LazyTensor)
-    if out is None:
-        return None
-    if _grad_state.enabled:
-        n_in = op.n_in
-        tensors = args if len(args) == n_in else args[:n_in]
-        inputs = []
-        for a in tensors:
-            inputs.append(a if isinstance(a, Tensor) else None)
-        edges, flags = record.edges(inputs)  # (flags: which inputs need a gradient)
-        if flags:
-            op._record(tensors, inputs, args[n_in:], D.from_numpy_dtype(out._lazy.np_dtype),
-                       out, cpu, edges, flags)
-    elif _grad_state.inference:
-        out._inference = True
-    return out
 
 
 def _returns_its_argument(rule) -> bool:
@@ -558,11 +419,6 @@ def _returns_its_argument(rule) -> bool:
         return False
 
 
-def _as_array(a, dt):
-    if isinstance(a, Tensor):
-        arr = a._data
-        return arr if arr.dtype == dt.np else arr.astype(dt.np)
-    return np.array(a, dtype=dt.np)
 
 
 def unary(name, node=None, dtype="same", refuse_bool=None, refuse_float=None,
@@ -644,63 +500,8 @@ class Composite(OpDef):
         self.backward = fn
         return fn
 
-    def __call__(self, *args, **kwargs):
-        if self.lean is not None:
-            out = self.lean(*args, **kwargs)
-            if out is not None:
-                return out
-        ctx = object.__new__(CompositeCtx)  # (Ctx.__init__, without its call)
-        ctx.saved = {}
-        inputs = []
-        for a in args:
-            if isinstance(a, Tensor):
-                inputs.append(a)
-            elif (isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor)
-                  and all(isinstance(t, Tensor) for t in a)):
-                inputs.extend(a)
-        ctx.backend = cpu
-        for t in inputs:
-            if t._lazy is None and type(t._data) is not np.ndarray:
-                ctx.backend = device_backend(inputs)  # (which also refuses mixed devices)
-                break
-        # (asked first, so that a forward saves nothing for a call that is not recorded)
-        recorded = self.backward is not None and _grad_state.enabled and needs_grad(inputs)
-        if not recorded:
-            ctx.recorded = False
-        res = self.forward(ctx, *args, **kwargs) if kwargs else self.forward(ctx, *args)
-        multi = isinstance(res, tuple)
-        if multi:
-            outs = [Tensor._make(a) for a in res]
-        else:
-            if type(res) is _lazy_module.Total:  # (a loss whose sum is left to backward)
-                out = object.__new__(LazyTensor)
-                out._lazy = res
-                out._version_cell = [0]
-            else:
-                out = _wrap(Tensor, res)  # (marked an inference tensor below, if it is one)
-            outs = [out]
-        if self.view or ctx.view:
-            _mark_views(inputs[0], outs, ctx.node_name or self.node_name)
-        elif _grad_state.inference:  # (Tensor._make marked the outputs of a multi-output op)
-            outs[0]._inference = True
-        if recorded:
-            # (loops, not comprehensions: each of those is a call)
-            ctx.input_shapes, ctx.input_dtypes = shapes, dtypes = [], []
-            for t in inputs:
-                shapes.append(t.shape)
-                dtypes.append(t.dtype)
-            ctx.out_shapes, ctx.out_dtypes = shapes, dtypes = [], []
-            for o in outs:
-                shapes.append(o.shape)
-                dtypes.append(o.dtype)
-            if ctx.save_outputs:
-                for name, idx in ctx.save_outputs.items():
-                    ctx.save_output(name, outs[idx], idx)
-            attach(self, ctx, inputs, outs, ctx.node_name or self.node_name,
-                   ctx.non_differentiable)
-        if multi:
-            return ctx.wrap(outs)
-        return outs[0]
+    __call__ = dispatch.call_composite
+
 
     def backward_node(self, node, grads):
         ctx = node.ctx
@@ -730,26 +531,6 @@ class Composite(OpDef):
         return tuple(out)
 
 
-def _mark_views(x, outs, node_name):
-    """Make ``outs`` views of ``x``: one storage, one version counter, one base."""
-    base = x._base if x._base is not None else x
-    kind = None
-    if len(outs) > 1:
-        kind = node_name  # outputs of a multi-view op may not be modified in place
-    elif not _grad_state.enabled and base._requires_grad:
-        kind = "no_grad"
-    src = base._grad_fn
-    for o in outs:
-        o._version_cell = x._version_cell
-        o._base = base
-        # (the class defaults of a new tensor are None: written only when they differ)
-        if src is not None:
-            o._view_src = src
-        if kind is not None:
-            o._view_kind = kind
-        # a view is an inference tensor exactly when its base is one, whatever the mode
-        if o._inference is not base._inference:
-            o._inference = base._inference
 
 
 def composite(name, node=None, view=False, variants="", aliases=""):
