@@ -159,14 +159,6 @@ KNOWN_OPEN: dict[str, Known] = {
         s = x.chunk(2, -1)
         with torch.no_grad(): s[0].mul_(2)  # compare: s[0]
         """),
-    "bmm_empty_mixed_dtype": Known(
-        "torch.bmm (or batched @) of float32 and float64 operands when one is empty: an empty"
-        " float64 result; numbagrad RuntimeError (expected batch1 and batch2 to have the same"
-        " dtype)",
-        """
-        r = torch.bmm(torch.zeros(3, 0, 4), torch.zeros(3, 4, 2, dtype=torch.float64))
-        r = torch.zeros(3, 0, 5) @ torch.zeros(3, 5, 2, dtype=torch.float64)
-        """),
     "create_graph_empty_grad": Known(
         "under create_graph=True the gradient of an empty tensor (an empty input of cat, an"
         " empty operand of @) does not require grad; numbagrad's does (SliceBackward0, ...)",
@@ -276,6 +268,14 @@ KNOWN_OPEN: dict[str, Known] = {
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
 # repros keep being checked by --known and ``avoid`` accepts their keys.
 FIXED: dict[str, Known] = {
+    "bmm_empty_mixed_dtype": Known(
+        "torch.bmm (or batched @) of float32 and float64 operands when one is empty: an empty"
+        " float64 result; numbagrad RuntimeError (expected batch1 and batch2 to have the same"
+        " dtype)",
+        """
+        r = torch.bmm(torch.zeros(3, 0, 4), torch.zeros(3, 4, 2, dtype=torch.float64))
+        r = torch.zeros(3, 0, 5) @ torch.zeros(3, 5, 2, dtype=torch.float64)
+        """),
     "index_error_precedence_view": Known(
         "an assignment with an invalid index (more parts than dimensions, out of bounds) into"
         " a view of a leaf that requires grad: IndexError; numbagrad RuntimeError (a view of a"

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from .. import dtypes as D
 from .._tensor import Tensor
 from ..backend.cpu import broadcast_shapes
 from . import elementwise as E
@@ -86,15 +87,23 @@ def bmm(ctx, x, y):
             "Expected size for first two dimensions of batch2 tensor to be: "
             f"[{x.shape[0]}, {x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}]."
         )
-    _same_dtype(x, y, ("batch1", "batch2"))
     ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
+    if not (x.shape[0] and x.shape[1] and y.shape[2]):
+        # an empty result: PyTorch returns it, in the promoted dtype, before it compares the
+        # operands' dtypes
+        shape = (x.shape[0], x.shape[1], y.shape[2])
+        return ctx.backend.zeros(shape, D.result_type(x, y).np)
+    _same_dtype(x, y, ("batch1", "batch2"))
     return ctx.backend.matmul(x._data, y._data)
 
 
 @bmm.defvjp
 def bmm_vjp(ctx, grad):
-    gx = grad.bmm(ctx["y"].transpose(1, 2)) if "y" in ctx.saved else None
-    gy = ctx["x"].transpose(1, 2).bmm(grad) if "x" in ctx.saved else None
+    # (an empty product of two dtypes has the promoted one, which its gradients take)
+    x = ctx["x"] if "x" in ctx.saved else None
+    y = ctx["y"] if "y" in ctx.saved else None
+    gx = grad.bmm(y.transpose(1, 2).to(grad.dtype)) if y is not None else None
+    gy = x.transpose(1, 2).to(grad.dtype).bmm(grad) if x is not None else None
     return gx, gy
 
 
