@@ -137,21 +137,12 @@ class _Methods:
         return factory.empty(*size, dtype=dtype or self.dtype, device=self.device)
 
     # ------------------------------------------------------------ operators
-
-    def __sub__(self, other):
-        if not isinstance(other, _OPERANDS):
-            return NotImplemented
-        return _F.sub(self, other)
+    # (x + y, x * y, x - y and x / y are the ops' operator functions, bound below)
 
     def __rsub__(self, other):
         if not isinstance(other, _OPERANDS):
             return NotImplemented
         return _F.rsub(self, other)
-
-    def __truediv__(self, other):
-        if not isinstance(other, _OPERANDS):
-            return NotImplemented
-        return _F.div(self, other)
 
     def __rtruediv__(self, other):
         if not isinstance(other, _OPERANDS):
