@@ -230,7 +230,100 @@ OPS = [
     U("rcumsum", lambda x: ng.ops.reduce.rcumsum(x, 0),
       lambda a: np.flip(np.cumsum(np.flip(a, 0), 0), 0) if a.ndim else a,
       shapes=REDUCE_SHAPES + [()], node="RcumsumBackward0"),
+    # ---------------------------------------------------------------- indexing (ops/indexing.py)
+    U("gather", lambda x: x.gather(1, _IDX), lambda a: np.take_along_axis(a, _IDX_NP, 1),
+      shapes=[(2, 3), "transposed"]),
+    U("scatter_add", lambda x, s: x.scatter_add(0, _IDX, s),
+      lambda a, b: _scatter_np(a, b, np.add), 2, [((3, 3), (2, 3)), ((3, 3), (3, 3))]),
+    U("scatter", lambda x, s: x.scatter(1, _PERM, s), lambda a, b: _scatter1_np(a, b), 2,
+      [((2, 3), (2, 3)), ((2, 4), (2, 3))], node="ScatterBackward0"),
+    U("index_select", lambda x: x.index_select(0, ng.tensor([1, 0, 1])),
+      lambda a: a[[1, 0, 1]], shapes=[(2, 3), "transposed"]),
+    U("index_add", lambda x, s: x.index_add(0, ng.tensor([1, 0, 1]), s, alpha=2.0),
+      lambda a, b: _index_add_np(a, b), 2, [((2, 3), (3, 3)), ((3,), (3,))]),
+    U("index_fill", lambda x: x.index_fill(1, ng.tensor([0, 2]), -1.5),
+      lambda a: _index_fill_np(a), shapes=[(2, 3), "transposed"]),
+    U("masked_fill", lambda x: x.masked_fill(ng.tensor([True, False, True]), 0.5),
+      lambda a: np.where([True, False, True], 0.5, a), shapes=[(3,), (2, 3)]),
+    U("masked_select", lambda x: x.masked_select(ng.tensor([True, False, True])),
+      lambda a: np.broadcast_to(a, np.broadcast_shapes(a.shape, (3,)))[
+          np.broadcast_to([True, False, True], np.broadcast_shapes(a.shape, (3,)))],
+      shapes=[(3,), (2, 3), "strided"]),
+    U("tril", lambda x: x.tril(), np.tril, shapes=[(3, 3), (2, 3), "transposed"]),
+    U("triu", lambda x: x.triu(1), lambda a: np.triu(a, 1), shapes=[(3, 3), (2, 3, 2)]),
+    U("diagonal", lambda x: x.diagonal(1), lambda a: np.diagonal(a, 1),
+      shapes=[(3, 3), (2, 3), "transposed"]),
+    U("diagonal_backward", lambda x: x.diagonal(-1).sum() * x,
+      lambda a: np.diagonal(a, -1).sum() * a, shapes=[(3, 3)], node="MulBackward0",
+      lazy_and_fused=False),  # (its gradgradcheck runs diagonal_backward's own backward)
+    U("diag_embed", lambda x: x.diag_embed(), lambda a: _diag_embed_np(a), shapes=[(3,), (2, 3)]),
+    U("trace", lambda x: x.trace(), np.trace, shapes=[(3, 3), (2, 3), "transposed"]),
+    U("repeat", lambda x: x.repeat(2, 1, 2), lambda a: np.tile(a, (2, 1, 2)),
+      shapes=[(3,), (2, 3), "transposed"]),
+    U("flip", lambda x: x.flip(0, -1), lambda a: np.flip(a, (0, -1)),
+      shapes=[(2, 3), (2, 3, 2), "strided"]),
+    U("roll", lambda x: x.roll((1, -1), (0, -1)), lambda a: np.roll(a, (1, -1), (0, -1)),
+      shapes=[(2, 3), (2, 3, 2), "transposed"]),
+    U("unbind", lambda x: x.unbind(1)[1], lambda a: a[:, 1], shapes=[(2, 3), "transposed"]),
+    U("cumprod", lambda x: x.cumprod(-1), lambda a: np.cumprod(a, -1),
+      shapes=[(4,), (2, 3), "transposed"], domain=(0.5, 1.5)),
+    U("sort", lambda x: x.sort(-1, descending=True).values, lambda a: -np.sort(-a, -1),
+      shapes=[(4,), (2, 3), "transposed"]),
+    U("topk", lambda x: x.topk(2, 0).values, lambda a: -np.sort(-a, 0)[:2],
+      shapes=[(4,), (3, 2), "transposed"]),
+    U("kthvalue", lambda x: x.kthvalue(2, 0, keepdim=True).values,
+      lambda a: np.sort(a, 0)[1:2], shapes=[(4,), (3, 2)]),
+    U("median_dim", lambda x: x.median(-1).values, lambda a: np.sort(a, -1)[..., (a.shape[-1] - 1) // 2],
+      shapes=[(4,), (2, 3)], node="MedianBackward1"),
+    U("median_all", lambda x: x.median(), lambda a: np.sort(a, None)[(a.size - 1) // 2],
+      shapes=[(4,), (2, 3)], node="MedianBackward0"),
+    # ---------------------------------------------------------------- random (ops/random.py)
+    # (a zero std or probability makes the draws constant: the values and zero gradients are
+    # checked against references)
+    U("random_fill", lambda x: (x * 1).normal_(0.5, 0.0), lambda a: np.full_like(a, 0.5),
+      shapes=[(3,), (2, 3)], node="NormalBackward0"),
+    U("normal", lambda x: ng.normal(x * 0, 0.0), np.zeros_like, shapes=[(3,), (2, 3)],
+      node="NormalBackward1"),
+    U("bernoulli", lambda x: ng.bernoulli(x * 0), np.zeros_like, shapes=[(3,), (2, 3)]),
 ]
+
+
+_IDX = ng.tensor([[0, 2, 1], [1, 1, 0]])
+_IDX_NP = np.array([[0, 2, 1], [1, 1, 0]])
+_PERM = ng.tensor([[2, 0, 1], [0, 1, 2]])
+
+
+def _scatter_np(a, b, op):
+    out = a.copy()
+    rows, cols = np.indices(_IDX_NP.shape)
+    op.at(out, (_IDX_NP, cols), b[: _IDX_NP.shape[0], : _IDX_NP.shape[1]])
+    return out
+
+
+def _scatter1_np(a, b):
+    out = a.copy()
+    perm = np.array([[2, 0, 1], [0, 1, 2]])
+    out[np.arange(2)[:, None], perm] = b[:, :3]
+    return out
+
+
+def _index_add_np(a, b):
+    out = a.copy()
+    np.add.at(out, [1, 0, 1], 2.0 * b if a.ndim > 1 else 2.0 * b)
+    return out
+
+
+def _index_fill_np(a):
+    out = a.copy()
+    out[:, [0, 2]] = -1.5
+    return out
+
+
+def _diag_embed_np(a):
+    out = np.zeros(a.shape + a.shape[-1:], a.dtype)
+    i = np.arange(a.shape[-1])
+    out[..., i, i] = a
+    return out
 
 
 def _index_put(x):

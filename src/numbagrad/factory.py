@@ -22,6 +22,17 @@ def manual_seed(seed: int):
     return _rng
 
 
+def _generator_rng(generator=None) -> np.random.Generator:
+    """The NumPy generator a random function draws from: ``generator``'s, else the global one
+    (read at each call: ``manual_seed`` replaces it)."""
+    if generator is None:
+        return _rng
+    rng = getattr(generator, "_rng", None)  # (numbagrad.Generator keeps its NumPy generator)
+    if rng is None:
+        raise TypeError(f"generator must be a numbagrad.Generator, not {type(generator).__name__}")
+    return rng
+
+
 def _infer_dtype(data) -> D.dtype:
     """PyTorch's inference for Python data: any float -> default float, else int64 or bool."""
     if isinstance(data, np.ndarray):

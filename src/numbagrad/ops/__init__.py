@@ -13,6 +13,8 @@ import numpy as np
 from .. import dtypes as D
 from .._tensor import Tensor
 from . import elementwise as E
+from . import indexing  # noqa: F401 (declares its ops)
+from . import random  # noqa: F401 (declares its ops)
 from . import linalg as L  # noqa: F401 (declares its ops)
 from . import loss  # noqa: F401
 from . import movement as M

@@ -383,7 +383,7 @@ def minimum_vjp_y(grad, x, y):
 minimum.defvjp(minimum_vjp_x, minimum_vjp_y)
 
 
-@binary("where", n_in=3, dtype="where", variants="function")
+@binary("where", n_in=3, dtype="where")  # (public in ops/indexing.py: also where(cond))
 def where(cond, x, y):
     return x if cond else y
 

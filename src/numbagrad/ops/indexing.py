@@ -1,0 +1,936 @@
+"""Indexing, selection and sorting ops: gather/scatter, masks, triangles, diagonals, flips,
+rolls, sorts and einsum, each with its backward.
+
+Index arithmetic runs on the host, as ``x[index]``'s does (ops/movement.py); the values move on
+the tensor's device through the backend's ``gather`` and ``scatter``. Sorts and ``cumprod`` have
+no device kernel: they refuse CUDA tensors by name.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes as D
+from .._tensor import Tensor, _on, _wrap_dim
+from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..backend import cpu
+from ..factory import arange, eye, zeros
+from . import elementwise as E
+from . import movement as M
+from . import reduce as R
+from .registry import composite, public, sum_to
+
+# ---------------------------------------------------------------- helpers
+
+
+def _cpu_only(ctx, name):
+    if ctx.backend is not cpu:
+        raise NotImplementedError(
+            f"numbagrad.{name} has no CUDA kernel yet: call it on a CPU tensor (x.cpu())"
+        )
+
+
+def _take(be, a, index):
+    """``a[index]`` for a NumPy-style index on either backend (a copy)."""
+    return a[index] if be is cpu else be.gather(a, index)
+
+
+def _index_array(index, error) -> np.ndarray:
+    """An index tensor's values on the host as int64; ``error`` (a RuntimeError's text) for
+    anything but an int32 or int64 tensor."""
+    if not isinstance(index, Tensor) or index.dtype not in (D.int64, D.int32):
+        raise RuntimeError(error)
+    return index._host().astype(np.int64, copy=False)
+
+
+def _check_bounds(idx, n, dim, kind=RuntimeError, message=None):
+    bad = (idx < 0) | (idx >= n)
+    if bad.any():
+        v = int(idx[bad].flat[0])
+        raise kind(message or f"index {v} is out of bounds for dimension {dim} with size {n}")
+
+
+def _coords(idx, dim):
+    """The open grid that reads, for each position of ``idx``, the element whose ``dim``
+    coordinate is the index there and the others the position's own (gather/scatter)."""
+    grids = list(np.indices(idx.shape, sparse=True))
+    grids[dim] = idx
+    return tuple(grids)
+
+
+def _region(shape):
+    return tuple(slice(0, n) for n in shape)
+
+
+def _dim(x, dim):
+    return _wrap_dim(dim, max(x.ndim, 1))
+
+
+def _zeros_like_shape(shape, like):
+    return zeros(shape, dtype=like.dtype, device=like.device)
+
+
+def _pad_to(g, shape):
+    """``g`` in the leading corner of zeros of ``shape`` (a source larger than its index)."""
+    if tuple(g.shape) == tuple(shape):
+        return g
+    return M.index_put(_zeros_like_shape(shape, g), _region(g.shape), g)
+
+
+_MASK_TYPE = {"int64": "long int", "int32": "int", "float32": "float", "float64": "double"}
+
+
+# ---------------------------------------------------------------- gather / scatter
+
+
+def _check_gather_shape(x, idx, d):
+    if idx.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+    for k in range(x.ndim):
+        if k != d and idx.shape[k] > x.shape[k]:
+            raise RuntimeError(
+                f"Size does not match at dimension {k} expected index {list(idx.shape)} to be no "
+                f"larger than self {list(x.shape)} apart from dimension {d}"
+            )
+
+
+def _check_scatter_shape(x, idx, d, src=None):
+    if idx.ndim != x.ndim:
+        raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
+    for k in range(x.ndim):
+        if (k != d and idx.shape[k] > x.shape[k]) or (src is not None
+                                                       and idx.shape[k] > src.shape[k]):
+            tail = f" and to be no larger size than src {list(src.shape)}" if src is not None else ""
+            raise RuntimeError(
+                f"Expected index {list(idx.shape)} to be no larger than self {list(x.shape)} "
+                f"apart from dimension {d}{tail}"
+            )
+
+
+@composite("gather", variants="function method")
+def gather(ctx, x, dim, index, *, sparse_grad=False):
+    d = _dim(x, dim)
+    idx = _index_array(index, "gather(): Expected dtype int32/int64 for index")
+    _check_gather_shape(x, idx, d)
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    ctx.dim, ctx.index = d, index
+    if x.ndim == 0:
+        return x._data.copy()
+    return _take(ctx.backend, x._data, _coords(idx, d))
+
+
+@gather.defvjp
+def gather_vjp(ctx, grad):
+    return scatter_add(_zeros_like_shape(ctx.input_shapes[0], grad), ctx.dim, ctx.index, grad), None
+
+
+@composite("scatter_add", variants="function method inplace")
+def scatter_add(ctx, x, dim, index, src):
+    d = _dim(x, dim)
+    idx = _index_array(index, "scatter(): Expected dtype int32/int64 for index")
+    if src.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_scatter_shape(x, idx, d, src)
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    ctx.dim, ctx.index = d, index
+    out = x._data.copy()
+    if x.ndim == 0:
+        return out + src._data if idx.size else out
+    ctx.backend.scatter(out, _coords(idx, d), src._data[_region(idx.shape)], True)
+    return out
+
+
+@scatter_add.defvjp
+def scatter_add_vjp(ctx, grad):
+    return grad, None, _pad_to(gather(grad, ctx.dim, ctx.index), ctx.input_shapes[2])
+
+
+_MULTIPLY_AT = {"add": None, "multiply": np.multiply}
+
+
+@composite("scatter", variants="function method inplace")
+def scatter(ctx, x, dim, index, src=None, *, value=None, reduce=None):
+    """``x`` with ``src`` (a tensor, or a number as ``value``) written at ``index`` along
+    ``dim``; ``reduce="add"``/``"multiply"`` combines instead (no backward, as in PyTorch)."""
+    if src is None:
+        src = value
+    d = _dim(x, dim)
+    idx = _index_array(index, "scatter(): Expected dtype int32/int64 for index")
+    tensor = isinstance(src, Tensor)
+    if tensor and src.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_scatter_shape(x, idx, d, src if tensor else None)
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    ctx.dim, ctx.index, ctx.reduce = d, index, reduce
+    ctx.node_name = "ScatterBackward0" if tensor else "ScatterBackward1"
+    out = x._data.copy()
+    values = src._data[_region(idx.shape)] if tensor else src
+    where = _coords(idx, d)
+    if reduce == "multiply":
+        _cpu_only(ctx, "scatter(reduce='multiply')")
+        np.multiply.at(out, where, values)
+    else:
+        ctx.backend.scatter(out, where, values, reduce == "add")
+    return out
+
+
+@scatter.defvjp
+def scatter_vjp(ctx, grad):
+    if ctx.reduce is not None:
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+    g_x = scatter(grad, ctx.dim, ctx.index, value=0.0)
+    if len(ctx.input_shapes) == 2:
+        return g_x, None
+    return g_x, None, _pad_to(gather(grad, ctx.dim, ctx.index), ctx.input_shapes[2])
+
+
+@public("function method")
+def take_along_dim(input, indices, dim=None):
+    if indices.dtype is not D.int64:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           + R._TYPE[indices.dtype.name])
+    if dim is None:
+        return gather(M.reshape(input, -1), 0, M.reshape(indices, -1))
+    d = _dim(input, dim)
+    if input.ndim != indices.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, "
+                           f"and {indices.ndim} dimensions for indices")
+    shape = list(cpu.broadcast_shapes(
+        tuple(1 if k == d else n for k, n in enumerate(input.shape)),
+        tuple(1 if k == d else n for k, n in enumerate(indices.shape))))
+    xs, ids = list(shape), list(shape)
+    xs[d], ids[d] = input.shape[d], indices.shape[d]
+    return gather(M.expand(input, xs), d, M.expand(indices, ids))
+
+
+
+# ---------------------------------------------------------------- index_select / index_add
+
+
+def _vector_index(index, name):
+    idx = _index_array(index, f"{name}(): Expected dtype int32 or int64 for index")
+    if idx.ndim > 1:
+        raise IndexError(f"{name}(): Index is supposed to be a vector")
+    return idx.reshape(-1)
+
+
+@composite("index_select", variants="function method")
+def index_select(ctx, x, dim, index):
+    d = _dim(x, dim)
+    idx = _vector_index(index, "index_select")
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d, IndexError, "index out of range in self")
+    ctx.dim, ctx.index = d, index
+    if x.ndim == 0:
+        return x._data.copy()
+    return _take(ctx.backend, x._data, (slice(None),) * d + (idx,))
+
+
+@index_select.defvjp
+def index_select_vjp(ctx, grad):
+    return index_add(_zeros_like_shape(ctx.input_shapes[0], grad), ctx.dim, ctx.index, grad), None
+
+
+@composite("index_add", variants="function method inplace")
+def index_add(ctx, x, dim, index, source, *, alpha=1):
+    d = _dim(x, dim)
+    idx = _index_array(index, "index_add_(): Expected dtype int32/int64 for index but got: "
+                       + R._TYPE.get(getattr(index, "dtype", D.float32).name, "Float"))
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"index_add_(): self ({R._TYPE[x.dtype.name]}) and source "
+                           f"({R._TYPE[source.dtype.name]}) must have the same scalar type")
+    idx = idx.reshape(-1)
+    n_src = source.shape[d] if source.ndim else 1
+    if idx.size != n_src:
+        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({n_src}), for dim: {d}")
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    ctx.dim, ctx.index, ctx.alpha = d, index, alpha
+    src = source._data
+    if alpha != 1:
+        with no_grad():
+            src = E.mul(source, alpha)._data
+    out = x._data.copy()
+    if x.ndim == 0:
+        return out + src.reshape(())
+    ctx.backend.scatter(out, (slice(None),) * d + (idx,), src, True)
+    return out
+
+
+@index_add.defvjp
+def index_add_vjp(ctx, grad):
+    g_src = index_select(grad, ctx.dim, ctx.index)
+    if ctx.alpha != 1:
+        g_src = g_src * ctx.alpha
+    return grad, None, g_src.reshape(ctx.input_shapes[2])
+
+
+@composite("index_fill", variants="function method inplace")
+def index_fill(ctx, x, dim, index, value):
+    d = _dim(x, dim)
+    idx = _index_array(index, "index_fill_(): Expected dtype int64 for index").reshape(-1)
+    n = x.shape[d] if x.ndim else 1
+    bad = (idx < -n) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"index {int(idx[bad][0])} is out of bounds for dimension {d} with "
+                         f"size {n}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        ctx.node_name = "IndexFillBackward1"
+        value = value._host()[()]
+    ctx.dim, ctx.index = d, index
+    out = x._data.copy()
+    if x.ndim == 0:
+        return out if not idx.size else np.asarray(value, out.dtype) + 0 * out
+    ctx.backend.scatter(out, (slice(None),) * d + (idx % n,), value, False)
+    return out
+
+
+@index_fill.defvjp
+def index_fill_vjp(ctx, grad):
+    g_x = index_fill(grad, ctx.dim, ctx.index, 0)
+    if len(ctx.input_shapes) == 2:
+        return g_x, None
+    return g_x, None, index_select(grad, ctx.dim, ctx.index).sum()
+
+
+# ---------------------------------------------------------------- masks
+
+
+def _check_mask(mask, message):
+    if mask.dtype is not D.bool_:
+        raise RuntimeError(message)
+
+
+@composite("masked_fill", variants="function method inplace")
+def masked_fill(ctx, x, mask, value):
+    if mask.dtype is not D.bool_:
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
+                           + _MASK_TYPE[mask.dtype.name])
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
+                               f"tensor with {value.ndim} dimension(s).")
+        ctx.node_name = "MaskedFillBackward1"
+        value = value._host()[()].item()
+    cpu.broadcast_shapes(tuple(mask.shape), tuple(x.shape))  # (PyTorch's error when they don't)
+    ctx.mask = mask
+    with no_grad():
+        out = E.where(mask, value, x)
+    return out._data if out.dtype is x.dtype else out.to(x.dtype)._data
+
+
+@masked_fill.defvjp
+def masked_fill_vjp(ctx, grad):
+    g_x = sum_to(E.where(ctx.mask, 0, grad), ctx.input_shapes[0])
+    if len(ctx.input_shapes) == 2:
+        return g_x, None
+    return g_x, None, E.where(ctx.mask, grad, 0).sum()
+
+
+@composite("masked_select", variants="function method")
+def masked_select(ctx, x, mask):
+    _check_mask(mask, "masked_select: expected BoolTensor for mask")
+    shape = cpu.broadcast_shapes(tuple(x.shape), tuple(mask.shape))
+    where = np.nonzero(np.broadcast_to(mask._host(), shape))
+    ctx.where, ctx.shape = where, shape
+    with no_grad():
+        xb = M.expand(x, shape)._data
+    return _take(ctx.backend, xb, where)
+
+
+@masked_select.defvjp
+def masked_select_vjp(ctx, grad):
+    full = M.index_put_zeros(grad, M._Index(ctx.where, {"advanced"}), ctx.shape)
+    return sum_to(full, ctx.input_shapes[0]), None
+
+
+@public("function method")
+def nonzero(input, *, as_tuple=False):
+    """The indices of the nonzero elements (int64): one row each, or one tensor per dim."""
+    # the count decides the result's shape, so it runs on the host (PyTorch synchronises
+    # too): a CUDA tensor's values are copied to the host and the indices back
+    dev = input.device
+    a = input._host()
+    if as_tuple:
+        if a.ndim == 0:
+            return (Tensor._make(_on(np.zeros(int(a != 0), np.int64), dev)),)
+        return tuple(Tensor._make(_on(np.ascontiguousarray(i, np.int64), dev))
+                     for i in np.nonzero(a))
+    return Tensor._make(_on(np.argwhere(a).astype(np.int64), dev))
+
+
+@public("function")
+def argwhere(input):
+    return nonzero(input)
+
+
+def _where_method(self, condition, other):
+    return E.where(condition, self, other)
+
+
+@public("function method", method=_where_method)
+def where(condition, input=None, other=None):
+    """``where(condition, input, other)``; ``where(condition)`` is ``nonzero(as_tuple=True)``."""
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    return E.where(condition, input, other)
+
+
+# ---------------------------------------------------------------- triangles and diagonals
+
+
+def _triangle(ctx, x, diagonal, name, lower):
+    if x.ndim < 2:
+        raise RuntimeError(f"{name}: input tensor must have at least 2 dimensions")
+    ctx.diagonal = diagonal
+    n, m = x.shape[-2:]
+    keep = np.tri(n, m, diagonal, dtype=bool) if lower else ~np.tri(n, m, diagonal - 1, dtype=bool)
+    with no_grad():
+        out = E.where(Tensor._make(_on(keep, x.device)), x, False if x.dtype is D.bool_ else 0)
+    return out._data if out.dtype is x.dtype else out.to(x.dtype)._data
+
+
+@composite("tril", variants="function method inplace")
+def tril(ctx, x, diagonal=0):
+    return _triangle(ctx, x, diagonal, "tril", True)
+
+
+tril.defvjp(lambda ctx, grad: tril(grad, ctx.diagonal))
+
+
+@composite("triu", variants="function method inplace")
+def triu(ctx, x, diagonal=0):
+    return _triangle(ctx, x, diagonal, "triu", False)
+
+
+triu.defvjp(lambda ctx, grad: triu(grad, ctx.diagonal))
+
+
+def _diag_view(a, be, offset, d1, d2):
+    """A writable view of the diagonal of ``a`` over dims ``d1``, ``d2`` (last dim of the
+    view), starting ``offset`` above the main one."""
+    n1, n2 = a.shape[d1], a.shape[d2]
+    if offset >= 0:
+        length, start = max(0, min(n1, n2 - offset)), (0, offset)
+    else:
+        length, start = max(0, min(n1 + offset, n2)), (-offset, 0)
+    index = [slice(None)] * a.ndim
+    if length:
+        index[d1], index[d2] = slice(start[0], None), slice(start[1], None)
+        a = a[tuple(index)]
+    keep = [k for k in range(a.ndim) if k not in (d1, d2)]
+    shape = [a.shape[k] for k in keep] + [length]
+    strides = [a.strides[k] for k in keep] + [a.strides[d1] + a.strides[d2]]
+    return be.as_strided(a, shape, strides)
+
+
+def _diag_dims(ndim, dim1, dim2):
+    d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
+@composite("diagonal", view=True, variants="function method")
+def diagonal(ctx, x, offset=0, dim1=0, dim2=1):
+    d1, d2 = _diag_dims(x.ndim, dim1, dim2)
+    ctx.args = (offset, d1, d2)
+    return _diag_view(x._data, ctx.backend, offset, d1, d2)
+
+
+diagonal.defvjp(lambda ctx, grad: diagonal_backward(grad, ctx.input_shapes[0], *ctx.args))
+
+
+@composite("diagonal_backward", node="DiagonalBackwardBackward0")
+def diagonal_backward(ctx, grad, shape, offset, d1, d2):
+    """Zeros of ``shape`` with ``grad`` on the diagonal: ``diagonal``'s gradient."""
+    ctx.args = (offset, d1, d2)
+    be = ctx.backend
+    out = be.zeros(tuple(shape), grad._data.dtype)
+    be.copyto(_diag_view(out, be, offset, d1, d2), grad._data)
+    return out
+
+
+diagonal_backward.defvjp(lambda ctx, grad: diagonal(grad, *ctx.args))
+
+
+@composite("diag_embed", variants="function method")
+def diag_embed(ctx, x, offset=0, dim1=-2, dim2=-1):
+    d1, d2 = _diag_dims(x.ndim + 1, dim1, dim2)
+    ctx.args = (offset, d1, d2)
+    n = (x.shape[-1] if x.ndim else 1) + abs(offset)
+    shape = list(x.shape[:-1])
+    for d in sorted((d1, d2)):
+        shape.insert(d, n)
+    be = ctx.backend
+    out = be.zeros(tuple(shape), x._data.dtype)
+    be.copyto(_diag_view(out, be, offset, d1, d2), x._data)
+    return out
+
+
+diag_embed.defvjp(lambda ctx, grad: diagonal(grad, *ctx.args))
+
+
+@public("function method")
+def diag(input, diagonal=0):
+    """A 1-D tensor as a diagonal matrix, or a matrix's diagonal as a 1-D copy."""
+    if input.ndim == 1:
+        return diag_embed(input, diagonal, 0, 1)
+    if input.ndim == 2:
+        # (a copy, as PyTorch's; its node is CloneBackward0 here, DiagonalBackward0_copy there)
+        return M.clone(globals()["diagonal"](input, diagonal))
+    raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+@composite("trace", variants="function method")
+def trace(ctx, x):
+    if x.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
+    if x.dtype is D.bool_:
+        raise NotImplementedError("\"trace\" not implemented for 'Bool'")
+    with no_grad():
+        return R.sum(diagonal(x))._data
+
+
+@trace.defvjp
+def trace_vjp(ctx, grad):
+    n, m = ctx.input_shapes[0]
+    return grad * eye(n, m, dtype=grad.dtype, device=grad.device)
+
+
+@public("function method", aliases="ger")
+def outer(input, vec2):
+    for name, t in (("self", input), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"outer: Expected 1-D argument {name}, but got {t.ndim}-D")
+    return M.reshape(input, -1, 1) * vec2
+
+
+# ---------------------------------------------------------------- repeats, flips, rolls
+
+
+@composite("repeat", node="RepeatBackward0", variants="method")
+def repeat(ctx, x, *sizes):
+    sizes = M.parse_shape(sizes)
+    if len(sizes) < x.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    shape = (1,) * (len(sizes) - x.ndim) + tuple(x.shape)
+    target = [r * n for r, n in zip(sizes, shape)]
+    if any(r < 0 for r in sizes):
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{min(target)}: {target}")
+    ctx.sizes, ctx.shape = sizes, shape
+    a = x._data.reshape(shape) if x._data.flags.c_contiguous else (
+        ctx.backend.ascontiguousarray(x._data).reshape(shape))
+    be = ctx.backend
+    # (r0, n0, r1, n1, ...) with stride 0 over each r: one copy makes the repeats
+    spread = be.as_strided(a, [v for r, n in zip(sizes, shape) for v in (r, n)],
+                           [v for st in a.strides for v in (0, st)])
+    return be.ascontiguousarray(spread).reshape(target)
+
+
+@repeat.defvjp
+def repeat_vjp(ctx, grad):
+    pairs = [v for r, n in zip(ctx.sizes, ctx.shape) for v in (r, n)]
+    summed = R.sum(M.reshape(grad, pairs), tuple(range(0, len(pairs), 2)))
+    return M.reshape(summed, ctx.input_shapes[0])
+
+
+@public("function method")
+def tile(input, dims):
+    dims = tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
+    return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
+
+
+@composite("flip", variants="function method")
+def flip(ctx, x, *dims):
+    dims = M.normalize_dims(list(M.parse_shape(dims)), x.ndim)
+    ctx.dims = dims
+    a = x._data
+    if ctx.backend is cpu:
+        return np.flip(a, dims).copy()
+    where = list(np.indices(a.shape, sparse=True))
+    for d in dims:
+        where[d] = a.shape[d] - 1 - where[d]
+    return _take(ctx.backend, a, tuple(where))
+
+
+flip.defvjp(lambda ctx, grad: flip(grad, ctx.dims))
+
+
+@public("function method")
+def fliplr(input):
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return flip(input, 1)
+
+
+@public("function method")
+def flipud(input):
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return flip(input, 0)
+
+
+@composite("roll", variants="function method")
+def roll(ctx, x, shifts, dims=None):
+    shifts = tuple(shifts) if isinstance(shifts, (list, tuple)) else (shifts,)
+    dims = () if dims is None else tuple(dims) if isinstance(dims, (list, tuple)) else (dims,)
+    if not dims and len(shifts) == 1:
+        ctx.shifts, ctx.dims = shifts, None
+        flat = ctx.backend.ascontiguousarray(x._data).reshape(-1)
+        return _roll(ctx.backend, flat, shifts[0], 0).reshape(x.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    dims = tuple(_dim(x, d) for d in dims)
+    ctx.shifts, ctx.dims = shifts, dims
+    a = x._data
+    for s, d in zip(shifts, dims):
+        a = _roll(ctx.backend, a, s, d)
+    return a if a is not x._data else a.copy()
+
+
+def _roll(be, a, shift, d):
+    n = a.shape[d]
+    if not n or not shift % n:
+        return a
+    s = shift % n
+    head = (slice(None),) * d
+    return be.concatenate([a[head + (slice(n - s, None),)], a[head + (slice(0, n - s),)]], axis=d)
+
+
+roll.defvjp(lambda ctx, grad: roll(grad, tuple(-s for s in ctx.shifts), ctx.dims))
+
+
+@public("function method")
+def narrow(input, dim, start, length):
+    d = _dim(input, dim)
+    n = input.shape[d]
+    if isinstance(start, Tensor):
+        start = int(start.item())
+    if not -n <= start <= n:
+        raise IndexError(f"start out of range (expected to be in range of [{-n}, {n}], but got "
+                         f"{start})")
+    if start < 0:
+        start += n
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    if start + length > n:
+        raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
+    return M.getitem(input, (slice(None),) * d + (slice(start, start + length),))
+
+
+@composite("unbind", view=True, variants="function method")
+def unbind(ctx, x, dim=0):
+    if x.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = ctx.dim = _dim(x, dim)
+    a = x._data
+    return tuple(a[(slice(None),) * d + (i, Ellipsis)] for i in range(x.shape[d]))
+
+
+@unbind.defvjp
+def unbind_vjp(ctx, grads):
+    return M.stack(grads if isinstance(grads, list) else [grads], ctx.dim)
+
+
+# ---------------------------------------------------------------- cumulative products
+
+
+@composite("cumprod", variants="function method")
+def cumprod(ctx, x, dim, *, dtype=None):
+    """The running products of ``x`` along ``dim`` (integer and bool products are int64)."""
+    _cpu_only(ctx, "cumprod")
+    ctx.dim = _dim(x, dim)
+    out = D.as_dtype(dtype) if dtype is not None else (
+        x.dtype if x.dtype.is_floating_point else D.int64)
+    a = x._data.astype(out.np, copy=False)
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    if x.ndim == 0:
+        return a.copy()
+    return np.cumprod(a, axis=ctx.dim)
+
+
+@cumprod.defvjp
+def cumprod_vjp(ctx, grad):
+    x, result, d = ctx["x"], ctx["result"], ctx.dim
+    if x.ndim == 0:
+        return grad
+    with no_grad():
+        zero = x == 0
+        has_zero = bool(zero.any())
+    if not has_zero:
+        return R.rcumsum(grad * result, d) / x
+    if is_grad_enabled():
+        return _cumprod_vjp_products(x, grad, d)
+    # dL/dx_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j. With z the first zero of a slice:
+    # before z that is the zero-free formula cut at z; at z, the prefix product before z
+    # times the running products after z; past z every term holds x_z = 0
+    n = x.shape[d]
+    shape = [1] * x.ndim
+    shape[d] = n
+    pos = M.reshape(arange(n, device=x.device), shape)
+    with no_grad():
+        z = R.amin(E.where(zero, pos, n), d, True)
+    before = pos < z
+    g_before = E.where(before, R.rcumsum(E.where(before, grad * result, 0), d)
+                       / E.where(before, x, 1), 0)
+    after = cumprod(E.where(pos > z, x, 1), d)
+    prefix = R.prod(E.where(before, x, 1), d, True)
+    at_z = R.sum(E.where(pos >= z, grad * after, 0), d, True) * prefix
+    return g_before + E.where(pos == z, at_z, 0)
+
+
+def _cumprod_vjp_products(x, grad, d):
+    """The gradient with every product written out, for a backward that is itself recorded
+    (``create_graph``) over an input holding zeros: ``dL/dx_i = sum_{k >= i} g_k p_ik`` with
+    ``p_ik`` the product of ``x_j`` for ``j <= k, j != i``, an (n, n) matrix per slice. The
+    zero-case formula above drops terms that are 0 in value but not in derivative."""
+    xm, gm = M.transpose(x, d, -1), M.transpose(grad, d, -1)
+    n = xm.shape[-1]
+    pos = arange(n, device=x.device)
+    row, col = M.unsqueeze(pos, -1), M.unsqueeze(pos, 0)
+    # row i: x with x_i replaced by 1; its running products are p_i.
+    rows = E.where(row == col, 1, M.unsqueeze(xm, -2).expand(*xm.shape[:-1], n, n))
+    p = cumprod(rows, -1)
+    g = R.sum(E.where(col >= row, M.unsqueeze(gm, -2) * p, 0), -1)
+    return M.transpose(g, d, -1)
+
+
+# ---------------------------------------------------------------- sorts and selections
+
+
+def _sort_host(a, d, descending):
+    """Stable (values, indices) of host array ``a`` along ``d``; NaN counts as the largest."""
+    if descending:
+        # a stable ascending sort of the flipped array, read backwards: ties keep their order
+        idx = a.shape[d] - 1 - np.flip(np.argsort(np.flip(a, d), axis=d, kind="stable"), d)
+    else:
+        idx = np.argsort(a, axis=d, kind="stable")
+    return np.take_along_axis(a, idx, d), idx
+
+
+def _selected(ctx, x, dim, name, node):
+    """Common setup of the ops whose values are elements of ``x`` picked by indices."""
+    _cpu_only(ctx, name)
+    d = ctx.dim = _dim(x, dim)
+    ctx.node_name = node
+    ctx.non_differentiable = (1,)
+    named = R._named(name)
+    ctx.wrap = lambda outs: named(*outs)
+    ctx.save_outputs = {"indices": 1}
+    return d
+
+
+def _selected_vjp(ctx, grads):
+    """Each value's gradient goes back to the element its index names (PyTorch's
+    value_selecting_reduction_backward)."""
+    grad, idx = grads[0], ctx["indices"]
+    shape = ctx.input_shapes[0]
+    if not shape:
+        return grad
+    if not getattr(ctx, "keepdim", True):
+        grad, idx = M.unsqueeze(grad, ctx.dim), M.unsqueeze(idx, ctx.dim)
+    return scatter(_zeros_like_shape(shape, grad), ctx.dim, idx, grad)
+
+
+@composite("sort", node="SortBackward0")
+def sort_op(ctx, x, dim=-1, descending=False, stable=False):
+    d = _selected(ctx, x, dim, "sort", "SortBackward0")
+    if x.ndim == 0:
+        return x._data.copy(), np.zeros((), np.int64)
+    return _sort_host(x._data, d, descending)
+
+
+sort_op.defvjp(_selected_vjp)
+
+
+@public("function method")
+def sort(input, dim=-1, descending=False, stable=False):
+    return sort_op(input, dim, descending, stable)
+
+
+@public("function method")
+def argsort(input, dim=-1, descending=False, stable=False):
+    return sort_op(input, dim, descending, stable).indices
+
+
+@composite("topk", node="TopkBackward0", variants="function method")
+def topk(ctx, x, k, dim=-1, largest=True, sorted=True):
+    d = _selected(ctx, x, dim, "topk", "TopkBackward0")
+    n = x.shape[d] if x.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if x.ndim == 0:
+        return x._data.copy(), np.zeros((), np.int64)
+    values, idx = _sort_host(x._data, d, largest)
+    head = (slice(None),) * d + (slice(0, k),)
+    return np.ascontiguousarray(values[head]), np.ascontiguousarray(idx[head])
+
+
+topk.defvjp(_selected_vjp)
+
+
+def _kth(ctx, x, k, d, keepdim):
+    ctx.keepdim = keepdim
+    if x.ndim == 0:
+        return x._data.copy(), np.zeros((), np.int64)
+    values, idx = _sort_host(x._data, d, False)
+    pick = (slice(None),) * d + (slice(k, k + 1) if keepdim else k,)
+    return np.array(values[pick]), np.array(idx[pick])  # (copies; 0-d stays 0-d)
+
+
+@composite("kthvalue", variants="function method")
+def kthvalue(ctx, x, k, dim=-1, keepdim=False):
+    d = _selected(ctx, x, dim, "kthvalue", "KthvalueBackward0")
+    if not 1 <= k <= (x.shape[d] if x.ndim else 1):
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return _kth(ctx, x, k - 1, d, keepdim)
+
+
+kthvalue.defvjp(_selected_vjp)
+
+
+@composite("median_dim", node="MedianBackward1")
+def median_dim(ctx, x, dim, keepdim=False):
+    d = _selected(ctx, x, dim, "median", "MedianBackward1")
+    n = x.shape[d] if x.ndim else 1
+    R._check_nonempty(x, (d,) if x.ndim else (), "median")
+    return _kth(ctx, x, (n - 1) // 2, d, keepdim)  # the lower of the two middle values
+
+
+median_dim.defvjp(_selected_vjp)
+
+
+@composite("median_all", node="MedianBackward0")
+def median_all(ctx, x):
+    _cpu_only(ctx, "median")
+    if x.numel() == 0:
+        return np.asarray(np.nan, x._data.dtype)
+    flat = np.sort(x._data.reshape(-1), kind="stable")
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    return np.asarray(flat[(flat.size - 1) // 2])
+
+
+median_all.defvjp(R._all_backward)  # (shared evenly by equal elements, as PyTorch's)
+
+
+@public("function method")
+def median(input, dim=None, keepdim=False):
+    return median_all(input) if dim is None else median_dim(input, dim, keepdim)
+
+
+# ---------------------------------------------------------------- einsum
+
+
+@public("function")
+def einsum(equation, *operands):
+    """Einstein summation, composed of differentiable ops (diagonal, sum, permute, reshape,
+    matmul), so its backward comes with them; its ``grad_fn`` names are theirs, not PyTorch's."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    lhs, arrow, out = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    if len(terms) > len(operands):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    if len(terms) < len(operands):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    n_ell = max((t.ndim - len(s.replace("...", "")) for s, t in zip(terms, operands)
+                 if "..." in s), default=0)
+    ell = "".join(chr(0x100 + k) for k in range(n_ell))  # letters no equation uses
+    specs = []
+    for s, t in zip(terms, operands):
+        if "..." in s:
+            k = t.ndim - len(s.replace("...", ""))
+            s = s.replace("...", ell[n_ell - k:])
+        if len(s) != t.ndim:
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({len(s)}) "
+                               f"does not match the number of dimensions ({t.ndim}) for operand "
+                               f"{len(specs)}" + ("" if "..." in s else " and no ellipsis was "
+                                                  "given"))
+        specs.append(s)
+    if arrow:
+        out = out.replace("...", ell)
+    else:
+        counts = {}
+        for s in specs:
+            for c in s:
+                counts[c] = counts.get(c, 0) + 1
+        out = ell + "".join(sorted(c for c in counts if counts[c] == 1 and c not in ell))
+    sizes = {}
+    for k, (s, t) in enumerate(zip(specs, operands)):
+        for c, n in zip(s, t.shape):
+            if sizes.get(c, 1) != 1 and n not in (1, sizes[c]):
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which "
+                                   f"does not broadcast with previously seen size {sizes[c]}")
+            if n != 1 or c not in sizes:
+                sizes[c] = n
+    items = [_einsum_diagonals(t, s) for s, t in zip(specs, operands)]
+    t, s = items[0]
+    for k in range(1, len(items)):
+        later = out + "".join(x for _, x in items[k + 1:])
+        t, s = _einsum_pair(t, s, *items[k], later, sizes)
+    return _einsum_finish(t, s, out)
+
+
+def _einsum_diagonals(t, s):
+    """``t`` with repeated subscripts of ``s`` taken along their diagonal: (tensor, letters)."""
+    while len(set(s)) < len(s):
+        c = next(c for c in s if s.count(c) > 1)
+        i = s.index(c)
+        j = s.index(c, i + 1)
+        t = diagonal(t, 0, i, j)
+        s = s[:i] + s[i + 1:j] + s[j + 1:] + c
+    return t, s
+
+
+def _einsum_finish(t, s, out):
+    gone = tuple(k for k, c in enumerate(s) if c not in out)
+    if gone:
+        t = R.sum(t, gone)
+        s = "".join(c for c in s if c not in out)
+    if s != out:
+        t = M.permute(t, tuple(s.index(c) for c in out))
+    return t
+
+
+def _einsum_pair(a, sa, b, sb, later, sizes):
+    """Contract two operands: the letters both have and nothing later needs are summed by
+    one batched matmul. (tensor, letters)"""
+    a, sa = _einsum_finish(a, sa, "".join(c for c in sa if c in sb or c in later)), \
+        "".join(c for c in sa if c in sb or c in later)
+    b, sb = _einsum_finish(b, sb, "".join(c for c in sb if c in sa or c in later)), \
+        "".join(c for c in sb if c in sa or c in later)
+    batch = [c for c in sa if c in sb and c in later]
+    summed = [c for c in sa if c in sb and c not in later]
+    only_a = [c for c in sa if c not in sb]
+    only_b = [c for c in sb if c not in sa]
+
+    def arrange(t, s, order):
+        t = M.permute(t, tuple(s.index(c) for c in order)) if order else t
+        return M.expand(t, [sizes[c] if c in sa and c in sb else t.shape[k]
+                            for k, c in enumerate(order)])
+
+    a = arrange(a, sa, batch + only_a + summed)
+    b = arrange(b, sb, batch + summed + only_b)
+    nb = [sizes[c] for c in batch]
+    na, ns, nbo = (math.prod(a.shape[len(batch):len(batch) + len(only_a)]),
+                   math.prod(sizes[c] for c in summed),
+                   math.prod(b.shape[len(batch) + len(summed):]))
+    a3 = M.reshape(a, [math.prod(nb), na, ns])
+    b3 = M.reshape(b, [math.prod(nb), ns, nbo])
+    out = a3 @ b3
+    shape = nb + list(a.shape[len(batch):len(batch) + len(only_a)]) + list(
+        b.shape[len(batch) + len(summed):])
+    return M.reshape(out, shape), "".join(batch + only_a + only_b)
