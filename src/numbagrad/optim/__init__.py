@@ -1,3 +1,9 @@
-"""Optimizers: ``SGD`` and ``Adam`` with PyTorch's update rules and parameter groups."""
+"""Optimizers and learning-rate schedulers with PyTorch's update rules, state and names."""
 
-from .optimizer import SGD, Adam, Optimizer  # noqa: F401
+from . import lr_scheduler  # noqa: F401
+from .adagrad import Adagrad  # noqa: F401
+from .adam import Adam  # noqa: F401
+from .adamw import AdamW  # noqa: F401
+from .optimizer import Optimizer  # noqa: F401
+from .rmsprop import RMSprop  # noqa: F401
+from .sgd import SGD  # noqa: F401

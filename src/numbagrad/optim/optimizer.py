@@ -1,63 +1,231 @@
-"""Optimizers over leaf tensors' ``.grad`` (PyTorch's update rules, written with in-place ops).
+"""The ``Optimizer`` base class: parameter groups, per-parameter state, ``zero_grad`` and
+``state_dict``/``load_state_dict`` in PyTorch's format (integer parameter ids).
 
-Each step runs under ``no_grad``, so updating a leaf that requires grad in place is allowed,
-as with ``w -= lr * w.grad`` by hand.
+A subclass passes its hyperparameters as ``defaults`` and defines ``_update(p, grad, group)``,
+the update of one parameter (reading and writing ``self.state[p]``); ``step`` calls it for
+each parameter whose ``grad`` is not None, under ``no_grad`` so the in-place writes keep the
+parameters leaves (and bump their version counters). A subclass may instead define ``step``
+itself, as PyTorch's do (and as users' own optimizers do).
 """
 
 from __future__ import annotations
 
-import math
+import warnings
+from collections import defaultdict
+from copy import deepcopy
+from itertools import chain
 
+from .. import dtypes as D
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..factory import tensor
 from ..tensor import Tensor
 
 
-class Optimizer:
-    """Parameter groups, per-parameter state and ``zero_grad``; subclasses define ``step``."""
+class _RequiredParameter:
+    """Marks a hyperparameter every parameter group must give (no default)."""
 
-    def __init__(self, params, defaults: dict):
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(obj) -> str:
+    """``torch.typename``: a tensor's ``type()``, else the qualified name of the object."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+def check_implementation_flags(foreach, fused, differentiable, capturable=False):
+    """PyTorch's checks of the flags that pick an implementation. numbagrad has one
+    implementation, whose values do not depend on ``foreach`` or ``fused``; a differentiable
+    or capturable step is not supported."""
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    if differentiable:
+        raise NotImplementedError("numbagrad.optim does not support differentiable=True")
+    if capturable:
+        raise NotImplementedError("numbagrad.optim does not support capturable=True")
+
+
+def new_step(value: float = 0.0) -> Tensor:
+    """The step count PyTorch keeps per parameter: a 0-dim float tensor on the CPU (float64
+    when that is the default dtype, else float32)."""
+    return tensor(float(value), dtype=D.float64 if D.default_float is D.float64 else D.float32)
+
+
+def next_step(state) -> float:
+    """Add one to ``state['step']`` and return the new count as a Python float."""
+    step_t = state["step"]
+    if not isinstance(step_t, Tensor):  # a count saved as a number (older checkpoints)
+        step_t = state["step"] = new_step(step_t)
+    # the count in Python then written back: a fill_ costs a tenth of an add_, and the float32
+    # sum equals PyTorch's ``step_t += 1`` while the count is below 2**24
+    step = step_t.item() + 1
+    step_t.fill_(step)
+    return step
+
+
+# PyTorch's fused in-place arithmetic, spelled with the ops numbagrad has (same order of
+# rounding as PyTorch's CPU kernels: ``value * t1`` first, then ``* t2`` or ``/ t2``)
+
+def add_scaled_(a: Tensor, b: Tensor, alpha: float) -> Tensor:
+    """``a.add_(b, alpha=alpha)``."""
+    return a.add_(b if alpha == 1 else b * alpha)
+
+
+def addcmul_(a: Tensor, t1: Tensor, t2: Tensor, value: float = 1) -> Tensor:
+    """``a.addcmul_(t1, t2, value=value)``: ``a + value * t1 * t2``."""
+    return a.add_((t1 if value == 1 else t1 * value) * t2)
+
+
+def addcdiv_(a: Tensor, t1: Tensor, t2: Tensor, value: float = 1) -> Tensor:
+    """``a.addcdiv_(t1, t2, value=value)``: ``a + value * t1 / t2``."""
+    return a.add_((t1 if value == 1 else t1 * value) / t2)
+
+
+def lerp_(a: Tensor, b: Tensor, weight: float) -> Tensor:
+    """``a.lerp_(b, weight)``, with PyTorch's two formulas (exact at both ends)."""
+    if abs(weight) < 0.5:
+        return a.add_((b - a) * weight)
+    return a.copy_(b - (b - a) * (1 - weight))
+
+
+class Optimizer:
+    """Base class of all optimizers (``torch.optim.Optimizer``).
+
+    ``params`` is an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts that each
+    define a parameter group (``{'params': [...], 'lr': ...}``); ``defaults`` fills the
+    hyperparameters a group does not give.
+    """
+
+    def __init__(self, params, defaults: dict) -> None:
         self.defaults = defaults
-        self.state: dict = {}
-        self.param_groups: list[dict] = []
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or "
-                f"dicts, but got {type(params).__name__}"
+                "dicts, but got " + _typename(params)
             )
-        groups = list(params)
-        if not groups:
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
-        if not isinstance(groups[0], dict):
-            groups = [{"params": groups}]
-        for g in groups:
-            self.add_param_group(g)
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
 
-    def add_param_group(self, group: dict) -> None:
-        group = dict(group)
-        params = group["params"]
-        group["params"] = [params] if isinstance(params, Tensor) else list(params)
-        for p in group["params"]:
+    def __getstate__(self) -> dict:
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        # groups saved before a hyperparameter existed get its default
+        for group in self.param_groups:
+            for name, default in self.defaults.items():
+                if default is not required:
+                    group.setdefault(name, default)
+
+    def __repr__(self) -> str:
+        s = type(self).__name__ + " ("
+        for i, group in enumerate(self.param_groups):
+            s += f"\nParameter Group {i}\n"
+            for key in sorted(group):
+                if key != "params":
+                    s += f"    {key}: {group[key]}\n"
+        return s + ")"
+
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a parameter group (a dict with ``'params'`` and optional hyperparameters)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError(
+                "optimizer parameters need to be organized in ordered collections, but the "
+                "ordering of tensors in sets will change between runs. Please use a list instead."
+            )
+        else:
+            params = list(params)
+        names = [p[0] for p in params if isinstance(p, tuple)]
+        param_group["params"] = [p[1] if isinstance(p, tuple) else p for p in params]
+        if names:
+            if len(names) != len(params):
+                raise ValueError(
+                    "all optimizer params should be with/without names. Some param names are "
+                    "missing"
+                )
+            param_group["param_names"] = names
+        for p in param_group["params"]:
             if not isinstance(p, Tensor):
                 raise TypeError(
-                    f"optimizer can only optimize Tensors, but one of the params is "
-                    f"{type(p).__name__}"
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    + _typename(p)
                 )
-            if not p.is_leaf:
+            if not (p.is_leaf or p._retains_grad):
                 raise ValueError("can't optimize a non-leaf Tensor")
-        for k, v in self.defaults.items():
-            group.setdefault(k, v)
-        self.param_groups.append(group)
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(
+                    "parameter group didn't specify a value of required optimization parameter "
+                    + name
+                )
+            param_group.setdefault(name, default)
+        params = param_group["params"]
+        if len(params) != len(set(params)):
+            warnings.warn(
+                "optimizer contains a parameter group with duplicate parameters; in future, "
+                "this will cause an error; see github.com/pytorch/pytorch/issues/40967 for more "
+                "information",
+                stacklevel=3,
+            )
+        param_set: set = set()
+        for group in self.param_groups:
+            param_set.update(group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                which = "with names" if "param_names" in param_group else "without names"
+                raise ValueError(
+                    "all optimizer param groups should be with/without names. "
+                    f"cannot add param group {which} to the optimizer"
+                )
+        if not param_set.isdisjoint(params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimized tensors (to None, or to zeros)."""
         for group in self.param_groups:
             for p in group["params"]:
-                if p._grad is not None:
-                    if set_to_none:
-                        p.grad = None
+                grad = p._grad
+                if grad is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                else:
+                    if grad.grad_fn is not None:
+                        grad.detach_()
                     else:
-                        p._grad.zero_()
+                        grad.requires_grad_(False)
+                    grad.zero_()
 
     def step(self, closure=None):
+        """Perform one optimization step; ``closure`` re-evaluates the model and returns the
+        loss, which ``step`` returns."""
         loss = None
         if closure is not None:
             with enable_grad():
@@ -65,89 +233,77 @@ class Optimizer:
         with no_grad():
             for group in self.param_groups:
                 for p in group["params"]:
-                    if p._grad is not None:
-                        self._update(p, p._grad, group, self.state.setdefault(p, {}))
+                    grad = p._grad
+                    if grad is not None:
+                        self._update(p, grad, group)
         return loss
 
-    def _update(self, p, grad, group, state):
+    def _update(self, p, grad, group) -> None:
         raise NotImplementedError
 
-    def __repr__(self):
-        lines = [f"{type(self).__name__} ("]
-        for i, g in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
-            for k in sorted(k for k in g if k != "params"):
-                lines.append(f"    {k}: {g[k]}")
-        return "\n".join(lines) + "\n)"
+    def state_dict(self) -> dict:
+        """The optimizer's state: ``{'state': {id: {...}}, 'param_groups': [{..., 'params':
+        [ids]}]}``, parameters numbered in the order of the groups. The state's tensors are
+        the optimizer's own (not copies), as in PyTorch."""
+        param_mappings: dict = {}
+        start = 0
 
+        def pack_group(group):
+            nonlocal start
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                param_mappings.setdefault(id(p), i)
+            packed["params"] = [param_mappings[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            return packed
 
-class SGD(Optimizer):
-    """Stochastic gradient descent with optional momentum, Nesterov and weight decay."""
+        param_groups = [pack_group(g) for g in self.param_groups]
+        packed_state = {
+            (param_mappings[id(k)] if isinstance(k, Tensor) else k): v
+            for k, v in self.state.items()
+        }
+        return {"state": packed_state, "param_groups": param_groups}
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, *, maximize=False):
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if momentum < 0.0:
-            raise ValueError(f"Invalid momentum value: {momentum}")
-        if weight_decay < 0.0:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load a ``state_dict()``: its groups' hyperparameters replace this optimizer's, and its
+        state tensors are cast to their parameter's dtype and device (``step`` is kept)."""
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of "
+                "optimizer's group"
+            )
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
 
-    def _update(self, p, grad, group, state):
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
-        if group["momentum"]:
-            buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = g.clone()
+        def cast(param, value, key=None):
+            if isinstance(value, Tensor):
+                if key == "step":
+                    return value
+                if param.is_floating_point():
+                    return value.to(dtype=param.dtype, device=param.device)
+                return value.to(device=param.device)
+            if isinstance(value, dict):
+                return {k: cast(param, v, key=k) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return type(value)(cast(param, v) for v in value)
+            return value
+
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                state[id_map[k]] = cast(id_map[k], v)
             else:
-                buf.mul_(group["momentum"]).add_(g * (1 - group["dampening"]))
-            g = g + group["momentum"] * buf if group["nesterov"] else buf
-        p.sub_(group["lr"] * g)
+                state[k] = v
 
+        def update_group(group, new_group):
+            new_group["params"] = group["params"]
+            if "param_names" in group and "param_names" not in new_group:
+                new_group["param_names"] = group["param_names"]
+            return new_group
 
-class Adam(Optimizer):
-    """Adam (Kingma & Ba), with optional L2 weight decay and AMSGrad."""
-
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, *, maximize=False):
-        if lr < 0.0:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if eps < 0.0:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        for i, b in enumerate(betas):
-            if not 0.0 <= b < 1.0:
-                raise ValueError(f"Invalid beta parameter at index {i}: {b}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
-                                      weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
-
-    def _update(self, p, grad, group, state):
-        b1, b2 = group["betas"]
-        g = -grad if group["maximize"] else grad
-        if group["weight_decay"]:
-            g = g + group["weight_decay"] * p
-        if not state:
-            state["step"] = 0
-            state["exp_avg"] = p.new_zeros(tuple(p.shape))
-            state["exp_avg_sq"] = p.new_zeros(tuple(p.shape))
-            if group["amsgrad"]:
-                state["max_exp_avg_sq"] = p.new_zeros(tuple(p.shape))
-        state["step"] += 1
-        t = state["step"]
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        m.mul_(b1).add_(g * (1 - b1))
-        v.mul_(b2).add_(g * g * (1 - b2))
-        if group["amsgrad"]:
-            vmax = state["max_exp_avg_sq"]
-            vmax.copy_(vmax.maximum(v))
-            v = vmax
-        step_size = group["lr"] / (1 - b1**t)
-        denom = (v.sqrt() / math.sqrt(1 - b2**t)) + group["eps"]
-        p.sub_(step_size * (m / denom))
+        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
+        self.__setstate__({"state": state, "param_groups": param_groups})
