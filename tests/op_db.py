@@ -6,6 +6,7 @@ A row gives the public call, a NumPy reference, the sample shapes and the input 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -97,6 +98,19 @@ OPS = [
     U("softplus", lambda x: ng.nn.functional.softplus(x, beta=1.5, threshold=2.0),
       lambda a: np.where(1.5 * a > 2.0, a, np.log1p(np.exp(1.5 * a)) / 1.5), kink=0.05,
       domain=(-2.0, 2.5)),
+    U("erf", lambda x: x.erf(), lambda a: np.vectorize(math.erf, otypes=[a.dtype])(a)),
+    U("leaky_relu", lambda x: ng.nn.functional.leaky_relu(x, 0.2),
+      lambda a: np.where(a > 0, a, a * 0.2), kink=0.1, node="LeakyReluBackward0"),
+    U("elu", lambda x: ng.nn.functional.elu(x, alpha=1.5),
+      lambda a: np.where(a > 0, a, 1.5 * np.expm1(a)), kink=0.1, node="EluBackward0"),
+    U("gelu", lambda x: ng.nn.functional.gelu(x),
+      lambda a: 0.5 * a * (1 + np.vectorize(math.erf, otypes=[a.dtype])(a / math.sqrt(2))),
+      node="GeluBackward0"),
+    U("gelu_tanh", lambda x: ng.nn.functional.gelu(x, approximate="tanh"),
+      lambda a: 0.5 * a * (1 + np.tanh(math.sqrt(2 / math.pi) * (a + 0.044715 * a**3))),
+      node="GeluBackward0"),
+    U("silu", lambda x: ng.nn.functional.silu(x), lambda a: a / (1 + np.exp(-a)),
+      node="SiluBackward0"),
     U("pow", lambda x: x**3, lambda a: a**3, node="PowBackward0", int_ok=True),
     U("rpow", lambda x: 2.5**x, lambda a: 2.5**a, node="PowBackward2"),
     U("rsub", lambda x: 1.5 - x, lambda a: 1.5 - a, node="RsubBackward1"),
@@ -208,6 +222,8 @@ OPS = [
       node="IndexBackward0"),
     U("index_put", lambda x: _index_put(x), lambda a: _index_put_np(a), shapes=[(3, 2)],
       node="CopySlices"),
+    U("embedding", lambda x: ng.nn.functional.embedding(ng.tensor([[0, 1], [1, 1]]), x),
+      lambda a: a[[[0, 1], [1, 1]]], shapes=[(3, 2), "transposed"], node="EmbeddingBackward0"),
     U("as_strided", lambda x: x.contiguous().as_strided((3, 2), (1, 1), 1),
       lambda a: np.lib.stride_tricks.as_strided(a.ravel()[1:], (3, 2), (a.itemsize,) * 2),
       shapes=[(2, 3), (5,), "transposed"]),  # overlapping windows: gradients accumulate

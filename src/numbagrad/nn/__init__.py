@@ -1,5 +1,9 @@
-"""``numbagrad.nn``: the functional API (``numbagrad.nn.functional``)."""
+"""``numbagrad.nn``: modules, parameters, initializations and the functional API, laid out as
+``torch.nn``."""
 
-from . import functional
+from . import functional, init, utils  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter
 
-__all__ = ["functional"]
+__all__ = ["functional", "init", "utils", "Parameter", "Buffer", *_modules_all]

@@ -198,6 +198,76 @@ relu.defvjp(lambda grad, result: where(result <= 0, 0, grad))
 relu.zero_second_order = True
 
 
+@unary("erf", dtype="float", variants="function method inplace")
+def erf(x):
+    return math.erf(x)
+
+
+erf.defvjp(lambda grad, x: grad * 1.1283791670955126 * exp(-x * x))  # 2 / sqrt(pi)
+
+
+# ---------------------------------------------------------------- activations (nn.functional)
+# declared without public variants: nn/functional.py spells them with PyTorch's ``inplace=``
+
+
+@unary("leaky_relu", node="LeakyReluBackward0", dtype="float")
+def leaky_relu(x, negative_slope=0.01):
+    return x if x > 0 else x * negative_slope
+
+
+leaky_relu.defvjp(lambda grad, x, negative_slope:
+                  where(x > 0, grad, grad * negative_slope))
+leaky_relu.zero_second_order = True  # (as relu: PyTorch's rule is recorded as a function of x)
+
+
+@unary("elu", dtype="float")
+def elu(x, alpha=1.0):
+    return x if x > 0 else alpha * math.expm1(x)
+
+
+elu.defvjp(lambda grad, x, alpha: where(x > 0, grad, grad * alpha * exp(x)))
+
+
+@unary("gelu", dtype="float")
+def gelu(x):
+    """``x * Phi(x)``, Phi the standard normal CDF."""
+    return 0.5 * x * (1 + math.erf(x * 0.7071067811865476))
+
+
+# Phi(x) + x * phi(x), phi the standard normal density (1 / sqrt(2 pi) = 0.3989...)
+gelu.defvjp(lambda grad, x: grad * (0.5 * (1 + erf(x * 0.7071067811865476))
+                                    + x * exp(-0.5 * x * x) * 0.3989422804014327))
+
+
+@unary("gelu_tanh", node="GeluBackward0", dtype="float")
+def gelu_tanh(x):
+    """GELU's tanh approximation: ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``."""
+    return 0.5 * x * (1 + math.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
+
+
+@gelu_tanh.defvjp
+def gelu_tanh_vjp(grad, x):
+    t = tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))
+    return grad * (0.5 * (1 + t)
+                   + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 0.134145 * x * x))
+
+
+@unary("silu", dtype="float")
+def silu(x):
+    """``x * sigmoid(x)``."""
+    # split by sign so exp never overflows (as sigmoid)
+    if x >= 0:
+        return x / (1 + math.exp(-x))
+    e = math.exp(x)
+    return x * e / (1 + e)
+
+
+@silu.defvjp
+def silu_vjp(grad, x):
+    s = sigmoid(x)
+    return grad * s * (1 + x * (1 - s))
+
+
 @unary("pow", node="PowBackward0")
 def pow(x, exponent):
     """``x ** exponent`` for a scalar exponent."""

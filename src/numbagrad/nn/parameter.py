@@ -1,0 +1,70 @@
+"""``Parameter``: a leaf Tensor that a Module registers as one of its parameters; ``Buffer``."""
+
+from __future__ import annotations
+
+from ..factory import empty
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A Tensor sharing ``data``'s memory, a leaf that requires grad (unless told otherwise).
+
+    >>> import numbagrad as torch
+    >>> torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+    Parameter containing:
+    tensor([1., 2.], requires_grad=True)
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data=None, requires_grad=True):
+        if data is None:
+            data = empty(0)
+        p = cls._make(data._data)
+        # (shares data's version counter too: an in-place change to one shows in the other)
+        p._version_cell = data._version_cell
+        if requires_grad:
+            if not p.dtype.is_floating_point:
+                raise RuntimeError(
+                    "Only Tensors of floating point and complex dtype can require gradients"
+                )
+            p._requires_grad = True
+        return p
+
+    def __init__(self, data=None, requires_grad=True):
+        pass  # (not the legacy Tensor constructor: __new__ did the work)
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        return (Parameter, (self.detach(), self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        p = Parameter(self.detach().clone(), self._requires_grad)
+        if self._grad is not None:
+            p._grad = self._grad.detach().clone()
+        memo[id(self)] = p
+        return p
+
+
+class Buffer(Tensor):
+    """Marks a Tensor assigned to a Module attribute as a buffer (``persistent``: whether it is
+    in the ``state_dict``). The module stores a plain Tensor sharing its memory."""
+
+    __slots__ = ()
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            data = empty(0)
+        b = cls._make(data._data)
+        b._version_cell = data._version_cell
+        b.persistent = persistent
+        return b
+
+    def __init__(self, data=None, *, persistent=True):
+        pass
