@@ -569,6 +569,13 @@ def _wrap_dim(dim, ndim):
     return dim % ndim if ndim else 0
 
 
+# Tensor subclasses the ops' fast paths take as plain tensors: those that change nothing about
+# how ops treat their instances (nn.Parameter adds itself). Not LazyTensor: its data is an
+# expression. (A set beside ``type(x) is Tensor``, which is tried first: plain Tensors pay
+# nothing for it.)
+PLAIN_SUBCLASSES: set = set()
+
+
 class LazyTensor(Tensor):
     """A Tensor whose values are an unevaluated expression (``ops/lazy.py``).
 

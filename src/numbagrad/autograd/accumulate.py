@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from .._tensor import Tensor
+from .._tensor import PLAIN_SUBCLASSES, Tensor
 from ..backend import cpu
 from .grad_mode import _state as _grad_state
 
@@ -19,7 +19,8 @@ def accumulate_into_grad(t: Tensor, grad: Tensor, unshared: bool = False) -> Non
     ``unshared``: nothing else refers to ``grad`` or its memory, so a first ``.grad`` may take
     its array instead of a copy (PyTorch steals such a gradient too).
     """
-    if type(grad) is Tensor and type(t) is Tensor:  # (the arrays: no Size, no dtype lookup)
+    if type(grad) is Tensor and (type(t) is Tensor or type(t) in PLAIN_SUBCLASSES):
+        # (the arrays: no Size, no dtype lookup)
         gd, td = grad._data, t._data
         same = gd.shape == td.shape and gd.dtype == td.dtype
         gd = td = None

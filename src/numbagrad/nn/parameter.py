@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .._tensor import PLAIN_SUBCLASSES
 from ..factory import empty
 from ..tensor import Tensor
 
@@ -50,6 +51,10 @@ class Parameter(Tensor):
             p._grad = self._grad.detach().clone()
         memo[id(self)] = p
         return p
+
+
+# (to the ops a Parameter is a plain tensor: their fast paths take it)
+PLAIN_SUBCLASSES.add(Parameter)
 
 
 class Buffer(Tensor):

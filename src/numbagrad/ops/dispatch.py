@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as D
-from .._tensor import LazyTensor, Tensor
+from .._tensor import PLAIN_SUBCLASSES, LazyTensor, Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import backward_passes
 from ..autograd.graph import _wrap
@@ -104,7 +104,7 @@ def make_function(op, operator=False, method=False):
     # by record_lean); anything else to ``op._call``.
     if op.n_in == 1 and not n_params:
         def function(input):
-            if type(input) is Tensor:
+            if type(input) is Tensor or type(input) in PLAIN_SUBCLASSES:
                 a = input._data
                 if type(a) is np.ndarray and a.flags.carray:
                     plan = plans.get(a.dtype)
@@ -135,7 +135,7 @@ def make_function(op, operator=False, method=False):
         key_ = "a" + "p" * n_params
 
         def function(input, *params):
-            if type(input) is Tensor:
+            if type(input) is Tensor or type(input) in PLAIN_SUBCLASSES:
                 a = input._data
                 if (type(a) is np.ndarray and a.flags.carray and len(params) == n_params
                         and _numbers(params, a.dtype)):
@@ -163,11 +163,11 @@ def make_function(op, operator=False, method=False):
             return op._call((input, *params))
     else:
         def function(input, other):
-            if type(input) is Tensor:
+            if type(input) is Tensor or type(input) in PLAIN_SUBCLASSES:
                 a = input._data
                 if type(a) is np.ndarray and a.flags.carray:
                     kind = type(other)
-                    if kind is Tensor:
+                    if kind is Tensor or kind in PLAIN_SUBCLASSES:
                         b = other._data
                         key = 0 if (type(b) is np.ndarray and b.dtype is a.dtype
                                     and b.shape == a.shape and b.flags.carray) else -1

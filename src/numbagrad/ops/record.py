@@ -14,7 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import backend
-from .._tensor import LazyTensor, Tensor
+from .._tensor import PLAIN_SUBCLASSES, LazyTensor, Tensor
 from ..autograd.anomaly_mode import _state as _anomaly_state
 from ..autograd.anomaly_mode import forward_stack as _anomaly_forward_stack
 from ..autograd.grad_mode import _state as _grad_state
@@ -380,8 +380,8 @@ def record_lean(op, plan, key, operands, params, result):
         edges_ = (e,)
     else:
         t = operands[1]
-        e1 = (edge_of(t) if type(t) is Tensor and (t._requires_grad or t._base is not None)
-              else _NO_EDGE)
+        e1 = (edge_of(t) if (type(t) is Tensor or type(t) in PLAIN_SUBCLASSES)
+              and (t._requires_grad or t._base is not None) else _NO_EDGE)
         if e1[0] is not None:
             flags |= 2
             if flags == 3 and e == e1:
@@ -395,7 +395,7 @@ def record_lean(op, plan, key, operands, params, result):
     saved = []
     for k in lean.saves:
         t = operands[k]
-        if type(t) is Tensor:
+        if type(t) is Tensor or type(t) in PLAIN_SUBCLASSES:
             cell = t._version_cell
             saved.append((t, t._data, cell, cell[0]))
         else:
