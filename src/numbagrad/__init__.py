@@ -27,6 +27,11 @@ from .factory import (  # noqa: F401
     manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
     zeros, zeros_like,
 )
+from .random import (  # noqa: F401
+    Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state,
+)
+from .serialization import load, save  # noqa: F401
+from . import utils  # noqa: F401
 
 # the functions every op and function of ops/ declares public (their ``variants``)
 globals().update(ops.FUNCTIONS)

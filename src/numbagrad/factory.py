@@ -11,26 +11,8 @@ from . import backend
 from . import dtypes as D
 from ._tensor import Tensor, _check_device, _on, _unwrap
 from .backend.memory import escape
-
-_rng = np.random.default_rng()
-
-
-def manual_seed(seed: int):
-    """Seed the generator behind rand, randn, randint and the *_like variants."""
-    global _rng
-    _rng = np.random.default_rng(int(seed))
-    return _rng
-
-
-def _generator_rng(generator=None) -> np.random.Generator:
-    """The NumPy generator a random function draws from: ``generator``'s, else the global one
-    (read at each call: ``manual_seed`` replaces it)."""
-    if generator is None:
-        return _rng
-    rng = getattr(generator, "_rng", None)  # (numbagrad.Generator keeps its NumPy generator)
-    if rng is None:
-        raise TypeError(f"generator must be a numbagrad.Generator, not {type(generator).__name__}")
-    return rng
+from .random import manual_seed  # noqa: F401  (re-exported)
+from .random import numpy_rng as _rng  # (also the ops' random draws)
 
 
 def _infer_dtype(data) -> D.dtype:
@@ -252,33 +234,36 @@ def _random_float(dt, kernel):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
 
-def rand(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype)
     _random_float(dt, "check_uniform_bounds")
-    data = _rng.random(_shape(size, "rand"), dtype=np.float64).astype(dt.np)
+    data = _rng(generator).random(_shape(size, "rand"), dtype=np.float64).astype(dt.np)
     return _finish(data, requires_grad, device)
 
 
-def randn(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype)
     _random_float(dt, "normal_kernel_cpu")
-    return _finish(_rng.standard_normal(_shape(size, "randn")).astype(dt.np), requires_grad, device)
+    data = _rng(generator).standard_normal(_shape(size, "randn")).astype(dt.np)
+    return _finish(data, requires_grad, device)
 
 
-def randint(low=0, high=None, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
+            requires_grad=False) -> Tensor:
     device = _check_device(device)
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
     dt = _dt(dtype, D.default_int)
-    data = _rng.integers(low, high, size=_shape((size,), "randint")).astype(dt.np)
+    data = _rng(generator).integers(low, high, size=_shape((size,), "randint")).astype(dt.np)
     return _finish(data, requires_grad, device)
 
 
-def randperm(n, dtype=None, device=None) -> Tensor:
+def randperm(n, *, generator=None, dtype=None, device=None) -> Tensor:
     device = _check_device(device)
-    return Tensor._make(_on(_rng.permutation(int(n)).astype(_dt(dtype, D.default_int).np), device))
+    data = _rng(generator).permutation(int(n)).astype(_dt(dtype, D.default_int).np)
+    return Tensor._make(_on(data, device))
 
 
 def _like(fn):

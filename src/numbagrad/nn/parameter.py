@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .. import serialization
 from .._tensor import PLAIN_SUBCLASSES
 from ..factory import empty
 from ..tensor import Tensor
@@ -53,8 +54,10 @@ class Parameter(Tensor):
         return p
 
 
-# (to the ops a Parameter is a plain tensor: their fast paths take it)
+# (to the ops a Parameter is a plain tensor: their fast paths take it; saved, it loads back as
+# a Parameter)
 PLAIN_SUBCLASSES.add(Parameter)
+serialization.register_tensor_class(Parameter)
 
 
 class Buffer(Tensor):

@@ -1,9 +1,10 @@
 """Random sampling: ``multinomial``, ``bernoulli``, ``normal`` and the in-place fills
 (``normal_``, ``uniform_``, ``random_``, ...).
 
-Values are drawn on the host from numbagrad's NumPy generator (``factory._generator_rng``:
-reseeded by ``manual_seed``, or a ``generator=``'s own) and moved to the tensor's device. A
-sample's gradient is zero, as PyTorch defines it; the nodes carry PyTorch's names.
+Values are drawn on the host from a NumPy generator (``numbagrad.random.numpy_rng``: the
+default generator's, reseeded by ``manual_seed``, or a ``generator=``'s own) and moved to the
+tensor's device. A sample's gradient is zero, as PyTorch defines it; the nodes carry
+PyTorch's names.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor, _on
 from ..backend import cpu
-from ..factory import _generator_rng, _random_float
+from ..factory import _random_float
+from ..random import numpy_rng as _generator_rng
 from ..backend.cpu import broadcast_shapes
 from .inplace import _tracked, _writable, assign_inplace, check_inplace
 from .reduce import _TYPE
