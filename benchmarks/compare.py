@@ -55,6 +55,7 @@ CASES = [
     ("W4 max", lambda lib: W.w4(lib, "max"), 1e3, "ms", 0.2),
     ("W5 bcast", lambda lib: W.w5(lib), 1e3, "ms", 0.5),
     ("W7 small batch", lambda lib: W.w7(lib), 1e6 / 10, "us/step", 1.0),
+    ("W8 conv2d step", lambda lib: W.w8(lib), 1e3, "ms", None),
 ]
 # On a GPU: the workloads whose size makes sense there. The targets are the CPU issue's; on a
 # GPU the table only reports (no targets were set for CUDA).

@@ -1,4 +1,4 @@
-"""The performance workloads W1-W6, written once for any PyTorch-like module.
+"""The performance workloads W1-W8, written once for any PyTorch-like module.
 
 ``lib`` is ``numbagrad`` or ``torch``: both the asv suite and ``compare.py`` build their
 benchmarks from these functions, so the two libraries run exactly the same code. Each ``w*``
@@ -183,6 +183,33 @@ def w7(lib, dtype="float32", device="cpu", steps=10, batch=10):
                 for p in (w, b):
                     p -= lr * p.grad
                     p.grad.zero_()
+        _sync(lib, device)
+
+    run()
+    return run
+
+
+def w8(lib, dtype="float32", device="cpu", batch=64):
+    """One step of a small CNN on 1x28x28 images: conv 3x3 (8 channels, padding 1), relu,
+    2x2 max pooling, conv 3x3 (16 channels), relu, pooling, linear to 10, cross entropy,
+    backward."""
+    F = lib.nn.functional
+    c1 = _leaf(lib, _data((8, 1, 3, 3), 12, 1 / 3), dtype, device)
+    b1 = _leaf(lib, _data(8, 13, 0.1), dtype, device)
+    c2 = _leaf(lib, _data((16, 8, 3, 3), 14, 72**-0.5), dtype, device)
+    b2 = _leaf(lib, _data(16, 15, 0.1), dtype, device)
+    fc = _leaf(lib, _data((10, 16 * 7 * 7), 16, 784**-0.5), dtype, device)
+    x = lib.tensor(_data((batch, 1, 28, 28), 17), dtype=getattr(lib, dtype), device=device)
+    y = lib.tensor(np.random.default_rng(18).integers(0, 10, batch), dtype=lib.int64,
+                   device=device)
+    params = (c1, b1, c2, b2, fc)
+
+    def run():
+        for p in params:
+            p.grad = None
+        h = F.max_pool2d(F.relu(F.conv2d(x, c1, b1, padding=1)), 2)
+        h = F.max_pool2d(F.relu(F.conv2d(h, c2, b2, padding=1)), 2)
+        F.cross_entropy(F.linear(h.reshape(batch, -1), fc), y).backward()
         _sync(lib, device)
 
     run()

@@ -301,7 +301,135 @@ OPS = [
     U("normal", lambda x: ng.normal(x * 0, 0.0), np.zeros_like, shapes=[(3,), (2, 3)],
       node="NormalBackward1"),
     U("bernoulli", lambda x: ng.bernoulli(x * 0), np.zeros_like, shapes=[(3,), (2, 3)]),
+    # ---------------------------------------------------------------- convolution, pooling
+    U("convolution", lambda x, w, b: _conv(x, w, b), lambda a, w, b: _conv_np(a, w, b), 3,
+      [((2, 2, 5, 4), (4, 1, 2, 2), (4,)), ((2, 2, 5), (4, 1, 3), (4,)),
+       ("transposed", (2, 1, 2), (2,))], node="ConvolutionBackward0"),
+    U("convolution_backward", lambda g, x, w: _conv_backward(g, x, w),
+      lambda g, a, w: _adjoint(lambda v: _conv_np(v, w, None), a.shape, g), 3,
+      [((2, 4, 6, 3), (2, 2, 5, 4), (4, 1, 2, 2)), ((2, 4, 5), (2, 2, 5), (4, 1, 3))],
+      node="ConvolutionBackwardBackward0"),
+    U("max_pool2d_with_indices", lambda x: ng.nn.functional.max_pool2d(x, 2, 1, 1),
+      lambda a: _pool_np(a, 2, 1, 1, np.max), shapes=[(2, 3, 3), (1, 2, 4, 3)],
+      node="MaxPool2DWithIndicesBackward0"),
+    U("max_pool2d_backward", lambda g: _pool_grad(g), lambda g: _pool_grad_np(g),
+      shapes=[(2, 3, 3)], node="MaxPool2DWithIndicesBackwardBackward0"),
+    U("max_pool2d_gather", lambda h: _pool_gather(h), lambda h: _pool_gather_np(h),
+      shapes=[(2, 2, 2)], node="GatherBackward0"),
+    U("avg_pool2d", lambda x: ng.nn.functional.avg_pool2d(x, 2, 1, 1, count_include_pad=False),
+      lambda a: _pool_np(a, 2, 1, 1, np.mean), shapes=[(2, 3, 3), (1, 2, 4, 3)],
+      node="AvgPool2DBackward0"),
+    U("avg_pool2d_backward", lambda g: _AVG_BACK(g, (2, 2, 2), _AVG_GEOM),
+      lambda g: _adjoint(lambda v: _pool_np(v, 2, 1, 1, np.mean), (2, 2, 2), g),
+      shapes=[(2, 3, 3)], node="AvgPool2DBackwardBackward0"),
+    U("adaptive_avg_pool2d", lambda x: ng.nn.functional.adaptive_avg_pool2d(x, (2, 3)),
+      lambda a: _adaptive_np(a, 2, 3), shapes=[(2, 3, 4), (1, 2, 5, 3)],
+      node="AdaptiveAvgPool2DBackward0"),
+    U("adaptive_avg_pool2d_backward",
+      lambda g: ng.ops.conv.adaptive_avg_pool2d_backward(g, (2, 3, 4)),
+      lambda g: _adjoint(lambda v: _adaptive_np(v, 2, 3), (2, 3, 4), g), shapes=[(2, 2, 3)],
+      node="AdaptiveAvgPool2DBackwardBackward0"),
 ]
+
+# ---------------------------------------------------------------- convolution and pooling
+
+
+def _conv(x, w, b):
+    """The rows' convolution: conv2d (stride (1, 2), padding 1) or conv1d (padding 1), in
+    two groups."""
+    if w.ndim == 4:
+        return ng.nn.functional.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2)
+    return ng.nn.functional.conv1d(x, w, b, padding=1, groups=2)
+
+
+def _conv_backward(g, x, w):
+    geom = _conv_geom(x, w)
+    return ng.ops.conv.convolution_backward(g, x, w, geom, (True, False, False))[0]
+
+
+def _conv_geom(x, w):
+    F = ng.ops.conv
+    if w.ndim == 4:
+        return F._conv_geometry(x, w, None, (1, 2), 1, 1, 2, 2)
+    return F._conv_geometry(x, w, None, 1, 1, 1, 2, 1)
+
+
+def _conv_np(a, w, b):
+    """NumPy convolution with ``_conv``'s parameters (windows by sliding_window_view)."""
+    if a.ndim < w.ndim:  # unbatched
+        return _conv_np(a[None], w, b)[0]
+    one = w.ndim == 3
+    if one:
+        a, w = a[:, :, None], w[:, :, None]
+    stride, pad = ((1, 1), (0, 1)) if one else ((1, 2), (1, 1))
+    ap = np.pad(a, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    win = np.lib.stride_tricks.sliding_window_view(ap, w.shape[2:], axis=(2, 3))
+    win = win[:, :, :: stride[0], :: stride[1]]
+    cg, og = w.shape[1], w.shape[0] // 2
+    out = np.concatenate([np.einsum("nchwij,ocij->nohw", win[:, g * cg:(g + 1) * cg],
+                                    w[g * og:(g + 1) * og]) for g in range(2)], axis=1)
+    if b is not None:
+        out = out + b[:, None, None]
+    return out[:, :, 0] if one else out
+
+
+def _adjoint(f, shape, g):
+    """``J^T g`` of the linear NumPy function ``f`` at inputs of ``shape`` (column by column:
+    a backward op's reference)."""
+    out = np.zeros(int(np.prod(shape)))
+    for i in range(out.size):
+        e = np.zeros(out.size)
+        e[i] = 1.0
+        out[i] = (f(e.reshape(shape)) * g).sum()
+    return out.reshape(shape).astype(g.dtype)
+
+
+def _pool_np(a, k, s, p, reduce):
+    """NumPy pooling of (.., H, W): ``reduce`` over each k x k window; the padding is left out
+    of both the max and the mean (count_include_pad=False)."""
+    ap = np.pad(a, [(0, 0)] * (a.ndim - 2) + [(p, p), (p, p)], constant_values=np.nan)
+    win = np.lib.stride_tricks.sliding_window_view(ap, (k, k), axis=(-2, -1))[..., ::s, ::s, :, :]
+    with np.errstate(all="ignore"):
+        return (np.nanmax if reduce is np.max else np.nanmean)(win, axis=(-2, -1))
+
+
+def _adaptive_np(a, oh, ow):
+    H, W = a.shape[-2:]
+    out = np.empty(a.shape[:-2] + (oh, ow), a.dtype)
+    for i in range(oh):
+        for j in range(ow):
+            hs, he = i * H // oh, -(-(i + 1) * H // oh)
+            ws, we = j * W // ow, -(-(j + 1) * W // ow)
+            out[..., i, j] = a[..., hs:he, ws:we].mean(axis=(-2, -1))
+    return out
+
+
+# max pooling's backward and its gather, at the positions a fixed input's maxima take
+_POOL_IN = np.random.default_rng(5).standard_normal((2, 2, 2))
+_POOL_IDX = np.array([[[0, 1, 1], [2, 3, 3], [2, 3, 3]], [[0, 0, 1], [0, 0, 1], [2, 2, 3]]])
+
+
+def _pool_grad(g):
+    return ng.ops.conv.max_pool2d_backward(g, ng.tensor(_POOL_IDX).to(g.device), (2, 2, 2))
+
+
+def _pool_grad_np(g):
+    out = np.zeros((2, 4), g.dtype)
+    for c in range(2):
+        np.add.at(out[c], _POOL_IDX[c].ravel(), g[c].ravel())
+    return out.reshape(2, 2, 2)
+
+
+def _pool_gather(h):
+    return ng.ops.conv.max_pool2d_gather(h, ng.tensor(_POOL_IDX).to(h.device))
+
+
+def _pool_gather_np(h):
+    return np.stack([h[c].ravel()[_POOL_IDX[c]] for c in range(2)])
+
+
+_AVG_BACK = ng.ops.conv.avg_pool2d_backward
+_AVG_GEOM = ng.ops.conv.Geometry((2, 2), (1, 1), (1, 1), (0, 0), (1, 1), count_include_pad=False)
 
 
 _IDX = ng.tensor([[0, 2, 1], [1, 1, 0]])

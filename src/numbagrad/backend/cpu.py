@@ -8,6 +8,7 @@ a single flat loop.
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import sys
@@ -630,6 +631,50 @@ def run_rows(kernel, a: np.ndarray, dim: int):
     if out.size:
         get_reduce_kernel(kernel, a.dtype)(rows, out)
     return np.ascontiguousarray(np.moveaxis(out.reshape(moved.shape), -1, dim))
+
+
+# ---------------------------------------------------------------- row kernels
+# A row function ``fn(i, *args)`` of kernels_conv computes row ``i`` of its output; the module
+# made for it runs it over every row, serially (``flat``) or over Numba's threads (``par``).
+
+_row_kernels: dict[tuple, object] = {}
+
+
+def row_kernel_source(fn, loop: str, decorator: str) -> str:
+    """``fn`` and the helpers of its module it calls (each under ``decorator``, literals as
+    written), then ``kernel(rows, *args)`` calling ``fn`` for each row of ``range(rows)``
+    through ``loop`` (a loop header with ``{args}`` to fill in)."""
+    module = sys.modules[fn.__module__]
+    helpers = [getattr(module, n) for n in sorted(codegen.names_used(fn))
+               if n.startswith("_") and inspect.isfunction(getattr(module, n, None))]
+    parts = [decorator + codegen.function_source(f, type_literals=False) for f in helpers + [fn]]
+    args = ", ".join(list(inspect.signature(fn).parameters)[1:])
+    parts.append(loop.format(args=args) + f"\n        {fn.__name__}(i, {args})")
+    return "\n\n\n".join(parts)
+
+
+def run_row_kernel(fn, rows: int, work: int, args, dtype) -> None:
+    """Run row function ``fn`` of ``dtype``'s kernels for every row in ``range(rows)``; over
+    Numba's threads when ``work`` (elements touched) reaches ``PARALLEL_MIN``."""
+    par = work >= PARALLEL_MIN and num_threads() > 1
+    key = (fn.__name__, np.dtype(dtype).name, par)
+    k = _row_kernels.get(key)
+    if k is None:
+        extra = ", parallel=True" if par else ""
+        loop = (f"{codegen.jit_line(extra)}\ndef kernel(rows, {{args}}):\n"
+                f"    for i in {'prange' if par else 'range'}(rows):")
+        inline = codegen.jit_line(", inline='always'") + "\n"
+        body = "from numba import prange\n\n\n" + row_kernel_source(fn, loop, inline)
+        k = _row_kernels[key] = codegen.load_module(np.dtype(dtype).name, body).kernel
+    if rows:
+        k(rows, *args)
+
+
+def flat_view(a: np.ndarray):
+    """(flat buffer, element offset, element strides) addressing ``a``'s elements without a
+    copy (a kernel reads ``buf[offset + sum(index * stride)]``); the GPU's has the same form."""
+    flat, strides = _flat_operand(a, a.shape)
+    return flat, 0, tuple(strides)
 
 
 # ---------------------------------------------------------------- array helpers

@@ -788,6 +788,29 @@ def prod_others_rows(rows: DeviceArray) -> DeviceArray:
     return out
 
 
+# ---------------------------------------------------------------- row kernels
+
+
+def run_row_kernel(fn, rows: int, work: int, args, dtype) -> None:
+    """Run row function ``fn`` (kernels_conv) for every row in ``range(rows)``, one thread
+    per row, from the same definition as the CPU's ``cpu.run_row_kernel`` (``work`` is only
+    the CPU's hint). Arrays among ``args`` are flat buffers (``flat_view``)."""
+    key = ("rows", fn.__name__, np.dtype(dtype).name)
+    k = _kernels.get(key)
+    if k is None:
+        loop = ("@cuda.jit(cache=True)\ndef kernel(rows, {args}):\n"
+                "    for i in range(cuda.grid(1), rows, cuda.gridsize(1)):")
+        body = HEADER + "\n\n" + cpu.row_kernel_source(fn, loop, DEVICE_FN)
+        k = _kernels[key] = codegen.load_module(np.dtype(dtype).name, body).kernel
+    if rows:
+        _launch(k, *launch(rows), (rows, *args))
+
+
+def flat_view(a: DeviceArray):
+    """(flat buffer, element offset, element strides) of ``a``: its own storage."""
+    return a.buf, a.offset, a.estrides
+
+
 # ---------------------------------------------------------------- matmul
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .._tensor import Tensor
+from . import conv  # noqa: F401 (declares its ops)
 from . import elementwise as E
 from . import embedding  # noqa: F401 (declares its op)
 from . import indexing  # noqa: F401 (declares its ops)
