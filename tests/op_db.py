@@ -76,6 +76,9 @@ def _values(shape, lo, hi, info, rng):
 
 U = OpInfo
 B = BINARY_SHAPES
+# fewer samples for the ops whose kernels share the code paths above (a shorter suite)
+S2 = ["transposed", (2, 3)]
+B2 = [("transposed", "transposed"), ((2, 3), (3,))]
 
 OPS = [
     # ---------------------------------------------------------------- unary
@@ -111,6 +114,32 @@ OPS = [
       node="GeluBackward0"),
     U("silu", lambda x: ng.nn.functional.silu(x), lambda a: a / (1 + np.exp(-a)),
       node="SiluBackward0"),
+    U("log10", lambda x: x.log10(), np.log10, domain=(0.2, 3.0), shapes=S2),
+    U("log2", lambda x: x.log2(), np.log2, domain=(0.2, 3.0), shapes=S2),
+    U("exp2", lambda x: ng.exp2(x), np.exp2, shapes=S2),
+    U("erfc", lambda x: ng.erfc(x), np.vectorize(math.erfc), shapes=S2),
+    U("atan", lambda x: x.atan(), np.arctan, shapes=S2),
+    U("asin", lambda x: x.asin(), np.arcsin, domain=(-0.9, 0.9), shapes=S2),
+    U("acos", lambda x: ng.acos(x), np.arccos, domain=(-0.9, 0.9), shapes=S2),
+    U("sinh", lambda x: x.sinh(), np.sinh, shapes=S2),
+    U("cosh", lambda x: ng.cosh(x), np.cosh, shapes=S2),
+    U("asinh", lambda x: x.asinh(), np.arcsinh, shapes=S2),
+    U("acosh", lambda x: x.acosh(), np.arccosh, domain=(1.2, 3.0), shapes=S2),
+    U("atanh", lambda x: ng.atanh(x), np.arctanh, domain=(-0.9, 0.9), shapes=S2),
+    U("logit", lambda x: ng.logit(x, eps=0.2), lambda a: np.log(np.clip(a, 0.2, 0.8) /
+      (1 - np.clip(a, 0.2, 0.8))), domain=(0.05, 0.95), kink=None, shapes=S2),
+    # (rounding: samples kept off the integers and half-integers, where it jumps)
+    U("trunc", lambda x: x.trunc(), np.trunc, domain=(-3.0, 3.0), shapes=S2, int_ok=True),
+    U("floor", lambda x: ng.floor(x), np.floor, domain=(-3.0, 3.0), shapes=S2, int_ok=True),
+    U("ceil", lambda x: x.ceil(), np.ceil, domain=(-3.0, 3.0), shapes=S2, int_ok=True),
+    U("round", lambda x: x.round(), np.round, domain=(-3.0, 3.0), shapes=S2, int_ok=True),
+    U("round_decimals", lambda x: ng.round(x, decimals=1), lambda a: np.round(a, 1),
+      node="RoundBackward1", shapes=S2),
+    U("frac", lambda x: x.frac(), lambda a: a - np.trunc(a), domain=(-3.0, 3.0), shapes=S2),
+    U("remainder_scalar", lambda x: x % 0.75, lambda a: np.remainder(a, 0.75), shapes=S2,
+      node="RemainderBackward0"),
+    U("fmod_scalar", lambda x: ng.fmod(x, 0.75), lambda a: np.fmod(a, 0.75), shapes=S2,
+      node="FmodBackward0"),
     U("pow", lambda x: x**3, lambda a: a**3, node="PowBackward0", int_ok=True),
     U("rpow", lambda x: 2.5**x, lambda a: 2.5**a, node="PowBackward2"),
     U("rsub", lambda x: 1.5 - x, lambda a: 1.5 - a, node="RsubBackward1"),
@@ -124,6 +153,21 @@ OPS = [
     U("pow_tensor", lambda x, y: x**y, np.power, 2, B, domain=(0.5, 2.0), node="PowBackward1"),
     U("remainder", lambda x, y: x % y, np.remainder, 2, B, domain=(0.5, 2.0), int_ok=True,
       node="RemainderBackward1"),
+    U("fmod", ng.fmod, np.fmod, 2, B2, domain=(0.5, 2.0), node="FmodBackward1"),
+    U("div_trunc", lambda x, y: ng.div(x, -y, rounding_mode="trunc"),
+      lambda a, b: np.trunc(a / -b), 2, B2, domain=(0.3, 2.0), node="DivBackward2"),
+    U("div_floor", lambda x, y: x.div(-y, rounding_mode="floor"),
+      lambda a, b: np.floor_divide(a, -b), 2, B2, domain=(0.3, 2.0), node="DivBackward2"),
+    U("add_alpha", lambda x, y: ng.add(x, y, alpha=2.5), lambda a, b: a + 2.5 * b, 2, B2,
+      node="AddBackward0"),
+    U("sub_alpha", lambda x, y: x.sub(y, alpha=-1.5), lambda a, b: a + 1.5 * b, 2, B2,
+      node="SubBackward0"),
+    U("atan2", ng.atan2, np.arctan2, 2, B2, kink=0.2),
+    U("hypot", ng.hypot, np.hypot, 2, B2, kink=0.2),
+    U("lerp", lambda x, y: ng.lerp(x, y, 0.3), lambda a, b: a + 0.3 * (b - a), 2, B2,
+      node="LerpBackward0"),
+    U("lerp_tensor", lambda x, y: ng.lerp(x, y, y), lambda a, b: a + b * (b - a), 2, B2,
+      node="LerpBackward1"),
     U("floor_divide", lambda x, y: x // y, np.floor_divide, 2, B, domain=(0.5, 2.0), grad=False,
       int_ok=True),
     U("maximum", ng.maximum, np.maximum, 2, B),

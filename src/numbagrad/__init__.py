@@ -5,6 +5,7 @@ Use it as you would use PyTorch: ``import numbagrad as torch``.
 
 from __future__ import annotations
 
+import math as _math
 import os as _os
 
 # Numba's parallel kernels use GNU OpenMP, whose idle threads spin for ~300k iterations after
@@ -14,6 +15,7 @@ _os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
 from . import autograd, cuda, dtypes, nn, ops, optim  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
+from .autograd.anomaly_mode import is_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled,
 )
@@ -23,7 +25,7 @@ from .dtypes import dtype, float32, float64, int32, int64  # noqa: F401
 # factory function below)
 from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
 from .factory import (  # noqa: F401
-    arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace,
+    BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace,
     manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
     zeros, zeros_like,
 )
@@ -54,6 +56,20 @@ def numel(t: Tensor) -> int:
 
 def get_default_dtype():
     return dtypes.default_float
+
+
+def set_default_dtype(d) -> None:
+    """The dtype of float tensors made from Python floats (float32 or float64)."""
+    d = dtypes.as_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    dtypes.default_float = d
+
+
+pi = _math.pi
+e = _math.e
+inf = _math.inf
+nan = _math.nan
 
 
 def result_type(a, b):

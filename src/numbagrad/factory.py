@@ -287,3 +287,34 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -
     return full(input.shape, fill_value, dtype=dtype or input.dtype,
                 device=input.device if device is None else device,
                 requires_grad=requires_grad)
+
+
+# ---------------------------------------------------------------- legacy tensor types
+
+
+class _LegacyType(type):
+    """The type of ``numbagrad.FloatTensor`` and friends: calling one builds a CPU tensor of its
+    dtype (``FloatTensor([1, 2])``, ``FloatTensor(2, 3)`` uninitialised); an instance is any
+    CPU tensor of that dtype (PyTorch's metaclass check)."""
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, Tensor) and not obj.is_cuda and obj.dtype is cls.dtype
+
+    def __call__(cls, *args, device=None):
+        return Tensor(*(args or (0,)), dtype=cls.dtype, device=device)
+
+    def __repr__(cls):
+        return f"<class 'numbagrad.{cls.__name__}'>"
+
+
+def _legacy_type(name, dtype):
+    return _LegacyType(name, (), {"dtype": dtype, "__module__": "numbagrad", "__slots__": ()})
+
+
+FloatTensor = _legacy_type("FloatTensor", D.float32)
+DoubleTensor = _legacy_type("DoubleTensor", D.float64)
+LongTensor = _legacy_type("LongTensor", D.int64)
+IntTensor = _legacy_type("IntTensor", D.int32)
+BoolTensor = _legacy_type("BoolTensor", D.bool_)
+LEGACY_TYPES = {t.__name__: t for t in (FloatTensor, DoubleTensor, LongTensor, IntTensor,
+                                         BoolTensor)}

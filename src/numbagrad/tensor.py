@@ -100,9 +100,23 @@ class _Methods:
     def cpu(self):
         return self.to(CPU)
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False):
+        """This tensor's type name (``"numbagrad.FloatTensor"``), or the tensor converted to
+        ``dtype``: a dtype, a legacy type (``numbagrad.DoubleTensor``) or its name (with
+        ``torch.`` or ``numbagrad.`` in front; ``.cuda.`` for a CUDA tensor)."""
         if dtype is None:
-            return f"numbagrad.{_TYPE_NAMES[self.dtype.name]}"
+            cuda = ".cuda" if self.is_cuda else ""
+            return f"numbagrad{cuda}.{_TYPE_NAMES[self.dtype.name]}"
+        if isinstance(dtype, str):
+            module, _, name = dtype.rpartition(".")
+            legacy = factory.LEGACY_TYPES.get(name)
+            if legacy is None or module not in ("torch", "numbagrad", "torch.cuda",
+                                                "numbagrad.cuda"):
+                raise ValueError(f"invalid type: '{dtype}'")
+            out = self.to(legacy.dtype)
+            return out.cuda() if module.endswith("cuda") else out.cpu()
+        if isinstance(dtype, factory._LegacyType):
+            return self.to(dtype.dtype).cpu()
         return self.to(dtype)
 
     def float(self):
@@ -119,6 +133,12 @@ class _Methods:
 
     def bool(self):
         return self.to(D.bool_)
+
+    def half(self):
+        raise TypeError("numbagrad has no float16 dtype (half); use float() for float32")
+
+    def ndimension(self) -> int:
+        return self.ndim
 
     def new_tensor(self, data, dtype=None, requires_grad=False):
         return factory.tensor(data, dtype=dtype or self.dtype, device=self.device,

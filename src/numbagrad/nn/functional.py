@@ -66,7 +66,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,
     if p == 1:
         mask = factory.zeros((), dtype=input.dtype, device=input.device)
     else:
-        keep = factory._rng.random(input.shape) >= p
+        keep = factory._rng(None).random(input.shape) >= p
         mask = factory.tensor(keep / (1 - p), dtype=input.dtype, device=input.device)
     return input.mul_(mask) if inplace else input * mask
 

@@ -8,10 +8,15 @@ them."""
 
 from __future__ import annotations
 
+import inspect
+import warnings
+
 import numpy as np
 
+from .. import backend
 from .. import dtypes as D
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import _state as _grad_state
 from . import conv  # noqa: F401 (declares its ops)
 from . import elementwise as E
 from . import embedding  # noqa: F401 (declares its op)
@@ -22,10 +27,10 @@ from . import loss  # noqa: F401
 from . import movement as M
 from . import reduce as R
 from .movement import getitem, to_device, to_dtype  # noqa: F401 (Tensor's methods use them)
-from .registry import PUBLIC, REGISTRY, operand, public, refuse, sum_to  # noqa: F401
+from .registry import PUBLIC, REGISTRY, OpDef, operand, public, refuse, sum_to  # noqa: F401
 
 
-def _tensors_only(fn):
+def _tensors_only(fn, variants="function method", aliases=""):
     """``fn`` (an op's plain function), refusing a number as PyTorch's maximum and minimum do
     (they take no Python scalar); its ``method`` variant counts positions after ``self``."""
     name, plain_method = fn.__name__, fn.method
@@ -46,7 +51,7 @@ def _tensors_only(fn):
 
     function.__name__ = method.__name__ = name
     function.op, function.method = fn.op, method
-    return public("function method", method=method)(function)
+    return public(variants, aliases=aliases, method=method)(function)
 
 
 maximum = _tensors_only(E.maximum.function)
@@ -63,25 +68,46 @@ _add = E.add.function  # (the operators and ``x.add(y)`` call the op's plain fun
 _sub, _div, _pow = E.sub.function, E.div.function, E.pow.function
 
 
+def _check_alpha(x, y, alpha):
+    """PyTorch's refusals of an ``alpha`` the result's dtype cannot take."""
+    dt = D.result_type(x, y)
+    if isinstance(alpha, bool) or isinstance(alpha, np.bool_):
+        if dt is not D.bool_:
+            raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    elif not dt.is_floating_point and isinstance(alpha, (float, np.floating)):
+        raise RuntimeError(
+            "For integral input tensors, argument alpha must not be a floating point number.")
+
+
 def _add_method(self, other, *, alpha=1):
-    return _add.method(self, other if alpha == 1 else E.mul(other, alpha))
+    if alpha == 1 and type(alpha) is not bool:
+        return _add.method(self, other)
+    refuse("add", (self, other), method=True)
+    _check_alpha(self, other, alpha)
+    return E.add_alpha(self, other, alpha)
 
 
 _add_method.__name__ = "add"
 
 
 @public("function method", method=_add_method)
-def add(x, y, *, alpha=1):
-    """``x + alpha * y``."""
-    return _add(x, y if alpha == 1 else E.mul(y, alpha))
+def add(input, other, *, alpha=1):
+    """``input + alpha * other`` (one AddBackward0 node, as PyTorch's)."""
+    if alpha == 1 and type(alpha) is not bool:
+        return _add(input, other)
+    refuse("add", (input, other))
+    _check_alpha(input, other, alpha)
+    return E.add_alpha(input, other, alpha)
 
 
 @public("function method inplace")
-def sub(x, y, *, alpha=1):
-    """``x - alpha * y``."""
-    if alpha != 1:
-        y = E.mul(y, alpha)
-    return _sub(x, y)  # (a number first is a wrapped scalar: SubBackward0, as in PyTorch)
+def sub(input, other, *, alpha=1):
+    """``input - alpha * other``."""
+    if alpha == 1 and type(alpha) is not bool:
+        return _sub(input, other)  # (a number first is a wrapped scalar: SubBackward0)
+    refuse("sub", (input, other))
+    _check_alpha(input, other, alpha)
+    return E.sub_alpha(input, other, alpha)
 
 
 def rsub(x, other):
@@ -101,19 +127,80 @@ def bitwise_not(x):
     return E.logical_not(x) if x.dtype is D.bool_ else E.bitwise_not(x)
 
 
+def _check_divisor(x, y):
+    """PyTorch's error for an integer division by zero (a kernel cannot raise it)."""
+    if D.result_type(x, y)._kind == 1 and (
+            bool(any_(y == 0)) if isinstance(y, Tensor) else y == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+@public("function method inplace")
+def remainder(input, other):
+    """Python's ``%``: the result takes the divisor's sign."""
+    refuse("remainder", (input, other))
+    _check_divisor(input, other)
+    if isinstance(input, Tensor) and _is_scalar(other):
+        dt = D.result_type(input, other)  # (the number takes part: int_tensor % 2.5 is float)
+        return E.remainder_scalar(input if dt is input.dtype else input.to(dt), other)
+    return E.remainder(input, other)
+
+
 def rremainder(x, other):
     """``other % x`` (the reflected operator)."""
+    _check_divisor(other, x)
     return E.remainder(other, x)
+
+
+@public("function method inplace")
+def floor_divide(input, other):
+    refuse("floor_divide", (input, other))
+    _check_divisor(input, other)
+    return E.floor_divide(input, other)
 
 
 def rfloor_divide(x, other):
     """``other // x`` (the reflected operator)."""
+    _check_divisor(other, x)
     return E.floor_divide(other, x)
 
 
+ERR_FMOD_ARGS = (
+    "fmod() received an invalid combination of arguments - got ({}, {}), but expected one of:\n"
+    " * (Tensor input, Tensor other, *, Tensor out = None)\n"
+    " * (Tensor input, Number other, *, Tensor out = None)\n"
+)
+
+
+@public("function method inplace")
+def fmod(input, other):
+    """C's ``fmod``: the result takes the dividend's sign."""
+    if not isinstance(input, Tensor) or not operand(other):
+        raise TypeError(ERR_FMOD_ARGS.format(type(input).__name__, type(other).__name__))
+    _check_divisor(input, other)
+    if isinstance(other, Tensor):
+        return E.fmod(input, other)
+    dt = D.result_type(input, other)
+    return E.fmod_scalar(input if dt is input.dtype else input.to(dt), other)
+
+
 @public("function method inplace", aliases="true_divide divide")
-def div(x, y):
-    return _div(x, y)  # (``2 / x`` is ``rdiv``; ``div(2, x)`` is DivBackward0, as in PyTorch)
+def div(input, other, *, rounding_mode=None):
+    """``input / other``; ``rounding_mode`` "trunc" or "floor" rounds the quotient (and the
+    result keeps the operands' promoted dtype)."""
+    if rounding_mode is None:
+        return _div(input, other)  # (``2 / x`` is ``rdiv``; ``div(2, x)`` is DivBackward0)
+    if rounding_mode not in ("trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{rounding_mode}'")
+    refuse("div", (input, other))
+    _check_divisor(input, other)
+    if rounding_mode == "floor":
+        return E.div_floor(input, other)
+    if D.result_type(input, other).is_floating_point:
+        return E.div_trunc(input, other)
+    # integers (no gradient): the floor quotient, one up where it was rounded down below 0
+    q = E.floor_divide(input, other)
+    return E.where(E.logical_and(q < 0, E.mul(q, other) != input), q + 1, q)
 
 
 def rdiv(x, other):
@@ -159,6 +246,91 @@ def rpow(x, base):
         raise NotImplementedError("\"pow\" not implemented for 'Bool'")
     dt = D.result_type(x, base)
     return E.rpow(x if dt is x.dtype else x.to(dt), base)
+
+
+# ---------------------------------------------------------------- rounding, float-only ops
+
+
+def _no_kernel(kernel, x):
+    """PyTorch's refusal of ``x``'s dtype by an op with no kernel for it."""
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{_CAST_NAMES[x.dtype.name]}\'')
+
+
+def _integral_copied(op, kernel, variants="function method inplace", aliases=""):
+    """``op`` (floor, ceil, trunc, round) as a public function: an integer tensor is integral
+    already, so PyTorch returns a copy of it; a bool one has no kernel."""
+    call = op.function
+
+    def function(input):
+        if isinstance(input, Tensor) and not input.dtype.is_floating_point:
+            if input.dtype is D.bool_:
+                _no_kernel(kernel, input)
+            return M.clone(input)
+        return call(input)
+
+    function.__name__ = function.__qualname__ = op.name
+    function.__doc__ = f"{op.name}(input) -> Tensor: elementwise."
+    function.op = op
+    return public(variants, aliases=aliases)(function) if variants else function
+
+
+floor = _integral_copied(E.floor, "floor_vml_cpu")
+ceil = _integral_copied(E.ceil, "ceil_vml_cpu")
+trunc = _integral_copied(E.trunc, "trunc_vml_cpu", aliases="fix")
+_round = _integral_copied(E.round, "round_vml_cpu", variants="")  # (round, below, takes decimals)
+
+
+@public("function method inplace")
+def round(input, *, decimals=0):
+    """Round half to even, to ``decimals`` decimal places (negative: left of the point)."""
+    if decimals == 0:
+        return _round(input)
+    if not input.dtype.is_floating_point:
+        _no_kernel("round_cpu", input)
+    return E.round_decimals(input, decimals)
+
+
+@public("function method inplace")
+def frac(input):
+    """``input - trunc(input)``."""
+    if not input.dtype.is_floating_point:
+        _no_kernel("frac_cpu", input)
+    return E.frac(input)
+
+
+atan2 = _tensors_only(E.atan2.function, "function method inplace", aliases="arctan2")
+
+
+@public("function method inplace")
+def hypot(input, other):
+    """``sqrt(input ** 2 + other ** 2)``, without overflow in between."""
+    for k, a in enumerate((input, other)):
+        if not isinstance(a, Tensor):
+            raise TypeError(f"hypot(): argument '{('input', 'other')[k]}' (position {k + 1}) "
+                            f"must be Tensor, not {type(a).__name__}")
+    dt = D.result_type(input, other)
+    if not dt.is_floating_point:
+        _no_kernel("hypot_cpu", input if input.dtype is dt else other)
+    return E.hypot(input, other)
+
+
+@public("function method inplace")
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``; a tensor or a number ``weight``."""
+    if isinstance(weight, Tensor):
+        if not D.result_type(input, end, weight).is_floating_point:
+            _no_kernel("lerp_kernel_tensor", input)
+        return E.lerp_tensor(input, end, weight)
+    if not D.result_type(input, end).is_floating_point:
+        _no_kernel("lerp_kernel_scalar", input)
+    return E.lerp(input, end, weight)
+
+
+@public("function method inplace")
+def logit(input, eps=None):
+    """``log(input / (1 - input))``, the input clamped to ``[eps, 1 - eps]`` if ``eps`` is
+    given."""
+    return E.logit(input, -1.0 if eps is None else eps)
 
 
 @public("function method inplace")
@@ -238,20 +410,95 @@ def expand_as(x, other):
     return M.expand(x, other.shape)
 
 
-@public("method", name="any")
-def any_(x, dim=None):
+def _logical_reduce(x, dim, keepdim, np_fn, reduce):
+    """``all``/``any``: a bool tensor (NumPy's reduction on the host; ``reduce`` of ``x != 0``
+    as integers on the device, with no copy to the host)."""
+    if dim is not None and x.ndim:
+        dim = (tuple(_wrap_dim(d, x.ndim) for d in dim) if isinstance(dim, (tuple, list))
+               else _wrap_dim(dim, x.ndim))
+    elif dim is not None:
+        _wrap_dim(dim if isinstance(dim, int) else dim[0], 1)  # (a 0-d tensor takes 0 and -1)
+        dim = None
     if type(x._data) is np.ndarray:
-        return Tensor._make(np.asarray(np.any(x._data, axis=dim)))
-    # on the device: a max over "x != 0" (no copy to the host)
-    return (x != 0).long().amax(dim=() if dim is None else dim).bool()
+        return Tensor._make(np.asarray(np_fn(x._data, axis=dim, keepdims=keepdim)))
+    if x.numel() == 0:
+        return Tensor._make(np.asarray(np_fn(x._host(), axis=dim, keepdims=keepdim))).to(x.device)
+    return reduce((x != 0).long(), dim=() if dim is None else dim, keepdim=keepdim).bool()
+
+
+@public("function method", name="all")
+def all_(input, dim=None, keepdim=False):
+    """Whether every element (along ``dim``) is nonzero."""
+    return _logical_reduce(input, dim, keepdim, np.all, R.amin)
+
+
+@public("function method", name="any")
+def any_(input, dim=None, keepdim=False):
+    """Whether any element (along ``dim``) is nonzero."""
+    return _logical_reduce(input, dim, keepdim, np.any, R.amax)
+
+
+@public("function method")
+def count_nonzero(input, dim=None):
+    """The number of nonzero elements (along ``dim``), as int64."""
+    return R.sum(input != 0, dim)
+
+
+def _dtypes_match(input, other):
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{_CAST_NAMES[input.dtype.name]} did not match "
+                           f"{_CAST_NAMES[other.dtype.name]}")
+
+
+@public("function method")
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Elementwise ``|input - other| <= atol + rtol * |other|`` (equal infinities included)."""
+    for k, a in enumerate((input, other)):
+        if not isinstance(a, Tensor):
+            raise TypeError(f"isclose(): argument '{('input', 'other')[k]}' (position {k + 1}) "
+                            f"must be Tensor, not {type(a).__name__}")
+    _dtypes_match(input, other)
+    same = input == other
+    if input.dtype is D.bool_:
+        return same
+    if not input.dtype.is_floating_point:
+        input, other = input.double(), other.double()
+    # (a non-finite operand is close only when equal: inf - x is no distance)
+    finite = E.logical_and(input - input == 0, other - other == 0)
+    close = E.logical_or(same, E.logical_and(
+        finite, E.abs(input - other) <= atol + rtol * E.abs(other)))
+    if equal_nan:
+        close = E.logical_or(close, E.logical_and(input != input, other != other))
+    return close
+
+
+@public("function method")
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    return bool(all_(isclose(input, other, rtol, atol, equal_nan)))
+
+
+@public("function method")
+def equal(input, other) -> bool:
+    """Whether the two tensors have one shape and equal elements (any dtypes)."""
+    return input.shape == other.shape and bool(all_(input == other))
 
 
 # ---------------------------------------------------------------- in-place
 
 
+from .inplace import add_ as _add_inplace  # noqa: E402
 from .inplace import (  # noqa: E402,F401
-    add_, assign_inplace, check_inplace, copy_, fill_, inplace, refresh_view, setitem, zero_,
+    _CAST_NAMES, assign_inplace, check_inplace, copy_, fill_, inplace, refresh_view, setitem, zero_,
 )
+
+
+
+def add_(x, other, *, alpha=1):
+    """``x += alpha * other`` in place."""
+    if alpha == 1 and type(alpha) is not bool:
+        return _add_inplace(x, other)
+    return inplace(x, add, other, alpha=alpha)
+
 
 # ---------------------------------------------------------------- the public names
 
@@ -267,9 +514,157 @@ def _as_method(fn, name):
     return method
 
 
+# ---------------------------------------------------------------- keywords and out=
+# What every public function takes besides its own parameters, done here once: PyTorch's
+# operand keywords (``matmul(input=a, other=b)``), NumPy's ``axis=`` and ``keepdims=`` for
+# ``dim=`` and ``keepdim=`` (PyTorch takes both), and ``out=``.
+
+_NUMPY_KEYWORDS = (("axis", "dim"), ("keepdims", "keepdim"))
+ERR_OUT_GRAD = ("{}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad.")
+WARN_RESIZE = (
+    "An output with one or more elements was resized since it had shape {}, which does not "
+    "match the required output shape {}. This behavior is deprecated, and in a future PyTorch "
+    "release outputs will not be resized unless they have zero elements. You can explicitly "
+    "reuse an out tensor t by resizing it, inplace, to zero elements with t.resize_(0)."
+)
+
+
+def _parameter_names(fn) -> tuple:
+    """The names of ``fn``'s parameters (a composite op's: its forward's, after ``ctx``)."""
+    forward = getattr(fn, "forward", None)
+    try:
+        names = tuple(inspect.signature(forward or fn).parameters)
+    except (TypeError, ValueError):
+        return ()
+    return names[1:] if forward is not None else names
+
+
+def _with_keywords(name, fn, takes_out, params):
+    """``fn`` taking the keywords above (``out=`` if ``takes_out``); ``params``: the names of
+    its parameters. A call without them goes straight to ``fn``: through a wrapper with
+    ``fn``'s own signature where it has a plain one (``_fixed_signature``: one call more, not
+    the ``*args, **kwargs`` of the general wrapper, a third of its cost on a small op)."""
+    general = _general_keywords(name, fn, takes_out, params)
+    return _fixed_signature(name, fn, general, takes_out, params) or general
+
+
+# the wrapper's source, per plain signature
+_WRAPPER = """def {name}({signature}):
+{body}"""
+_WITH_OUT = """    if out is None:
+        return _fn({call})
+    return _general({call_out})
+"""
+_RENAMED = {0: ("x", "input"), 1: ("y", "other")}  # (PyTorch's operand names)
+
+
+def _fixed_signature(name, fn, general, takes_out, params):
+    """A wrapper of ``fn`` whose signature is ``fn``'s (``x``, ``y`` named ``input``,
+    ``other``, as PyTorch's) plus ``out=``, or None where ``fn``'s is not that plain: its
+    parameters all positional, none with a default."""
+    forward = getattr(fn, "forward", None)
+    try:
+        sig = inspect.signature(forward or fn)
+    except (TypeError, ValueError):
+        return None
+    plist = list(sig.parameters.values())[1 if forward is not None else 0:]
+    P = inspect.Parameter
+    # (no defaults: a wrapper would pass them on explicitly, and some functions tell an
+    # argument left out from one given, as ``max(x)`` from ``max(x, dim)``)
+    # (a loop: this module's ``any`` is numbagrad.any)
+    for p in plist:
+        if (p.kind is not P.POSITIONAL_OR_KEYWORD or p.default is not P.empty
+                or p.name in ("out", "_fn", "_general")):
+            return None
+    args = [_RENAMED[i][1] if _RENAMED.get(i, (None,))[0] == p.name else p.name
+            for i, p in enumerate(plist)]
+    call = ", ".join(args)
+    signature = ", ".join(args + (["*", "out=None"] if takes_out else []))
+    body = (_WITH_OUT.format(call=call, call_out=", ".join(args + ["out=out"]))
+            if takes_out else f"    return _fn({call})\n")
+    namespace = {"_fn": fn, "_general": general}
+    exec(_WRAPPER.format(name=name, signature=signature, body=body), namespace)
+    return _named_like(namespace[name], name, fn)
+
+
+def _named_like(function, name, fn):
+    """``function`` named ``name`` with ``fn``'s docstring and op attributes."""
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = fn.__doc__
+    function.__wrapped__ = fn
+    for attr in ("op", "operator", "method"):  # (an elementwise op's plain function's)
+        if hasattr(fn, attr) and not isinstance(fn, OpDef):
+            setattr(function, attr, getattr(fn, attr))
+    if isinstance(fn, OpDef):
+        function.op = fn
+    return function
+
+
+def _general_keywords(name, fn, takes_out, params):
+    """The wrapper for any signature: ``*args, **kwargs``, translated as above."""
+
+    def function(*args, **kwargs):
+        if not kwargs:
+            return fn(*args)
+        out = kwargs.pop("out", None) if takes_out else None
+        for alias, torch_name in _NUMPY_KEYWORDS:
+            if alias in kwargs and alias not in params and torch_name in params:
+                if torch_name in kwargs:
+                    raise TypeError(f"{name}() got multiple values for argument '{torch_name}'")
+                kwargs[torch_name] = kwargs.pop(alias)
+        for k, key in enumerate(("input", "other")):
+            # (positional in PyTorch's signatures: the k-th parameter of ``fn``)
+            if key in kwargs and key not in params and len(args) == k < len(params):
+                args = (*args, kwargs.pop(key))
+        if out is None:
+            return fn(*args, **kwargs)
+        if not isinstance(out, (Tensor, tuple, list)):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+        if _grad_state.enabled and _any_requires_grad((out, args, kwargs)):
+            raise RuntimeError(ERR_OUT_GRAD.format(name))
+        return _write_out(name, fn(*args, **kwargs), out)
+
+    return _named_like(function, name, fn)
+
+
+def _any_requires_grad(args) -> bool:
+    """Whether a Tensor in ``args`` (nested lists, tuples, dicts) requires grad. (No
+    builtin ``any``: this module's globals include numbagrad.any.)"""
+    if isinstance(args, Tensor):
+        return args.requires_grad
+    if isinstance(args, dict):
+        args = list(args.values())
+    if isinstance(args, (list, tuple)):
+        for a in args:
+            if _any_requires_grad(a):
+                return True
+    return False
+
+
+def _write_out(name, result, out):
+    """``result`` written into ``out`` (resized to its shape, PyTorch's warning when ``out``
+    had elements); ``out`` returned."""
+    if isinstance(result, tuple):  # (max(x, dim, out=(values, indices)))
+        return type(result)(*[_write_out(name, r, o) for r, o in zip(result, out)])
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if not isinstance(result, Tensor):
+        raise TypeError(f"{name}() got an unexpected keyword argument 'out'")
+    if result.shape != out.shape:
+        if out.numel():
+            warnings.warn(WARN_RESIZE.format(list(out.shape), list(result.shape)), UserWarning,
+                          stacklevel=3)
+        if out._base is not None:
+            raise RuntimeError(f"{name}(): a view cannot be resized to be out=")
+        out._data = backend.of(out._data).zeros(tuple(result.shape), out.dtype.np)
+    return assign_inplace(out, result)
+
+
 def _tables():
     """(functions, methods, in-place ops, nn.functional functions) by public name, from the
-    declarations; a name declared twice for one variant is an error."""
+    declarations; a name declared twice for one variant is an error. Functions take the
+    keywords above; methods NumPy's reduction keywords where they have a ``dim``."""
     tables = {"function": {}, "method": {}, "inplace": {}, "functional": {}}
     for b in PUBLIC:
         for kind in b.variants:
@@ -277,8 +672,15 @@ def _tables():
             if b.name in table:
                 raise ValueError(f"{b.name!r} is declared twice as a {kind}")
             if kind == "method":
-                table[b.name] = b.method or getattr(b.function, "method", None) or _as_method(
+                method = b.method or getattr(b.function, "method", None) or _as_method(
                     b.function, b.name)
+                params = _parameter_names(b.function)
+                if "dim" in params:
+                    method = _with_keywords(b.name, method, False, params)
+                table[b.name] = method
+            elif kind == "function":
+                table[b.name] = _with_keywords(b.name, b.function, True,
+                                               _parameter_names(b.function))
             else:
                 table[b.name] = b.function
     return tables["function"], tables["method"], tables["inplace"], tables["functional"]

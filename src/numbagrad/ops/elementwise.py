@@ -198,6 +198,38 @@ relu.defvjp(lambda grad, result: where(result <= 0, 0, grad))
 relu.zero_second_order = True
 
 
+@unary("log10", dtype="float", variants="function method inplace")
+def log10(x):
+    if x > 0:
+        return math.log10(x)
+    if x == 0:
+        return -math.inf
+    return math.nan
+
+
+log10.defvjp(lambda grad, x: grad / (x * 2.302585092994046))  # (ln 10)
+
+
+@unary("log2", dtype="float", variants="function method inplace")
+def log2(x):
+    if x > 0:
+        return math.log2(x)
+    if x == 0:
+        return -math.inf
+    return math.nan
+
+
+log2.defvjp(lambda grad, x: grad / (x * 0.6931471805599453))  # (ln 2)
+
+
+@unary("exp2", dtype="float", variants="function method inplace")
+def exp2(x):
+    return 2.0**x
+
+
+exp2.defvjp(lambda grad, result: grad * result * 0.6931471805599453)
+
+
 @unary("erf", dtype="float", variants="function method inplace")
 def erf(x):
     return math.erf(x)
@@ -266,6 +298,175 @@ def silu(x):
 def silu_vjp(grad, x):
     s = sigmoid(x)
     return grad * s * (1 + x * (1 - s))
+
+
+@unary("erfc", dtype="float", variants="function method inplace")
+def erfc(x):
+    return math.erfc(x)
+
+
+erfc.defvjp(lambda grad, x: -grad * 1.1283791670955126 * exp(-x * x))
+
+
+@unary("atan", dtype="float", variants="function method inplace", aliases="arctan")
+def atan(x):
+    return math.atan(x)
+
+
+atan.defvjp(lambda grad, x: grad / (1 + x * x))
+
+
+# (asin, acos, acosh and atanh answer NaN outside their domain, where Python's math raises)
+@unary("asin", dtype="float", variants="function method inplace", aliases="arcsin")
+def asin(x):
+    return math.asin(x) if -1 <= x <= 1 else math.nan
+
+
+asin.defvjp(lambda grad, x: grad * rsqrt(1 - x * x))
+
+
+@unary("acos", dtype="float", variants="function method inplace", aliases="arccos")
+def acos(x):
+    return math.acos(x) if -1 <= x <= 1 else math.nan
+
+
+acos.defvjp(lambda grad, x: -grad * rsqrt(1 - x * x))
+
+
+@unary("sinh", dtype="float", variants="function method inplace")
+def sinh(x):
+    return math.sinh(x)
+
+
+sinh.defvjp(lambda grad, x: grad * cosh(x))
+
+
+@unary("cosh", dtype="float", variants="function method inplace")
+def cosh(x):
+    return math.cosh(x)
+
+
+cosh.defvjp(lambda grad, x: grad * sinh(x))
+
+
+@unary("asinh", dtype="float", variants="function method inplace", aliases="arcsinh")
+def asinh(x):
+    return math.asinh(x)
+
+
+asinh.defvjp(lambda grad, x: grad * rsqrt(x * x + 1))
+
+
+@unary("acosh", dtype="float", variants="function method inplace", aliases="arccosh")
+def acosh(x):
+    return math.acosh(x) if x >= 1 else math.nan
+
+
+acosh.defvjp(lambda grad, x: grad * rsqrt(x * x - 1))
+
+
+@unary("atanh", dtype="float", variants="function method inplace", aliases="arctanh")
+def atanh(x):
+    if -1 < x < 1:
+        return math.atanh(x)
+    if x == 1:
+        return math.inf
+    if x == -1:
+        return -math.inf
+    return math.nan
+
+
+atanh.defvjp(lambda grad, x: grad / (1 - x * x))
+
+
+@unary("logit", dtype="float")
+def logit(x, eps):
+    """``log(x / (1 - x))``, ``x`` clamped to ``[eps, 1 - eps]`` when ``eps >= 0`` (a negative
+    ``eps`` stands for PyTorch's ``eps=None``: no clamp)."""
+    if eps >= 0:
+        if x < eps:
+            x = eps
+        if x > 1 - eps:
+            x = 1 - eps
+    z = x / (1 - x)
+    if z > 0:
+        return math.log(z)
+    if z == 0:
+        return -math.inf
+    return math.nan
+
+
+@logit.defvjp
+def logit_vjp(grad, x, eps):
+    # PyTorch's logit_backward: zero where the clamp holds x, NaN outside [0, 1] without one
+    lo = where(eps < 0, 0, eps)
+    inside = logical_and(x >= lo, x <= 1 - lo)
+    return where(inside, grad / (x * (1 - x)), where(eps < 0, math.nan, 0))
+
+
+# ---------------------------------------------------------------- rounding
+# (float inputs only: ops/__init__.py returns an integer tensor copied, as PyTorch does. The
+# truncation goes through int(), as Numba's math.floor returns an integer; |x| >= 2 ** 52 is
+# integral already, and a zero result keeps x's sign, as C's floor and ceil do)
+
+
+@unary("trunc")
+def trunc(x):
+    if not (-4503599627370496.0 < x < 4503599627370496.0):  # (also inf and NaN)
+        return x
+    t = int(x)
+    if t == 0:
+        return x * 0
+    return x - x + t
+
+
+@unary("floor")
+def floor(x):
+    t = trunc(x)
+    return t - 1 if t > x else t
+
+
+@unary("ceil")
+def ceil(x):
+    t = trunc(x)
+    return t + 1 if t < x else t
+
+
+@unary("round")
+def round(x):
+    # half to even, as PyTorch's (and C's nearbyint)
+    f = floor(x)
+    d = x - f
+    r = f + 1 if d > 0.5 or (d == 0.5 and f % 2 != 0) else f
+    return x * 0 if r == 0 else r
+
+
+@unary("round_decimals", node="RoundBackward1")
+def round_decimals(x, decimals):
+    if decimals < 0:
+        scale = 10.0 ** -decimals
+        return round(x / scale) * scale
+    scale = 10.0**decimals
+    return round(x * scale) / scale
+
+
+# rounding is piecewise constant: PyTorch's gradient is zeros (as sign's)
+def _zero_gradient(grad):
+    return abs(sign(grad)) * 0
+
+
+for _op in (trunc, floor, ceil, round, round_decimals):
+    _op.defvjp(_zero_gradient)
+    _op.constant_gradient = True
+del _op
+
+
+@unary("frac")
+def frac(x):
+    return x - trunc(x)
+
+
+frac.defvjp(lambda grad: grad)
 
 
 @unary("pow", node="PowBackward0")
@@ -393,8 +594,7 @@ pow_tensor.defvjp(pow_tensor_vjp_x, pow_tensor_vjp_y)
 pow_tensor.always_saves = ("x", "y", "result")
 
 
-@binary("remainder", node="RemainderBackward1", refuse_bool=_no_kernel("remainder_cpu"),
-        variants="function method")
+@binary("remainder", node="RemainderBackward1", refuse_bool=_no_kernel("remainder_cpu"))
 def remainder(x, y):
     # Python's %, as PyTorch's remainder: the result takes the divisor's sign
     return x % y
@@ -403,7 +603,145 @@ def remainder(x, y):
 remainder.defvjp(lambda grad: grad, lambda grad, x, y: -grad * floor_divide(x, y))
 
 
-@binary("floor_divide", refuse_bool=_no_kernel("div_floor_cpu"), variants="function method")
+@unary("remainder_scalar", node="RemainderBackward0", refuse_bool=_no_kernel("remainder_cpu"))
+def remainder_scalar(x, other):
+    """``x % other`` for a scalar ``other``."""
+    return x % other
+
+
+remainder_scalar.defvjp(lambda grad: grad)
+
+
+@binary("fmod", node="FmodBackward1", refuse_bool=_no_kernel("fmod_cpu"))
+def fmod(x, y):
+    # C's fmod: the result takes the dividend's sign. (Python's % of the magnitudes is exact;
+    # a zero result keeps x's sign)
+    r = abs(x) % abs(y)
+    if r == 0:
+        return x * 0
+    return -r if x < 0 else r
+
+
+fmod.defvjp(lambda grad: grad, lambda grad, x, y: -grad * trunc(x / y))
+
+
+@unary("fmod_scalar", node="FmodBackward0", refuse_bool=_no_kernel("fmod_cpu"))
+def fmod_scalar(x, other):
+    """``fmod(x, other)`` for a scalar ``other``."""
+    return fmod(x, other)
+
+
+fmod_scalar.defvjp(lambda grad: grad)
+
+
+@binary("div_trunc", node="DivBackward2")
+def div_trunc(x, y):
+    """``div(x, y, rounding_mode="trunc")`` of floats, as PyTorch's: ``trunc(x / y)``."""
+    return trunc(x / y)
+
+
+@binary("div_floor", node="DivBackward2")
+def div_floor(x, y):
+    """``div(x, y, rounding_mode="floor")``: Python's ``//`` (whose float algorithm is
+    PyTorch's); a float division by zero gives ``x / y``, as in PyTorch."""
+    if y == 0:
+        return x / y
+    return x // y
+
+
+for _op in (div_trunc, div_floor):
+    _op.defvjp(_zero_gradient, _zero_gradient)
+    _op.constant_gradient = True
+del _op
+
+
+@binary("add_alpha", node="AddBackward0")
+def add_alpha(x, y, alpha):
+    """``x + alpha * y``."""
+    return x + alpha * y
+
+
+add_alpha.defvjp(lambda grad: grad, lambda grad, alpha: grad * alpha)
+
+
+@binary("sub_alpha", node="SubBackward0", refuse_bool=(RuntimeError, ERR_SUB_BOOLS),
+        refuse_bool_operand=(RuntimeError, ERR_SUB_BOOL))
+def sub_alpha(x, y, alpha):
+    """``x - alpha * y``."""
+    return x - alpha * y
+
+
+sub_alpha.defvjp(lambda grad: grad, lambda grad, alpha: -grad * alpha)
+
+
+@binary("atan2", dtype="float")
+def atan2(x, y):
+    return math.atan2(x, y)
+
+
+def atan2_vjp_x(grad, x, y):
+    return grad * y / (x * x + y * y)
+
+
+def atan2_vjp_y(grad, x, y):
+    return -grad * x / (x * x + y * y)
+
+
+atan2.defvjp(atan2_vjp_x, atan2_vjp_y)
+
+
+@binary("hypot")
+def hypot(x, y):
+    return math.hypot(x, y)
+
+
+def hypot_vjp_x(grad, x, result):
+    return grad * x / result
+
+
+def hypot_vjp_y(grad, y, result):
+    return grad * y / result
+
+
+hypot.defvjp(hypot_vjp_x, hypot_vjp_y)
+
+
+@binary("lerp")
+def lerp(x, y, weight):
+    """``x + weight * (y - x)`` for a scalar ``weight`` (PyTorch's two-sided formula, exact
+    at both ends)."""
+    if weight < 0.5:
+        return x + weight * (y - x)
+    return y - (y - x) * (1 - weight)
+
+
+def lerp_vjp_x(grad, weight):
+    return grad * (1 - weight)
+
+
+def lerp_vjp_y(grad, weight):
+    return grad * weight
+
+
+lerp.defvjp(lerp_vjp_x, lerp_vjp_y)
+
+
+@binary("lerp_tensor", node="LerpBackward1", n_in=3)
+def lerp_tensor(x, y, weight):
+    """``lerp`` with a tensor ``weight``."""
+    if weight < 0.5:
+        return x + weight * (y - x)
+    return y - (y - x) * (1 - weight)
+
+
+def lerp_vjp_weight(grad, x, y):
+    return grad * (y - x)
+
+
+lerp_tensor.defvjp(lerp_vjp_x, lerp_vjp_y, lerp_vjp_weight)
+
+
+@binary("floor_divide", refuse_bool=_no_kernel("div_floor_cpu"))
 def floor_divide(x, y):
     return x // y
 

@@ -151,8 +151,9 @@ class Elementwise(OpDef):
         # (not an op that refuses floats: the lazy path computes before any dtype check)
         self._defers = dtype in ("same", "float") and refuse_float is None
         # the op as a plain function of its tensors (``numbagrad.sin``, ``Tensor.__mul__``):
-        # ops of one or two tensors and no scalar parameters
-        self.function = dispatch.make_function(self) if n_in < 3 else None
+        # ops of one tensor, or two tensors and no scalar parameters
+        self.function = (dispatch.make_function(self)
+                         if n_in == 1 or n_in == 2 and not self.param_names else None)
 
     def defvjp(self, *rules):
         """Set the pointwise rule of each input (``None``: not differentiable).

@@ -262,7 +262,7 @@ def elementwise_getters(op, node_name):
             if name in op.param_names:
                 getters[name] = _param(name)
             else:
-                getters[_TORCH_ARG_NAMES[name]] = saved_tensor(name)
+                getters[_TORCH_ARG_NAMES.get(name, name)] = saved_tensor(name)
     return getters
 
 
