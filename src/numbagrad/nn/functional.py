@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -153,53 +154,339 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     return out if bias is None else out + bias
 
 
-def _check_reduction(reduction: str) -> None:
+# ---------------------------------------------------------------- losses
+
+
+def _reduction(reduction: str, size_average=None, reduce=None) -> str:
+    """The reduction's name, from the legacy ``size_average``/``reduce`` flags when given."""
+    if size_average is not None or reduce is not None:
+        warnings.warn("size_average and reduce args will be deprecated, please use "
+                      f"reduction='{_legacy_reduction(size_average, reduce)}' instead.",
+                      UserWarning, stacklevel=3)
+        reduction = _legacy_reduction(size_average, reduce)
     if reduction not in _F.loss.REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
 
 
-def mse_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
+def _legacy_reduction(size_average, reduce) -> str:
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    return "none" if not reduce else "mean" if size_average else "sum"
+
+
+def _warn_target_size(input: Tensor, target: Tensor) -> None:
     if input.shape != target.shape:
-        import warnings
-
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
             "Please ensure they have the same size.",
             UserWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
-    _check_reduction(reduction)
+
+
+def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+             reduction: str = "mean", weight=None) -> Tensor:
+    _warn_target_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    if weight is not None:
+        return _weighted_mean(_F.mul(weight, (input - target) ** 2), reduction)
     return _F.loss.mse_loss(input, target, reduction)
 
 
-def nll_loss(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``."""
-    if input.ndim != 2 or target.ndim != 1:
-        raise ValueError(
-            f"Expected input batch_size ({input.shape[0] if input.ndim else 1}) to match target "
-            f"batch_size ({target.shape[0] if target.ndim else 1})."
-            if input.ndim == 2
-            else "nll_loss: expected input of shape (N, C) and target of shape (N,)"
-        )
-    if input.shape[0] != target.shape[0]:
+def _weighted_mean(loss: Tensor, reduction: str) -> Tensor:
+    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+            reduction: str = "mean", weight=None) -> Tensor:
+    """``|input - target|``, reduced: composed of ``sub`` and ``abs``, as PyTorch's."""
+    _warn_target_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    loss = _F.abs(input - target)
+    return _weighted_mean(loss if weight is None else _F.mul(weight, loss), reduction)
+
+
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                   reduction: str = "mean", beta: float = 1.0) -> Tensor:
+    _warn_target_size(input, target)
+    reduction = _reduction(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:  # (PyTorch's rule too: the quadratic part has width 0)
+        return l1_loss(input, target, reduction=reduction)
+    return _F.loss.smooth_l1_loss(input, target, reduction, float(beta))
+
+
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight=None) -> Tensor:
+    _warn_target_size(input, target)
+    reduction = _reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    if weight is not None:
+        return _weighted_mean(_F.mul(weight, _F.loss.huber_loss(input, target, "none", float(delta))),
+                              reduction)
+    return _F.loss.huber_loss(input, target, reduction, float(delta))
+
+
+def _class_weight(weight, n_classes: int):
+    if weight is None:
+        return None
+    if weight.ndim != 1 or weight.shape[0] != n_classes:
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {n_classes} classes or no classes "
+            f"but got weight tensor of shape: {list(weight.shape)}")
+    return weight._host()
+
+
+def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
+             ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``:
+    input (C,) with a 0-d target, (N, C) with (N,), or (N, C, d1, ...) with (N, d1, ...)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input.ndim == 0:
+        raise ValueError("Expected 1 or more dimensions (got 0)")
+    if input.ndim > 1 and (not target.ndim or input.shape[0] != target.shape[0]):
         raise ValueError(
             f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-            f"({target.shape[0]})."
-        )
-    if target.dtype.is_floating_point:
+            f"({target.shape[0] if target.ndim else 1}).")
+    if target.ndim > 1 and input.ndim == 2 or target.ndim > 0 and input.ndim == 1 and (
+            target.shape[0] != 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.ndim > 2 and target.shape != (input.shape[0], *input.shape[2:]):
         raise RuntimeError(
-            f"expected scalar type Long but found {_F.L._NAMES[target.dtype.name].capitalize()}"
-        )
-    n_classes = input.shape[1]
+            f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}")
+    if target.dtype != _D.int64:
+        raise RuntimeError(
+            f"expected target dtype to be Long or Byte, but got {_dtype_name(target.dtype)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f'"nll_loss_out_frame" not implemented for \'{_dtype_name(input.dtype)}\'')
+    n_classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    w = _class_weight(weight, n_classes)
     t = target._host()
-    if t.size and (t.min() < 0 or t.max() >= n_classes):
-        bad = int(t[(t < 0) | (t >= n_classes)][0])
-        raise IndexError(f"Target {bad} is out of bounds.")
-    _check_reduction(reduction)
-    return _F.loss.nll_loss(input, target, reduction)
+    bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
+    if input.ndim == 3 or input.ndim > 4:
+        # as PyTorch: the trailing dims folded into a 2-d image, the result viewed back
+        n, c = input.shape[:2]
+        out = nll_loss(input.reshape(n, c, 1, -1), target.reshape(n, 1, -1), weight,
+                       ignore_index=ignore_index, reduction=reduction)
+        return out.view(target.shape) if reduction == "none" else out
+    return _F.loss.nll_loss(input, target, reduction, w, ignore_index)
 
 
-def cross_entropy(input: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:
-    """``nll_loss(log_softmax(input, 1), target)`` for class-index targets."""
-    return nll_loss(log_softmax(input, 1), target, reduction=reduction)
+def _dtype_name(dtype) -> str:
+    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+            "bool": "Bool"}[dtype.name]
+
+
+def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
+                  ignore_index: int = -100, reduce=None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
+    """Cross-entropy of ``softmax(input)`` along dim 1 (dim 0 of a 1-d input) against class
+    indices, or against class probabilities (a float ``target`` of the input's shape)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    dim = 1 if input.ndim > 1 else 0
+    logp = log_softmax(input, dim)
+    n_classes = input.shape[dim] if input.ndim else 1
+    if target.dtype.is_floating_point and target.shape == input.shape:
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+        terms = logp * target
+        if weight is not None:
+            terms = terms * _class_view(weight, input.ndim)
+        if reduction == "none":
+            return -terms.sum(dim)
+        if reduction == "sum":
+            return -terms.sum()
+        return -terms.sum() / (input.numel() / n_classes if input.numel() else math.nan)
+    loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing == 0:
+        return loss
+    # PyTorch's label smoothing for class indices: (1 - eps) nll + eps/C * sum over classes of
+    # -logp (weighted), the mean normalised as nll's is
+    kept = target != ignore_index
+    terms = logp if weight is None else logp * _class_view(weight, input.ndim)
+    smooth = _F.where(kept, -terms.sum(dim), 0.0)
+    if reduction == "mean":
+        total = (weight[target[kept]].sum() if weight is not None else kept.sum())
+        smooth = smooth.sum() / total
+    elif reduction == "sum":
+        smooth = smooth.sum()
+    return loss * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+
+
+def _class_view(weight: Tensor, ndim: int) -> Tensor:
+    """``weight`` shaped to broadcast along the class dim (1) of an ``ndim``-d input."""
+    return weight if ndim < 2 else weight.reshape(1, -1, *([1] * (ndim - 2)))
+
+
+def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size.")
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_dtype_name(target.dtype)} but expected "
+                           f"{_dtype_name(input.dtype)}")
+    x = input._host()
+    if x.size and not ((x >= 0) & (x <= 1)).all():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if weight is not None:
+        weight = weight.expand(input.shape)
+    return _F.loss.binary_cross_entropy(input, target, reduction, weight=weight)
+
+
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
+                                     size_average=None, reduce=None, reduction: str = "mean",
+                                     pos_weight=None) -> Tensor:
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.shape != input.shape:
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    return _F.loss.binary_cross_entropy_with_logits(input, target, reduction, weight=weight,
+                                                    pos_weight=pos_weight)
+
+
+def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
+           reduction: str = "mean", log_target: bool = False) -> Tensor:
+    """``target * (log(target) - input)`` (``input`` holds log-probabilities), composed of
+    other ops as PyTorch's; ``reduction="batchmean"`` divides the sum by the batch size."""
+    if reduction == "batchmean":
+        if size_average is not None or reduce is not None:
+            reduction = _reduction(reduction, size_average, reduce)
+    else:
+        reduction = _reduction(reduction, size_average, reduce)
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.", UserWarning, stacklevel=2)
+    if log_target:
+        loss = _F.exp(target) * (target - input)
+    else:
+        # xlogy(target, target): 0 where the target is 0
+        loss = _F.where(target == 0, 0.0, target * _F.log(target)) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
+    return _weighted_mean(loss, reduction)
+
+
+# ---------------------------------------------------------------- normalisation, padding
+
+
+def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None,
+               eps: float = 1e-5) -> Tensor:
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
+    for name, p in (("weight", weight), ("bias", bias)):
+        if p is not None and tuple(p.shape) != shape:
+            raise RuntimeError(
+                f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
+                f"shape {list(p.shape)} and normalized_shape = {list(shape)}")
+    return _F.normalization.layer_norm(input, k, weight, bias, float(eps))
+
+
+def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
+               training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    if training:
+        per_channel = input.numel() // input.shape[1] if input.ndim > 1 and input.shape[1] else 0
+        if per_channel == 1:
+            raise ValueError("Expected more than 1 value per channel when training, got input "
+                             f"size {input.shape}")
+    elif running_mean is None:
+        raise RuntimeError("running_mean must be defined in evaluation mode")
+    elif running_var is None:
+        raise RuntimeError("running_var must be defined in evaluation mode")
+    channels = input.shape[1] if input.ndim > 1 else 0
+    for name, p in (("running_mean", running_mean), ("running_var", running_var),
+                    ("weight", weight), ("bias", bias)):
+        if p is not None and p.numel() != channels:
+            raise RuntimeError(f"{name} should contain {channels} elements not {p.numel()}")
+    return _F.normalization.batch_norm(input, weight, bias, running_mean=running_mean,
+                              running_var=running_var, training=training,
+                              momentum=momentum, eps=float(eps))
+
+
+def group_norm(input: Tensor, num_groups: int, weight=None, bias=None,
+               eps: float = 1e-5) -> Tensor:
+    if input.ndim < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    channels = input.shape[1]
+    if channels % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {list(input.shape)} and num_groups={num_groups}")
+    return _F.normalization.group_norm(input, num_groups, weight, bias, float(eps))
+
+
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out=None) -> Tensor:
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    norm = (input.norm(dim=dim, keepdim=True) if p == 2
+            else (input.abs() ** p).sum(dim, keepdim=True) ** (1.0 / p))
+    return input / norm.clamp(min=eps).expand_as(input)
+
+
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps))`` along ``dim`` (PyTorch's form)."""
+    n1 = x1.norm(dim=dim, keepdim=True).clamp(min=eps)
+    n2 = x2.norm(dim=dim, keepdim=True).clamp(min=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
+    """PyTorch's ``pad``: ``pad`` holds (before, after) amounts from the last dim back.
+    ``constant`` is one op (ConstantPadNdBackward0); ``reflect``, ``replicate`` and
+    ``circular`` gather the input's elements by index (their node is IndexBackward0, not
+    PyTorch's ReflectionPad2DBackward0 etc.)."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError("Padding length should be less than or equal to two times the input "
+                           "dimension but got padding length "
+                           f"{len(pad)} and input of dimension {input.ndim}")
+    if mode == "constant":
+        return _F.normalization.constant_pad_nd(input, pad, 0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    out = input
+    for i in range(len(pad) // 2):
+        d = input.ndim - 1 - i
+        out = out[(slice(None),) * d + (_pad_index(mode, input.shape[d], *pad[2 * i: 2 * i + 2]),)]
+    return out
+
+
+def _pad_index(mode: str, size: int, before: int, after: int):
+    """The input positions an output of ``before + size + after`` elements reads."""
+    pos = np.arange(-before, size + after)
+    if mode == "reflect":
+        if before >= size or after >= size:
+            raise RuntimeError(
+                f"Argument #4: Padding size should be less than the corresponding input "
+                f"dimension, but got: padding ({before}, {after}) at dimension with size {size}")
+        period = 2 * (size - 1)
+        pos = np.abs(pos) % period if period else np.zeros_like(pos)
+        pos = np.where(pos >= size, period - pos, pos)
+    elif mode == "replicate":
+        pos = np.clip(pos, 0, size - 1)
+    else:
+        pos = pos % size
+    return pos

@@ -24,6 +24,7 @@ from . import indexing  # noqa: F401 (declares its ops)
 from . import random  # noqa: F401 (declares its ops)
 from . import linalg as L  # noqa: F401 (declares its ops)
 from . import loss  # noqa: F401
+from . import normalization  # noqa: F401
 from . import movement as M
 from . import reduce as R
 from .movement import getitem, to_device, to_dtype  # noqa: F401 (Tensor's methods use them)

@@ -1,9 +1,14 @@
-"""Losses with nodes of their own (``MseLossBackward0``, ``NllLossBackward0``), as in PyTorch.
+"""Losses with nodes of their own (``MseLossBackward0``, ``NllLossBackward0``, ...), as in
+PyTorch; the losses PyTorch itself composes from other ops (``l1_loss``, ``kl_div``,
+``cross_entropy`` with probabilities or label smoothing) are composed in ``nn.functional``.
 
 The forwards run the registry's ops with grad mode off; the backwards are Tensor expressions, so
-they are differentiable (``create_graph``)."""
+they are differentiable (``create_graph``). Arguments checked by the caller (``nn.functional``):
+the reduction's name, shapes and dtypes."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -24,6 +29,20 @@ def _reduce(loss, reduction):
     return loss
 
 
+def _scaled(ctx, grad, n):
+    """The gradient of a reduction of ``n`` elements' losses, before the per-element factor."""
+    return E.mul(grad, 1.0 / n) if ctx.reduction == "mean" and n else grad
+
+
+def _weighted(loss, weight):
+    return loss if weight is None else E.mul(loss, weight)
+
+
+def _both(ctx, g):
+    """``(g, -g)`` summed to the shapes of the two operands (input, target)."""
+    return sum_to(g, ctx.input_shapes[0]), sum_to(E.neg(g), ctx.input_shapes[1])
+
+
 @composite("mse_loss", node="MseLossBackward0")
 def mse_loss(ctx, input, target, reduction="mean"):
     ctx.save(x=input, target=target)
@@ -35,35 +54,162 @@ def mse_loss(ctx, input, target, reduction="mean"):
 
 @mse_loss.defvjp
 def mse_loss_vjp(ctx, grad):
-    x, t = ctx["x"], ctx["target"]
-    d = E.sub(x, t)
+    d = E.sub(ctx["x"], ctx["target"])
     scale = 2.0 / max(d.numel(), 1) if ctx.reduction == "mean" else 2.0
-    g = E.mul(d, E.mul(grad, scale))
-    return sum_to(g, ctx.input_shapes[0]), sum_to(E.neg(g), ctx.input_shapes[1])
+    return _both(ctx, E.mul(d, E.mul(grad, scale)))
+
+
+def _piecewise_forward(ctx, input, target, reduction, width, outer):
+    """Smooth L1 and Huber: quadratic within ``width`` of 0, linear outside; ``outer`` scales
+    the whole (1 for smooth L1 whose quadratic part is divided by ``width``, ``width`` for
+    Huber)."""
+    ctx.save(x=input, target=target)
+    ctx.reduction, ctx.width, ctx.outer = reduction, width, outer
+    with no_grad():
+        z = E.abs(E.sub(input, target))
+        inner = E.mul(E.mul(z, z), 0.5 * outer / width)
+        linear = E.mul(E.sub(z, 0.5 * width), outer)
+        return _reduce(E.where(E.lt(z, width), inner, linear), reduction)._data
+
+
+def _piecewise_vjp(ctx, grad):
+    d = E.sub(ctx["x"], ctx["target"])
+    # the derivative is the difference clamped to [-width, width], scaled
+    slope = E.mul(E.clamp(d, -ctx.width, ctx.width), ctx.outer / ctx.width)
+    return _both(ctx, E.mul(slope, _scaled(ctx, grad, d.numel())))
+
+
+@composite("smooth_l1_loss", node="SmoothL1LossBackward0")
+def smooth_l1_loss(ctx, input, target, reduction="mean", beta=1.0):
+    return _piecewise_forward(ctx, input, target, reduction, beta, 1.0)
+
+
+@composite("huber_loss", node="HuberLossBackward0")
+def huber_loss(ctx, input, target, reduction="mean", delta=1.0):
+    return _piecewise_forward(ctx, input, target, reduction, delta, delta)
+
+
+smooth_l1_loss.defvjp(_piecewise_vjp)
+huber_loss.defvjp(_piecewise_vjp)
+
+
+def _target_positions(shape, target):
+    """The index (a tuple of host arrays) of each target's class in an input of ``shape``:
+    classes along dim 1, or dim 0 of a 1-d input."""
+    if len(shape) == 1:
+        return (target.reshape(1),)
+    grid = np.indices(target.shape, sparse=True)
+    return (grid[0], target, *grid[1:])
 
 
 @composite("nll_loss", node="NllLossBackward0")
-def nll_loss(ctx, input, target, reduction="mean"):
-    """``-input[i, target[i]]``, reduced; ``target`` holds class indices (checked by the caller)."""
-    ctx.target = t = target._host()
-    ctx.save(x=input)
-    ctx.reduction = reduction
-    picked = input._data[np.arange(input.shape[0]), t]  # (either backend's array)
+def nll_loss(ctx, input, target, reduction="mean", weight=None, ignore_index=-100):
+    """``-weight[t] * input[n, t, ...]`` for the class index ``t`` of each target, reduced (the
+    mean divides by the summed weights); targets equal to ``ignore_index`` count nothing.
+    ``weight``: a host array of one weight per class, or None. Checked by the caller."""
+    t = target._host()
+    ignored = t == ignore_index
+    some_ignored = ignored.any()
+    if some_ignored:
+        t = np.where(ignored, 0, t)
+    index = _target_positions(input.shape, t)
+    picked = Tensor._make(input._data[index].reshape(t.shape))  # (either backend's array)
+    if input.ndim == 4:
+        ctx.node_name = "NllLoss2DBackward0"
+    w = None
+    if weight is not None or some_ignored:
+        w = np.ones(t.shape, input.dtype.np) if weight is None else weight[t].astype(input.dtype.np)
+        w[ignored] = 0
+    ctx.index, ctx.kept, ctx.reduction = index, ~ignored, reduction
+    ctx.weight = w = None if w is None else Tensor._make(w).to(input.device)
     with no_grad():
-        return _reduce(E.neg(Tensor._make(picked)), reduction)._data
+        loss = E.neg(_weighted(picked, w))
+        if reduction == "mean" and w is not None:
+            ctx.total = total = R.sum(w)
+            return E.div(R.sum(loss), total)._data
+        ctx.total = t.size
+        return _reduce(loss, reduction)._data
 
 
 @nll_loss.defvjp
 def nll_loss_vjp(ctx, grad):
-    x = ctx["x"]
-    n, c = ctx.input_shapes[0]
-    # the one-hot positions of the targets, a constant: the gradient is -grad there
-    onehot = np.zeros((n, c), np.bool_)
-    onehot[np.arange(n), ctx.target] = True
-    mask = Tensor._make(onehot).to(x.device)
-    if ctx.reduction == "none":
-        grad = grad.reshape(n, 1)
-    elif ctx.reduction == "mean" and n:
-        grad = E.mul(grad, 1.0 / n)
+    shape = ctx.input_shapes[0]
+    # the targets' positions, a constant: the gradient is -grad * weight there
+    mask = np.zeros(shape, np.bool_)
+    mask[ctx.index] = ctx.kept
+    mask = Tensor._make(mask).to(grad.device)
+    if ctx.reduction == "mean":
+        grad = E.div(grad, ctx.total) if ctx.weight is not None else _scaled(ctx, grad, ctx.total)
+    grad = _weighted(grad, ctx.weight)
+    if len(shape) > 1 and grad.ndim:  # (one loss per target: spread along the classes)
+        grad = grad.unsqueeze(1)
     # (a select, not -mask * grad: an infinite gradient must not make 0 * inf elsewhere)
     return E.where(mask, E.neg(grad), 0), None
+
+
+# PyTorch clamps the logarithms of binary cross-entropy here, so a certain wrong prediction costs
+# 100, not infinity, and the gradient's denominator at ``EPSILON`` (a float32 1e-12 there)
+LOG_FLOOR = -100.0
+EPSILON = float(np.float32(1e-12))
+
+
+def _clamped_logs(x):
+    return E.clamp(E.log(x), LOG_FLOOR, math.inf), E.clamp(E.log1p(E.neg(x)), LOG_FLOOR, math.inf)
+
+
+@composite("binary_cross_entropy", node="BinaryCrossEntropyBackward0")
+def binary_cross_entropy(ctx, input, target, reduction="mean", weight=None):
+    """``-weight * (t log x + (1 - t) log(1 - x))``; ``weight`` broadcasts to the input."""
+    ctx.save(x=input, target=target)
+    ctx.reduction, ctx.weight = reduction, weight
+    with no_grad():
+        log_x, log_1mx = _clamped_logs(input)
+        # t log x + (1 - t) log(1 - x), written to keep one multiplication by t
+        ll = E.add(E.mul(target, E.sub(log_x, log_1mx)), log_1mx)
+        return _reduce(E.neg(_weighted(ll, weight)), reduction)._data
+
+
+@binary_cross_entropy.defvjp
+def binary_cross_entropy_vjp(ctx, grad):
+    x, t = ctx["x"], ctx["target"]
+    g = _weighted(_scaled(ctx, grad, x.numel()), ctx.weight)
+    denom = E.clamp(E.mul(E.sub(1.0, x), x), EPSILON, math.inf)
+    gx = E.div(E.mul(E.sub(x, t), g), denom)
+    log_x, log_1mx = _clamped_logs(x)
+    gt = E.mul(E.sub(log_1mx, log_x), g)
+    return sum_to(gx, ctx.input_shapes[0]), sum_to(gt, ctx.input_shapes[1])
+
+
+def _softplus_neg(x):
+    """``log(1 + exp(-x))`` without overflow: ``log1p(exp(-|x|)) + max(-x, 0)``."""
+    return E.add(E.log1p(E.exp(E.neg(E.abs(x)))), E.clamp(E.neg(x), 0.0, math.inf))
+
+
+@composite("binary_cross_entropy_with_logits", node="BinaryCrossEntropyWithLogitsBackward0")
+def binary_cross_entropy_with_logits(ctx, input, target, reduction="mean", weight=None,
+                                     pos_weight=None):
+    """``weight * ((1 - t) x + (1 + (pos_weight - 1) t) log(1 + exp(-x)))``: binary
+    cross-entropy of ``sigmoid(x)``, computed from the logit ``x``."""
+    ctx.save(x=input, target=target)
+    ctx.reduction, ctx.weight, ctx.pos_weight = reduction, weight, pos_weight
+    with no_grad():
+        sp = _softplus_neg(input)
+        if pos_weight is not None:
+            sp = E.mul(sp, E.add(E.mul(E.sub(pos_weight, 1.0), target), 1.0))
+        loss = E.add(E.mul(E.sub(1.0, target), input), sp)
+        return _reduce(_weighted(loss, weight), reduction)._data
+
+
+@binary_cross_entropy_with_logits.defvjp
+def binary_cross_entropy_with_logits_vjp(ctx, grad):
+    x, t, pw = ctx["x"], ctx["target"], ctx.pos_weight
+    g = _weighted(_scaled(ctx, grad, x.numel()), ctx.weight)
+    s = E.sigmoid(x)
+    if pw is None:
+        gx = E.sub(s, t)
+        gt = E.neg(x)
+    else:
+        pt = E.mul(pw, t)
+        gx = E.sub(E.mul(E.sub(E.add(pt, 1.0), t), s), pt)
+        gt = E.add(E.neg(x), E.mul(E.sub(pw, 1.0), _softplus_neg(x)))
+    return sum_to(E.mul(gx, g), ctx.input_shapes[0]), sum_to(E.mul(gt, g), ctx.input_shapes[1])

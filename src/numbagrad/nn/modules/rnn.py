@@ -1,0 +1,285 @@
+"""Recurrent layers (``RNN``, ``LSTM``, ``GRU``) and their cells, composed of recorded ops
+(``linear``, ``tanh``, ``sigmoid``, ...), so autograd differentiates them as written. The
+parameters, their names, shapes, order and initialisation are PyTorch's; so are the gate orders
+(LSTM: input, forget, cell, output; GRU: reset, update, new)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+
+from ... import factory
+from ... import ops as _ops
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+__all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
+
+_GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
+
+
+def _rnn_step(mode, x_proj, h, w_hh, b_hh):
+    """One step of an RNN/GRU with the input's projection ``x_proj`` already made."""
+    h_proj = F.linear(h, w_hh, b_hh)
+    if mode == "GRU":
+        xr, xz, xn = x_proj.chunk(3, -1)
+        hr, hz, hn = h_proj.chunk(3, -1)
+        r = (xr + hr).sigmoid()
+        z = (xz + hz).sigmoid()
+        n = (xn + r * hn).tanh()
+        return (1 - z) * n + z * h
+    pre = x_proj + h_proj
+    return pre.tanh() if mode == "RNN_TANH" else pre.relu()
+
+
+def _lstm_step(x_proj, h, c, w_hh, b_hh):
+    gates = x_proj + F.linear(h, w_hh, b_hh)
+    i, f, g, o = gates.chunk(4, -1)
+    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
+    return o.sigmoid() * c.tanh(), c
+
+
+def _init_uniform(module, hidden_size):
+    bound = 1.0 / math.sqrt(hidden_size) if hidden_size > 0 else 0
+    for w in module.parameters():
+        init.uniform_(w, -bound, bound)
+
+
+class RNNBase(Module):
+    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1,
+                 bias: bool = True, batch_first: bool = False, dropout: float = 0.0,
+                 bidirectional: bool = False, proj_size: int = 0, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(
+                dropout, bool):
+            raise ValueError("dropout should be a number in range [0, 1] representing the "
+                             "probability of an element being zeroed")
+        if dropout > 0 and num_layers == 1:
+            warnings.warn(
+                "dropout option adds dropout after all but last recurrent layer, so non-zero "
+                f"dropout expects num_layers greater than 1, but got dropout={dropout} and "
+                f"num_layers={num_layers}", UserWarning, stacklevel=2)
+        if not isinstance(hidden_size, int) or hidden_size <= 0:
+            raise ValueError("hidden_size must be an integer greater than zero")
+        if num_layers <= 0:
+            raise ValueError("num_layers must be greater than zero")
+        if proj_size:
+            raise NotImplementedError("LSTM with proj_size is not supported by numbagrad")
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        directions = 2 if bidirectional else 1
+        gate = _GATES[mode] * hidden_size
+        kw = {"device": device, "dtype": dtype}
+        self._flat_weights_names = []
+        for layer in range(num_layers):
+            for direction in range(directions):
+                in_size = input_size if layer == 0 else hidden_size * directions
+                suffix = f"_l{layer}" + ("_reverse" if direction else "")
+                shapes = [("weight_ih", (gate, in_size)), ("weight_hh", (gate, hidden_size))]
+                if bias:
+                    shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                for name, shape in shapes:
+                    setattr(self, name + suffix, Parameter(factory.empty(shape, **kw)))
+                    self._flat_weights_names.append(name + suffix)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _init_uniform(self, self.hidden_size)
+
+    def _weights(self, layer, direction):
+        suffix = f"_l{layer}" + ("_reverse" if direction else "")
+        get = lambda name: getattr(self, name + suffix, None)  # noqa: E731
+        return get("weight_ih"), get("weight_hh"), get("bias_ih"), get("bias_hh")
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.num_layers != 1:
+            s += f", num_layers={self.num_layers}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        if self.batch_first is not False:
+            s += f", batch_first={self.batch_first}"
+        if self.dropout != 0:
+            s += f", dropout={self.dropout}"
+        if self.bidirectional is not False:
+            s += f", bidirectional={self.bidirectional}"
+        return s
+
+    def _check_hidden(self, h, expected, index=""):
+        if tuple(h.shape) != expected:
+            raise RuntimeError(f"Expected hidden{index} size {expected}, got {list(h.shape)}")
+
+    def forward(self, input, hx=None):
+        lstm = self.mode == "LSTM"
+        batched = input.ndim == 3
+        if input.ndim not in (2, 3):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
+                             f"{input.ndim}D input instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {input.shape[-1]}")
+        if not batched:
+            input = input.unsqueeze(1)
+        elif self.batch_first:
+            input = input.transpose(0, 1)
+        batch = input.shape[1]
+        directions = 2 if self.bidirectional else 1
+        expected = (self.num_layers * directions, batch, self.hidden_size)
+        if hx is None:
+            zeros = factory.zeros(expected, dtype=input.dtype, device=input.device)
+            hx = (zeros, zeros) if lstm else zeros
+        else:
+            states = hx if lstm else (hx,)
+            if not batched:
+                states = tuple(s.unsqueeze(1) for s in states)
+            for k, s in enumerate(states):
+                self._check_hidden(s, expected, f"[{k}]" if lstm else "")
+            hx = states if lstm else states[0]
+        h0 = hx[0] if lstm else hx
+        c0 = hx[1] if lstm else None
+        out, h_n, c_n = input, [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                k = layer * directions + direction
+                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
+                x_proj = F.linear(out, w_ih, b_ih)  # every step's input at once
+                h, c = h0[k], None if c0 is None else c0[k]
+                steps = range(out.shape[0] - 1, -1, -1) if direction else range(out.shape[0])
+                seq = [None] * out.shape[0]
+                for t in steps:
+                    if lstm:
+                        h, c = _lstm_step(x_proj[t], h, c, w_hh, b_hh)
+                    else:
+                        h = _rnn_step(self.mode, x_proj[t], h, w_hh, b_hh)
+                    seq[t] = h
+                outputs.append(_ops.stack(seq))
+                h_n.append(h)
+                c_n.append(c)
+            out = outputs[0] if directions == 1 else _ops.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                out = F.dropout(out, self.dropout, True)
+        h_n = _ops.stack(h_n)
+        c_n = _ops.stack(c_n) if lstm else None
+        if not batched:
+            out, h_n = out.squeeze(1), h_n.squeeze(1)
+            c_n = c_n.squeeze(1) if lstm else None
+        elif self.batch_first:
+            out = out.transpose(0, 1)
+        return (out, (h_n, c_n)) if lstm else (out, h_n)
+
+
+class RNN(RNNBase):
+    def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             "'relu'.")
+        self.nonlinearity = nonlinearity
+        super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
+                         hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
+                         device=device, dtype=dtype)
+
+
+class LSTM(RNNBase):
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, proj_size=0, device=None, dtype=None):
+        super().__init__("LSTM", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, proj_size, device, dtype)
+
+
+class GRU(RNNBase):
+    def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+        super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
+                         dropout, bidirectional, device=device, dtype=dtype)
+
+
+class RNNCellBase(Module):
+    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int,
+                 device=None, dtype=None) -> None:
+        super().__init__()
+        self.input_size, self.hidden_size, self.bias = input_size, hidden_size, bias
+        kw = {"device": device, "dtype": dtype}
+        self.weight_ih = Parameter(factory.empty((num_chunks * hidden_size, input_size), **kw))
+        self.weight_hh = Parameter(factory.empty((num_chunks * hidden_size, hidden_size), **kw))
+        if bias:
+            self.bias_ih = Parameter(factory.empty(num_chunks * hidden_size, **kw))
+            self.bias_hh = Parameter(factory.empty(num_chunks * hidden_size, **kw))
+        else:
+            self.register_parameter("bias_ih", None)
+            self.register_parameter("bias_hh", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        _init_uniform(self, self.hidden_size)
+
+    def extra_repr(self) -> str:
+        s = f"{self.input_size}, {self.hidden_size}"
+        if self.bias is not True:
+            s += f", bias={self.bias}"
+        nonlinearity = getattr(self, "nonlinearity", "tanh")
+        return s if nonlinearity == "tanh" else s + f", nonlinearity={nonlinearity}"
+
+    def _prepare(self, input, hx, n_states):
+        """``(input, states, batched)``: a 1-d input made a batch of one, zero states made."""
+        if input.ndim not in (1, 2):
+            raise ValueError(f"{type(self).__name__}: Expected input to be 1D or 2D, got "
+                             f"{input.ndim}D instead")
+        if input.shape[-1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[-1]} "
+                               f"expected {self.input_size}")
+        batched = input.ndim == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            zeros = factory.zeros((input.shape[0], self.hidden_size), dtype=input.dtype,
+                                  device=input.device)
+            return input, (zeros,) * n_states, batched
+        states = hx if n_states > 1 else (hx,)
+        if not batched:
+            states = tuple(s.unsqueeze(0) for s in states)
+        return input, states, batched
+
+
+class RNNCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None,
+                 dtype=None):
+        if nonlinearity not in ("tanh", "relu"):
+            raise ValueError(f"Unknown nonlinearity: {nonlinearity}")
+        self.nonlinearity = nonlinearity
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
+
+    def forward(self, input, hx=None):
+        x, (h,), batched = self._prepare(input, hx, 1)
+        mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
+        h = _rnn_step(mode, F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
+                      self.bias_hh)
+        return h if batched else h.squeeze(0)
+
+
+class LSTMCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
+
+    def forward(self, input, hx=None):
+        x, (h, c), batched = self._prepare(input, hx, 2)
+        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh,
+                          self.bias_hh)
+        return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
+
+
+class GRUCell(RNNCellBase):
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
+
+    def forward(self, input, hx=None):
+        x, (h,), batched = self._prepare(input, hx, 1)
+        h = _rnn_step("GRU", F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
+                      self.bias_hh)
+        return h if batched else h.squeeze(0)

@@ -1,0 +1,179 @@
+"""The losses against PyTorch on the same inputs: values, gradients of the input (and of the
+target where PyTorch differentiates it), node names, error types and texts."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+import numbagrad.nn.functional as F
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+rng = np.random.default_rng(0)
+X = rng.normal(size=(5, 4))
+T = rng.normal(size=(5, 4))
+IDX = np.array([0, 3, 1, 1, 2])
+P = rng.random((5, 4))
+P /= P.sum(1, keepdims=True)
+W4 = rng.random(4)
+PW4 = rng.random(4) * 3
+X4 = rng.normal(size=(2, 4, 3, 2))
+IDX4 = rng.integers(0, 4, (2, 3, 2))
+X3 = rng.normal(size=(2, 4, 3))
+IDX3 = rng.integers(0, 4, (2, 3))
+
+CASES = {
+    # name: (call on a functional module M, arrays; the first is the input, differentiated)
+    "mse": (lambda M, x, t, r: M.mse_loss(x, t, reduction=r), X, T),
+    "l1": (lambda M, x, t, r: M.l1_loss(x, t, reduction=r), X, T),
+    "smooth_l1": (lambda M, x, t, r: M.smooth_l1_loss(x, t, reduction=r, beta=0.5), X, T),
+    "smooth_l1_beta0": (lambda M, x, t, r: M.smooth_l1_loss(x, t, reduction=r, beta=0.0), X, T),
+    "huber": (lambda M, x, t, r: M.huber_loss(x, t, reduction=r, delta=0.7), X, T),
+    "nll": (lambda M, x, t, r: M.nll_loss(x, t, reduction=r), X, IDX),
+    "nll_weight_ignore": (lambda M, x, t, w, r: M.nll_loss(x, t, weight=w, ignore_index=1,
+                                                           reduction=r), X, IDX, W4),
+    "nll_4d": (lambda M, x, t, r: M.nll_loss(x, t, reduction=r), X4, IDX4),
+    "nll_3d": (lambda M, x, t, r: M.nll_loss(x, t, reduction=r), X3, IDX3),
+    "nll_all_ignored": (lambda M, x, t, r: M.nll_loss(x, t, reduction=r), X, np.full(5, -100)),
+    "cross_entropy": (lambda M, x, t, r: M.cross_entropy(x, t, reduction=r), X, IDX),
+    "cross_entropy_1d": (lambda M, x, t, r: M.cross_entropy(x, t, reduction=r), X[0],
+                         np.array(2)),
+    "cross_entropy_smooth_weight": (
+        lambda M, x, t, w, r: M.cross_entropy(x, t, weight=w, label_smoothing=0.2, ignore_index=3,
+                                              reduction=r), X, IDX, W4),
+    "cross_entropy_4d": (lambda M, x, t, w, r: M.cross_entropy(x, t, w, reduction=r,
+                                                               label_smoothing=0.3),
+                         X4, IDX4, W4),
+    "cross_entropy_probs": (lambda M, x, t, r: M.cross_entropy(x, t, reduction=r,
+                                                               label_smoothing=0.1), X, P),
+    "cross_entropy_probs_weight": (lambda M, x, t, w, r: M.cross_entropy(x, t, w, reduction=r),
+                                   X, P, W4),
+    "bce": (lambda M, x, t, w, r: M.binary_cross_entropy(x.sigmoid(), t, w, reduction=r),
+            X, P, W4),
+    "bce_saturated": (lambda M, x, t, r: M.binary_cross_entropy(x, t, reduction=r),
+                      np.array([0.0, 1.0, 0.5]), np.array([1.0, 0.0, 0.3])),
+    "bce_with_logits": (lambda M, x, t, r: M.binary_cross_entropy_with_logits(x, t, reduction=r),
+                        X * 30, P),
+    "bce_with_logits_pos_weight": (
+        lambda M, x, t, w, pw, r: M.binary_cross_entropy_with_logits(x, t, w, reduction=r,
+                                                                     pos_weight=pw),
+        X, P, W4, PW4),
+    "kl_div": (lambda M, x, t, r: M.kl_div(x.log_softmax(1), t, reduction=r), X, P),
+    "kl_div_log_target": (lambda M, x, t, r: M.kl_div(x, t, reduction=r, log_target=True), X,
+                          np.log(P)),
+}
+
+
+# PyTorch divides the probability-target mean by a C++ scalar (DivBackward1); ours is the
+# Python division of a tensor by a number, which in PyTorch too records DivBackward0
+NODE_DIFFERENCES = {
+    ("cross_entropy_probs", "mean"): ("DivBackward0", "DivBackward1"),
+    ("cross_entropy_probs_weight", "mean"): ("DivBackward0", "DivBackward1"),
+}
+
+
+def _run(lib, fn, arrays, reduction, target_grad=False):
+    tensors = [lib.tensor(a, requires_grad=(i == 0 or (i == 1 and target_grad)))
+               for i, a in enumerate(arrays)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (kl_div's "mean" warns, on both sides)
+        out = fn(lib.nn.functional, *tensors, reduction)
+    out.sum().backward()
+    grads = [t.grad for t in tensors[: 1 + target_grad]]
+    return out, grads
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_loss_matches_torch(name, reduction):
+    fn, *arrays = CASES[name]
+    ours, our_grads = _run(ng, fn, arrays, reduction)
+    theirs, their_grads = _run(torch, fn, arrays, reduction)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10,
+                               atol=1e-12)
+    assert ours.shape == tuple(theirs.shape) and ours.dtype.name == str(theirs.dtype)[6:]
+    names = ours.grad_fn.name(), type(theirs.grad_fn).__name__
+    assert names[0] == names[1] or NODE_DIFFERENCES.get((name, reduction)) == names
+    for g, h in zip(our_grads, their_grads):
+        np.testing.assert_allclose(g.numpy(), h.numpy(), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mse", "smooth_l1", "huber", "bce",
+                                  "bce_with_logits_pos_weight", "kl_div"])
+def test_loss_target_gradient_matches_torch(name):
+    fn, *arrays = CASES[name]
+    _, our_grads = _run(ng, fn, arrays, "mean", target_grad=True)
+    _, their_grads = _run(torch, fn, arrays, "mean", target_grad=True)
+    np.testing.assert_allclose(our_grads[1].numpy(), their_grads[1].numpy(), rtol=1e-9,
+                               atol=1e-12)
+
+
+def test_cross_entropy_second_derivative_matches_torch():
+    def hess_diag(lib):
+        x = lib.tensor(X, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(x, lib.tensor(IDX), weight=lib.tensor(W4),
+                                               label_smoothing=0.1)
+        (g,) = lib.autograd.grad(loss, x, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), x)
+        return h.numpy()
+
+    np.testing.assert_allclose(hess_diag(ng), hess_diag(torch), rtol=1e-9, atol=1e-12)
+
+
+def test_kl_div_batchmean_and_legacy_reduction_match_torch():
+    for lib in (ng, torch):
+        x = lib.tensor(X).log_softmax(1)
+        assert abs(lib.nn.functional.kl_div(x, lib.tensor(P), reduction="batchmean").item()
+                   - (lib.tensor(P) * (lib.tensor(P).log() - x)).sum().item() / 5) < 1e-12
+    with pytest.warns(UserWarning, match="size_average and reduce args will be deprecated"):
+        ours = F.mse_loss(ng.tensor(X), ng.tensor(T), size_average=False)
+    assert ours.item() == pytest.approx(((X - T) ** 2).sum(), rel=1e-12)
+
+
+def _error(lib, call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            call(lib)
+        except Exception as e:  # noqa: BLE001 (the oracle decides which)
+            # (our Size's repr names our package)
+            return type(e).__name__, str(e).replace("numbagrad.Size", "torch.Size")
+    return None
+
+
+ERRORS = {
+    "batch_mismatch": lambda L: L.nn.functional.nll_loss(L.randn(3, 4), L.tensor([1, 2])),
+    "multi_target": lambda L: L.nn.functional.nll_loss(L.randn(3, 4), L.tensor([[1, 2, 3]])),
+    "out_of_bounds": lambda L: L.nn.functional.cross_entropy(L.randn(3, 4), L.tensor([1, 2, 5])),
+    "weight_size": lambda L: L.nn.functional.nll_loss(L.randn(3, 4), L.tensor([1, 2, 1]),
+                                                      weight=L.ones(3)),
+    "target_size_nd": lambda L: L.nn.functional.nll_loss(L.randn(3, 4, 5),
+                                                         L.zeros(3, 4).long()),
+    "float_target": lambda L: L.nn.functional.nll_loss(L.randn(3, 4), L.tensor([1.0, 2, 1])),
+    "int32_target": lambda L: L.nn.functional.cross_entropy(L.randn(3, 4),
+                                                            L.tensor([1, 2, 1]).int()),
+    "bad_reduction": lambda L: L.nn.functional.nll_loss(L.randn(3, 4), L.tensor([1, 2, 1]),
+                                                        reduction="bad"),
+    "probs_shape": lambda L: L.nn.functional.cross_entropy(L.randn(3, 4), L.rand(3, 5)),
+    "label_smoothing": lambda L: L.nn.functional.cross_entropy(L.randn(3, 4), L.tensor([1, 2, 1]),
+                                                               label_smoothing=1.5),
+    "bce_size": lambda L: L.nn.functional.binary_cross_entropy(L.rand(3), L.rand(3, 1)),
+    "bce_range": lambda L: L.nn.functional.binary_cross_entropy(L.tensor([0.5, 1.5]),
+                                                                L.tensor([0.0, 1.0])),
+    "bce_dtype": lambda L: L.nn.functional.binary_cross_entropy(L.rand(3), L.rand(3).double()),
+    "bce_logits_size": lambda L: L.nn.functional.binary_cross_entropy_with_logits(
+        L.rand(3), L.rand(3, 1)),
+    "huber_delta": lambda L: L.nn.functional.huber_loss(L.rand(3), L.rand(3), delta=0),
+    "smooth_l1_beta": lambda L: L.nn.functional.smooth_l1_loss(L.rand(3), L.rand(3), beta=-1),
+    "int_input": lambda L: L.nn.functional.nll_loss(L.tensor([[1, 2], [3, 4]]), L.tensor([0, 1])),
+}
+
+
+@pytest.mark.parametrize("name", list(ERRORS))
+def test_loss_errors_match_torch(name):
+    theirs = _error(torch, ERRORS[name])
+    assert theirs is not None
+    assert _error(ng, ERRORS[name]) == theirs
