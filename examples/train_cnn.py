@@ -27,8 +27,10 @@ if args.backend == "torch":
     import torch
 else:
     import numbagrad as torch
-from torch import nn  # noqa: E402
-from torch.utils.data import DataLoader, Dataset  # noqa: E402
+# (attributes, not ``from torch import nn``: that statement would import the package named
+# torch, whichever module the name ``torch`` is bound to here)
+nn = torch.nn
+DataLoader, Dataset = torch.utils.data.DataLoader, torch.utils.data.Dataset
 
 try:
     from tqdm import tqdm
