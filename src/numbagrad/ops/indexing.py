@@ -25,6 +25,22 @@ from .registry import composite, public, sum_to
 # ---------------------------------------------------------------- helpers
 
 
+def _host(ctx, x):
+    """``x``'s values as a NumPy array: the sorts, selections and cumulative products run on
+    the host. On CUDA that is a copy to the host, and ``_device`` copies the results back (no
+    CUDA kernel for these yet: correct, not fast)."""
+    return x._data if ctx.backend is cpu else x._host()
+
+
+def _device(ctx, result):
+    """``result`` (an array or a tuple of them) on ``ctx``'s device."""
+    if ctx.backend is cpu:
+        return result
+    if isinstance(result, tuple):
+        return tuple(ctx.backend.to_device(np.asarray(a, order="C")) for a in result)
+    return ctx.backend.to_device(np.asarray(result, order="C"))
+
+
 def _cpu_only(ctx, name):
     if ctx.backend is not cpu:
         raise NotImplementedError(
@@ -649,16 +665,15 @@ def unbind_vjp(ctx, grads):
 @composite("cumprod", variants="function method")
 def cumprod(ctx, x, dim, *, dtype=None):
     """The running products of ``x`` along ``dim`` (integer and bool products are int64)."""
-    _cpu_only(ctx, "cumprod")
     ctx.dim = _dim(x, dim)
     out = D.as_dtype(dtype) if dtype is not None else (
         x.dtype if x.dtype.is_floating_point else D.int64)
-    a = x._data.astype(out.np, copy=False)
+    a = _host(ctx, x).astype(out.np, copy=False)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
     if x.ndim == 0:
-        return a.copy()
-    return np.cumprod(a, axis=ctx.dim)
+        return _device(ctx, a.copy())
+    return _device(ctx, np.cumprod(a, axis=ctx.dim))
 
 
 @cumprod.defvjp
@@ -722,7 +737,6 @@ def _sort_host(a, d, descending):
 
 def _selected(ctx, x, dim, name, node):
     """Common setup of the ops whose values are elements of ``x`` picked by indices."""
-    _cpu_only(ctx, name)
     d = ctx.dim = _dim(x, dim)
     ctx.node_name = node
     ctx.non_differentiable = (1,)
@@ -748,8 +762,8 @@ def _selected_vjp(ctx, grads):
 def sort_op(ctx, x, dim=-1, descending=False, stable=False):
     d = _selected(ctx, x, dim, "sort", "SortBackward0")
     if x.ndim == 0:
-        return x._data.copy(), np.zeros((), np.int64)
-    return _sort_host(x._data, d, descending)
+        return _device(ctx, (_host(ctx, x).copy(), np.zeros((), np.int64)))
+    return _device(ctx, _sort_host(_host(ctx, x), d, descending))
 
 
 sort_op.defvjp(_selected_vjp)
@@ -772,10 +786,10 @@ def topk(ctx, x, k, dim=-1, largest=True, sorted=True):
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if x.ndim == 0:
-        return x._data.copy(), np.zeros((), np.int64)
-    values, idx = _sort_host(x._data, d, largest)
+        return _device(ctx, (_host(ctx, x).copy(), np.zeros((), np.int64)))
+    values, idx = _sort_host(_host(ctx, x), d, largest)
     head = (slice(None),) * d + (slice(0, k),)
-    return np.ascontiguousarray(values[head]), np.ascontiguousarray(idx[head])
+    return _device(ctx, (np.ascontiguousarray(values[head]), np.ascontiguousarray(idx[head])))
 
 
 topk.defvjp(_selected_vjp)
@@ -784,10 +798,10 @@ topk.defvjp(_selected_vjp)
 def _kth(ctx, x, k, d, keepdim):
     ctx.keepdim = keepdim
     if x.ndim == 0:
-        return x._data.copy(), np.zeros((), np.int64)
-    values, idx = _sort_host(x._data, d, False)
+        return _device(ctx, (_host(ctx, x).copy(), np.zeros((), np.int64)))
+    values, idx = _sort_host(_host(ctx, x), d, False)
     pick = (slice(None),) * d + (slice(k, k + 1) if keepdim else k,)
-    return np.array(values[pick]), np.array(idx[pick])  # (copies; 0-d stays 0-d)
+    return _device(ctx, (np.array(values[pick]), np.array(idx[pick])))  # (0-d stays 0-d)
 
 
 @composite("kthvalue", variants="function method")
@@ -814,13 +828,12 @@ median_dim.defvjp(_selected_vjp)
 
 @composite("median_all", node="MedianBackward0")
 def median_all(ctx, x):
-    _cpu_only(ctx, "median")
     if x.numel() == 0:
-        return np.asarray(np.nan, x._data.dtype)
-    flat = np.sort(x._data.reshape(-1), kind="stable")
+        return _device(ctx, np.asarray(np.nan, x.dtype.np))
+    flat = np.sort(_host(ctx, x).reshape(-1), kind="stable")
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
-    return np.asarray(flat[(flat.size - 1) // 2])
+    return _device(ctx, np.asarray(flat[(flat.size - 1) // 2]))
 
 
 median_all.defvjp(R._all_backward)  # (shared evenly by equal elements, as PyTorch's)
