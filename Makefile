@@ -7,12 +7,12 @@ BENCH_STAMP := $(VENV)/.bench-stamp
 WHEEL_STAMP := $(VENV)/.wheel-stamp
 WHEEL_DIR := build/wheel-check
 
-.PHONY: demo test test-cpu test-cuda test-ptx wheel-check bench fuzz clean
+.PHONY: demo test test-cpu test-cuda test-mpi test-ptx wheel-check bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,demo,cudasim]'
+	$(PY) -m pip install --quiet -e '.[test,demo,cudasim,mpi]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -28,6 +28,11 @@ test-cpu: $(STAMP)
 
 test-cuda: $(STAMP)
 	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q -m cuda
+
+# The multi-rank tests alone: tests/mpi/ scripts on 2 ranks under mpiexec (mpi4py and MPICH's
+# wheel, which brings mpiexec into the venv); test-cpu runs them too.
+test-mpi: $(STAMP)
+	$(PY) -m pytest -q -m mpi tests/test_distributed.py
 
 # Build the sdist and, from it, the wheel; install the wheel with its dependencies (numpy, numba:
 # from pip's cache after the first time) into a new venv, then import and use it there, with an

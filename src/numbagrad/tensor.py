@@ -50,6 +50,20 @@ class _Methods:
             self._hooks = node
         return handle
 
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
+        """Call ``hook(self)`` each time backward has accumulated this leaf's ``.grad``."""
+        if not self._requires_grad:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError(
+                "post accumulate grad hooks cannot be registered on non-leaf tensors")
+        node = grad_accumulator(self)
+        hooks = node._own("_post_accumulate_hooks")
+        handle = RemovableHandle(hooks)
+        hooks[handle.id] = hook
+        self._hooks = node  # (keeps the accumulator, and so the hook, alive with the leaf)
+        return handle
+
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
         if not self._requires_grad:

@@ -10,6 +10,7 @@ from .anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
 )
 from .api import backward, grad
+from .engine import queue_callback
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .gradcheck import gradcheck, gradgradcheck
@@ -49,3 +50,12 @@ class Variable(metaclass=_VariableMeta):
         if requires_grad:
             out.requires_grad_(True)
         return out
+
+
+class _ExecutionEngine:
+    """``Variable._execution_engine``: what PyTorch code reaches the engine through."""
+
+    queue_callback = staticmethod(queue_callback)
+
+
+Variable._execution_engine = _ExecutionEngine()

@@ -52,6 +52,14 @@ def accumulate_into_grad(t: Tensor, grad: Tensor, unshared: bool = False) -> Non
         t._grad.add_(grad)
 
 
+def run_post_accumulate_grad_hooks(t: Tensor, hooks) -> None:
+    """Call each ``hook(t)`` now that ``t.grad`` holds this pass's gradient (PyTorch's
+    post-accumulate-grad hooks: they see the leaf, and may not return a value)."""
+    for hook in tuple(hooks.values()):
+        if hook(t) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
 # ---------------------------------------------------------------- gradient ownership
 # AccumulateGrad may hand a gradient's array to ``.grad`` when nothing else can see it. That
 # is judged by reference counts, each taken through one of these functions; what each returns

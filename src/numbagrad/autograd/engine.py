@@ -10,6 +10,7 @@ The counts are made only when a fused region needs them (``node.run_region``).
 from __future__ import annotations
 
 import heapq
+import threading
 
 from .._tensor import Tensor
 from .accumulate import accumulate_into_grad
@@ -112,6 +113,20 @@ def _deliver(buf, nr, grad):
     buf[nr] = grad if cur is None else cur + grad
 
 
+ERR_CALLBACK = "Final callbacks can only be installed during backward pass."
+_running = threading.local()  # ``passes``: this thread's running passes, innermost last
+
+
+def queue_callback(callback) -> None:
+    """Run ``callback()`` when the running backward pass has run its last node (PyTorch's
+    ``Variable._execution_engine.queue_callback``): DistributedDataParallel waits there for
+    the all-reduces it started during the pass."""
+    passes = getattr(_running, "passes", None)
+    if not passes:
+        raise RuntimeError(ERR_CALLBACK)
+    passes[-1].callbacks.append(callback)
+
+
 def run_backward(
     outputs,
     grad_outputs,
@@ -131,8 +146,18 @@ def run_backward(
     for (node, nr), g in zip(roots, grad_outputs):
         buf = p.buffers.get(node)  # (a root listed twice is queued once)
         _deliver(p.reach(node) if buf is None else buf, nr, g)
+    passes = getattr(_running, "passes", None)
+    if passes is None:
+        passes = _running.passes = []
     with _Mode(create_graph):
-        p.run()
+        passes.append(p)
+        try:
+            p.run()
+            callbacks = p.callbacks
+            for callback in callbacks:  # (a callback may queue another: the loop sees it)
+                callback()
+        finally:
+            passes.pop()
 
     results = p.results
     if accumulate:
@@ -166,7 +191,8 @@ class _Pass:
     when nothing else refers to it."""
 
     __slots__ = ("buffers", "heap", "deps", "release", "lean", "regions", "fuse_min",
-                 "anomaly", "plain", "accumulate", "captures", "targets", "needed", "results")
+                 "anomaly", "plain", "accumulate", "captures", "targets", "needed", "results",
+                 "callbacks")
 
     def __init__(self, roots, inputs, accumulate, retain_graph, create_graph):
         self.buffers = {}
@@ -181,6 +207,7 @@ class _Pass:
         self.accumulate = accumulate
         self.results = {}
         self.captures = {}
+        self.callbacks = []
         if inputs is not None:
             # the edges whose gradient is asked for, and the nodes that lead to one
             for t in inputs:

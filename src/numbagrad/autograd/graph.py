@@ -7,7 +7,7 @@ import itertools
 import weakref
 
 from . import anomaly_mode as _anomaly
-from .accumulate import accumulate_into_grad, gradient_is_unshared
+from .accumulate import accumulate_into_grad, gradient_is_unshared, run_post_accumulate_grad_hooks
 
 _sequence = itertools.count()
 
@@ -137,6 +137,9 @@ class Node:
 class AccumulateGrad(Node):
     """The node that adds an incoming gradient into a leaf's ``.grad``."""
 
+    # ``hook(leaf)`` after each accumulation (``Tensor.register_post_accumulate_grad_hook``)
+    _post_accumulate_hooks = HookDict()
+
     def __init__(self, variable):
         super().__init__(())
         self.variable = variable
@@ -147,6 +150,8 @@ class AccumulateGrad(Node):
             # (only a first .grad may take the gradient's memory: no probe once there is one)
             unshared = t._grad is None and gradient_is_unshared(grads)
             accumulate_into_grad(t, grads[0], unshared)
+            if self._post_accumulate_hooks:
+                run_post_accumulate_grad_hooks(t, self._post_accumulate_hooks)
         return ()
 
 

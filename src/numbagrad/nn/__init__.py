@@ -1,9 +1,9 @@
 """``numbagrad.nn``: modules, parameters, initializations and the functional API, laid out as
 ``torch.nn``."""
 
-from . import functional, init, utils  # noqa: F401
+from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter
 
-__all__ = ["functional", "init", "utils", "Parameter", "Buffer", *_modules_all]
+__all__ = ["functional", "init", "parallel", "utils", "Parameter", "Buffer", *_modules_all]
