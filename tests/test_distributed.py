@@ -282,10 +282,11 @@ def _env():
                 NUMBA_NUM_THREADS="1", OMP_NUM_THREADS="1")
 
 
-def _mpiexec(script: str, n: int = 2, timeout: float = 300):
-    """Run tests/mpi/``script`` on ``n`` ranks; (exit status, stdout, stderr). The whole
-    process group is killed if it runs past ``timeout``."""
-    proc = subprocess.Popen([MPIEXEC, "-n", str(n), sys.executable, str(MPI_DIR / script)],
+def _mpiexec(script, n: int = 2, timeout: float = 300, args=()):
+    """Run tests/mpi/``script`` (or the path ``script``) on ``n`` ranks; (exit status,
+    stdout, stderr). The whole process group is killed if it runs past ``timeout``."""
+    proc = subprocess.Popen([MPIEXEC, "-n", str(n), sys.executable, str(MPI_DIR / script),
+                             *args],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=_env(), start_new_session=True)
     try:
@@ -305,6 +306,18 @@ def test_on_two_ranks(script):
     assert rc == 0, out + err
     # (the ranks' lines may arrive interleaved)
     assert sorted(re.findall(r"rank (\d+): OK", out)) == ["0", "1"], out + err
+
+
+@pytest.mark.mpi
+@needs_mpiexec
+def test_ddp_example_loss_at_two_ranks_equals_one_rank():
+    example = Path(__file__).parents[1] / "examples" / "ddp.py"
+    losses = []
+    for n in (1, 2):
+        rc, out, err = _mpiexec(example, n, args=("--epochs", "1", "--samples", "640"))
+        assert rc == 0, out + err
+        losses.append(float(re.search(r"final loss ([0-9.]+)", out).group(1)))
+    assert losses[0] == pytest.approx(losses[1], rel=1e-5, abs=1e-6)
 
 
 @pytest.mark.mpi
