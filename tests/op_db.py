@@ -250,6 +250,21 @@ OPS = [
       lambda a, b: ((1 - b) * a + (1 + (np.array([1.0, 3.0, 0.5]) - 1) * b)
                     * np.log1p(np.exp(-a))).sum(),
       2, [((2, 3), (2, 3)), ((3,), (3,))], node="BinaryCrossEntropyWithLogitsBackward0"),
+    U("layer_norm", lambda x, w, b: ng.nn.functional.layer_norm(x, (3,), w, b),
+      lambda a, w, b: _standardized(a, (-1,)) * w + b, 3,
+      [((2, 3), (3,), (3,)), ("transposed", (3,), (3,)), ((2, 2, 3), (3,), (3,))],
+      node="NativeLayerNormBackward0"),
+    U("batch_norm", lambda x, w, b: ng.nn.functional.batch_norm(x, None, None, w, b, True),
+      lambda a, w, b: _standardized(a, (0, *range(2, a.ndim))) * _channel(w, a.ndim)
+      + _channel(b, a.ndim), 3, [((4, 3), (3,), (3,)), ((2, 3, 2), (3,), (3,))],
+      node="NativeBatchNormBackward0"),
+    U("group_norm", lambda x, w, b: ng.nn.functional.group_norm(x, 2, w, b),
+      lambda a, w, b: _standardized(a.reshape(a.shape[0], 2, -1), (-1,)).reshape(a.shape)
+      * _channel(w, a.ndim) + _channel(b, a.ndim), 3,
+      [((2, 4, 2), (4,), (4,)), ((3, 4), (4,), (4,))], node="NativeGroupNormBackward0"),
+    U("constant_pad_nd", lambda x: ng.nn.functional.pad(x, (1, 2), value=0.5),
+      lambda a: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(1, 2)], constant_values=0.5),
+      shapes=[(3,), (2, 3), "transposed", "strided"], node="ConstantPadNdBackward0"),
     U("addmm", ng.addmm, lambda b, x, y: b + x @ y, 3,
       [((4,), (2, 3), (3, 4)), ((2, 1), (2, 3), (3, 4)), ((), "transposed", (3, 2))],
       node="AddmmBackward0"),
@@ -566,3 +581,14 @@ def _index_put_np(a):
 
 OP_DB = {info.name: info for info in OPS}
 assert len(OP_DB) == len(OPS), "duplicate op_db rows"
+
+
+def _standardized(a, dims):
+    """``(a - mean) / sqrt(var + 1e-5)`` over ``dims`` (biased variance), the norm layers'."""
+    mean = a.mean(dims, keepdims=True)
+    return (a - mean) / np.sqrt(((a - mean) ** 2).mean(dims, keepdims=True) + 1e-5)
+
+
+def _channel(p, ndim):
+    """A per-channel parameter shaped to broadcast along dim 1 of an ``ndim``-d input."""
+    return p.reshape(1, -1, *([1] * (ndim - 2)))

@@ -13,7 +13,7 @@ import os as _os
 # (an MLP step took 16 ms instead of 4.5). Must be set before the OpenMP library loads.
 _os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
-from . import autograd, cuda, distributed, dtypes, nn, ops, optim  # noqa: F401
+from . import autograd, cuda, distributed, dtypes, func, nn, ops, optim  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import (  # noqa: F401

@@ -131,6 +131,7 @@ class Tensor:
     _retains_grad = False
     _lazy = None  # an unevaluated expression (only on a LazyTensor; see ops/lazy.py)
     _inference = False  # made under inference_mode(): keeps no version counter
+    _fw_grad = None  # the forward-mode tangent, inside a dual level (ops/forward.py)
 
     # allow NumPy binary ops to defer to our reflected operators
     __array_priority__ = 1000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 from .._tensor import Tensor
-from . import function  # noqa: F401
+from . import forward_ad, function, functional  # noqa: F401
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
 )

@@ -13,10 +13,14 @@ class SavedTensor:
     A lazy tensor (``ops/lazy.py``) is kept as its expression: ``data`` is None until
     ``array()`` evaluates it, and the backward fusion may compute it instead."""
 
-    __slots__ = ("tensor", "data", "expr", "version_cell", "version", "is_output", "dtype")
+    __slots__ = ("tensor", "data", "expr", "version_cell", "version", "is_output", "dtype",
+                 "fw_grad")
 
     def __init__(self, tensor, is_output: bool, dtype=None):
         self.is_output = is_output
+        # a saved output's forward-mode tangent, given back when unpacked (ops/forward.py:
+        # a backward run inside a dual level is then differentiated forward too)
+        self.fw_grad = None
         # an output is not kept as a Tensor (that would make a cycle through its grad_fn)
         self.tensor = None if is_output else tensor
         expr = self.expr = tensor._lazy
@@ -41,6 +45,7 @@ class SavedTensor:
         s.dtype = dtype
         s.version_cell = version_cell
         s.version = version
+        s.fw_grad = None
         return s
 
     def array(self):
@@ -77,6 +82,8 @@ class SavedTensor:
             return self.tensor
         t = Tensor._make(self.array(), requires_grad=False)
         t._version_cell = self.version_cell
+        if self.fw_grad is not None:
+            t._fw_grad = self.fw_grad
         if is_grad_enabled():
             # a saved output re-enters the graph through the node that made it
             t._requires_grad = True

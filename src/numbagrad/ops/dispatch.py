@@ -48,12 +48,17 @@ class Plan(NamedTuple):
     leans: dict  # record.LeanPlan, by (number operands << 4 | inputs needing grad)
 
 
+# False while op observers are set (ops/observe.py): every call then takes the general path
+FAST_PATH = True
+
+
 def make_plan(op, np_dtype):
     """``op``'s Plan for inputs of ``np_dtype``, or False when such inputs take the general
-    path (an int input of a float op needs a cast; a dtype the op refuses; ``where``)."""
+    path (an int input of a float op needs a cast; a dtype the op refuses; ``where``; op
+    observers set)."""
     plan = False
     dt = D.from_numpy_dtype(np_dtype)
-    if op.dtype_rule != "where" and op._refused(dt) is None:
+    if FAST_PATH and op.dtype_rule != "where" and op._refused(dt) is None:
         compute = D.to_float(dt) if op.dtype_rule == "float" else dt
         if compute is dt:
             mod = op.kernel(compute)

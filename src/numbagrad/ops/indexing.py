@@ -20,6 +20,7 @@ from ..factory import arange, eye, zeros
 from . import elementwise as E
 from . import movement as M
 from . import reduce as R
+from .forward import ERR_NO_JVP, linear
 from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- helpers
@@ -137,6 +138,9 @@ def gather(ctx, x, dim, index, *, sparse_grad=False):
     return _take(ctx.backend, x._data, _coords(idx, d))
 
 
+gather.defjvp(linear(gather))
+
+
 @gather.defvjp
 def gather_vjp(ctx, grad):
     return scatter_add(_zeros_like_shape(ctx.input_shapes[0], grad), ctx.dim, ctx.index, grad), None
@@ -156,6 +160,9 @@ def scatter_add(ctx, x, dim, index, src):
         return out + src._data if idx.size else out
     ctx.backend.scatter(out, _coords(idx, d), src._data[_region(idx.shape)], True)
     return out
+
+
+scatter_add.defjvp(linear(scatter_add, 0, 3))
 
 
 @scatter_add.defvjp
@@ -192,6 +199,15 @@ def scatter(ctx, x, dim, index, src=None, *, value=None, reduce=None):
     else:
         ctx.backend.scatter(out, where, values, reduce == "add")
     return out
+
+
+@scatter.defjvp
+def scatter_jvp(result, tangents, x, dim, index, src=None, *, value=None, reduce=None):
+    if reduce is not None:
+        raise NotImplementedError(ERR_NO_JVP.format(name="scatter_reduce"))
+    if isinstance(src, Tensor):
+        return linear(scatter, 0, 3)(result, tangents, x, dim, index, src)
+    return scatter(tangents[0], dim, index, value=0.0)  # (a number written: no tangent)
 
 
 @scatter.defvjp
@@ -246,6 +262,9 @@ def index_select(ctx, x, dim, index):
     return _take(ctx.backend, x._data, (slice(None),) * d + (idx,))
 
 
+index_select.defjvp(linear(index_select))
+
+
 @index_select.defvjp
 def index_select_vjp(ctx, grad):
     return index_add(_zeros_like_shape(ctx.input_shapes[0], grad), ctx.dim, ctx.index, grad), None
@@ -277,6 +296,9 @@ def index_add(ctx, x, dim, index, source, *, alpha=1):
     return out
 
 
+index_add.defjvp(linear(index_add, 0, 3))
+
+
 @index_add.defvjp
 def index_add_vjp(ctx, grad):
     g_src = index_select(grad, ctx.dim, ctx.index)
@@ -306,6 +328,9 @@ def index_fill(ctx, x, dim, index, value):
         return out if not idx.size else np.asarray(value, out.dtype) + 0 * out
     ctx.backend.scatter(out, (slice(None),) * d + (idx % n,), value, False)
     return out
+
+
+index_fill.defjvp(linear(index_fill, 0, 3))
 
 
 @index_fill.defvjp
@@ -342,6 +367,9 @@ def masked_fill(ctx, x, mask, value):
     return out._data if out.dtype is x.dtype else out.to(x.dtype)._data
 
 
+masked_fill.defjvp(linear(masked_fill, 0, 2))
+
+
 @masked_fill.defvjp
 def masked_fill_vjp(ctx, grad):
     g_x = sum_to(E.where(ctx.mask, 0, grad), ctx.input_shapes[0])
@@ -359,6 +387,9 @@ def masked_select(ctx, x, mask):
     with no_grad():
         xb = M.expand(x, shape)._data
     return _take(ctx.backend, xb, where)
+
+
+masked_select.defjvp(linear(masked_select))
 
 
 @masked_select.defvjp
@@ -419,6 +450,7 @@ def tril(ctx, x, diagonal=0):
 
 
 tril.defvjp(lambda ctx, grad: tril(grad, ctx.diagonal))
+tril.defjvp(linear(tril))
 
 
 @composite("triu", variants="function method inplace")
@@ -427,6 +459,7 @@ def triu(ctx, x, diagonal=0):
 
 
 triu.defvjp(lambda ctx, grad: triu(grad, ctx.diagonal))
+triu.defjvp(linear(triu))
 
 
 def _diag_view(a, be, offset, d1, d2):
@@ -462,6 +495,7 @@ def diagonal(ctx, x, offset=0, dim1=0, dim2=1):
 
 
 diagonal.defvjp(lambda ctx, grad: diagonal_backward(grad, ctx.input_shapes[0], *ctx.args))
+diagonal.defjvp(linear(diagonal))
 
 
 @composite("diagonal_backward", node="DiagonalBackwardBackward0")
@@ -475,6 +509,7 @@ def diagonal_backward(ctx, grad, shape, offset, d1, d2):
 
 
 diagonal_backward.defvjp(lambda ctx, grad: diagonal(grad, *ctx.args))
+diagonal_backward.defjvp(linear(diagonal_backward))
 
 
 @composite("diag_embed", variants="function method")
@@ -492,6 +527,7 @@ def diag_embed(ctx, x, offset=0, dim1=-2, dim2=-1):
 
 
 diag_embed.defvjp(lambda ctx, grad: diagonal(grad, *ctx.args))
+diag_embed.defjvp(linear(diag_embed))
 
 
 @public("function method")
@@ -513,6 +549,9 @@ def trace(ctx, x):
         raise NotImplementedError("\"trace\" not implemented for 'Bool'")
     with no_grad():
         return R.sum(diagonal(x))._data
+
+
+trace.defjvp(linear(trace))
 
 
 @trace.defvjp
@@ -553,6 +592,9 @@ def repeat(ctx, x, *sizes):
     return be.ascontiguousarray(spread).reshape(target)
 
 
+repeat.defjvp(linear(repeat))
+
+
 @repeat.defvjp
 def repeat_vjp(ctx, grad):
     pairs = [v for r, n in zip(ctx.sizes, ctx.shape) for v in (r, n)]
@@ -580,6 +622,7 @@ def flip(ctx, x, *dims):
 
 
 flip.defvjp(lambda ctx, grad: flip(grad, ctx.dims))
+flip.defjvp(linear(flip))
 
 
 @public("function method")
@@ -625,6 +668,7 @@ def _roll(be, a, shift, d):
 
 
 roll.defvjp(lambda ctx, grad: roll(grad, tuple(-s for s in ctx.shifts), ctx.dims))
+roll.defjvp(linear(roll))
 
 
 @public("function method")
@@ -652,6 +696,9 @@ def unbind(ctx, x, dim=0):
     d = ctx.dim = _dim(x, dim)
     a = x._data
     return tuple(a[(slice(None),) * d + (i, Ellipsis)] for i in range(x.shape[d]))
+
+
+unbind.defjvp(linear(unbind))
 
 
 @unbind.defvjp

@@ -28,7 +28,9 @@ from ..backend import cpu
 from ..backend.memory import before_write
 from . import elementwise as E
 from . import movement as M
+from . import dispatch
 from .dispatch import _as_array, device_backend
+from .forward import linear, refused, set_tangent
 from .registry import SavedTensor, composite, sum_to
 
 ERR_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
@@ -126,6 +128,8 @@ def assign_inplace(x, result):
     before_write(a)
     a[...] = data
     x._bump()
+    if result._fw_grad is not None or x._fw_grad is not None:  # (inside a dual level)
+        set_tangent(x, result._fw_grad)
     if not tracked:
         return x
     _saved_result_is_x(x, result)
@@ -225,12 +229,17 @@ def copy_slices_vjp(ctx, grad):
     return g_base, sum_to(M.index_select_any(flat, where), ctx.input_shapes[1])
 
 
+# (the write into the base is done before the op runs: the derived rule cannot run it again)
+copy_slices.defjvp(refused(copy_slices))
+
+
 @composite("zero", node="ZeroBackward0")
 def zero(ctx, x):
     return ctx.backend.zeros(x.shape, x._data.dtype)
 
 
 zero.defvjp(lambda ctx, grad: _zeros(ctx, 0))
+zero.defjvp(linear(zero))
 
 
 @composite("fill", node="FillBackward2")
@@ -244,6 +253,9 @@ def fill(ctx, x, value):
         ctx.node_name = "FillBackward3"
         value = value._host()
     return ctx.backend.full(x.shape, value, x._data.dtype)
+
+
+fill.defjvp(linear(fill, 0, 1))
 
 
 @fill.defvjp
@@ -282,6 +294,9 @@ def _copy_into(a, x, src):
         ) from None
 
 
+copy.defjvp(linear(copy, 0, 1))
+
+
 @copy.defvjp
 def copy_vjp(ctx, grad):
     return _zeros(ctx, 0), sum_to(grad, ctx.input_shapes[1])
@@ -296,9 +311,12 @@ def _zeros(ctx, i):
 
 
 def _tracked(*tensors) -> bool:
+    """Whether the in-place op runs as its op and a write (``assign_inplace``): a tensor needs
+    a gradient, or op observers are set (ops/observe.py: a tangent to carry, a result to
+    check)."""
     return _grad_state.enabled and any(
         isinstance(t, Tensor) and t.requires_grad for t in tensors
-    )
+    ) or not dispatch.FAST_PATH
 
 
 def add_(x, other):

@@ -11,6 +11,7 @@ from .._tensor import Tensor
 from ..backend.cpu import broadcast_shapes
 from . import elementwise as E
 from . import movement as M
+from .forward import multilinear
 from .registry import composite, public, sum_to
 
 _NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "bool": "bool"}
@@ -43,6 +44,9 @@ def mm(ctx, x, y):
     return ctx.backend.matmul(a, b)
 
 
+_mm_jvp = mm.defjvp(multilinear(mm, 0, 1))
+
+
 @mm.defvjp
 def mm_vjp(ctx, grad):
     gx = grad.mm(ctx["y"].t()) if "y" in ctx.saved else None
@@ -68,6 +72,14 @@ def addmm(ctx, bias, x, y):
     be = ctx.backend
     be.run_elementwise(E.add.kernel(x.dtype, be), [out, bias._data], x.dtype.np, out=out)
     return out
+
+
+@addmm.defjvp
+def addmm_jvp(result, tangents, bias, x, y):
+    t = _mm_jvp(result, tangents[1:], x, y)
+    if tangents[0] is not None:
+        t = tangents[0].expand(result.shape) if t is None else t + tangents[0]
+    return t
 
 
 @addmm.defvjp
@@ -97,6 +109,9 @@ def bmm(ctx, x, y):
     return ctx.backend.matmul(x._data, y._data)
 
 
+bmm.defjvp(multilinear(bmm, 0, 1))
+
+
 @bmm.defvjp
 def bmm_vjp(ctx, grad):
     # (an empty product of two dtypes has the promoted one, which its gradients take)
@@ -123,6 +138,9 @@ def mv(ctx, x, v):
     return ctx.backend.matmul(x._data, v._data)
 
 
+mv.defjvp(multilinear(mv, 0, 1))
+
+
 @mv.defvjp
 def mv_vjp(ctx, grad):
     gx = grad.unsqueeze(1) * ctx["v"].unsqueeze(0) if "v" in ctx.saved else None
@@ -146,6 +164,9 @@ def dot(ctx, x, y):
     ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
     out = ctx.backend.matmul(x._data, y._data)
     return np.asarray(out) if isinstance(out, np.generic) else out
+
+
+dot.defjvp(multilinear(dot, 0, 1))
 
 
 @dot.defvjp

@@ -16,6 +16,7 @@ from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from . import elementwise as E
 from . import reduce as R
+from .forward import linear
 from .registry import composite, sum_to
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -50,6 +51,13 @@ def mse_loss(ctx, input, target, reduction="mean"):
     with no_grad():
         d = E.sub(input, target)
         return _reduce(E.mul(d, d), reduction)._data
+
+
+@mse_loss.defjvp
+def mse_loss_jvp(result, tangents, input, target, reduction="mean"):
+    tx, tt = tangents[:2]
+    dt = tx if tt is None else tt.neg() if tx is None else E.sub(tx, tt)
+    return _reduce(E.mul(E.mul(E.sub(input, target), dt), 2.0), reduction)
 
 
 @mse_loss.defvjp
@@ -129,6 +137,9 @@ def nll_loss(ctx, input, target, reduction="mean", weight=None, ignore_index=-10
             return E.div(R.sum(loss), total)._data
         ctx.total = t.size
         return _reduce(loss, reduction)._data
+
+
+nll_loss.defjvp(linear(nll_loss))
 
 
 @nll_loss.defvjp

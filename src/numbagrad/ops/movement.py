@@ -11,6 +11,7 @@ from .. import dtypes as D
 from .._tensor import Tensor, _wrap_dim
 from ..backend import cpu
 from ..factory import zeros
+from .forward import linear
 from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- shapes
@@ -109,6 +110,13 @@ def view(ctx, x, *shape):
 
 
 view.defvjp(_reshape_back)
+view.defjvp(linear(view))
+
+
+@public("method")
+def view_as(x, other):
+    """``x.view(other.size())``."""
+    return view(x, tuple(other.shape))
 
 
 @composite("reshape_copy", node="UnsafeViewBackward0")
@@ -117,6 +125,7 @@ def reshape_copy(ctx, x, shape):
 
 
 reshape_copy.defvjp(_reshape_back)
+reshape_copy.defjvp(linear(reshape_copy))
 
 
 @composite("unsafe_view", node="UnsafeViewBackward0")
@@ -127,6 +136,7 @@ def unsafe_view(ctx, x, shape):
 
 
 unsafe_view.defvjp(_reshape_back)
+unsafe_view.defjvp(linear(unsafe_view))
 
 
 @composite("squeeze_result", node="SqueezeBackward4")
@@ -137,6 +147,7 @@ def squeeze_result(ctx, x, dim):
 
 
 squeeze_result.defvjp(_reshape_back)
+squeeze_result.defjvp(linear(squeeze_result))
 
 
 @public("function method")
@@ -178,6 +189,9 @@ def permute(ctx, x, *dims):
     return x._data.transpose(ctx.dims)
 
 
+permute.defjvp(linear(permute))
+
+
 @permute.defvjp
 def permute_vjp(ctx, grad):
     return grad.permute(tuple(np.argsort(ctx.dims).tolist()))
@@ -193,6 +207,9 @@ def transpose(ctx, x, dim0, dim1):
     return x._data.swapaxes(d0, d1)
 
 
+transpose.defjvp(linear(transpose))
+
+
 @transpose.defvjp
 def transpose_vjp(ctx, grad):
     return grad.transpose(*ctx.pair) if hasattr(ctx, "pair") else grad
@@ -206,6 +223,7 @@ def t(ctx, x):
 
 
 t.defvjp(lambda ctx, grad: grad.t())
+t.defjvp(linear(t))
 
 
 @composite("squeeze", view=True, variants="function method")
@@ -219,6 +237,7 @@ def squeeze(ctx, x, dim=None):
 
 
 squeeze.defvjp(_reshape_back)
+squeeze.defjvp(linear(squeeze))
 
 
 @composite("unsqueeze", view=True, variants="function method")
@@ -228,6 +247,7 @@ def unsqueeze(ctx, x, dim):
 
 
 unsqueeze.defvjp(_reshape_back)
+unsqueeze.defjvp(linear(unsqueeze))
 
 
 @composite("expand", view=True, variants="method")
@@ -270,6 +290,9 @@ def expand(ctx, x, *sizes):
             )
     # as_strided keeps the view writable (broadcast_to would make a read-only array)
     return backend.of(a).as_strided(a, shape, strides)
+
+
+expand.defjvp(linear(expand))
 
 
 @expand.defvjp
@@ -332,6 +355,9 @@ def as_strided(ctx, x, size, stride, storage_offset=0):
     return out
 
 
+as_strided.defjvp(linear(as_strided))
+
+
 @as_strided.defvjp
 def as_strided_vjp(ctx, grad):
     where = _Index((ctx.positions,), {"advanced"})
@@ -345,6 +371,7 @@ def alias(ctx, x):
 
 
 alias.defvjp(lambda ctx, grad: grad)
+alias.defjvp(linear(alias))
 
 
 # ---------------------------------------------------------------- copies
@@ -356,6 +383,7 @@ def clone(ctx, x):
 
 
 clone.defvjp(lambda ctx, grad: grad)
+clone.defjvp(linear(clone))
 
 
 @public("method")
@@ -373,6 +401,7 @@ def to_dtype(ctx, x, dtype):
 
 
 to_dtype.defvjp(lambda ctx, grad: grad)
+to_dtype.defjvp(linear(to_dtype))
 
 
 @composite("to_device", node="ToCopyBackward0")
@@ -385,6 +414,7 @@ def to_device(ctx, x, device):
 
 
 to_device.defvjp(lambda ctx, grad: grad.to(ctx.source))
+to_device.defjvp(linear(to_device))
 
 
 # ---------------------------------------------------------------- indexing
@@ -580,6 +610,9 @@ def _check_sources(ctx):
             ctx[name]
 
 
+index_select_any.defjvp(linear(index_select_any))
+
+
 @index_select_any.defvjp
 def getitem_vjp(ctx, grad):
     _check_sources(ctx)
@@ -600,6 +633,7 @@ def index_put_zeros(ctx, grad, idx, shape):
 
 
 index_put_zeros.defvjp(lambda ctx, grad: index_select_any(grad, _Index(ctx.index, {"advanced"})))
+index_put_zeros.defjvp(linear(index_put_zeros))
 
 
 _INDEX_PUT_KINDS = {"advanced", "slice", "ellipsis"}
@@ -654,6 +688,9 @@ def expand_error(got, target):
         f"({pad[dim]}) at non-singleton dimension {dim}.  Target sizes: {target}.  "
         f"Tensor sizes: {got}"
     )
+
+
+index_put.defjvp(linear(index_put, 0, 2))
 
 
 @index_put.defvjp
@@ -720,6 +757,9 @@ def cat(ctx, tensors, dim=0):
     return ctx.backend.concatenate(parts, axis=d)
 
 
+cat.defjvp(linear(cat))
+
+
 @cat.defvjp
 def cat_vjp(ctx, grad):
     out, start = [], 0
@@ -744,6 +784,9 @@ def stack(ctx, tensors, dim=0):
             )
     ctx.dim = normalize_dims(dim, tensors[0].ndim + 1)[0]
     return ctx.backend.stack([t._data.astype(dt.np, copy=False) for t in tensors], axis=ctx.dim)
+
+
+stack.defjvp(linear(stack))
 
 
 @stack.defvjp
@@ -793,6 +836,9 @@ def split(ctx, x, split_size_or_sections, dim=0):
         outs.append(x._data[idx])
         start += s
     return tuple(outs)
+
+
+split.defjvp(linear(split))
 
 
 @split.defvjp

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from . import elementwise as E
 from . import reduce as R
+from .forward import through_vjp
 from .registry import composite
 
 
@@ -122,6 +123,18 @@ def batch_norm_vjp(ctx, grad):
     if ctx.training:
         return _backward(ctx, grad)
     return _backward(ctx, grad, ctx.xhat, ctx.rstd)
+
+
+def _without_running_update(args, kwargs):
+    """batch_norm's arguments for a second run that must not move the running statistics
+    again (while training they are not read, only updated)."""
+    if kwargs.get("training"):
+        kwargs = dict(kwargs, running_mean=None, running_var=None)
+    return args, kwargs
+
+
+# (forward mode: the derived rule, run without the side effect)
+batch_norm.defjvp(through_vjp(batch_norm, _without_running_update))
 
 
 @composite("group_norm", node="NativeGroupNormBackward0")

@@ -18,6 +18,7 @@ from ..backend import cpu
 from ..factory import _random_float
 from ..random import numpy_rng as _generator_rng
 from ..backend.cpu import broadcast_shapes
+from .forward import constant
 from .inplace import _tracked, _writable, assign_inplace, check_inplace
 from .reduce import _TYPE
 from .registry import composite, public
@@ -36,6 +37,8 @@ def random_fill(ctx, x, values, node):
 
 
 random_fill.defvjp(lambda ctx, grad: _zeros_for(ctx)[0])
+# (a draw's derivative is zero; the derived rule would draw again)
+random_fill.defjvp(constant)
 
 
 def _fill(x, node, values):
@@ -151,6 +154,7 @@ def bernoulli(ctx, input, p=None, *, generator=None):
 
 
 bernoulli.defvjp(lambda ctx, grad: _zeros_for(ctx)[0])
+bernoulli.defjvp(constant)
 
 
 @composite("normal", node="NormalBackward3", variants="function")
@@ -182,6 +186,7 @@ def normal(ctx, mean, std=1.0, size=None, *, generator=None, dtype=None, device=
 
 
 normal.defvjp(_zeros_for)
+normal.defjvp(constant)
 
 
 def _check_probs(input, n, replacement):

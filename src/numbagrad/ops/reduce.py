@@ -21,6 +21,7 @@ from ..backend import kernels_reduce as KR
 from ..factory import arange
 from . import lazy
 from . import movement as M
+from .forward import linear
 from .elementwise import exp, where
 from .elementwise import sqrt as sqrt_op
 from .movement import normalize_dims
@@ -256,6 +257,9 @@ def sum(ctx, x, dim=None, keepdim=False, dtype=None):
     return _finish(_run_reduce("sum_rows", a, dims, a.dtype), x._data.shape, dims, keepdim)
 
 
+sum.defjvp(linear(sum))
+
+
 @sum.defvjp
 def sum_vjp(ctx, grad):
     return unreduce(grad, ctx)
@@ -310,6 +314,9 @@ def mean(ctx, x, dim=None, keepdim=False, dtype=None):
         ctx.node_name = "MeanBackward1"  # PyTorch's mean.dim overload
     ctx.n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
     return _finish(_run_reduce("mean_rows", x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+
+
+mean.defjvp(linear(mean))
 
 
 @mean.defvjp
@@ -582,6 +589,15 @@ def var(ctx, x, dim=None, correction=1, keepdim=False):
     return _var_setup(ctx, x, dim, correction, keepdim, "var")
 
 
+@var.defjvp
+def var_jvp(result, tangents, x, dim=None, correction=1, keepdim=False):
+    t = tangents[0]
+    dims = () if dim is None else dim
+    dof = x.numel() // max(result.numel(), 1) - correction
+    centred = (x - x.mean(dim=dims, keepdim=True)) * (t - t.mean(dim=dims, keepdim=True))
+    return centred.sum(dim=dims, keepdim=keepdim) * (2.0 / dof if dof > 0 else math.inf)
+
+
 @var.defvjp
 def var_vjp(ctx, grad):
     # PyTorch's var_backward, inf and NaN included: grad * 2 / (n - correction) * (x - mean)
@@ -606,6 +622,12 @@ def std(ctx, x, dim=None, correction=1, keepdim=False):
 def _sqrt_kernel(a):
     be = backend.of(a)
     return be.run_elementwise(sqrt_op.kernel(D.from_numpy_dtype(a.dtype), be), [a], a.dtype)
+
+
+@std.defjvp
+def std_jvp(result, tangents, x, dim=None, correction=1, keepdim=False):
+    dvar = var_jvp(result, tangents, x, dim, correction, keepdim)
+    return where(result == 0, 0, dvar / (2 * result))
 
 
 @std.defvjp
@@ -634,6 +656,12 @@ def norm(ctx, x, dim=None, keepdim=False):
     return _finish(out, x.shape, dims, keepdim)
 
 
+@norm.defjvp
+def norm_jvp(result, tangents, x, dim=None, keepdim=False):
+    dims = () if dim is None else dim
+    return where(result == 0, 0, (x * tangents[0]).sum(dim=dims, keepdim=keepdim) / result)
+
+
 @norm.defvjp
 def norm_vjp(ctx, grad):
     # at a zero vector the subgradient 0 is taken, as in PyTorch
@@ -651,6 +679,11 @@ def logsumexp(ctx, x, dim, keepdim=False):
         a = a.astype(D.default_float.np)  # integers and bools: PyTorch works in the default float
     out = _run_reduce("logsumexp_rows", a, dims, a.dtype)
     return _finish(out, x.shape, dims, keepdim)
+
+
+@logsumexp.defjvp
+def logsumexp_jvp(result, tangents, x, dim, keepdim=False):
+    return (tangents[0] * exp(x - logsumexp(x, dim, keepdim=True))).sum(dim, keepdim=keepdim)
 
 
 @logsumexp.defvjp
@@ -675,6 +708,9 @@ def cumsum(ctx, x, dim, *, dtype=None):
     return _rows(a, ctx.dim, KR.cumsum_rows, KG.cumsum_rows)
 
 
+cumsum.defjvp(linear(cumsum))
+
+
 @cumsum.defvjp
 def cumsum_vjp(ctx, grad):
     return rcumsum(grad, ctx.dim)
@@ -687,6 +723,9 @@ def rcumsum(ctx, x, dim):
     if x.ndim == 0:
         return x._data.copy()
     return _rows(x._data, ctx.dim, KR.rcumsum_rows, KG.rcumsum_rows)
+
+
+rcumsum.defjvp(linear(rcumsum))
 
 
 @rcumsum.defvjp
@@ -717,6 +756,12 @@ def softmax(ctx, x, dim):
     return _row_op(ctx, x, dim, "softmax_rows", "softmax")
 
 
+@softmax.defjvp
+def softmax_jvp(result, tangents, x, dim):
+    t = tangents[0]
+    return result * (t - (t * result).sum(dim=dim, keepdim=True))
+
+
 @softmax.defvjp
 def softmax_vjp(ctx, grad):
     y = ctx["result"]
@@ -726,6 +771,12 @@ def softmax_vjp(ctx, grad):
 @composite("log_softmax", node="LogSoftmaxBackward0", variants="function method")
 def log_softmax(ctx, x, dim):
     return _row_op(ctx, x, dim, "log_softmax_rows", "log_softmax")
+
+
+@log_softmax.defjvp
+def log_softmax_jvp(result, tangents, x, dim):
+    t = tangents[0]
+    return t - (exp(result) * t).sum(dim=dim, keepdim=True)
 
 
 @log_softmax.defvjp

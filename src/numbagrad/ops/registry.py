@@ -490,6 +490,11 @@ class Composite(OpDef):
     # this class's ``__call__`` would, or None when the arguments need the general one
     lean = None
 
+    # ``jvp(result, tangents, *args, **kwargs)``: the output's forward-mode tangent, where
+    # ``tangents[i]`` is that of ``args[i]`` (None: it has none; a list for a list of tensors).
+    # None: forward-mode AD through the op raises PyTorch's error (ops/forward.py)
+    jvp = None
+
     def __init__(self, name, fn, node, view=False):
         super().__init__(name, node)
         self.forward = fn
@@ -499,6 +504,10 @@ class Composite(OpDef):
 
     def defvjp(self, fn):
         self.backward = fn
+        return fn
+
+    def defjvp(self, fn):
+        self.jvp = fn
         return fn
 
     __call__ = dispatch.call_composite
@@ -560,3 +569,6 @@ def depends_on_vjp(ctx, grad):
     zeros = [Tensor._make(ctx.backend.zeros(shape, dt.np))
              for shape, dt in zip(ctx.input_shapes[1:], ctx.input_dtypes[1:])]
     return (grad, *zeros)
+
+
+depends_on.defjvp(lambda result, tangents, g, *sources: tangents[0])

@@ -1,0 +1,445 @@
+"""``numbagrad.func``: torch.func's function transforms, on numbagrad's autograd.
+
+``grad``, ``grad_and_value``, ``vjp`` and ``jacrev`` run reverse mode (``autograd.grad`` with
+``create_graph=True``, so transforms compose: ``grad(grad(f))``); ``jvp`` and ``jacfwd`` run
+forward-mode AD (``autograd.forward_ad``), of which one level exists at a time, so a forward
+transform inside another (``jacfwd(jacfwd(f))``) raises; ``hessian`` is
+``jacfwd(jacrev(f))`` as in PyTorch. ``vmap`` is a Python loop over the mapped dimension.
+Arguments may be Tensors or tuples, lists and dicts of them.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from ._tensor import Tensor
+from .autograd import forward_ad as fwAD
+from .autograd.api import grad as _autograd_grad
+from .autograd.grad_mode import enable_grad
+from .factory import zeros, zeros_like
+from .ops.forward import set_tangent
+from .ops.movement import stack
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
+           "functional_call"]
+
+# ---------------------------------------------------------------- pytrees (tuples, lists, dicts)
+
+
+def _leaves(tree) -> list:
+    if isinstance(tree, (tuple, list)):
+        return [leaf for t in tree for leaf in _leaves(t)]
+    if isinstance(tree, dict):
+        return [leaf for t in tree.values() for leaf in _leaves(t)]
+    return [tree]
+
+
+def _map(fn, tree):
+    if isinstance(tree, (tuple, list)):
+        items = [_map(fn, t) for t in tree]
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+    if isinstance(tree, dict):
+        return {k: _map(fn, v) for k, v in tree.items()}
+    return fn(tree)
+
+
+def _unflatten(tree, leaves):
+    it = iter(leaves)
+    return _map(lambda _: next(it), tree)
+
+
+# ---------------------------------------------------------------- the reverse-mode core
+
+
+def _track(x, running):
+    """A fresh tensor standing for ``x`` to differentiate by: connected to ``x`` when ``x``
+    requires grad (an enclosing transform or the caller differentiates through it), else a
+    new leaf marked with the transform's ``running`` cell ([True] until it returns)."""
+    if not isinstance(x, Tensor):
+        raise RuntimeError(f"Expected a Tensor argument to differentiate, got {type(x)}")
+    if x.requires_grad:
+        return x.view_as(x)
+    t = x.detach().requires_grad_()
+    t._transform_running = running
+    if x._fw_grad is not None:  # (inside jacfwd: forward over reverse)
+        set_tangent(t, x._fw_grad)
+    return t
+
+
+_USER = (True,)  # what a leaf that no transform made counts as: always live
+
+
+def _only_on(t, leaves) -> bool:
+    """Whether ``t``'s graph reaches no leaf requiring grad but ``leaves`` (the transform's
+    own) and those of transforms that have returned: then it is returned detached, as
+    torch.func's results are outside any transform."""
+    own = {id(x) for x in leaves}
+    node = t.grad_fn
+    stack_, seen = [node] if node is not None else [], set()
+    while stack_:
+        n = stack_.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        variable = getattr(n, "variable", None)
+        if variable is not None and id(variable) not in own and (
+                variable.__dict__.get("_transform_running", _USER)[0]):
+            return False  # (a user's tensor, or one of a transform still running)
+        stack_.extend(nxt for nxt, _ in n.next_functions if nxt is not None)
+    return True
+
+
+def _finish(tree, leaves):
+    """Detach the Tensors of ``tree`` that depend only on the transform's own ``leaves``
+    (keeping a tangent: an enclosing jacfwd reads it)."""
+
+    def finish(t):
+        if not (isinstance(t, Tensor) and t.requires_grad and _only_on(t, leaves)):
+            return t
+        out = t.detach()
+        if t._fw_grad is not None:
+            set_tangent(out, t._fw_grad)
+        return out
+
+    return _map(finish, tree)
+
+
+def _done(leaves):
+    """The transform that made ``leaves`` has returned: graphs reaching only them (and those of
+    other returned transforms) are detached by enclosing ones."""
+    for x in leaves:
+        running = x.__dict__.get("_transform_running")
+        if running is not None:
+            running[0] = False
+
+
+def _grads(outputs, inputs, grad_outputs=None):
+    """``autograd.grad`` with zeros for unused inputs, keeping the graph (transforms nest)."""
+    outs = [o for o in outputs if o.requires_grad]
+    if not outs:
+        return [zeros_like(x) for x in inputs]
+    gos = None if grad_outputs is None else [g for o, g in zip(outputs, grad_outputs)
+                                             if o.requires_grad]
+    res = _autograd_grad(outs, inputs, gos, retain_graph=True, create_graph=True,
+                         allow_unused=True)
+    return [zeros_like(x) if g is None else g for x, g in zip(inputs, res)]
+
+
+def _argnums(argnums, n_args):
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not isinstance(argnums, int):
+        if not nums:
+            raise RuntimeError("argnums must be non-empty")
+        if len(set(nums)) != len(nums):
+            raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    for n in nums:
+        if not -n_args <= n < n_args:
+            raise RuntimeError(f"Got argnum={n}, but only {n_args} positional inputs")
+    return nums
+
+
+def _tracked_args(args, argnums):
+    """(args with those at ``argnums`` tracked, the tracked trees, their leaves)."""
+    args = list(args)
+    nums = _argnums(argnums, len(args))
+    trees = []
+    running = [True]
+    for n in nums:
+        args[n] = _map(lambda x: _track(x, running), args[n])
+        trees.append(args[n])
+    return args, trees, _leaves(trees)
+
+
+def _pick(argnums, trees):
+    """What the caller gets for ``argnums``: one tree for an int, else a tuple of them."""
+    return trees[0] if isinstance(argnums, int) else tuple(trees)
+
+
+def _split_aux(out, has_aux, name):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, tuple) and len(out) == 2):
+        raise RuntimeError(f"{name}(f)(*args): output of function f should be a tuple: "
+                           "(output, aux) if has_aux is True")
+    return out
+
+
+# ---------------------------------------------------------------- transforms
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """``(gradient, value)`` of scalar ``func`` with respect to the arguments at ``argnums``
+    (``((gradient, (value, aux))`` with ``has_aux``)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with enable_grad():
+            args, trees, leaves = _tracked_args(args, argnums)
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, "grad_and_value")
+            if not isinstance(output, Tensor):
+                raise RuntimeError("grad_and_value(f)(*args): Expected f(*args) to return a "
+                                   f"Tensor, got {type(output)}")
+            if output.dim() != 0:
+                raise RuntimeError(
+                    "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, "
+                    f"got tensor with {output.dim()} dims. Maybe you wanted to use the vjp or "
+                    "jacrev APIs instead?")
+            grads = _unflatten(trees, _grads([output], leaves))
+        grads = _finish(_pick(argnums, grads), leaves)
+        output = _finish(output, leaves)
+        aux = _finish(aux, leaves)
+        _done(leaves)
+        return (grads, (output, aux)) if has_aux else (grads, output)
+
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of scalar ``func`` with respect to the arguments at ``argnums`` (with
+    ``has_aux``: ``(gradient, aux)``); ``grad(grad(f))`` is the second derivative."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        grads, value = gv(*args, **kwargs)
+        return (grads, value[1]) if has_aux else grads
+
+    return wrapper
+
+
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)``; ``vjp_fn(cotangents)`` returns a tuple with the
+    vector-Jacobian product for each primal (``(output, vjp_fn, aux)`` with ``has_aux``)."""
+    with enable_grad():
+        args, trees, leaves = _tracked_args(primals, tuple(range(len(primals))))
+        output, aux = _split_aux(func(*args), has_aux, "vjp")
+    outs = _leaves(output)
+
+    def vjp_fn(cotangents):
+        cots = _leaves(cotangents)
+        if len(cots) != len(outs):
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
+                               "pytree structure of outputs to the function")
+        for c, o in zip(cots, outs):
+            if c.shape != o.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                                   f"{c.shape} and output[0] has a shape of {o.shape}.")
+        with enable_grad():
+            grads = _unflatten(trees, _grads(outs, leaves, cots))
+        return _finish(tuple(grads), leaves)
+
+    output, aux = _finish(output, leaves), _finish(aux, leaves)
+    return (output, vjp_fn, aux) if has_aux else (output, vjp_fn)
+
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J @ tangents)`` by forward-mode AD (``(output, jvp_out, aux)`` with
+    ``has_aux``)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. E.g. it "
+                           "should be valid to call f(*primals).")
+    p_leaves, t_leaves = _leaves(primals), _leaves(tangents)
+    if len(p_leaves) != len(t_leaves):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to have "
+                           "the same python structure. For example, if primals is a tuple of "
+                           "3 tensors, tangents also must be.")
+    for p, t in zip(p_leaves, t_leaves):
+        if p.shape != t.shape:
+            raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to "
+                               "have the same shape")
+    with fwAD.dual_level():
+        duals = _unflatten(primals, [fwAD.make_dual(p, t) for p, t in zip(p_leaves, t_leaves)])
+        output, aux = _split_aux(func(*duals), has_aux, "jvp")
+        unpacked = [fwAD.unpack_dual(o) for o in _leaves(output)]
+        primal_out = _unflatten(output, [u.primal for u in unpacked])
+        tangent_out = _unflatten(output, [u.tangent if u.tangent is not None
+                                          else zeros_like(u.primal) for u in unpacked])
+        if has_aux:
+            aux = _map(lambda a: fwAD.unpack_dual(a).primal if isinstance(a, Tensor) else a,
+                       aux)
+    if has_aux:
+        return primal_out, tangent_out, aux
+    return primal_out, tangent_out
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """The Jacobian of ``func`` with respect to the arguments at ``argnums``, by reverse mode,
+    one output element at a time: block ``out.shape + arg.shape`` per output and argument."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with enable_grad():
+            args, trees, leaves = _tracked_args(args, argnums)
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacrev")
+            per_output = []
+            for out in _leaves(output):
+                flat = out.reshape(-1)
+                rows = [_grads([flat[k]], leaves) for k in range(out.numel())]
+                blocks = [stack([r[j] for r in rows], 0).reshape(*out.shape, *x.shape)
+                          if rows else zeros(*out.shape, *x.shape, dtype=x.dtype)
+                          for j, x in enumerate(leaves)]
+                per_output.append(_pick(argnums, _unflatten(trees, blocks)))
+            jac = _finish(_unflatten(output, per_output), leaves)
+            aux = _finish(aux, leaves)
+        _done(leaves)
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian of ``func`` with respect to the arguments at ``argnums``, by forward-mode
+    AD, one input element at a time."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        args = list(args)
+        nums = _argnums(argnums, len(args))
+        trees = [args[n] for n in nums]
+        leaves = _leaves(trees)
+        columns = []  # per leaf, per element: the tangents of the output leaves
+        output = aux = None
+        for j, x in enumerate(leaves):
+            cols = []
+            for k in range(x.numel()):
+                basis = zeros_like(x).reshape(-1)
+                basis[k] = 1
+                with fwAD.dual_level():
+                    dual = fwAD.make_dual(x, basis.view_as(x))
+                    new = _unflatten(trees, [dual if i == j else y
+                                             for i, y in enumerate(leaves)])
+                    call = list(args)
+                    for n, tree in zip(nums, new):
+                        call[n] = tree
+                    out, aux = _split_aux(func(*call, **kwargs), has_aux, "jacfwd")
+                    unpacked = [fwAD.unpack_dual(o) for o in _leaves(out)]
+                    output = _unflatten(out, [u.primal for u in unpacked])
+                    cols.append([u.tangent if u.tangent is not None else zeros_like(u.primal)
+                                 for u in unpacked])
+            columns.append(cols)
+        if output is None:
+            output, aux = _split_aux(func(*args, **kwargs), has_aux, "jacfwd")
+        per_output = []
+        for i, out in enumerate(_leaves(output)):
+            blocks = [stack([c[i].reshape(-1) for c in columns[j]], 1).reshape(
+                          *out.shape, *x.shape) if columns[j]
+                      else zeros(*out.shape, *x.shape, dtype=out.dtype)
+                      for j, x in enumerate(leaves)]
+            per_output.append(_pick(argnums, _unflatten(trees, blocks)))
+        # (tangents computed through a jacrev inside reach only its returned leaves)
+        jac = _finish(_unflatten(output, per_output), ())
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of scalar ``func``: ``jacfwd(jacrev(func, argnums), argnums)``."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# ---------------------------------------------------------------- vmap
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """``func`` mapped over a dimension of its inputs (``in_dims``: one per argument, None
+    for an argument passed whole), the results stacked at ``out_dims``.
+
+    This is a Python loop: ``func`` runs once per index of the mapped dimension, so it costs
+    as many calls as the batch size (PyTorch's vmap runs ``func`` once on batched tensors)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        dims = in_dims if isinstance(in_dims, (tuple, list)) else (in_dims,) * len(args)
+        if len(dims) != len(args):
+            raise ValueError(
+                f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
+                "compatible with the structure of `inputs`.")
+        sizes, mapped = [], []
+        for a, d in zip(args, dims):
+            if d is None:
+                mapped.append(None)
+                continue
+            leaves = _leaves(a)
+            for t in leaves:
+                if not -t.dim() <= d < max(t.dim(), 0) or t.dim() == 0:
+                    raise ValueError(
+                        f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got in_dim="
+                        f"{d} for some input, but that input is a Tensor of dimensionality "
+                        f"{t.dim()} so expected in_dim to satisfy -{t.dim()} <= in_dim < "
+                        f"{t.dim()}.")
+                sizes.append(t.shape[d])
+            mapped.append(d)
+        if not sizes:
+            raise ValueError(f"vmap({_name(func)}, in_dims={in_dims}, ...)(<inputs>): at least "
+                             "one input must be a Tensor mapped over a dimension")
+        if len(set(sizes)) != 1:
+            raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
+                             f"dimension, got sizes {sizes} for the mapped dimension")
+        results = []
+        for i in range(sizes[0]):
+            call = [a if d is None else _map(lambda t, d=d: t.select(d, i), a)
+                    for a, d in zip(args, mapped)]
+            results.append(func(*call, **kwargs))
+        first = results[0]
+        leaves = [_leaves(r) for r in results]
+        n_out = len(leaves[0])
+        odims = (out_dims if isinstance(out_dims, (tuple, list)) else (out_dims,) * n_out)
+        stacked = [stack([r[k] for r in leaves], odims[k]) for k in range(n_out)]
+        return _unflatten(first, stacked)
+
+    return wrapper
+
+
+def _name(func):
+    return getattr(func, "__name__", repr(func))
+
+
+# ---------------------------------------------------------------- functional_call
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+                    tie_weights=True, strict=False):
+    """Call ``module(*args, **kwargs)`` with its parameters and buffers replaced by the
+    tensors of ``parameter_and_buffer_dicts`` (names as in ``named_parameters``), then put
+    the module's own back."""
+    dicts = (parameter_and_buffer_dicts if isinstance(parameter_and_buffer_dicts, (list, tuple))
+             else [parameter_and_buffer_dicts])
+    values = {}
+    for d in dicts:
+        for k, v in d.items():
+            if k in values:
+                raise ValueError(f"{k} appeared in multiple dictionaries; behavior of "
+                                 "functional call is ambiguous")
+            values[k] = v
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    saved = []
+    try:
+        for name, value in values.items():
+            owner, _, attr = name.rpartition(".")
+            sub = module
+            for part in owner.split(".") if owner else ():
+                sub = getattr(sub, part)
+            saved.append((sub, attr, _swap(sub, attr, value)))
+        return module(*args, **(kwargs or {}))
+    finally:
+        for sub, attr, old in reversed(saved):
+            _swap(sub, attr, old)
+
+
+def _swap(module, name, value):
+    """Put ``value`` in place of ``module``'s parameter, buffer or attribute ``name``;
+    returns what was there (a module's registries are written directly, as a plain tensor
+    may not be assigned to a parameter's name)."""
+    for registry in ("_parameters", "_buffers"):
+        table = getattr(module, registry, None)
+        if isinstance(table, dict) and name in table:
+            old = table[name]
+            table[name] = value
+            return old
+    old = getattr(module, name)
+    setattr(module, name, value)
+    return old
