@@ -37,6 +37,8 @@ from . import utils  # noqa: F401
 
 # the functions every op and function of ops/ declares public (their ``variants``)
 globals().update(ops.FUNCTIONS)
+from .ops.user import elementwise  # noqa: E402, F401
+from . import testing  # noqa: E402, F401
 
 float = float32
 double = float64

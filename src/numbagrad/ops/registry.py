@@ -73,6 +73,8 @@ class OpDef:
     """Common part of every registry entry."""
 
     kind = "op"
+    # whether REGISTRY lists the op (not the ops users make with ``numbagrad.elementwise``)
+    listed = True
     # whether the engine offers this op's nodes to ops/fusion.py (elementwise ops, and a
     # whole-tensor sum whose broadcast gradient the region reads as a scalar)
     fuses_backward = False
@@ -83,7 +85,8 @@ class OpDef:
         self.name = name
         self.node_name = node
         self._node_classes: dict[str, type] = {}
-        REGISTRY[name] = self
+        if self.listed:
+            REGISTRY[name] = self
 
     def node_class(self, name: str | None = None) -> type:
         name = name or self.node_name

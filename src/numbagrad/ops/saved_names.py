@@ -262,6 +262,7 @@ def elementwise_getters(op, node_name):
             if name in op.param_names:
                 getters[name] = _param(name)
             else:
+                # (a name PyTorch has no other word for: a user's op's own argument names)
                 getters[_TORCH_ARG_NAMES.get(name, name)] = saved_tensor(name)
     return getters
 
