@@ -3,12 +3,8 @@
 
 from __future__ import annotations
 
-import math
-
-from ... import factory
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
+from .linear import reset_fan_in_uniform, weight_and_bias
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d"]
@@ -58,23 +54,12 @@ class _ConvNd(Module):
         else:
             pairs = [(p, p) for p in self.padding]
         self._reversed_padding_repeated_twice = tuple(a for pair in reversed(pairs) for a in pair)
-        kw = {"device": device, "dtype": dtype}
-        self.weight = Parameter(factory.empty(
-            (out_channels, in_channels // groups, *self.kernel_size), **kw))
-        if bias:
-            self.bias = Parameter(factory.empty(out_channels, **kw))
-        else:
-            self.register_parameter("bias", None)
+        weight_and_bias(self, (out_channels, in_channels // groups, *self.kernel_size), bias,
+                        device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        # PyTorch's default: kaiming_uniform_ with a = sqrt(5), i.e. U(-1/sqrt(fan_in), ..)
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        reset_fan_in_uniform(self.weight, self.bias)
 
     def extra_repr(self) -> str:
         s = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "

@@ -14,6 +14,27 @@ from .module import Module
 __all__ = ["Identity", "Linear", "Bilinear"]
 
 
+def weight_and_bias(module, weight_shape, bias: bool, device, dtype) -> None:
+    """``module.weight``, an empty Parameter of ``weight_shape``, and ``module.bias``, one of
+    ``weight_shape[0]`` elements (or None, registered as a parameter)."""
+    module.weight = Parameter(factory.empty(weight_shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(factory.empty(weight_shape[0], device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
+
+def reset_fan_in_uniform(weight, bias) -> None:
+    """PyTorch's default initialisation of Linear and Conv layers: ``kaiming_uniform_`` with
+    ``a = sqrt(5)`` (U(-1/sqrt(fan_in), 1/sqrt(fan_in))) for the weight, U of the same bound
+    for the bias."""
+    init.kaiming_uniform_(weight, a=math.sqrt(5))
+    if bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(weight)
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input (any constructor arguments are ignored, as in PyTorch)."""
 
@@ -33,20 +54,11 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(factory.empty((out_features, in_features), device=device,
-                                              dtype=dtype))
-        if bias:
-            self.bias = Parameter(factory.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        weight_and_bias(self, (out_features, in_features), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        reset_fan_in_uniform(self.weight, self.bias)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.linear(input, self.weight, self.bias)
@@ -65,12 +77,7 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(factory.empty((out_features, in1_features, in2_features),
-                                              device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(factory.empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
+        weight_and_bias(self, (out_features, in1_features, in2_features), bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
