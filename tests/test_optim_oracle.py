@@ -88,6 +88,8 @@ CASES = [
     ("Adagrad", dict(lr=0.1)),
     ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.5)),
     ("Adagrad", dict(lr=0.1, maximize=True, eps=1e-3)),
+    ("Adadelta", dict()),
+    ("Adadelta", dict(lr=0.5, rho=0.7, eps=1e-4, weight_decay=0.1, maximize=True)),
 ]
 
 
@@ -96,7 +98,7 @@ def test_steps_match_torch_float64(cls, kw):
     _check(cls, kw)
 
 
-@pytest.mark.parametrize("cls", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+@pytest.mark.parametrize("cls", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"])
 def test_steps_match_torch_float32(cls):
     kw = {"SGD": dict(lr=0.05, momentum=0.9)}.get(cls, dict(lr=0.01))
     _check(cls, kw, dtype="float32")
@@ -114,7 +116,8 @@ def test_param_groups_with_their_own_hyperparameters():
 @pytest.mark.parametrize("cls,kw", [("SGD", dict(lr=0.05, momentum=0.9)),
                                     ("Adam", dict(lr=0.1, amsgrad=True)),
                                     ("RMSprop", dict(lr=0.01, centered=True, momentum=0.5)),
-                                    ("Adagrad", dict(lr=0.1, lr_decay=0.01))])
+                                    ("Adagrad", dict(lr=0.1, lr_decay=0.01)),
+                                    ("Adadelta", dict(lr=0.5, rho=0.8))])
 def test_state_dict_round_trip_continues_like_an_uninterrupted_run(cls, kw):
     straight, ps = _run(ng, cls, kw, steps=6)
     first, qs = _run(ng, cls, kw, steps=3)
@@ -232,6 +235,8 @@ ERRORS = [
     lambda lib: lib.optim.Adagrad([lib.ones(2, requires_grad=True)], lr_decay=-0.1),
     lambda lib: lib.optim.Adagrad([lib.ones(2, requires_grad=True)],
                                   initial_accumulator_value=-1),
+    lambda lib: lib.optim.Adadelta([lib.ones(2, requires_grad=True)], rho=1.5),
+    lambda lib: lib.optim.Adadelta([lib.ones(2, requires_grad=True)], eps=-1.0),
     lambda lib: lib.optim.SGD([lib.ones(2, requires_grad=True)], fused=True, foreach=True),
     lambda lib: lib.optim.Adam([]),
     lambda lib: lib.optim.SGD(lib.ones(2, requires_grad=True)),
@@ -272,7 +277,7 @@ def test_named_parameters_and_their_names_in_the_state_dict():
     assert opt.state_dict()["param_groups"][0]["param_names"] == ["w", "b"]
 
 
-@pytest.mark.parametrize("cls", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
+@pytest.mark.parametrize("cls", ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adadelta"])
 def test_repr_matches_torch(cls):
     def build(lib):
         a, b = lib.ones(2, requires_grad=True), lib.ones(3, requires_grad=True)

@@ -394,11 +394,32 @@ def std_(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return R.std(x, dim, correction, keepdim)
 
 
+@public("function")
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var, mean)`` over ``dim`` (two ops here; one VarMeanBackward0 node in PyTorch)."""
+    return var_(input, dim, unbiased, keepdim, correction=correction), \
+        _mean_of(input, dim, unbiased, keepdim)
+
+
+@public("function")
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std, mean)`` over ``dim`` (two ops here; one StdMeanBackward0 node in PyTorch)."""
+    return std_(input, dim, unbiased, keepdim, correction=correction), \
+        _mean_of(input, dim, unbiased, keepdim)
+
+
+def _mean_of(x, dim, unbiased, keepdim):
+    dim, _ = _var_args(dim, unbiased, None)
+    return R.mean(x, dim, keepdim)
+
+
 @public("function method", name="norm")
 def norm_(x, p="fro", dim=None, keepdim=False):
-    if p not in ("fro", 2, 2.0):
-        raise NotImplementedError(f"norm with p={p!r} is not implemented; only the 2-norm is")
-    return R.norm(x, dim, keepdim)
+    if p in ("fro", 2, 2.0):
+        return R.norm(x, dim, keepdim)
+    if isinstance(p, str):
+        raise NotImplementedError(f"norm with p={p!r} is not implemented")
+    return R.vector_norm(x, p, dim, keepdim)
 
 
 @public("function method")

@@ -539,6 +539,21 @@ def logical_not(x):
     return not x
 
 
+@unary("isnan", dtype="bool", variants="function method")
+def isnan(x):
+    return x != x
+
+
+@unary("isinf", dtype="bool", variants="function method")
+def isinf(x):
+    return x == math.inf or x == -math.inf
+
+
+@unary("isfinite", dtype="bool", variants="function method")
+def isfinite(x):
+    return x == x and x != math.inf and x != -math.inf
+
+
 # ================================================================ binary
 
 

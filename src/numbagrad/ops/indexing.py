@@ -994,3 +994,111 @@ def _einsum_pair(a, sa, b, sb, later, sizes):
     shape = nb + list(a.shape[len(batch):len(batch) + len(only_a)]) + list(
         b.shape[len(batch) + len(summed):])
     return M.reshape(out, shape), "".join(batch + only_a + only_b)
+
+
+# ---------------------------------------------------------------- counting
+# (the results' sizes depend on the values: computed on the host, like nonzero)
+
+
+@public("function method")
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct values (or slices along ``dim``) in ascending order, with the index of
+    each element's value (``return_inverse``) and each value's count (``return_counts``), as
+    int64 tensors. (The values come sorted also for ``sorted=False``.)"""
+    dev = input.device
+    a = input._host()
+    if dim is None:
+        values, inverse, counts = np.unique(a.reshape(-1), return_inverse=True,
+                                            return_counts=True)
+        inverse = inverse.reshape(a.shape)
+    else:
+        d = _wrap_dim(dim, a.ndim)
+        values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
+        inverse = inverse.reshape(-1)
+
+    def out(v, dtype=None):
+        return Tensor._make(_on(np.ascontiguousarray(v, dtype), dev))
+
+    res = (out(values, a.dtype),)
+    if return_inverse:
+        res += (out(inverse, np.int64),)
+    if return_counts:
+        res += (out(counts, np.int64),)
+    return res[0] if len(res) == 1 else res
+
+
+@public("function method")
+def bincount(input, weights=None, minlength=0):
+    """How often each non-negative integer occurs in the 1-d ``input`` (int64), or the sum of
+    its ``weights`` (float32 weights give float32, others float64)."""
+    if input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"bincount_cpu\" not implemented for '{R._TYPE[input.dtype.name]}'")
+    if input.ndim != 1:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    a = input._host()
+    if a.size and a.min() < 0:
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if weights is None:
+        out = np.bincount(a, minlength=minlength).astype(np.int64)
+    else:
+        if weights.ndim != 1 or weights.shape[0] != a.shape[0]:
+            raise RuntimeError("weights should be 1-d and have the same length as input")
+        dtype = np.float32 if weights.dtype is D.float32 else np.float64
+        out = np.bincount(a, weights=weights._host().astype(np.float64),
+                          minlength=minlength).astype(dtype)
+    return Tensor._make(_on(out, input.device))
+
+
+@public("function method")
+def histc(input, bins=100, min=0, max=0):
+    """A histogram of ``bins`` equal bins between ``min`` and ``max`` (the data's own range
+    when both are 0; values outside are not counted), of ``input``'s float dtype."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"histogram_cpu\" not implemented for '{R._TYPE[input.dtype.name]}'")
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+    a = input._host().reshape(-1)
+    lo, hi = float(min), float(max)
+    if lo == hi and a.size:
+        lo, hi = float(a.min()), float(a.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    a = a[(a >= lo) & (a <= hi)]
+    # PyTorch's bin of x: (x - min) * bins / (max - min), the maximum in the last bin
+    pos = ((a - lo) * bins / (hi - lo)).astype(np.int64)
+    pos[pos == bins] = bins - 1
+    out = np.bincount(pos, minlength=bins).astype(input._data.dtype)
+    return Tensor._make(_on(out, input.device))
+
+
+@public("function method")
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Each element (or slice along ``dim``) repeated ``repeats`` times in place; with
+    ``input`` alone (int64 counts), the indices ``0, 1, ...`` each repeated that often.
+    A gather by index, so its backward is index_select's."""
+    if repeats is None:
+        counts = input._host()
+        if input.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if counts.size and counts.min() < 0:
+            raise RuntimeError("repeats can not be negative")
+        return Tensor._make(_on(np.repeat(np.arange(counts.size, dtype=np.int64), counts),
+                                input.device))
+    if dim is None:
+        input, dim = M.reshape(input, [-1]), 0
+    d = _wrap_dim(dim, max(input.ndim, 1))
+    n = input.shape[d] if input.ndim else 1
+    counts = repeats._host().reshape(-1) if isinstance(repeats, Tensor) else np.asarray(repeats)
+    if counts.size != 1 and counts.size != n:
+        raise RuntimeError("repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {counts.size} and input.size(0) = {n}")
+    if counts.size and counts.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    idx = np.repeat(np.arange(n, dtype=np.int64), np.broadcast_to(counts, (n,)))
+    return index_select(input, d, Tensor._make(_on(idx, input.device)))

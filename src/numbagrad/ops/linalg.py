@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from ..backend.cpu import broadcast_shapes
 from . import elementwise as E
 from . import movement as M
@@ -54,10 +55,11 @@ def mm_vjp(ctx, grad):
     return gx, gy
 
 
-@composite("addmm", variants="function")
-def addmm(ctx, bias, x, y):
-    """``bias + x @ y``: ``F.linear``'s one node, as in PyTorch (the sum is written into the
-    product's new array)."""
+@composite("addmm", variants="function method")
+def addmm(ctx, bias, x, y, *, beta=1, alpha=1):
+    """``beta * bias + alpha * (x @ y)``: ``F.linear``'s one node, as in PyTorch (the sum is
+    written into the product's new array). With ``beta=0`` the bias is not read (NaN in it
+    does not propagate)."""
     out = mm.forward(ctx, x, y)
     if bias.dtype is not x.dtype:
         _same_dtype(bias, x, ("self", "mat1"))
@@ -69,23 +71,31 @@ def addmm(ctx, bias, x, y):
             f"({bias.shape[-1]}) at non-singleton dimension 1.  Target sizes: "
             f"{list(out.shape)}.  Tensor sizes: {list(bias.shape)}"
         ) from None
+    ctx.beta, ctx.alpha = beta, alpha
+    if beta != 1 or alpha != 1:
+        with no_grad():
+            prod = Tensor._make(out) * alpha
+            return (prod.expand(out.shape) if beta == 0 else prod + bias * beta)._data
     be = ctx.backend
     be.run_elementwise(E.add.kernel(x.dtype, be), [out, bias._data], x.dtype.np, out=out)
     return out
 
 
 @addmm.defjvp
-def addmm_jvp(result, tangents, bias, x, y):
+def addmm_jvp(result, tangents, bias, x, y, *, beta=1, alpha=1):
     t = _mm_jvp(result, tangents[1:], x, y)
+    if t is not None and alpha != 1:
+        t = t * alpha
     if tangents[0] is not None:
-        t = tangents[0].expand(result.shape) if t is None else t + tangents[0]
+        tb = tangents[0] if beta == 1 else tangents[0] * beta
+        t = tb.expand(result.shape) if t is None else t + tb
     return t
 
 
 @addmm.defvjp
 def addmm_vjp(ctx, grad):
-    gx, gy = mm_vjp(ctx, grad)
-    return sum_to(grad, ctx.input_shapes[0]), gx, gy
+    gx, gy = mm_vjp(ctx, grad if ctx.alpha == 1 else grad * ctx.alpha)
+    return sum_to(grad if ctx.beta == 1 else grad * ctx.beta, ctx.input_shapes[0]), gx, gy
 
 
 @composite("bmm", variants="function method")
@@ -227,6 +237,33 @@ def matmul(x, y):
     return M.unsafe_view(
         bmm(xb, yb), batch + ((n,) if x.ndim > 1 else ()) + ((m,) if y.ndim > 1 else ())
     )
+
+
+
+_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
+
+
+@public("function")
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """The ``p``-norm distance between each row of ``x1`` (..., P, M) and each row of ``x2``
+    (..., R, M): shape (..., P, R). Composed of a broadcast difference and ``norm``, so the
+    backward is theirs (node LinalgVectorNormBackward0, not PyTorch's CdistBackward0)."""
+    for name, t in (("X1", x1), ("X2", x2)):
+        if not t.dtype.is_floating_point:
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_TYPE[t.dtype.name]}")
+        if t.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError("X1 and X2 must have the same number of columns. "
+                           f"X1: {x1.shape[-1]} X2: {x2.shape[-1]}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1.dtype is not x2.dtype:
+        raise RuntimeError(f"expected scalar type {_TYPE[x1.dtype.name]} but found "
+                           f"{_TYPE[x2.dtype.name]}")
+    diff = M.unsqueeze(x1, -2) - M.unsqueeze(x2, -3)
+    return diff.norm(p=p, dim=-1)
 
 
 __all__ = ["mm", "bmm", "mv", "dot", "matmul", "sum_to"]

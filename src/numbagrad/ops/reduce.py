@@ -669,6 +669,54 @@ def norm_vjp(ctx, grad):
     return where(result == 0, 0, unreduce(grad, ctx) * x / result)
 
 
+@composite("vector_norm", node="LinalgVectorNormBackward0")
+def vector_norm(ctx, x, ord=2, dim=None, keepdim=False):
+    """``linalg.vector_norm`` of any order: ``sum(|x|**ord) ** (1/ord)``, the largest or
+    smallest ``|x|`` for +-inf, the count of nonzeros for 0 (``norm`` is the 2-norm's kernel)."""
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(
+            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
+            + _TYPE[x.dtype.name]
+        )
+    dims = _setup(ctx, x, dim, keepdim)
+    ctx.ord = ord
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    with no_grad():
+        a = x.abs()
+        if ord == math.inf:
+            out = a.amax(dims, keepdim)
+        elif ord == -math.inf:
+            out = a.amin(dims, keepdim)
+        elif ord == 0:
+            out = (a != 0).sum(dims, keepdim, dtype=x.dtype)
+        elif ord == 1:
+            out = a.sum(dims, keepdim)
+        else:
+            out = a.pow(ord).sum(dims, keepdim).pow(1.0 / ord)
+    return out._data
+
+
+@vector_norm.defvjp
+def vector_norm_vjp(ctx, grad):
+    # PyTorch's norm_backward: where the norm is 0 the subgradient 0 is taken
+    x, p = ctx["x"], ctx.ord
+    result, grad = unreduce(ctx["result"], ctx), unreduce(grad, ctx)
+    if p == 0:
+        return None  # (PyTorch leaves the input's gradient undefined)
+    if p == 1:
+        return x.sign() * grad
+    if math.isinf(p):
+        # the largest (smallest) |x| of each slice share the gradient evenly
+        a = x.abs()
+        mask = (a == result).logical_or(a.isnan())
+        share = grad / mask.sum(ctx.dims, keepdim=True)
+        return x.sign() * (share * mask)
+    if p < 1:
+        return x.sign() * where(x == 0, 0, x.abs().pow(p - 1)) * grad * result.pow(1 - p)
+    return x.sign() * x.abs().pow(p - 1) * where(result == 0, 0, grad / result.pow(p - 1))
+
+
 @composite("logsumexp", variants="function method")
 def logsumexp(ctx, x, dim, keepdim=False):
     dims = _setup(ctx, x, dim, keepdim)
