@@ -33,7 +33,7 @@ from .random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state,
 )
 from .serialization import load, save  # noqa: F401
-from . import utils  # noqa: F401
+from . import accelerator, backends, utils  # noqa: F401
 
 # the functions every op and function of ops/ declares public (their ``variants``)
 globals().update(ops.FUNCTIONS)
@@ -50,6 +50,10 @@ __version__ = "0.1.0"  # the one version source: pyproject.toml reads it ([tool.
 
 def is_tensor(obj) -> bool:
     return isinstance(obj, Tensor)
+
+
+def is_floating_point(input: Tensor) -> bool:
+    return input.is_floating_point()
 
 
 def numel(t: Tensor) -> int:

@@ -20,8 +20,16 @@ class PrintOptions:
 PRINT_OPTS = PrintOptions()
 
 
+# set_printoptions(profile=...): (precision, threshold, edgeitems, linewidth), as PyTorch's
+_PROFILES = {"default": (4, 1000, 3, 80), "short": (2, 1000, 2, 80),
+             "full": (4, math.inf, 3, 80)}
+
+
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
-                     sci_mode=None):
+                     profile=None, sci_mode=None):
+    if profile in _PROFILES:
+        (PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems,
+         PRINT_OPTS.linewidth) = _PROFILES[profile]
     for name, value in (("precision", precision), ("threshold", threshold),
                         ("edgeitems", edgeitems), ("linewidth", linewidth)):
         if value is not None:

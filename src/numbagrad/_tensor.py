@@ -75,6 +75,8 @@ CUDA0 = device("cuda", 0)
 
 
 _default_device = None
+# warnings PyTorch gives once a process (its TORCH_WARN_ONCE), by name, once given
+_WARNED_ONCE: set[str] = set()
 
 
 def set_default_device(dev) -> None:
@@ -487,6 +489,11 @@ class Tensor:
         return bool(self._host().reshape(-1)[0])
 
     def __float__(self) -> float:
+        if self.requires_grad and "float" not in _WARNED_ONCE:
+            _WARNED_ONCE.add("float")
+            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                          "unexpected behavior.\nConsider using tensor.detach() first.",
+                          UserWarning, stacklevel=2)
         return float(self._scalar())
 
     def __int__(self) -> int:

@@ -51,6 +51,18 @@ def current_device() -> int:
     return 0
 
 
+def manual_seed(seed) -> None:
+    """Accepted and ignored: numbagrad draws CUDA tensors' random numbers from the default
+    generator, which ``numbagrad.manual_seed`` seeds; there is no CUDA generator of its own
+    (PyTorch ignores this call too where CUDA is not available)."""
+    int(seed)
+
+
+def manual_seed_all(seed) -> None:
+    """As ``manual_seed``: one device, and no CUDA generator of its own."""
+    int(seed)
+
+
 def is_simulator() -> bool:
     """True when kernels run in Numba's CUDA simulator (``NUMBA_ENABLE_CUDASIM=1``)."""
     import numba

@@ -157,7 +157,7 @@ bernoulli.defvjp(lambda ctx, grad: _zeros_for(ctx)[0])
 bernoulli.defjvp(constant)
 
 
-@composite("normal", node="NormalBackward3", variants="function")
+@composite("normal", node="NormalBackward3")
 def normal(ctx, mean, std=1.0, size=None, *, generator=None, dtype=None, device=None):
     """Samples of N(mean, std**2): tensors (broadcast) or numbers (then ``size`` is needed)."""
     tm, ts = isinstance(mean, Tensor), isinstance(std, Tensor)
@@ -187,6 +187,15 @@ def normal(ctx, mean, std=1.0, size=None, *, generator=None, dtype=None, device=
 
 normal.defvjp(_zeros_for)
 normal.defjvp(constant)
+
+
+@public("function", name="normal")
+def normal_function(mean, std=1.0, size=None, *, generator=None, dtype=None, device=None,
+                    requires_grad=False):
+    """``normal``, whose samples of numbers may be a leaf that requires grad (d2l's
+    ``torch.normal(0, 0.01, size=(2, 1), requires_grad=True)``)."""
+    out = normal(mean, std, size, generator=generator, dtype=dtype, device=device)
+    return out.requires_grad_() if requires_grad else out
 
 
 def _check_probs(input, n, replacement):

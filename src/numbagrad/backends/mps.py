@@ -1,0 +1,9 @@
+"""``torch.backends.mps``: numbagrad has no Apple MPS backend."""
+
+
+def is_available() -> bool:
+    return False
+
+
+def is_built() -> bool:
+    return False
