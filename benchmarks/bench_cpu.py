@@ -94,6 +94,20 @@ class W2MLP:
         self.run()
 
 
+class W2NN:
+    """W2's step spelled with modules: ``nn.Sequential`` of ``nn.Linear``/``nn.ReLU``,
+    ``nn.CrossEntropyLoss()`` and an optimizer's ``zero_grad`` and ``step``."""
+
+    params = (["sgd", "adam"],)
+    param_names = ["optimizer"]
+
+    def setup(self, optimizer):
+        self.run = W.w2_nn(ng, optimizer=optimizer)
+
+    def time_w2_nn(self, optimizer):
+        self.run()
+
+
 class W3Chain:
     """100 ops (mul, add, sin) on small tensors: the per-op Python overhead, with tensor or
     Python-number operands, on 1 element or a 16x16 tensor."""
@@ -140,6 +154,19 @@ class W7SmallBatch:
         self.run = W.w7(ng)
 
     def time_w7(self):
+        self.run()
+
+
+class W7NN:
+    """W7's loop spelled with modules: ``nn.Linear(2, 1)``, ``nn.MSELoss()``, an optimizer."""
+
+    params = (["sgd", "adam"],)
+    param_names = ["optimizer"]
+
+    def setup(self, optimizer):
+        self.run = W.w7_nn(ng, optimizer=optimizer)
+
+    def time_w7_nn(self, optimizer):
         self.run()
 
 

@@ -1,4 +1,4 @@
-"""Run W1-W6 in numbagrad and (if installed) PyTorch, interleaved, and print the ratios.
+"""Run W1-W8 in numbagrad and (if installed) PyTorch, interleaved, and print the ratios.
 
     python benchmarks/compare.py              # 1 and 2 threads, all workloads
     python benchmarks/compare.py --quick      # fewer rounds (a smoke run)
@@ -46,6 +46,8 @@ CASES = [
     ("W1 n=1e7", lambda lib: W.w1(lib, 10**7), 1e3, "ms", 0.33),
     ("W2 MLP", lambda lib: W.w2(lib), 1e3, "ms", 1.0),
     ("W2 MLP mse", lambda lib: W.w2(lib, loss="mse"), 1e3, "ms", 0.8),
+    # the same steps spelled with nn modules and an optimizer: targets as the tensor spelling's
+    ("W2 nn MLP", lambda lib: W.w2_nn(lib), 1e3, "ms", 1.0),
     ("W3 chain", lambda lib: W.w3(lib), 1e6 / W.CHAIN_LEN, "us/op", 0.35),
     ("W3 no_grad", lambda lib: W.w3(lib, grad=False), 1e6 / W.CHAIN_LEN, "us/op", None),
     ("W3 scalars", lambda lib: W.w3(lib, operands="scalar"), 1e6 / W.CHAIN_LEN, "us/op", 0.6),
@@ -55,6 +57,8 @@ CASES = [
     ("W4 max", lambda lib: W.w4(lib, "max"), 1e3, "ms", 0.2),
     ("W5 bcast", lambda lib: W.w5(lib), 1e3, "ms", 0.5),
     ("W7 small batch", lambda lib: W.w7(lib), 1e6 / 10, "us/step", 1.0),
+    ("W7 nn small batch", lambda lib: W.w7_nn(lib), 1e6 / 10, "us/step", 1.0),
+    ("W7 nn adam", lambda lib: W.w7_nn(lib, optimizer="adam"), 1e6 / 10, "us/step", 1.0),
     ("W8 conv2d step", lambda lib: W.w8(lib), 1e3, "ms", None),
 ]
 # On a GPU: the workloads whose size makes sense there. The targets are the CPU issue's; on a

@@ -76,6 +76,38 @@ def w2(lib, dtype="float32", device="cpu", batch=256, loss="cross_entropy"):
     return run
 
 
+def _linear(lib, n_in, n_out, seed, dtype, device):
+    """``nn.Linear(n_in, n_out)`` with weights drawn as ``w2``'s (the same in both libraries)."""
+    layer = lib.nn.Linear(n_in, n_out, device=device, dtype=getattr(lib, dtype))
+    with lib.no_grad():
+        layer.weight.copy_(lib.tensor(_data((n_out, n_in), seed, n_in**-0.5)))
+        layer.bias.copy_(lib.tensor(_data(n_out, seed + 1, 0.1)))
+    return layer
+
+
+def w2_nn(lib, dtype="float32", device="cpu", batch=256, optimizer="sgd"):
+    """``w2``'s step as scripts write it with modules: ``nn.Sequential(nn.Linear, nn.ReLU,
+    nn.Linear)``, ``nn.CrossEntropyLoss()``, and an optimizer's ``zero_grad`` and ``step``
+    (``"sgd"`` or ``"adam"``)."""
+    model = lib.nn.Sequential(_linear(lib, 784, 512, 1, dtype, device), lib.nn.ReLU(),
+                              _linear(lib, 512, 10, 3, dtype, device))
+    x = lib.tensor(_data((batch, 784), 5), dtype=getattr(lib, dtype), device=device)
+    y = lib.tensor(np.random.default_rng(6).integers(0, 10, batch), dtype=lib.int64,
+                   device=device)
+    criterion = lib.nn.CrossEntropyLoss()
+    opt = (lib.optim.SGD(model.parameters(), lr=0.01) if optimizer == "sgd"
+           else lib.optim.Adam(model.parameters(), lr=1e-3))
+
+    def run():
+        opt.zero_grad()
+        criterion(model(x), y).backward()
+        opt.step()
+        _sync(lib, device)
+
+    run()
+    return run
+
+
 def w3(lib, grad=True, dtype="float32", device="cpu", length=CHAIN_LEN, operands="tensor",
        shape=(1,)):
     """A chain of ``length`` ops (mul, add, sin in turn) on small tensors, then backward.
@@ -183,6 +215,38 @@ def w7(lib, dtype="float32", device="cpu", steps=10, batch=10):
                 for p in (w, b):
                     p -= lr * p.grad
                     p.grad.zero_()
+        _sync(lib, device)
+
+    run()
+    return run
+
+
+def w7_nn(lib, dtype="float32", device="cpu", steps=10, batch=10, optimizer="sgd"):
+    """``w7``'s loop as scripts write it with modules (d2l's concise linear regression):
+    ``nn.Linear(2, 1)``, ``nn.MSELoss()``, and ``optim.SGD`` (or ``optim.Adam``) with
+    ``zero_grad`` and ``step``. Time per step is the call's time divided by ``steps``."""
+    n = 200
+    features = lib.tensor(_data((n, 2), 9), dtype=getattr(lib, dtype), device=device)
+    true_w = lib.tensor([[2.0], [-3.4]], dtype=getattr(lib, dtype), device=device)
+    labels = features @ true_w + 4.2
+    net = lib.nn.Linear(2, 1, device=device, dtype=getattr(lib, dtype))
+    with lib.no_grad():
+        net.weight.copy_(lib.tensor(_data((1, 2), 10, 0.01)))
+        net.bias.zero_()
+    order = np.random.default_rng(11).permutation(n)
+    batches = [lib.tensor(order[i:i + batch], dtype=lib.int64, device=device)
+               for i in range(0, n, batch)]
+    loss_fn = lib.nn.MSELoss()
+    opt = (lib.optim.SGD(net.parameters(), lr=0.03) if optimizer == "sgd"
+           else lib.optim.Adam(net.parameters(), lr=0.03))
+
+    def run():
+        for k in range(steps):
+            idx = batches[k % len(batches)]
+            loss = loss_fn(net(features[idx]), labels[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
         _sync(lib, device)
 
     run()

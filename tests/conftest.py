@@ -24,3 +24,6 @@ def device(request):
 def _seed():
     np.random.seed(0)
     ng.manual_seed(0)
+    # (the warnings PyTorch gives once per process: once per test here, so a test's outcome
+    # does not depend on which tests ran before it)
+    ng._tensor._WARNED_ONCE.clear()

@@ -21,7 +21,7 @@ def _line(offset):
 def test_detect_anomaly_check_forward_names_op_and_line():
     x = ng.tensor([1.0, 0.0, 2.0], requires_grad=True)
     with ng.autograd.detect_anomaly(check_forward=True):
-        assert float((x * 2).sum()) == 6.0
+        assert (x * 2).sum().item() == 6.0
         where = _line(2)
         with pytest.raises(RuntimeError) as e:
             x.log()

@@ -169,3 +169,50 @@ def test_matmul_propagates_nan_through_a_zero():
     assert out[0] != out[0] and out[1:] == [0.0, 0.0]
     out = ng.matmul(ng.tensor([0.0]), y).tolist()
     assert out[0] != out[0]
+
+
+# whole-tensor reductions of small contiguous float tensors take the ops' lean hook
+# (reduce.whole); a strided view of the same values takes the general path
+WHOLE = [
+    (lambda x: x.sum(), "SumBackward0"),
+    (lambda x: x.mean(), "MeanBackward0"),
+    (lambda x: x.max(), "MaxBackward1"),
+    (lambda x: ng.min(x), "MinBackward1"),
+    (lambda x: x.amax(), "AmaxBackward0"),
+    (lambda x: ng.amin(x), "AminBackward0"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("spell, node", WHOLE, ids=[n for _, n in WHOLE])
+def test_whole_reduction_lean_as_general(spell, node, dtype):
+    values = np.array([[0.5, -1.0, 2.0], [2.0, 0.25, -3.0]])  # (a tie for max: 2.0 twice)
+    x = ng.tensor(values, dtype=getattr(ng, dtype), requires_grad=True)
+    wide = ng.tensor(np.stack([values, values], -1), dtype=getattr(ng, dtype),
+                     requires_grad=True)
+    y = wide[..., 0]  # (a strided view: the general path)
+    lean, general = spell(x), spell(y)
+    assert type(lean.grad_fn).__name__ == node == type(general.grad_fn).__name__
+    assert lean.dtype is general.dtype and lean.shape == general.shape == ()
+    np.testing.assert_array_equal(lean.detach().numpy(), general.detach().numpy())
+    (gx,) = ng.autograd.grad(lean * lean, x, create_graph=True)
+    (gy,) = ng.autograd.grad(general * general, y, create_graph=True)
+    np.testing.assert_array_equal(gx.detach().numpy(), gy.detach().numpy())
+    (ggx,) = ng.autograd.grad(gx.sum(), x)  # (create_graph: a gradient of the gradient)
+    (ggy,) = ng.autograd.grad(gy.sum(), y)
+    np.testing.assert_array_equal(ggx.numpy(), ggy.numpy())
+    with ng.no_grad():
+        assert spell(x).grad_fn is None
+
+
+def test_whole_reduction_lean_version_check():
+    x = ng.tensor([1.0, 3.0, 2.0], requires_grad=True)
+    h = x * 1
+    m = h.max()  # saves h and its result
+    h.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        m.backward()
+    s = h.sum()  # saves nothing: an in-place change after it is fine
+    h.mul_(2)
+    s.backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0])

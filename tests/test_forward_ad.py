@@ -49,8 +49,8 @@ def test_forward_matches_reverse(name):
         assert jvp is not None and jvp.shape == out.shape and jvp.dtype is out.dtype
         u = ng.tensor(rng.standard_normal(out.shape))
         vjps = ng.autograd.grad(out, inputs, u, allow_unused=True)
-        lhs = float((jvp * u).sum())
-        rhs = sum(float((g * t).sum()) for g, t in zip(vjps, tangents) if g is not None)
+        lhs = (jvp * u).sum().item()
+        rhs = sum((g * t).sum().item() for g, t in zip(vjps, tangents) if g is not None)
         assert lhs == pytest.approx(rhs, rel=1e-9, abs=1e-12)
 
 
@@ -76,14 +76,14 @@ def test_forward_over_reverse(name):
         for g, w in zip(grads, ws):
             tangent = None if g is None else fwAD.unpack_dual(g).tangent
             if tangent is not None:
-                fwd += float((tangent * w).sum())
+                fwd += (tangent * w).sum().item()
     out = info.call(*inputs)
     grads = ng.autograd.grad(out, inputs, u, create_graph=True, allow_unused=True)
     total = sum((g * w).sum() for g, w in zip(grads, ws) if g is not None and g.requires_grad)
     rev = 0.0
     if isinstance(total, ng.Tensor):
         hv = ng.autograd.grad(total, inputs, allow_unused=True)
-        rev = sum(float((h * v).sum()) for h, v in zip(hv, vs) if h is not None)
+        rev = sum((h * v).sum().item() for h, v in zip(hv, vs) if h is not None)
     assert fwd == pytest.approx(rev, rel=1e-9, abs=1e-12)
 
 

@@ -549,6 +549,8 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
 # ---------------------------------------------------------------- reductions
 
 _reduce_kernels: dict[tuple, object] = {}
+# a whole sum from this size on runs in blocks (``sum_all_par``), on one thread too
+WHOLE_BLOCKS_FROM = 4 * 16384
 
 
 def get_reduce_kernel(name, np_dtype):
@@ -567,6 +569,27 @@ def get_reduce_kernel(name, np_dtype):
         mod = codegen.load_module(np.dtype(np_dtype).name, body)
         k = _reduce_kernels[key] = getattr(mod, name)
     return k
+
+
+def whole_entry(name, np_dtype):
+    """The compiled entry point of reduction kernel ``name`` for one C-contiguous row of
+    ``np_dtype`` (an array of shape (1, n)) into a 1-d output of that dtype, or None for a
+    dtype other than float32 and float64. A caller that checked those types itself calls it
+    without Numba's dispatch (0.2 us a call; see ``flat_entry``)."""
+    key = (name, np_dtype)
+    entry = _whole_entries.get(key)
+    if entry is None and key not in _whole_entries:
+        if np_dtype == np.float32 or np_dtype == np.float64:
+            kernel = get_reduce_kernel(name, np_dtype)
+            args = (np.ones((1, 1), np_dtype), np.empty(1, np_dtype))
+            kernel(*args)  # compiles or loads it
+            compiled = kernel.overloads.get(tuple([kernel.typeof_pyval(v) for v in args]))
+            entry = getattr(compiled, "entry_point", None) or kernel
+        _whole_entries[key] = entry
+    return entry
+
+
+_whole_entries: dict[tuple, object] = {}
 
 
 def as_rows(a: np.ndarray, dims: tuple) -> tuple[np.ndarray, tuple]:
@@ -609,7 +632,7 @@ def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
         rows, kept = a.reshape(1, a.size), ()
         # from 65,536 elements always in blocks (on one thread too), so the rounding is the
         # same whatever the thread count
-        if name == "sum_rows" and a.size >= 4 * 16384:
+        if name == "sum_rows" and a.size >= WHOLE_BLOCKS_FROM:
             out = np.empty(1, dtype=out_dtype)
             part = np.empty(-(-a.size // 16384), dtype=out_dtype)
             get_reduce_kernel("sum_all_par", a.dtype)(rows, out, part)

@@ -28,7 +28,7 @@ from ..autograd.graph import _wrap
 from ..backend import cpu
 from . import lazy
 from .record import (
-    CompositeCtx, attach, edges, mark_views, needs_grad, record_general, record_lean,
+    CompositeCtx, edges, mark_views, needs_grad, record_composite, record_general, record_lean,
 )
 
 _make = Tensor._make  # (bound once: the fast path makes a Tensor per call)
@@ -376,20 +376,7 @@ def call_composite(op, *args, **kwargs):
     elif _grad_state.inference:  # (Tensor._make marked the outputs of a multi-output op)
         outs[0]._inference = True
     if recorded:
-        # (loops, not comprehensions: each of those is a call)
-        ctx.input_shapes, ctx.input_dtypes = shapes, dtypes = [], []
-        for t in inputs:
-            shapes.append(t.shape)
-            dtypes.append(t.dtype)
-        ctx.out_shapes, ctx.out_dtypes = shapes, dtypes = [], []
-        for o in outs:
-            shapes.append(o.shape)
-            dtypes.append(o.dtype)
-        if ctx.save_outputs:
-            for name, idx in ctx.save_outputs.items():
-                ctx.save_output(name, outs[idx], idx)
-        attach(op, ctx, inputs, outs, ctx.node_name or op.node_name,
-               ctx.non_differentiable)
+        record_composite(op, ctx, inputs, outs)
     if multi:
         return ctx.wrap(outs)
     return outs[0]

@@ -367,6 +367,24 @@ def attach(op, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), edges=Non
     return node
 
 
+def record_composite(op, ctx, inputs, outs):
+    """Record ``outs``, made by composite ``op`` from ``inputs`` with ``ctx``: the shapes and
+    dtypes its backward reads, the outputs its forward asked to save, the node (``attach``)."""
+    # (loops, not comprehensions: each of those is a call)
+    ctx.input_shapes, ctx.input_dtypes = shapes, dtypes = [], []
+    for t in inputs:
+        shapes.append(t.shape)
+        dtypes.append(t.dtype)
+    ctx.out_shapes, ctx.out_dtypes = shapes, dtypes = [], []
+    for o in outs:
+        shapes.append(o.shape)
+        dtypes.append(o.dtype)
+    if ctx.save_outputs:
+        for name, idx in ctx.save_outputs.items():
+            ctx.save_output(name, outs[idx], idx)
+    attach(op, ctx, inputs, outs, ctx.node_name or op.node_name, ctx.non_differentiable)
+
+
 def record_lean(op, plan, key, operands, params, result):
     """Record ``result = op(*operands, *params)`` made on the fast path, where ``key`` says
     which operands are numbers (``dispatch.Plan.leans``). Returns at once when no operand

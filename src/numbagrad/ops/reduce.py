@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as D
-from .._tensor import LazyTensor, Size, Tensor, _wrap_dim
+from .._tensor import PLAIN_SUBCLASSES, LazyTensor, Size, Tensor, _wrap_dim
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..autograd.graph import grad_accumulator
@@ -25,6 +25,7 @@ from .forward import linear
 from .elementwise import exp, where
 from .elementwise import sqrt as sqrt_op
 from .movement import normalize_dims
+from .record import needs_grad, record_composite
 from .registry import CompositeCtx, attach, composite
 
 _values_indices = {}
@@ -110,6 +111,47 @@ def _require_float(x, name):
 
 
 _TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
+
+
+_ALL_DIMS = [tuple(range(n)) for n in range(65)]  # (``reduction_dims(None, n)``, made once)
+
+
+def whole(op, kernel, setup=None):
+    """Set ``op.lean`` (``Composite.lean``) to ``op(x)`` over every element of a small
+    C-contiguous float32/float64 CPU tensor ``x`` with no other argument, the call a training
+    step makes for its loss: ``kernel`` runs through its compiled entry point
+    (``cpu.whole_entry``), and when ``x`` needs a gradient the ctx holds what ``op``'s forward
+    and ``_setup`` would set (``setup(ctx, x)`` the op's own part), recorded as
+    ``call_composite`` records it. Any other call goes on to the hook ``op`` had (``then``),
+    or to the general path."""
+    then = op.lean
+
+    def lean(x, *args, **kwargs):
+        if type(x) is Tensor or type(x) in PLAIN_SUBCLASSES:
+            a = x._data
+            if (not args and not kwargs and type(a) is np.ndarray and a.flags.carray
+                    and 0 < a.size < cpu.WHOLE_BLOCKS_FROM):
+                entry = cpu.whole_entry(kernel, a.dtype)
+                if entry is not None:
+                    out = np.empty(1, a.dtype)
+                    entry(a.reshape(1, a.size), out)
+                    result = Tensor._make(out.reshape(()))
+                    if (_grad_state.enabled and (x._requires_grad or x._base is not None)
+                            and needs_grad((x,))):
+                        ctx = object.__new__(CompositeCtx)  # (as call_composite makes it)
+                        ctx.saved = {}
+                        ctx.backend = cpu
+                        ctx.dims = _ALL_DIMS[a.ndim]
+                        ctx.shape = x.shape
+                        ctx.keepdim = False
+                        if setup is not None:
+                            setup(ctx, x)
+                        record_composite(op, ctx, (x,), (result,))
+                    return result
+            return None
+        return None if then is None else then(x, *args, **kwargs)
+
+    op.lean = lean
 
 
 # ---------------------------------------------------------------- where reductions run
@@ -302,6 +344,7 @@ def _sum_lean(x, *args, **kwargs):
 
 
 sum.lean = _sum_lean
+whole(sum, "sum_rows")
 
 
 @composite("mean", variants="function method")
@@ -312,8 +355,16 @@ def mean(ctx, x, dim=None, keepdim=False, dtype=None):
     dims = _setup(ctx, x, dim, keepdim)
     if dim is not None:
         ctx.node_name = "MeanBackward1"  # PyTorch's mean.dim overload
-    ctx.n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+    _count_reduced(ctx, x)
     return _finish(_run_reduce("mean_rows", x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+
+
+def _count_reduced(ctx, x):
+    """``ctx.n``: how many elements each result of the reduction over ``ctx.dims`` adds up."""
+    ctx.n = math.prod([x._data.shape[d] for d in ctx.dims])
+
+
+whole(mean, "mean_rows", _count_reduced)
 
 
 mean.defjvp(linear(mean))
@@ -419,9 +470,13 @@ def _extreme(ctx, x, dim, keepdim, kernel, name):
             if x.shape[d] == 0:
                 raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     _check_nonempty(x, dims, name, whole=dim is None)
+    _save_input_result(ctx, x)
+    return _finish(_run_reduce(kernel, x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+
+
+def _save_input_result(ctx, x):
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
-    return _finish(_run_reduce(kernel, x._data, dims, x._data.dtype), x.shape, dims, keepdim)
 
 
 @composite("amax", variants="function method")
@@ -433,6 +488,8 @@ def amax(ctx, x, dim=(), keepdim=False):
 def amax_vjp(ctx, grad):
     return _even_backward(grad, ctx, ctx["x"], ctx["result"])
 
+whole(amax, "amax_rows", _save_input_result)
+
 
 @composite("amin", variants="function method")
 def amin(ctx, x, dim=(), keepdim=False):
@@ -442,6 +499,8 @@ def amin(ctx, x, dim=(), keepdim=False):
 @amin.defvjp
 def amin_vjp(ctx, grad):
     return _even_backward(grad, ctx, ctx["x"], ctx["result"])
+
+whole(amin, "amin_rows", _save_input_result)
 
 
 def _with_indices(ctx, x, dim, keepdim, vkernel, ikernel, name):
@@ -505,6 +564,8 @@ def _all_backward(ctx, grad):
 
 max_all.defvjp(_all_backward)
 
+whole(max_all, "amax_rows", _save_input_result)
+
 
 @composite("min_all", node="MinBackward1")
 def min_all(ctx, x):
@@ -512,6 +573,8 @@ def min_all(ctx, x):
 
 
 min_all.defvjp(_all_backward)
+
+whole(min_all, "amin_rows", _save_input_result)
 
 
 def _refuse_bool_arg(x, name):
@@ -552,7 +615,7 @@ def _var_setup(ctx, x, dim, correction, keepdim, name):
     if not x.dtype.is_floating_point:
         raise RuntimeError("std and var only support floating point and complex dtypes")
     dims = _setup(ctx, x, dim, keepdim)
-    ctx.n = int(np.prod([x.shape[d] for d in dims])) if dims else 1
+    _count_reduced(ctx, x)
     ctx.correction = correction
     # PyTorch's backward takes the whole-tensor formula for dim=None and for a 0-d input;
     # with an explicit empty dim list it counts the reduced elements as 1 (the product over
