@@ -66,34 +66,6 @@ class Known(NamedTuple):
 
 
 KNOWN_OPEN: dict[str, Known] = {
-    "index_0d_int_tensor": Known(
-        "indexing with a 0-d integer tensor (x[torch.tensor(1)], x[t.argmax()]) acts as an int:"
-        " grad_fn SelectBackward0, and x[torch.tensor(1)] = v gives CopySlices; numbagrad"
-        " IndexBackward0 / IndexPutBackward0 (its result said it was on cuda:0 until c5afdad)",
-        """
-        y = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
-        r = y[torch.tensor(1)]
-        z = y * 1
-        z[torch.tensor(1)] = 5.0
-        """),
-    "reshape_alias_grad_fn": Known(
-        "reshape or flatten of a non-contiguous tensor that can still be a view: grad_fn"
-        " ReshapeAliasBackward0, numbagrad ViewBackward0",
-        """
-        x = torch.ones(3, 2, requires_grad=True)
-        r = x.t().reshape(2, 3, 1)
-        """),
-    "no_grad_inplace_view_grad_fn": Known(
-        "a write autograd does not record (under no_grad, or through a .detach()ed alias) into"
-        " a view of a tensor that requires grad, or into its base: the view's grad_fn becomes"
-        " AsStridedBackward0; numbagrad keeps the old one (TBackward0, UnsqueezeBackward0)",
-        """
-        x = torch.ones(3, 2, requires_grad=True)
-        v = x.t()
-        with torch.no_grad(): v.mul_(0.5)  # compare: v
-        w = x.unsqueeze(0)
-        w.detach().pow_(2)  # compare: w
-        """),
     "create_graph_grad_fn_names": Known(
         "gradients made with create_graph=True: PyTorch's double-backward nodes"
         " (SigmoidBackwardBackward0, a leaf's .grad is CopyBackwards); numbagrad builds them"
@@ -112,33 +84,6 @@ KNOWN_OPEN: dict[str, Known] = {
         x.requires_grad_()
         r = v.exp()
         """),
-    "prod_create_graph": Known(
-        "the gradient of prod() with create_graph=True: over a tensor holding a zero it"
-        " requires grad (second derivatives work), numbagrad's does not; over a 0-d tensor it"
-        " does not, numbagrad's does (MulBackward0)",
-        """
-        x = torch.tensor([[1.0, 0.0], [2.0, 3.0]], dtype=torch.float64, requires_grad=True)
-        g, = torch.autograd.grad(x.prod(), x, create_graph=True)
-        y = torch.tensor(2.0, requires_grad=True)
-        g, = torch.autograd.grad(y.prod(), y, create_graph=True)
-        """),
-    "setitem_grad_value_into_nonfloat": Known(
-        "writing a value that requires grad into a bool or integer tensor (b[:1] = v): the"
-        " target requires grad afterwards (grad_fn CopySlices); numbagrad's does not",
-        """
-        b = torch.zeros(3, dtype=torch.bool)
-        b[:1] = torch.tensor(1.0, requires_grad=True) * 2
-        """),
-    "setitem_advanced_empty": Known(
-        "assignment through an advanced index into an empty region: the value's shape is still"
-        " checked (RuntimeError shape mismatch), and grad_fn is CopySlices; numbagrad accepts"
-        " any empty value and records IndexPutBackward0",
-        """
-        y = torch.zeros(1, 3, 4, requires_grad=True) * 1
-        y[None, 1::3, torch.tensor([-3, -3, 1]), 2] = torch.zeros(3, 1, 0, 1)
-        z = torch.zeros(1, 0, requires_grad=True) * 1
-        z[torch.tensor([0, 0]), 0:-1] = torch.zeros(0, requires_grad=True) * 1
-        """),
     "elementwise_layout": Known(
         "an elementwise result of a non-contiguous input keeps the input's memory layout, so"
         " .view() of it raises, .contiguous() copies (CloneBackward0), flatten/reshape copy;"
@@ -149,27 +94,6 @@ KNOWN_OPEN: dict[str, Known] = {
         r = (x.t() + 1).contiguous()
         r = (x.t() + 1).view(-1)
         """),
-    "nograd_write_multi_output_view": Known(
-        "a write under no_grad into an output of split/chunk (or their base) of a tensor that"
-        " requires grad: reading that output's grad_fn afterwards raises RuntimeError (Output 0"
-        " of Split is a view and its base ... has been modified inplace); numbagrad returns"
-        " SplitBackward0",
-        """
-        x = torch.ones(4, 2, requires_grad=True) * 1
-        s = x.chunk(2, -1)
-        with torch.no_grad(): s[0].mul_(2)  # compare: s[0]
-        """),
-    "create_graph_empty_grad": Known(
-        "under create_graph=True the gradient of an empty tensor (an empty input of cat, an"
-        " empty operand of @) does not require grad; numbagrad's does (SliceBackward0, ...)",
-        """
-        c = torch.zeros(0, requires_grad=True)
-        y = torch.cat([torch.ones(2), c]).exp().sum()
-        y.backward(create_graph=True)  # compare: c.grad
-        x = torch.zeros(4, 0, requires_grad=True)
-        z = (torch.ones(4) @ x).clip(-1.5, 2).dot(torch.zeros(0, requires_grad=True))
-        z.backward(create_graph=True)  # compare: x.grad
-        """),
     "inplace_partial_overlap": Known(
         "an in-place op whose operand overlaps the written tensor in part (x[::2] *= x):"
         " RuntimeError (some elements of the input tensor and the written-to tensor refer to a"
@@ -178,27 +102,6 @@ KNOWN_OPEN: dict[str, Known] = {
         x = torch.tensor([[[1, 0], [-1, 0]]])
         y = x[::2]
         y *= x
-        """),
-    "inplace_view_of_multi_output_view": Known(
-        "an in-place op on a view of an output of split/chunk (or on the output of chunk(1))"
-        " of a tensor that requires grad: RuntimeError (Output 0 of T is a view and is being"
-        " modified inplace ...); numbagrad allows it (AsStridedBackward0)",
-        """
-        x = torch.ones(4, 2, requires_grad=True) * 1
-        y = x.chunk(2, -1)[0].t()
-        y.sin_()
-        z = x.chunk(1, -1)[0]
-        z.sin_()
-        """),
-    "index_out_of_bounds_empty": Known(
-        "out-of-range integer indices where the result is empty (an empty tensor, x of shape"
-        " (3, 0), x[[-4, 4]]; or an empty slice next to the index): an empty result, the"
-        " indices are not checked; numbagrad IndexError",
-        """
-        x = torch.zeros(3, 0, requires_grad=True)
-        r = x[torch.tensor([-4, 4])]
-        y = torch.ones(1, 1, 2, 1)
-        r = y[-1, ..., 1:1, None, torch.tensor([-2, 0, 0])]
         """),
     "advanced_index_layout": Known(
         "advanced indexing with a slice before the index (x[:, i], x[..., i]): the result is"
@@ -229,16 +132,6 @@ KNOWN_OPEN: dict[str, Known] = {
         g, = torch.autograd.grad(x.sigmoid(), x, torch.tensor([np.inf]), create_graph=True)
         gg = torch.autograd.grad(g, x, torch.tensor([0.08]))
         """),
-    "inplace_expanded_backward": Known(
-        "fill_ / zero_ on an expanded view of a tensor that requires grad (allowed), then"
-        " backward: RuntimeError (unsupported operation: more than one element of the"
-        " written-to tensor refers to a single memory location); numbagrad runs",
-        """
-        x = torch.tensor([-1.5, 1.5], requires_grad=True)
-        v = x + 0.5
-        v.expand(2, 2).fill_(0.0)
-        v.sum().backward()
-        """),
     "cat_stack_layout": Known(
         "torch.cat / torch.stack of non-contiguous (transposed) inputs: a contiguous result, so"
         " .view() works; numbagrad's keeps the inputs' layout: view() raises RuntimeError,"
@@ -247,14 +140,6 @@ KNOWN_OPEN: dict[str, Known] = {
         x = torch.ones(3, 2, requires_grad=True)
         r = torch.cat((x.t(), x.t()), dim=0).view(12)
         r = torch.stack((x.t(), x.t()), dim=0).view(12)
-        """),
-    "setitem_into_expanded_overlap": Known(
-        "y[:-1] = v where the region of an expanded y has several elements at one address:"
-        " RuntimeError (unsupported operation: more than one element of the written-to tensor"
-        " refers to a single memory location); numbagrad writes",
-        """
-        y = torch.tensor(4.0).expand(3)
-        y[:-1] = torch.tensor(1.0)
         """),
     "pow_bool_exponent_grad": Known(
         "the gradient of x ** False at x == 0: nan (False * 0 ** -1); numbagrad 0 (as for"
@@ -268,6 +153,121 @@ KNOWN_OPEN: dict[str, Known] = {
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
 # repros keep being checked by --known and ``avoid`` accepts their keys.
 FIXED: dict[str, Known] = {
+    "setitem_into_expanded_overlap": Known(
+        "y[:-1] = v where the region of an expanded y has several elements at one address:"
+        " RuntimeError (unsupported operation: more than one element of the written-to tensor"
+        " refers to a single memory location); numbagrad writes",
+        """
+        y = torch.tensor(4.0).expand(3)
+        y[:-1] = torch.tensor(1.0)
+        """),
+    "inplace_expanded_backward": Known(
+        "fill_ / zero_ on an expanded view of a tensor that requires grad (allowed), then"
+        " backward: RuntimeError (unsupported operation: more than one element of the"
+        " written-to tensor refers to a single memory location); numbagrad runs",
+        """
+        x = torch.tensor([-1.5, 1.5], requires_grad=True)
+        v = x + 0.5
+        v.expand(2, 2).fill_(0.0)
+        v.sum().backward()
+        """),
+    "inplace_view_of_multi_output_view": Known(
+        "an in-place op on a view of an output of split/chunk (or on the output of chunk(1))"
+        " of a tensor that requires grad: RuntimeError (Output 0 of T is a view and is being"
+        " modified inplace ...); numbagrad allows it (AsStridedBackward0)",
+        """
+        x = torch.ones(4, 2, requires_grad=True) * 1
+        y = x.chunk(2, -1)[0].t()
+        y.sin_()
+        z = x.chunk(1, -1)[0]
+        z.sin_()
+        """),
+    "nograd_write_multi_output_view": Known(
+        "a write under no_grad into an output of split/chunk (or their base) of a tensor that"
+        " requires grad: reading that output's grad_fn afterwards raises RuntimeError (Output 0"
+        " of Split is a view and its base ... has been modified inplace); numbagrad returns"
+        " SplitBackward0",
+        """
+        x = torch.ones(4, 2, requires_grad=True) * 1
+        s = x.chunk(2, -1)
+        with torch.no_grad(): s[0].mul_(2)  # compare: s[0]
+        """),
+    "no_grad_inplace_view_grad_fn": Known(
+        "a write autograd does not record (under no_grad, or through a .detach()ed alias) into"
+        " a view of a tensor that requires grad, or into its base: the view's grad_fn becomes"
+        " AsStridedBackward0; numbagrad keeps the old one (TBackward0, UnsqueezeBackward0)",
+        """
+        x = torch.ones(3, 2, requires_grad=True)
+        v = x.t()
+        with torch.no_grad(): v.mul_(0.5)  # compare: v
+        w = x.unsqueeze(0)
+        w.detach().pow_(2)  # compare: w
+        """),
+    "create_graph_empty_grad": Known(
+        "under create_graph=True the gradient of an empty tensor (an empty input of cat, an"
+        " empty operand of @) does not require grad; numbagrad's does (SliceBackward0, ...)",
+        """
+        c = torch.zeros(0, requires_grad=True)
+        y = torch.cat([torch.ones(2), c]).exp().sum()
+        y.backward(create_graph=True)  # compare: c.grad
+        x = torch.zeros(4, 0, requires_grad=True)
+        z = (torch.ones(4) @ x).clip(-1.5, 2).dot(torch.zeros(0, requires_grad=True))
+        z.backward(create_graph=True)  # compare: x.grad
+        """),
+    "prod_create_graph": Known(
+        "the gradient of prod() with create_graph=True: over a tensor holding a zero it"
+        " requires grad (second derivatives work), numbagrad's does not; over a 0-d tensor it"
+        " does not, numbagrad's does (MulBackward0)",
+        """
+        x = torch.tensor([[1.0, 0.0], [2.0, 3.0]], dtype=torch.float64, requires_grad=True)
+        g, = torch.autograd.grad(x.prod(), x, create_graph=True)
+        y = torch.tensor(2.0, requires_grad=True)
+        g, = torch.autograd.grad(y.prod(), y, create_graph=True)
+        """),
+    "reshape_alias_grad_fn": Known(
+        "reshape or flatten of a non-contiguous tensor that can still be a view: grad_fn"
+        " ReshapeAliasBackward0, numbagrad ViewBackward0",
+        """
+        x = torch.ones(3, 2, requires_grad=True)
+        r = x.t().reshape(2, 3, 1)
+        """),
+    "setitem_grad_value_into_nonfloat": Known(
+        "writing a value that requires grad into a bool or integer tensor (b[:1] = v): the"
+        " target requires grad afterwards (grad_fn CopySlices); numbagrad's does not",
+        """
+        b = torch.zeros(3, dtype=torch.bool)
+        b[:1] = torch.tensor(1.0, requires_grad=True) * 2
+        """),
+    "setitem_advanced_empty": Known(
+        "assignment through an advanced index into an empty region: the value's shape is still"
+        " checked (RuntimeError shape mismatch), and grad_fn is CopySlices; numbagrad accepts"
+        " any empty value and records IndexPutBackward0",
+        """
+        y = torch.zeros(1, 3, 4, requires_grad=True) * 1
+        y[None, 1::3, torch.tensor([-3, -3, 1]), 2] = torch.zeros(3, 1, 0, 1)
+        z = torch.zeros(1, 0, requires_grad=True) * 1
+        z[torch.tensor([0, 0]), 0:-1] = torch.zeros(0, requires_grad=True) * 1
+        """),
+    "index_out_of_bounds_empty": Known(
+        "out-of-range integer indices where the result is empty (an empty tensor, x of shape"
+        " (3, 0), x[[-4, 4]]; or an empty slice next to the index): an empty result, the"
+        " indices are not checked; numbagrad IndexError",
+        """
+        x = torch.zeros(3, 0, requires_grad=True)
+        r = x[torch.tensor([-4, 4])]
+        y = torch.ones(1, 1, 2, 1)
+        r = y[-1, ..., 1:1, None, torch.tensor([-2, 0, 0])]
+        """),
+    "index_0d_int_tensor": Known(
+        "indexing with a 0-d integer tensor (x[torch.tensor(1)], x[t.argmax()]) acts as an int:"
+        " grad_fn SelectBackward0, and x[torch.tensor(1)] = v gives CopySlices; numbagrad"
+        " IndexBackward0 / IndexPutBackward0 (its result said it was on cuda:0 until c5afdad)",
+        """
+        y = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        r = y[torch.tensor(1)]
+        z = y * 1
+        z[torch.tensor(1)] = 5.0
+        """),
     "bmm_empty_mixed_dtype": Known(
         "torch.bmm (or batched @) of float32 and float64 operands when one is empty: an empty"
         " float64 result; numbagrad RuntimeError (expected batch1 and batch2 to have the same"

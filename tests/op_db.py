@@ -288,6 +288,8 @@ OPS = [
       int_ok=True),
     U("reshape_copy", lambda x: x.reshape(6), lambda a: a.reshape(6), shapes=["transposed"],
       node="UnsafeViewBackward0"),
+    U("reshape_alias", lambda x: x.reshape(*x.shape, 1), lambda a: a[..., None],
+      shapes=["transposed", "strided"], node="ReshapeAliasBackward0"),
     U("unsafe_view", lambda x: x.reshape(2, 6) @ ng.ones(6, 1, dtype=x.dtype),
       lambda a: a.reshape(2, 6) @ np.ones((6, 1)), shapes=[(2, 3, 2)], node="MmBackward0"),
     U("permute", lambda x: x.permute(2, 0, 1), lambda a: a.transpose(2, 0, 1),

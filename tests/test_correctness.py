@@ -540,3 +540,204 @@ def test_linear_on_other_ranks_is_addmm_viewed_back(shape):
     assert got[0][0] == got[1][0] == "ViewBackward0"
     for a, b in zip(got[0][1], got[1][1]):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def _node(t):
+    return type(t.grad_fn).__name__
+
+
+def test_a_0d_integer_tensor_index_selects_as_an_int():
+    y = ng.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    assert _node(y[ng.tensor(1)]) == "SelectBackward0"
+    assert _node(y[:, ng.tensor(1, dtype=ng.int32)]) == "SelectBackward0"
+    assert _node(y[ng.tensor(1), ng.tensor([0, 2])]) == "IndexBackward0"
+    assert tuple(y[ng.tensor(True)].shape) == (1, 2, 3)  # (a 0-d bool tensor is a mask)
+    i = ng.tensor(1)
+    r = y[i]
+    i.add_(1)  # (not saved: a select, not an index)
+    r.sum().backward()
+    assert y.grad.tolist() == [[0.0, 0.0, 0.0], [1.0, 1.0, 1.0]]
+    z = y * 1
+    z[ng.tensor(1)] = 5.0
+    assert _node(z) == "CopySlices" and z.tolist() == [[1.0, 2.0, 3.0], [5.0, 5.0, 5.0]]
+    _raises_as_pytorch("T.zeros(2, 3)[T.tensor(5)]", "IndexError",
+                       "index 5 is out of bounds for dimension 0 with size 2")
+
+
+def test_out_of_range_indices_selecting_nothing_are_not_checked():
+    x = ng.zeros(3, 0, requires_grad=True)
+    r = x[ng.tensor([-4, 4])]
+    assert tuple(r.shape) == (2, 0) and _node(r) == "IndexBackward0"
+    r.sum().backward()
+    assert tuple(x.grad.shape) == (3, 0)
+    y = ng.ones(1, 1, 2, 1)
+    assert tuple(y[-1, ..., 1:1, None, ng.tensor([-2, 0, 0])].shape) == (1, 0, 1, 3)
+    assert tuple(ng.zeros(2, 0, 3)[[5], 1:, [7]].shape) == (1, 0)
+    assert tuple(ng.zeros(2, 3)[[], [7]].shape) == (0,)
+    w = ng.zeros(3, 0)
+    w[ng.tensor([-4, 4])] = 1.0  # (writes nothing)
+    _raises_as_pytorch("T.zeros(0, 3)[[0]]", "IndexError",
+                       "index is out of bounds for dimension with size 0")
+    _raises_as_pytorch("T.zeros(2, 3)[[5], 1:]", "IndexError",
+                       "index 5 is out of bounds for dimension 0 with size 2")
+
+
+def test_assigning_into_an_empty_advanced_region_checks_the_value_shape():
+    y = ng.zeros(1, 3, 4, requires_grad=True) * 1
+    with pytest.raises(RuntimeError) as e:
+        y[None, 1::3, ng.tensor([-3, -3, 1]), 2] = ng.zeros(3, 1, 0, 1)
+    assert str(e.value) == ("shape mismatch: value tensor of shape [3, 1, 0, 1] cannot be "
+                            "broadcast to indexing result of shape [1, 0, 3]")
+    z = ng.zeros(1, 0, requires_grad=True) * 1
+    z[ng.tensor([0, 0]), 0:-1] = ng.zeros(0, requires_grad=True) * 1
+    assert _node(z) == "CopySlices"
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64"])
+def test_filling_a_nonfloat_region_with_a_value_that_requires_grad_is_recorded(dtype):
+    # PyTorch records fill_ (a 0-d value into a region that is not) and a single value through
+    # a bool mask; a copy into an integer or bool tensor records nothing
+    def write(index, shape):
+        t = ng.zeros(3, dtype=getattr(ng, dtype))
+        t[index] = ng.ones(shape, requires_grad=True) * 2
+        return t.requires_grad, type(t.grad_fn).__name__
+
+    assert write(slice(None, 1), ()) == (True, "CopySlices")
+    assert write((Ellipsis, slice(1, None)), ()) == (True, "CopySlices")
+    assert write(ng.ones(3, dtype=ng.bool), (1,)) == (True, "IndexPutBackward0")
+    assert write(slice(None, 1), (1,)) == (False, "NoneType")
+    assert write(slice(None, 2), (1,)) == (False, "NoneType")
+    assert write(1, ()) == (False, "NoneType")
+
+
+def test_reshape_of_a_layout_that_is_not_contiguous_is_reshape_alias():
+    x = ng.ones(3, 2, requires_grad=True)
+    assert _node(x.reshape(2, 3)) == "ViewBackward0"
+    r = x.t().reshape(2, 3, 1)
+    assert _node(r) == "ReshapeAliasBackward0" and r._base is x and r.stride() == (1, 2, 2)
+    assert _node(x.t().reshape(2, 3)) == "ReshapeAliasBackward0"
+    assert _node(x[:, :1].flatten()) == "ReshapeAliasBackward0"
+    assert _node(x.t().reshape(6)) == "UnsafeViewBackward0"
+    (r * ng.tensor([1.0, 2.0]).reshape(2, 1, 1)).sum().backward()
+    assert x.grad.tolist() == [[1.0, 2.0]] * 3
+
+
+def test_prod_gradient_under_create_graph_over_a_zero_is_viewed_back():
+    x = ng.tensor([[1.0, 0.0], [2.0, 3.0]], dtype=ng.float64, requires_grad=True)
+    g, = ng.autograd.grad(x.prod(), x, create_graph=True)
+    assert _node(g) == "ViewBackward0" and g.tolist() == [[0.0, 6.0], [0.0, 0.0]]
+    g, = ng.autograd.grad(x.prod(1), x, ng.ones(2, dtype=ng.float64), create_graph=True)
+    assert _node(g) == "MulBackward0" and g.tolist() == [[0.0, 1.0], [3.0, 2.0]]
+    y = ng.tensor(2.0, requires_grad=True)
+    g, = ng.autograd.grad(y.prod(), y, create_graph=True)
+    assert not g.requires_grad
+
+
+def test_first_grad_under_create_graph_is_a_copy():
+    x = ng.zeros(3, requires_grad=True)
+    x.exp().sum().backward(create_graph=True)
+    assert _node(x.grad) == "CopyBackwards" and x.grad.tolist() == [1.0, 1.0, 1.0]
+    x.exp().sum().backward(create_graph=True)
+    assert _node(x.grad) == "AddBackward0"
+    w = ng.zeros(2, requires_grad=True)
+    (w * 2).sum().backward(create_graph=True)
+    assert not w.grad.requires_grad
+    c = ng.zeros(0, requires_grad=True)  # (cat's gradient of an empty 1-D input is new)
+    ng.cat([ng.ones(2), c]).exp().sum().backward(create_graph=True)
+    assert not c.grad.requires_grad and tuple(c.grad.shape) == (0,)
+
+
+def test_a_view_re_derives_its_node_after_an_unrecorded_write():
+    x = ng.ones(3, 2, requires_grad=True)
+    v = x.t()
+    with ng.no_grad():
+        v.mul_(0.5)
+    assert _node(v) == "AsStridedBackward0"
+    w = x.unsqueeze(0)
+    w.detach().pow_(2)
+    assert _node(w) == "AsStridedBackward0"
+    (w * 2).sum().backward()
+    assert x.grad.tolist() == [[2.0, 2.0]] * 3
+
+
+_REBASED_SPLIT = (
+    "Output {} of Split is a view and its base or another view of its base has been modified "
+    "inplace. This view is the output of a function that returns multiple views. Such functions "
+    "do not allow the output views to be modified inplace. You should replace the inplace "
+    "operation by an out-of-place one.")
+
+
+def test_outputs_of_split_refuse_a_node_after_their_base_changed():
+    x = ng.ones(4, 2, requires_grad=True) * 1
+    s = x.chunk(2, -1)
+    with ng.no_grad():
+        s[0].mul_(2)
+    assert s[1].requires_grad  # (not re-derived: no error)
+    for k in (0, 1):
+        with pytest.raises(RuntimeError) as e:
+            s[k].grad_fn
+        assert str(e.value) == _REBASED_SPLIT.format(k)
+    with pytest.raises(RuntimeError):
+        s[0] * 2
+    with ng.no_grad():
+        v = x[0]
+    x.mul_(2)
+    with pytest.raises(RuntimeError, match="^A view was created in no_grad mode and its base"):
+        v.grad_fn
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("x.chunk(2, -1)[0].t().sin_()", "Output 0 of T is a view and is being modified inplace."),
+    ("x.chunk(1, -1)[0].sin_()", "Output 0 of Split is a view and is being modified inplace."),
+    ("x.split([1, 1], -1)[1].sin_()",
+     "Output 1 of SplitWithSizes is a view and is being modified inplace."),
+    ("x.unbind(1)[1].sin_()", "Output 1 of Unbind is a view and is being modified inplace."),
+])
+def test_views_of_outputs_of_split_refuse_inplace(expr, message):
+    x = ng.ones(4, 2, requires_grad=True) * 1
+    with pytest.raises(RuntimeError) as e:
+        eval(expr, {"x": x})
+    assert str(e.value).startswith(message + " This view is the output of a function that "
+                                   "returns multiple views.")
+
+
+_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a "
+            "single memory location. Please clone() the tensor before performing the operation.")
+
+
+@pytest.mark.parametrize("write", [
+    "y[:-1] = 1.0", "y[:-1] = T.tensor(1.0)", "y[:-1] = T.ones(2)", "y[...] = T.tensor(1.0)",
+    "y[:] = 1.0", "y[:-1].fill_(T.tensor(1.0))"])
+def test_writes_through_a_view_whose_elements_share_memory_are_refused(write):
+    y = ng.tensor(4.0).expand(3)
+    with pytest.raises(RuntimeError) as e:
+        exec(write, {"T": ng, "y": y})
+    assert str(e.value) == _OVERLAP
+
+
+@pytest.mark.parametrize("write", [
+    "y[:1] = 1.0", "y[0] = T.tensor(1.0)", "y[[0, 1]] = 1.0", "y[:-1].fill_(1.0)",
+    "y[:-1].zero_()"])
+def test_writes_into_shared_memory_pytorch_allows(write):
+    y = ng.tensor(4.0).expand(3)
+    exec(write, {"T": ng, "y": y})
+    assert y.tolist()[0] == y.tolist()[2] != 4.0
+
+
+def test_backward_through_a_fill_of_an_expanded_view_is_refused():
+    x = ng.tensor([-1.5, 1.5], requires_grad=True)
+    v = x + 0.5
+    v.expand(2, 2).fill_(0.0)
+    with pytest.raises(RuntimeError) as e:
+        v.sum().backward()
+    assert str(e.value) == _OVERLAP
+
+
+def test_gradient_of_an_empty_regenerated_view_is_not_recorded():
+    x = ng.tensor([[0.25, 2.0], [-0.75, -0.5]], requires_grad=True)
+    v = x[2::3]
+    with ng.no_grad():
+        x[0] = 1.0
+    assert _node(v) == "AsStridedBackward0"
+    g, = ng.autograd.grad((v.exp() * ng.zeros(0, 2)).sum(), x, create_graph=True)
+    assert not g.requires_grad and g.tolist() == [[0.0, 0.0], [0.0, 0.0]]

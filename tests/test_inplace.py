@@ -258,7 +258,7 @@ def test_views_made_under_no_grad_or_by_split_refuse_inplace():
     with pytest.raises(RuntimeError) as e:
         b.mul_(2)
     assert str(e.value) == (
-        "Output 1 of SplitBackward0 is a view and is being modified inplace. This view is the "
+        "Output 1 of Split is a view and is being modified inplace. This view is the "
         "output of a function that returns multiple views. Such functions do not allow the "
         "output views to be modified inplace. You should replace the inplace operation by an "
         "out-of-place one."

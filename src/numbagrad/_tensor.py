@@ -127,6 +127,7 @@ class Tensor:
     _grad = None
     _base = None
     _view_src = None
+    _view_version = 0  # (a view: the version its node was derived at)
     _view_kind = None
     _accumulator = None
     _hooks = None
@@ -271,7 +272,8 @@ class Tensor:
     def grad_fn(self):
         """The node that made this tensor (None for a leaf)."""
         base = self._base
-        if base is not None and base._grad_fn is not self._view_src:
+        if base is not None and (base._grad_fn is not self._view_src
+                                 or self._version_cell[0] != self._view_version):
             self._refresh_view()  # (bound by tensor.py: it runs ops)
         return self._grad_fn
 
@@ -292,8 +294,11 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         base = self._base
-        if base is not None and base._grad_fn is not self._view_src:
-            self._refresh_view()  # (bound by tensor.py: it runs ops)
+        if base is not None and (base._grad_fn is not self._view_src
+                                 or self._version_cell[0] != self._view_version):
+            # what re-deriving the view's node (grad_fn) would give, without doing it: PyTorch
+            # does not here, so a view that may not be re-derived does not raise
+            return self._requires_grad or base._requires_grad
         return self._requires_grad
 
     @requires_grad.setter

@@ -35,7 +35,8 @@ def accumulate_into_grad(t: Tensor, grad: Tensor, unshared: bool = False) -> Non
             unshared = False
     if t._grad is None:
         if _grad_state.enabled:
-            t._grad = grad
+            # a copy even now, as PyTorch's: recorded (CopyBackwards) when grad requires grad
+            t._grad = grad.new_empty(grad.shape).copy_(grad)
         elif unshared:
             t._grad = Tensor._make(grad._data)
         else:

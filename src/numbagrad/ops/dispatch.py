@@ -372,7 +372,7 @@ def call_composite(op, *args, **kwargs):
             out = _wrap(Tensor, res)  # (marked an inference tensor below, if it is one)
         outs = [out]
     if op.view or ctx.view:
-        mark_views(inputs[0], outs, ctx.node_name or op.node_name)
+        mark_views(inputs[0], outs, multi)
     elif _grad_state.inference:  # (Tensor._make marked the outputs of a multi-output op)
         outs[0]._inference = True
     if recorded:

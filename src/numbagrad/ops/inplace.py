@@ -49,6 +49,19 @@ ERR_MULTI_VIEW = (
     "a function that returns multiple views. Such functions do not allow the output views to be "
     "modified inplace. You should replace the inplace operation by an out-of-place one."
 )
+ERR_NO_GRAD_VIEW_REBASE = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled. Given that this use case is ambiguous and "
+    "error-prone, it is forbidden. You can clarify your code by moving both the view and the "
+    "inplace either both inside the no_grad block (if you don't want the inplace to be "
+    "tracked) or both outside (if you want the inplace to be tracked)."
+)
+ERR_MULTI_VIEW_REBASE = (
+    "Output {k} of {node} is a view and its base or another view of its base has been modified "
+    "inplace. This view is the output of a function that returns multiple views. Such "
+    "functions do not allow the output views to be modified inplace. You should replace the "
+    "inplace operation by an out-of-place one."
+)
 ERR_OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
@@ -72,9 +85,15 @@ def check_inplace(x):
     if kind == "no_grad":
         raise RuntimeError(ERR_NO_GRAD_VIEW)
     if kind is not None:
-        raise RuntimeError(ERR_MULTI_VIEW.format(k=x._output_nr, node=kind))
+        raise RuntimeError(ERR_MULTI_VIEW.format(k=x._output_nr, node=_op_name(x)))
     if base._grad_fn is None:
         raise RuntimeError(ERR_LEAF_VIEW)
+
+
+def _op_name(v):
+    """The op that made view ``v``, as PyTorch's errors name it (``Split``)."""
+    name = type(v._grad_fn).__name__
+    return name[:name.rfind("Backward")]
 
 
 def check_no_overlap(x):
@@ -192,12 +211,19 @@ def _saved_result_is_x(x, result):
 
 
 def refresh_view(v):
-    """Re-derive a view's node after its base was modified in place (PyTorch does it lazily)."""
+    """Re-derive a view's node after its base, or memory they share, was modified in place,
+    recorded or not (PyTorch does it lazily, when the version counter moved)."""
     base = v._base
-    v._view_src = base._grad_fn
     if base._grad_fn is None and not base._requires_grad:
         # the base was detached in place (detach_): its views keep their history, as in PyTorch
+        v._view_src, v._view_version = base._grad_fn, v._version_cell[0]
         return
+    kind = v._view_kind
+    if kind == "no_grad":
+        raise RuntimeError(ERR_NO_GRAD_VIEW_REBASE)
+    if kind is not None:
+        raise RuntimeError(ERR_MULTI_VIEW_REBASE.format(k=v._output_nr, node=_op_name(v)))
+    v._view_src, v._view_version = base._grad_fn, v._version_cell[0]
     if base._requires_grad:
         isz = v._data.itemsize
         with enable_grad():
@@ -218,11 +244,16 @@ def copy_slices(ctx, base, src, view):
     """``base`` after ``src`` was written into its region ``view`` (an array into ``base``'s
     memory; the write is already done)."""
     ctx.positions = M.view_positions(base._data, view)
+    # (the backward writes the region's gradient into the base's: PyTorch refuses that where
+    # the region's elements share memory, after fill_ or zero_ of an expanded view)
+    ctx.overlap = _self_overlapping(view)
     return base._data
 
 
 @copy_slices.defvjp
 def copy_slices_vjp(ctx, grad):
+    if ctx.overlap:
+        raise RuntimeError(ERR_OVERLAP)
     where = M._Index((ctx.positions,), {"advanced"})
     flat = grad.reshape(-1)
     g_base = M.index_put(flat, where, 0).reshape(ctx.input_shapes[0])
@@ -351,6 +382,8 @@ def zero_(x):
 
 def fill_(x, value):
     check_inplace(x)
+    if isinstance(value, Tensor):  # (PyTorch fills with a number even where memory is shared)
+        check_no_overlap(x)
     if not _tracked(x, value):
         _writable(x)[...] = value.item() if hasattr(value, "item") else value
         x._bump()
@@ -374,6 +407,16 @@ def _one_mask(where):
     return len(where.index) == 1 and getattr(where.index[0], "dtype", None) == np.bool_
 
 
+def _fills_nonfloat(x, where, value, advanced):
+    """Whether PyTorch records writing ``value`` (which requires grad) into the integer or
+    bool ``x`` at ``where``: it copies a value into such a target without a graph, but records
+    the fill of a region by one element (a 0-d value into a region that is not, or anything
+    through a single bool mask, where the dtypes need not match)."""
+    if advanced:  # (the dtype check let only one element through one mask get here)
+        return True
+    return value.ndim == 0 and np.ndim(x._data[where.index]) > 0
+
+
 def setitem(x, index, value):
     if _grad_state.enabled and x._base is None and x._grad_fn is None and x._requires_grad:
         # x[i] = v writes through a view of x, as PyTorch words it
@@ -387,6 +430,10 @@ def setitem(x, index, value):
     if where.staged is not None:  # integers first, as PyTorch: a view, then the rest
         first, then = where.staged
         return setitem(M.getitem(x, first), then, value)
+    if "advanced" not in where.kinds and 0 in x._data.strides:
+        # a write through a view, which PyTorch refuses where its elements share memory (an
+        # advanced index writes with index_put_, which allows it)
+        check_no_overlap(Tensor._make(x._data[where.index]))
     if where.kinds <= {"slice", "ellipsis"}:
         # an index that selects all of x: PyTorch fills it with a number or a 0-d tensor and
         # copies anything else into it (FillBackward3, CopyBackwards)
@@ -410,8 +457,9 @@ def setitem(x, index, value):
             f"{_CAST_NAMES[x.dtype.name]} for the destination and "
             f"{_CAST_NAMES[value.dtype.name]} for the source."
         )
-    if not _tracked(x, value) or not x.dtype.is_floating_point:
-        # an integer or bool target cannot carry a gradient: the value is only cast into it
+    if not _tracked(x, value) or not (x.dtype.is_floating_point
+                                      or _fills_nonfloat(x, where, value, advanced)):
+        # an integer or bool target carries no gradient: the value is only cast into it
         M.write_region(_writable(x), where.index,
                        value._data if isinstance(value, Tensor) else value, advanced)
         x._bump()

@@ -150,12 +150,26 @@ squeeze_result.defvjp(_reshape_back)
 squeeze_result.defjvp(linear(squeeze_result))
 
 
+@composite("reshape_alias", node="ReshapeAliasBackward0", view=True)
+def reshape_alias(ctx, x, shape):
+    """``x`` reshaped as a view of a layout that is not contiguous (PyTorch's
+    ``_reshape_alias``: the caller checked that a view can have ``shape``)."""
+    return _view_or_none(x._data, shape)
+
+
+reshape_alias.defvjp(_reshape_back)
+reshape_alias.defjvp(linear(reshape_alias))
+
+
 @public("function method")
 def reshape(x, *shape):
     """A view when the layout allows one, else a copy (as in PyTorch)."""
     shape = infer_shape(parse_shape(shape), x.numel())
-    if shape == x._data.shape or _view_or_none(x._data, shape) is not None:
+    a = x._data
+    if a.flags.c_contiguous:
         return view(x, shape)
+    if _view_or_none(a, shape) is not None:
+        return reshape_alias(x, shape)
     return reshape_copy(x, shape)
 
 
@@ -360,6 +374,8 @@ as_strided.defjvp(linear(as_strided))
 
 @as_strided.defvjp
 def as_strided_vjp(ctx, grad):
+    if not grad._data.size:  # (an empty view: PyTorch's gradient is zeros, not recorded)
+        return Tensor._make(backend.of(grad._data).zeros(ctx.input_shapes[0], grad._data.dtype))
     where = _Index((ctx.positions,), {"advanced"})
     flat = index_put_zeros(grad, where, (math.prod(ctx.input_shapes[0]),))
     return flat.reshape(ctx.input_shapes[0])
@@ -438,8 +454,12 @@ def _normalize_index(x, index):
     for item in index:
         if isinstance(item, Tensor):
             item = item._host()  # index arithmetic runs on the host
+            if item.ndim == 0 and item.dtype.kind in "iu" and item.dtype != np.uint8:
+                item = int(item)  # PyTorch selects with a 0-d integer tensor, as with an int
         elif isinstance(item, (list, tuple, range)):
             item = np.array(item, dtype=np.int64 if isinstance(item, range) else None)
+            if not item.size:
+                item = item.astype(np.int64)  # ([] is an empty index, as in PyTorch)
             if item.dtype.kind == "f":
                 raise IndexError(
                     "tensors used as indices must be long, int, byte or bool tensors"
@@ -543,7 +563,8 @@ class _Index:
         items = index if isinstance(index, tuple) else (index,)
         where = object.__new__(cls)  # (__init__, without its call: one per indexing)
         where.index, where.kinds = _normalize_index(x, index)
-        where.sources = tuple([i for i in items if isinstance(i, Tensor)])
+        where.sources = tuple([i for i, n in zip(items, where.index)
+                               if isinstance(i, Tensor) and isinstance(n, np.ndarray)])
         kinds = where.kinds
         where.staged = _ints_first(where.index) if "advanced" in kinds and "int" in kinds else None
         where.bare_slice = isinstance(index, slice)
@@ -588,14 +609,49 @@ def index_select_any(ctx, x, idx):
         else:
             out = a[index]
     except IndexError as e:
-        msg = str(e).replace("axis", "dimension").replace("array", "tensor")
-        raise IndexError(msg) from None
+        shape = region_shape(a.shape, index)
+        if shape is None or 0 not in shape:
+            raise _index_error(e) from None
+        return ctx.backend.zeros(shape, a.dtype)
     if "advanced" in kinds:
         # (a 0-d index array selects one element: NumPy gives a scalar, a tensor holds arrays)
         return np.asarray(out) if isinstance(out, np.generic) else out
     if isinstance(out, np.generic):  # full integer indexing gives a NumPy scalar
         out = x._data[index + (Ellipsis,)]
     return out
+
+
+def _index_error(e):
+    """NumPy's IndexError in PyTorch's words."""
+    return IndexError(str(e).replace("axis", "dimension").replace("array", "tensor"))
+
+
+def region_shape(shape, index):
+    """The shape of ``a[index]`` for ``a`` of ``shape``, whatever the values of its integer
+    arrays; None if the index does not fit ``shape``. PyTorch checks those values only against
+    the elements it reads, so out-of-range ones are no error where the region is empty (but a
+    non-empty array indexing a dim of size 0 raises)."""
+    n_dims = sum(i.ndim if isinstance(i, np.ndarray) and i.dtype == np.bool_
+                 else 0 if i is None or i is Ellipsis or isinstance(i, (bool, np.bool_)) else 1
+                 for i in index)
+    probe_shape, probe_index, d = list(shape), [], 0
+    for item in index:
+        if item is Ellipsis:
+            d += len(shape) - n_dims
+        elif isinstance(item, np.ndarray) and item.dtype != np.bool_:
+            if shape[d] == 0 and item.size:
+                raise IndexError("index is out of bounds for dimension with size 0")
+            probe_shape[d] = max(shape[d], 1)
+            item = np.zeros_like(item)
+            d += 1
+        elif item is not None and not isinstance(item, (bool, np.bool_)):
+            d += item.ndim if isinstance(item, np.ndarray) else 1
+        probe_index.append(item)
+    probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), probe_shape, [0] * len(shape))
+    try:
+        return probe[tuple(probe_index)].shape
+    except IndexError:
+        return None
 
 
 def _save_sources(ctx, idx):
@@ -625,6 +681,8 @@ def index_put_zeros(ctx, grad, idx, shape):
     index = ctx.index = idx.index
     be = backend.of(grad._data)
     out = be.zeros(shape, grad._data.dtype)
+    if not grad._data.size:  # (nothing to add: the index may hold values out of range)
+        return out
     if any(isinstance(i, np.ndarray) for i in index):
         be.scatter(out, index, grad._data, accumulate=True)
     else:
@@ -660,17 +718,35 @@ def write_region(a, index, value, advanced):
     # PyTorch drops a value's leading size-1 dims first (x[i] = ones(1) into a 0-d region)
     while np.ndim(value) and np.shape(value)[0] == 1:
         value = value[0]
+    if advanced and not np.size(value):  # (NumPy takes any empty value into an empty region)
+        region = region_shape(a.shape, index)
+        if region is not None and not _fits(np.shape(value), region):
+            raise _shape_mismatch(np.shape(value), region)
     try:
         a[index] = value
+    except IndexError as e:
+        region = region_shape(a.shape, index)
+        if region is None or 0 not in region:
+            raise _index_error(e) from None
+        if not _fits(np.shape(value), region):  # (out-of-range indices, writing nothing)
+            raise _shape_mismatch(np.shape(value), region) from None
     except (ValueError, TypeError):  # (NumPy's bool-mask assignment raises a TypeError)
         region = list(a[index].shape)
         got = list(np.shape(value))
         if advanced:
-            raise RuntimeError(
-                f"shape mismatch: value tensor of shape {got} cannot be broadcast to indexing "
-                f"result of shape {region}"
-            ) from None
+            raise _shape_mismatch(got, region) from None
         raise expand_error(got, region) from None
+
+
+def _fits(got, region):
+    return len(got) <= len(region) and all(
+        n in (1, m) for n, m in zip(got[::-1], region[::-1]))
+
+
+def _shape_mismatch(got, region):
+    return RuntimeError(
+        f"shape mismatch: value tensor of shape {list(got)} cannot be broadcast to indexing "
+        f"result of shape {list(region)}")
 
 
 def expand_error(got, target):
@@ -764,7 +840,7 @@ cat.defjvp(linear(cat))
 def cat_vjp(ctx, grad):
     out, start = [], 0
     for shape, n in zip(ctx.input_shapes, ctx.sizes):
-        if len(shape) != grad.ndim:  # a skipped empty 1-D tensor: an empty gradient
+        if tuple(shape) == (0,):  # an empty 1-D tensor: a new empty gradient, as PyTorch's
             out.append(zeros(0, dtype=grad.dtype, device=grad.device))
             continue
         idx = (slice(None),) * ctx.dim + (slice(start, start + n),)

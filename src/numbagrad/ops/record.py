@@ -530,21 +530,26 @@ def record_general(op, tensors, inputs, params, compute, result, be, edges_=None
     result._grad_fn = node
 
 
-def mark_views(x, outs, node_name):
-    """Make ``outs`` views of ``x``: one storage, one version counter, one base."""
+def mark_views(x, outs, multi):
+    """Make ``outs`` views of ``x``: one storage, one version counter, one base. ``multi``: the
+    outputs of an op that returns several views (split), which may not be modified in place."""
     base = x._base if x._base is not None else x
-    kind = None
-    if len(outs) > 1:
-        kind = node_name  # outputs of a multi-view op may not be modified in place
+    # how the view was made, as PyTorch's creation meta: a view of such a view inherits it
+    kind = x._view_kind
+    if multi:
+        kind = "multi"
     elif not _grad_state.enabled and base._requires_grad:
         kind = "no_grad"
     src = base._grad_fn
+    version = x._version_cell[0]
     for o in outs:
         o._version_cell = x._version_cell
         o._base = base
         # (the class defaults of a new tensor are None: written only when they differ)
         if src is not None:
             o._view_src = src
+        if version:
+            o._view_version = version
         if kind is not None:
             o._view_kind = kind
         # a view is an inference tensor exactly when its base is one, whatever the mode

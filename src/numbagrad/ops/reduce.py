@@ -403,7 +403,9 @@ def prod_vjp(ctx, grad):
     # notwithstanding (PyTorch's rule for prod(); prod(dim), and create_graph, multiply the
     # other elements out as below)
     if _grad_state.enabled:  # create_graph: the products of the others as a function of x
-        return unreduce(grad, ctx) * _prod_others(x, ctx.dims)
+        g = unreduce(grad, ctx) * _prod_others(x, ctx.dims)
+        # (PyTorch's rule for a whole product ends in a view_as(input): ViewBackward0)
+        return g if ctx.dim_arg is not None else M.view(g, tuple(x.shape))
     if ctx.dim_arg is None and int(zeros.sum()) >= 2:
         return Tensor._make(backend.of(x._data).zeros(x.shape, x._data.dtype))
     # with zeros, divide-free: the product of all the other elements of each slice
