@@ -145,15 +145,6 @@ OPS = [
     U("rsub", lambda x: 1.5 - x, lambda a: 1.5 - a, node="RsubBackward1"),
     U("clamp", lambda x: x.clamp(-1.0, 0.5), lambda a: np.clip(a, -1.0, 0.5), node="ClampBackward1"),
     U("logical_not", lambda x: x.logical_not(), np.logical_not, grad=False, int_ok=True),
-    # (the samples are finite: ``where`` puts in the NaNs and infinities)
-    U("isnan", lambda x: ng.where(x > 0.5, math.nan, x).isnan(),
-      lambda a: np.isnan(np.where(a > 0.5, np.nan, a)), grad=False, same_dtype=False),
-    U("isinf", lambda x: ng.isinf(ng.where(x > 0.5, math.inf, ng.where(x < -0.5, -math.inf, x))),
-      lambda a: np.isinf(np.where(a > 0.5, np.inf, np.where(a < -0.5, -np.inf, a))),
-      grad=False, same_dtype=False),
-    U("isfinite", lambda x: ng.where(x > 0.5, math.inf, ng.where(x < -0.5, math.nan, x)).isfinite(),
-      lambda a: np.isfinite(np.where(a > 0.5, np.inf, np.where(a < -0.5, np.nan, a))),
-      grad=False, same_dtype=False),
     # ---------------------------------------------------------------- binary
     U("add", lambda x, y: x + y, np.add, 2, B, int_ok=True),
     U("sub", lambda x, y: x - y, np.subtract, 2, B, int_ok=True),
@@ -385,6 +376,60 @@ OPS = [
       shapes=[(4,), (2, 3)], node="MedianBackward1"),
     U("median_all", lambda x: x.median(), lambda a: np.sort(a, None)[(a.size - 1) // 2],
       shapes=[(4,), (2, 3)], node="MedianBackward0"),
+    # ---------------------------------------------------------------- more math (ops/pointwise.py)
+    # (the classification rows see infinities where |x| < 0.5, NaN where they are times 0)
+    U("isnan", lambda x: ng.isnan(x / x.round() * 0), lambda a: np.isnan(a / np.round(a) * 0),
+      shapes=S2, grad=False, same_dtype=False),
+    U("isinf", lambda x: ng.isinf(x / x.round()), lambda a: np.isinf(a / np.round(a)),
+      shapes=S2, grad=False, same_dtype=False),
+    U("isposinf", lambda x: (x / x.round()).isposinf(), lambda a: np.isposinf(a / np.round(a)),
+      shapes=S2, grad=False, same_dtype=False),
+    U("isneginf", lambda x: ng.isneginf(x / x.round()), lambda a: np.isneginf(a / np.round(a)),
+      shapes=S2, grad=False, same_dtype=False),
+    U("isfinite", lambda x: ng.isfinite(x / x.round()), lambda a: np.isfinite(a / np.round(a)),
+      shapes=S2, grad=False, same_dtype=False),
+    U("nan_to_num", lambda x: ng.nan_to_num(x, nan=0.5, posinf=2.0), lambda a: a, shapes=S2),
+    U("lgamma", lambda x: x.lgamma(), np.vectorize(math.lgamma), domain=(0.5, 3.0), shapes=S2),
+    U("digamma", lambda x: ng.digamma(x), lambda a: _zeta_shifted(a, 1), domain=(-1.7, -1.2),
+      shapes=S2),
+    U("polygamma", lambda x: ng.polygamma(1, x),
+      lambda a: _zeta_shifted(a, 2), domain=(0.5, 3.0), shapes=S2),
+    U("sinc", lambda x: x.sinc(), np.sinc, shapes=S2, kink=0.1),
+    U("deg2rad", lambda x: ng.deg2rad(x), np.deg2rad, shapes=S2, node="Deg2RadBackward0"),
+    U("rad2deg", lambda x: x.rad2deg(), np.rad2deg, shapes=S2, node="Rad2DegBackward0"),
+    U("sgn", lambda x: x.sgn(), np.sign, shapes=S2, kink=0.1, int_ok=True),
+    U("clamp_min", lambda x: x.clamp_min(-0.5), lambda a: np.maximum(a, -0.5), shapes=S2,
+      node="ClampMinBackward0", kink=None),
+    U("clamp_max", lambda x: ng.clamp_max(x, 0.5), lambda a: np.minimum(a, 0.5), shapes=S2,
+      node="ClampMaxBackward0"),
+    U("logaddexp", ng.logaddexp, np.logaddexp, 2, B2),
+    U("logaddexp2", lambda x, y: x.logaddexp2(y), np.logaddexp2, 2, B2),
+    U("xlogy", ng.xlogy, lambda a, b: a * np.log(b), 2, B2, domain=(0.3, 2.0)),
+    U("copysign", lambda x, y: x.copysign(y), np.copysign, 2, B2, kink=0.1),
+    U("heaviside", lambda x, y: ng.heaviside(x.round(), y),
+      lambda a, b: np.heaviside(np.round(a), b), 2, B2, grad=False),
+    U("clamp_min_tensor", lambda x, y: ng.clamp_min(x, y), np.maximum, 2, B2,
+      node="ClampMinBackward1"),
+    U("clamp_max_tensor", lambda x, y: x.clamp_max(y), np.minimum, 2, B2, node="ClampMaxBackward1"),
+    U("addcmul", lambda x, y, z: ng.addcmul(x, y, z, value=-1.5), lambda a, b, c: a - 1.5 * b * c,
+      3, [((2, 3), (3,), (2, 1)), ("transposed", (2, 3), ())]),
+    U("addcdiv", lambda x, y, z: x.addcdiv(y, z, value=0.5), lambda a, b, c: a + 0.5 * b / c,
+      3, [((2, 3), (3,), (2, 1)), ("transposed", (2, 3), ())], domain=(0.5, 2.0)),
+    U("var_mean", lambda x: ng.var_mean(x, -1)[0], lambda a: a.var(-1, ddof=1),
+      shapes=[(2, 3), "transposed"], rtol32=1e-4),
+    U("std_mean", lambda x: ng.std_mean(x, 0, keepdim=True)[0],
+      lambda a: a.std(0, ddof=1, keepdims=True), shapes=[(2, 3), "transposed"], rtol32=1e-4),
+    U("rot90", lambda x: x.rot90(1, (0, -1)), lambda a: np.rot90(a, 1, (0, -1)),
+      shapes=[(2, 3), (2, 3, 2), "transposed"]),
+    U("addmv", lambda b, x, y: ng.addmv(b, x, y, beta=0.5, alpha=2.0),
+      lambda b, x, y: 0.5 * b + 2 * x @ y, 3, [((2,), (2, 3), (3,)), ((), "transposed", (3,))]),
+    U("baddbmm", lambda b, x, y: b.baddbmm(x, y, alpha=-1.0), lambda b, x, y: b - x @ y, 3,
+      [((2, 2, 2), (2, 2, 3), (2, 3, 2)), ((2,), (2, 1, 3), (2, 3, 2))]),
+    U("addbmm", lambda b, x, y: ng.addbmm(b, x, y, beta=2.0),
+      lambda b, x, y: 2 * b + (x @ y).sum(0), 3, [((2, 2), (3, 2, 3), (3, 3, 2)), ((2,), (2, 2, 3), (2, 3, 2))]),
+    U("vdot", ng.vdot, np.vdot, 2, [((3,), (3,))]),
+    U("linalg_cross", lambda x, y: ng.linalg.cross(x, y), np.cross, 2,
+      [((2, 3), (2, 3)), ((2, 3), (1, 3)), ("transposed", (2, 3))]),
     # ---------------------------------------------------------------- random (ops/random.py)
     # (a zero std or probability makes the draws constant: the values and zero gradients are
     # checked against references)
@@ -591,6 +636,20 @@ def _index_put_np(a):
     b = a.copy()
     b[0] = a[1] * 2
     return b
+
+
+def _zeta_shifted(a, m):
+    """sum_k 1/(a+k)^m over k >= 0 (m >= 1: the sum of 1/(a+k) up to the shift, for digamma):
+    30 terms summed, the rest by Euler-Maclaurin (a reference independent of ops' kernels)."""
+    a = np.asarray(a, np.float64)
+    z = a + 30
+    if m == 1:  # digamma(a) = digamma(z) - sum_{k<30} 1/(a+k)
+        s = sum(1 / (a + k) for k in range(30))
+        r = 1 / (z * z)
+        return np.log(z) - 0.5 / z - r * (1 / 12 - r * (1 / 120 - r / 252)) - s
+    s = sum(1 / (a + k) ** m for k in range(30))
+    return s + 1 / ((m - 1) * z ** (m - 1)) + 0.5 / z**m + m / (12 * z ** (m + 1)) - (
+        m * (m + 1) * (m + 2) / (720 * z ** (m + 3)))
 
 
 OP_DB = {info.name: info for info in OPS}

@@ -344,14 +344,22 @@ PARAMS = {"pow": [(2.0,), (3.0,), (0.5,), (-1.5,), (0.0,)], "softplus": [(1.0, 2
           "rpow": [(2.0,), (0.7,)], "rsub": [(1.5,)], "clamp": [(-0.5, 0.5)],
           "add_alpha": [(2.5,)], "sub_alpha": [(-0.5,)], "round_decimals": [(1,)],
           "remainder_scalar": [(0.75,)], "fmod_scalar": [(0.75,)], "logit": [(0.2,)],
-          "lerp": [(0.3,)], "elu": [(1.5,)], "leaky_relu": [(0.2,)]}
+          "lerp": [(0.3,)], "elu": [(1.5,)], "leaky_relu": [(0.2,)], "addcmul": [(0.5,)],
+          "addcdiv": [(0.5,)], "clamp_min": [(0.2,)], "clamp_max": [(0.2,)],
+          "nan_to_num": [(0.0, 1e300, -1e300)]}
 POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_tensor", "reciprocal", "div",
             "remainder", "log2", "log10"}
 # samples drawn from (lo, hi) instead of (-2, 2), for the ops defined on less
 DOMAINS = {"asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "acosh": (1.1, 3.0),
            "logit": (0.05, 0.95)}
 # the built-ins whose scalar source the deriver cannot read (their rules are hand-written)
-NOT_DERIVED = {"trunc": "int(x): an integer conversion"}
+NOT_DERIVED = {
+    "trunc": "int(x): an integer conversion",
+    "clamp_min_tensor": "calls maximum's scalar function, whose rule splits ties",
+    "clamp_max_tensor": "calls minimum's scalar function, whose rule splits ties",
+    "copysign": "math.copysign",
+    "digamma": "a while loop", "lgamma": "math.lgamma", "polygamma": "a while loop",
+}
 
 
 def test_every_built_in_rule_is_derived():

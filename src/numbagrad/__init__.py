@@ -33,7 +33,17 @@ from .random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state,
 )
 from .serialization import load, save  # noqa: F401
-from . import accelerator, backends, utils  # noqa: F401
+from . import accelerator, utils  # noqa: F401
+from . import amp, backends  # noqa: E402, F401
+from . import linalg  # noqa: E402, F401
+from .cuda import amp as _cuda_amp  # noqa: E402, F401 (numbagrad.cuda.amp)
+from ._settings import (  # noqa: E402, F401
+    are_deterministic_algorithms_enabled, compile, get_float32_matmul_precision,
+    get_num_interop_threads, get_num_threads, is_deterministic_algorithms_warn_only_enabled,
+    set_float32_matmul_precision, set_num_interop_threads, set_num_threads,
+    use_deterministic_algorithms,
+)
+from .amp import autocast  # noqa: E402, F401
 
 # the functions every op and function of ops/ declares public (their ``variants``)
 globals().update(ops.FUNCTIONS)

@@ -10,6 +10,7 @@ import warnings
 import weakref
 from types import FunctionType
 
+from . import cuda as _cuda
 from . import dtypes as D
 from . import factory
 from . import ops as _F
@@ -321,6 +322,51 @@ class _Methods:
                               "identity in these cases.")
             return self  # (PyTorch returns the tensor itself: no node, no view)
         return _F.transpose(self, -2, -1)
+
+
+    @property
+    def mH(self):
+        """The conjugate transpose of each matrix: ``mT``, numbagrad's dtypes being real."""
+        if self.ndim < 2:
+            raise RuntimeError("tensor.mH is only supported on matrices or batches of matrices. "
+                               f"Got {self.ndim}-D tensor.")
+        return _F.transpose(self, -2, -1)
+
+    @property
+    def H(self):
+        """The conjugate transpose of a matrix: its transpose, numbagrad's dtypes being real."""
+        if self.ndim == 0:
+            _warn_once("H0", "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+            return self
+        if self.ndim != 2:
+            more = (" For batches of matrices, consider using tensor.mH" if self.ndim > 2
+                    else "")
+            raise RuntimeError("tensor.H is only supported on matrices (2-D tensors). Got "
+                               f"{self.ndim}-D tensor.{more}")
+        return _F.transpose(self, 0, 1)
+
+    def storage_offset(self) -> int:
+        """The offset of the first element in the memory of the tensor it views (0 for a
+        tensor that owns its memory)."""
+        base = self._base
+        if base is None:
+            return 0
+        return (self.data_ptr() - base.data_ptr()) // self._data.itemsize
+
+    def is_pinned(self) -> bool:
+        return False  # (no page-locked host memory here)
+
+    def pin_memory(self, device=None):
+        """PyTorch's refusal without an accelerator; with CUDA, the tensor itself (host memory
+        is copied to the device the same way, pinned or not)."""
+        if not _cuda.is_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        return self
+
+    def share_memory_(self):
+        """The tensor itself: threads share tensors already, and numbagrad hands no tensors to
+        other processes by shared memory."""
+        return self
 
 
 # its functions and properties only: not the class's own attributes, nor the ``__hash__ = None``

@@ -1,9 +1,6 @@
-"""``numbagrad.backends``: the switches PyTorch scripts set on ``torch.backends``.
+"""``numbagrad.backends``: the switches ``torch.backends`` offers, for scripts that set them.
 
-numbagrad uses neither cuDNN nor Apple's MPS: ``cudnn.is_available()`` and
-``mps.is_available()`` are False, and the cuDNN flags, which scripts set for speed or
-reproducibility (``torch.backends.cudnn.deterministic = True``), are kept and have no effect,
-as on a PyTorch built without cuDNN.
-"""
+numbagrad has no cuDNN, no MPS and no TF32 arithmetic: the flags can be read and set as in
+PyTorch and change nothing (float32 matmuls are always computed in float32)."""
 
-from . import cudnn, mps  # noqa: F401
+from . import cpu, cuda, cudnn, mkldnn, mps  # noqa: F401

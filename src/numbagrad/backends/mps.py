@@ -1,4 +1,4 @@
-"""``torch.backends.mps``: numbagrad has no Apple MPS backend."""
+"""``numbagrad.backends.mps``: Apple's Metal backend, which numbagrad does not have."""
 
 
 def is_available() -> bool:

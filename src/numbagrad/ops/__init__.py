@@ -25,6 +25,8 @@ from . import random  # noqa: F401 (declares its ops)
 from . import linalg as L  # noqa: F401 (declares its ops)
 from . import loss  # noqa: F401
 from . import normalization  # noqa: F401
+from . import pointwise  # noqa: F401 (declares its functions)
+from . import shaping  # noqa: F401 (declares its functions)
 from . import movement as M
 from . import reduce as R
 from .movement import getitem, to_device, to_dtype  # noqa: F401 (Tensor's methods use them)
@@ -374,12 +376,7 @@ def min(x, dim=None, keepdim=False):
     return R.min_dim(x, dim, keepdim)
 
 
-def _var_args(dim, unbiased, correction):
-    if isinstance(dim, bool):  # var(unbiased) legacy positional form
-        unbiased, dim = dim, None
-    if correction is None:
-        correction = 1 if unbiased in (None, True) else 0
-    return dim, correction
+_var_args = R.var_args
 
 
 @public("function method", name="var")
@@ -392,25 +389,6 @@ def var_(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 def std_(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     dim, correction = _var_args(dim, unbiased, correction)
     return R.std(x, dim, correction, keepdim)
-
-
-@public("function")
-def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """``(var, mean)`` over ``dim`` (two ops here; one VarMeanBackward0 node in PyTorch)."""
-    return var_(input, dim, unbiased, keepdim, correction=correction), \
-        _mean_of(input, dim, unbiased, keepdim)
-
-
-@public("function")
-def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """``(std, mean)`` over ``dim`` (two ops here; one StdMeanBackward0 node in PyTorch)."""
-    return std_(input, dim, unbiased, keepdim, correction=correction), \
-        _mean_of(input, dim, unbiased, keepdim)
-
-
-def _mean_of(x, dim, unbiased, keepdim):
-    dim, _ = _var_args(dim, unbiased, None)
-    return R.mean(x, dim, keepdim)
 
 
 @public("function method", name="norm")

@@ -539,21 +539,6 @@ def logical_not(x):
     return not x
 
 
-@unary("isnan", dtype="bool", variants="function method")
-def isnan(x):
-    return x != x
-
-
-@unary("isinf", dtype="bool", variants="function method")
-def isinf(x):
-    return x == math.inf or x == -math.inf
-
-
-@unary("isfinite", dtype="bool", variants="function method")
-def isfinite(x):
-    return x == x and x != math.inf and x != -math.inf
-
-
 # ================================================================ binary
 
 
@@ -876,3 +861,335 @@ def gt(x, y):
 @binary("ge", dtype="bool", variants="function method")
 def ge(x, y):
     return x >= y
+
+
+# ================================================================ more math (ops/pointwise.py)
+# (their public functions refuse or copy the dtypes PyTorch does, then call these)
+
+
+# ---------------------------------------------------------------- classification (bool)
+# (float inputs only: an integer has no NaN nor infinity, and a literal inf would take the
+# kernel's integer dtype)
+
+
+@unary("isnan", dtype="bool")
+def isnan(x):
+    return x != x
+
+
+@unary("isinf", dtype="bool")
+def isinf(x):
+    return x - x != 0 and x == x  # (inf - inf is NaN)
+
+
+@unary("isposinf", dtype="bool")
+def isposinf(x):
+    return x > 0 and x - x != 0
+
+
+@unary("isneginf", dtype="bool")
+def isneginf(x):
+    return x < 0 and x - x != 0
+
+
+@unary("isfinite", dtype="bool")
+def isfinite(x):
+    return x - x == 0
+
+
+@unary("nan_to_num")
+def nan_to_num(x, nan, posinf, neginf):
+    if x != x:
+        return nan
+    if x - x != 0:
+        return posinf if x > 0 else neginf
+    return x
+
+
+nan_to_num.defvjp(lambda grad, x: where(x - x == 0, grad, 0))  # (PyTorch: grad * isfinite(x))
+
+
+# ---------------------------------------------------------------- special functions
+
+
+@unary("lgamma", dtype="float", variants="function method inplace")
+def lgamma(x):
+    if x <= 0 and x == trunc(x):  # the poles (and -inf), where C's lgamma gives inf
+        return math.inf
+    return math.lgamma(x)
+
+
+lgamma.defvjp(lambda grad, x: grad * digamma(x))
+
+
+@unary("digamma", dtype="float", variants="function method inplace")
+def digamma(x):
+    """The derivative of ``lgamma`` (Numba has none): the recurrence ``psi(x) = psi(x + 1) -
+    1 / x`` up to ``x >= 10``, then the asymptotic series; the reflection formula below 0."""
+    if x != x:
+        return x
+    if x == 0:
+        return -math.inf if 1 / x > 0 else math.inf  # (PyTorch: copysign(inf, -x))
+    s = 0.0
+    if x < 0:
+        if x == trunc(x):
+            return math.nan
+        # psi(x) = psi(1 - x) - pi / tan(pi x)
+        s = -3.141592653589793 / math.tan(3.141592653589793 * x)
+        x = 1 - x
+    if x - x != 0:
+        return x
+    while x < 10:
+        s -= 1 / x
+        x += 1
+    r = 1 / (x * x)
+    tail = r * (1 / 12 - r * (1 / 120 - r * (1 / 252 - r * (1 / 240 - r * (1 / 132)))))
+    return s + math.log(x) - 0.5 / x - tail
+
+
+digamma.defvjp(lambda grad, x: grad * polygamma(x, 1))
+
+
+@unary("polygamma", dtype="float")
+def polygamma(x, n):
+    """The ``n``-th derivative of ``digamma`` for ``n >= 1``: ``(-1)^(n+1) n! sum_k
+    1/(x+k)^(n+1)``, the terms summed up to ``x + k >= 20`` and the rest by Euler-Maclaurin."""
+    if x != x:
+        return x
+    if x <= 0 and x == trunc(x):
+        return math.inf
+    m = n + 1
+    s = 0.0
+    while x < 20:
+        s += 1 / x**m
+        x += 1
+    if x - x != 0:
+        tail = 0.0
+    else:
+        # x^(1-m)/(m-1) + x^-m/2 + sum_j B_2j/(2j)! (m)_(2j-1) x^-(m+2j-1)
+        r = 1 / (x * x)
+        c = m / x**(m + 1)  # (m)_1 x^-(m+1)
+        tail = 1 / ((m - 1) * x**(m - 1)) + 0.5 / x**m + c / 12
+        c = c * (m + 1) * (m + 2) * r
+        tail -= c / 720
+        c = c * (m + 3) * (m + 4) * r
+        tail += c / 30240
+        c = c * (m + 5) * (m + 6) * r
+        tail -= c / 1209600
+        c = c * (m + 7) * (m + 8) * r
+        tail += c / 47900160
+    f = 1.0
+    k = 2.0
+    while k <= n:
+        f *= k
+        k += 1
+    return (f if n % 2 == 1 else -f) * (s + tail)
+
+
+polygamma.defvjp(lambda grad, x, n: grad * polygamma(x, n + 1))
+
+
+@unary("sinc", dtype="float", variants="function method inplace")
+def sinc(x):
+    if x == 0:
+        return 1
+    p = 3.141592653589793 * x
+    return math.sin(p) / p
+
+
+@sinc.defvjp
+def sinc_vjp(grad, x):
+    p = 3.141592653589793 * x
+    return where(x == 0, 0, grad * (p * cos(p) - sin(p)) / (p * x))
+
+
+@unary("deg2rad", node="Deg2RadBackward0", dtype="float",
+       variants="function method inplace")
+def deg2rad(x):
+    return x * 0.017453292519943295
+
+
+deg2rad.defvjp(lambda grad: grad * 0.017453292519943295)
+
+
+@unary("rad2deg", node="Rad2DegBackward0", dtype="float",
+       variants="function method inplace")
+def rad2deg(x):
+    return x * 57.29577951308232
+
+
+rad2deg.defvjp(lambda grad: grad * 57.29577951308232)
+
+
+@unary("sgn", variants="function method inplace")
+def sgn(x):
+    """``sign`` of a real tensor, under its own node (SgnBackward0)."""
+    return sign(x)
+
+
+sgn.defvjp(lambda grad: abs(sign(grad)) * 0)  # (as sign's)
+sgn.constant_gradient = True
+
+
+# ---------------------------------------------------------------- two-input math
+
+
+@binary("logaddexp", dtype="float")
+def logaddexp(x, y):
+    if x == y:  # (also both infinite: inf - inf would be NaN)
+        return x + 0.6931471805599453
+    m = x if x > y else y
+    return m + math.log1p(math.exp(-abs(x - y)))
+
+
+def logaddexp_vjp_x(grad, x, y):
+    return grad / (1 + exp(y - x))
+
+
+def logaddexp_vjp_y(grad, x, y):
+    return grad / (1 + exp(x - y))
+
+
+logaddexp.defvjp(logaddexp_vjp_x, logaddexp_vjp_y)
+
+
+@binary("logaddexp2", dtype="float")
+def logaddexp2(x, y):
+    if x == y:
+        return x + 1
+    m = x if x > y else y
+    return m + math.log1p(2.0 ** -abs(x - y)) * 1.4426950408889634  # (1 / ln 2)
+
+
+def logaddexp2_vjp_x(grad, x, y):
+    return grad / (1 + exp2(y - x))
+
+
+def logaddexp2_vjp_y(grad, x, y):
+    return grad / (1 + exp2(x - y))
+
+
+logaddexp2.defvjp(logaddexp2_vjp_x, logaddexp2_vjp_y)
+
+
+@binary("xlogy", dtype="float", variants="function method inplace")
+def xlogy(x, y):
+    if y != y:
+        return y
+    if x == 0:
+        return 0
+    return x * log(y)
+
+
+def xlogy_vjp_x(grad, x, y):
+    # PyTorch's xlogy(grad, y), zero where x is 0 and y is not positive
+    return where(logical_and(x == 0, y <= 0), 0, xlogy(grad, y))
+
+
+xlogy.defvjp(xlogy_vjp_x, lambda grad, x, y: grad * x / y)
+
+
+@binary("copysign", dtype="float", variants="function method inplace")
+def copysign(x, y):
+    return math.copysign(x, y)
+
+
+def copysign_vjp_x(grad, x, result):
+    return where(x == 0, 0, grad * result / x)
+
+
+copysign.defvjp(copysign_vjp_x, lambda grad: abs(sign(grad)) * 0)
+
+
+@binary("heaviside")
+def heaviside(x, values):
+    if x == 0:
+        return values
+    return 1 if x > 0 else 0
+
+
+heaviside.defvjp(None, None)
+
+
+@unary("clamp_min", node="ClampMinBackward0")
+def clamp_min(x, min):
+    return min if x < min else x  # (NaN stays NaN)
+
+
+clamp_min.defvjp(lambda grad, x, min: where(x >= min, grad, 0))
+
+
+@unary("clamp_max", node="ClampMaxBackward0")
+def clamp_max(x, max):
+    return max if x > max else x
+
+
+clamp_max.defvjp(lambda grad, x, max: where(x <= max, grad, 0))
+
+
+@binary("clamp_min_tensor", node="ClampMinBackward1")
+def clamp_min_tensor(x, y):
+    return maximum(x, y)
+
+
+def clamp_min_vjp_x(grad, x, y):
+    return where(x >= y, grad, 0)
+
+
+def clamp_min_vjp_y(grad, x, y):
+    return where(x < y, grad, 0)
+
+
+clamp_min_tensor.defvjp(clamp_min_vjp_x, clamp_min_vjp_y)
+
+
+@binary("clamp_max_tensor", node="ClampMaxBackward1")
+def clamp_max_tensor(x, y):
+    return minimum(x, y)
+
+
+def clamp_max_vjp_x(grad, x, y):
+    return where(x <= y, grad, 0)
+
+
+def clamp_max_vjp_y(grad, x, y):
+    return where(x > y, grad, 0)
+
+
+clamp_max_tensor.defvjp(clamp_max_vjp_x, clamp_max_vjp_y)
+
+
+@binary("addcmul", n_in=3)
+def addcmul(x, y, z, value):
+    """``x + value * y * z``."""
+    return x + value * y * z
+
+
+def addcmul_vjp_y(grad, z, value):
+    return grad * value * z
+
+
+def addcmul_vjp_z(grad, y, value):
+    return grad * value * y
+
+
+addcmul.defvjp(lambda grad: grad, addcmul_vjp_y, addcmul_vjp_z)
+
+
+@binary("addcdiv", n_in=3)
+def addcdiv(x, y, z, value):
+    """``x + value * y / z``."""
+    return x + value * y / z
+
+
+def addcdiv_vjp_y(grad, z, value):
+    return grad * value / z
+
+
+def addcdiv_vjp_z(grad, y, z, value):
+    return -grad * value * y / (z * z)
+
+
+addcdiv.defvjp(lambda grad: grad, addcdiv_vjp_y, addcdiv_vjp_z)
+# (three tensors and a parameter take the general path, which computes at once)
+addcmul._defers = addcdiv._defers = False

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import dtypes as D
-from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
+from .._tensor import Tensor, _wrap_dim
 from ..backend.cpu import broadcast_shapes
 from . import elementwise as E
 from . import movement as M
@@ -58,8 +58,12 @@ def mm_vjp(ctx, grad):
 @composite("addmm", variants="function method")
 def addmm(ctx, bias, x, y, *, beta=1, alpha=1):
     """``beta * bias + alpha * (x @ y)``: ``F.linear``'s one node, as in PyTorch (the sum is
-    written into the product's new array). With ``beta=0`` the bias is not read (NaN in it
-    does not propagate)."""
+    written into the product's new array)."""
+    if beta != 1 or alpha != 1:
+        if ctx.recorded:
+            ctx.save(x=x, y=y)
+        return _scaled_sum(ctx, bias, mm(_plain(x), _plain(y)), beta, alpha)
+    ctx.beta = ctx.alpha = 1
     out = mm.forward(ctx, x, y)
     if bias.dtype is not x.dtype:
         _same_dtype(bias, x, ("self", "mat1"))
@@ -71,11 +75,6 @@ def addmm(ctx, bias, x, y, *, beta=1, alpha=1):
             f"({bias.shape[-1]}) at non-singleton dimension 1.  Target sizes: "
             f"{list(out.shape)}.  Tensor sizes: {list(bias.shape)}"
         ) from None
-    ctx.beta, ctx.alpha = beta, alpha
-    if beta != 1 or alpha != 1:
-        with no_grad():
-            prod = Tensor._make(out) * alpha
-            return (prod.expand(out.shape) if beta == 0 else prod + bias * beta)._data
     be = ctx.backend
     be.run_elementwise(E.add.kernel(x.dtype, be), [out, bias._data], x.dtype.np, out=out)
     return out
@@ -84,18 +83,17 @@ def addmm(ctx, bias, x, y, *, beta=1, alpha=1):
 @addmm.defjvp
 def addmm_jvp(result, tangents, bias, x, y, *, beta=1, alpha=1):
     t = _mm_jvp(result, tangents[1:], x, y)
-    if t is not None and alpha != 1:
-        t = t * alpha
+    t = None if t is None else _times(t, alpha)
     if tangents[0] is not None:
-        tb = tangents[0] if beta == 1 else tangents[0] * beta
+        tb = _times(tangents[0], beta)
         t = tb.expand(result.shape) if t is None else t + tb
     return t
 
 
 @addmm.defvjp
 def addmm_vjp(ctx, grad):
-    gx, gy = mm_vjp(ctx, grad if ctx.alpha == 1 else grad * ctx.alpha)
-    return sum_to(grad if ctx.beta == 1 else grad * ctx.beta, ctx.input_shapes[0]), gx, gy
+    gx, gy = mm_vjp(ctx, _times(grad, ctx.alpha))
+    return sum_to(_times(grad, ctx.beta), ctx.input_shapes[0]), gx, gy
 
 
 @composite("bmm", variants="function method")
@@ -239,6 +237,183 @@ def matmul(x, y):
     )
 
 
+# ---------------------------------------------------------------- products of more operands
+
+
+def _plain(t):
+    """``t``'s values as a Tensor no graph records (what a composite's forward computes on)."""
+    return Tensor._make(t._data)
+
+
+def _scaled_sum(ctx, input, product, beta, alpha):
+    """``beta * input + alpha * product`` (``input`` ignored when ``beta`` is 0, NaN included,
+    as in PyTorch); saves what the backward reads."""
+    ctx.beta, ctx.alpha = beta, alpha
+    out = product if alpha == 1 else E.mul(product, alpha)
+    if beta != 0:
+        out = E.add(out, _plain(input) if beta == 1 else E.mul(_plain(input), beta))
+    elif out.shape != tuple(input.shape):
+        out = M.expand(out, *np.broadcast_shapes(tuple(input.shape), out.shape))
+    return M.contiguous(out)._data
+
+
+def _times(g, k):
+    return g if k == 1 else g * k
+
+
+@composite("addmv", variants="function method")
+def addmv(ctx, input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)``."""
+    ctx.save(mat=mat, vec=vec)
+    return _scaled_sum(ctx, input, mv(_plain(mat), _plain(vec)), beta, alpha)
+
+
+@addmv.defvjp
+def addmv_vjp(ctx, grad):
+    g = _times(grad, ctx.alpha)
+    return (sum_to(_times(grad, ctx.beta), ctx.input_shapes[0]),
+            g.unsqueeze(1) * ctx["vec"].unsqueeze(0), ctx["mat"].t().mv(g))
+
+
+@composite("baddbmm", variants="function method")
+def baddbmm(ctx, input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
+    ctx.save(x=batch1, y=batch2)
+    return _scaled_sum(ctx, input, bmm(_plain(batch1), _plain(batch2)), beta, alpha)
+
+
+@baddbmm.defvjp
+def baddbmm_vjp(ctx, grad):
+    g = _times(grad, ctx.alpha)
+    return (sum_to(_times(grad, ctx.beta), ctx.input_shapes[0]),
+            g.bmm(ctx["y"].transpose(1, 2)), ctx["x"].transpose(1, 2).bmm(g))
+
+
+@composite("addbmm", variants="function method")
+def addbmm(ctx, input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
+    ctx.save(x=batch1, y=batch2)
+    product = M.reshape(M.permute(_plain(batch1), (1, 0, 2)), batch1.shape[1], -1).mm(
+        M.reshape(_plain(batch2), -1, batch2.shape[2]))
+    return _scaled_sum(ctx, input, product, beta, alpha)
+
+
+@addbmm.defvjp
+def addbmm_vjp(ctx, grad):
+    g = _times(grad, ctx.alpha)
+    x, y = ctx["x"], ctx["y"]
+    gb = M.expand(g.unsqueeze(0), x.shape[0], *g.shape)
+    return (sum_to(_times(grad, ctx.beta), ctx.input_shapes[0]),
+            gb.bmm(y.transpose(1, 2)), x.transpose(1, 2).bmm(gb))
+
+
+@composite("vdot", variants="function method")
+def vdot(ctx, x, y):
+    """The dot product of two 1-d tensors (of real numbers: ``dot``), under its own node."""
+    return dot.forward(ctx, x, y)
+
+
+vdot.defvjp(dot_vjp)
+
+
+@composite("linalg_cross", node="LinalgCrossBackward0")
+def linalg_cross(ctx, x, y, dim=-1):
+    """The cross product of 3-vectors along ``dim`` (the operands broadcast)."""
+    if x.ndim != y.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    d = _wrap_dim(dim, x.ndim)
+    x_, y_ = _plain(x), _plain(y)
+    if x_.shape[d] != 3 or y_.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
+                           f"{x_.shape[d]} and {y_.shape[d]}")
+    ctx.dim = d
+    ctx.save(x=x, y=y)
+    a, b = x_, y_
+    part = [(lambda t, k=k: M.select(t, d, k)) for k in range(3)]
+    comps = [E.sub(E.mul(part[i](a), part[j](b)), E.mul(part[j](a), part[i](b)))
+             for i, j in ((1, 2), (2, 0), (0, 1))]
+    return M.stack(comps, d)._data
+
+
+@linalg_cross.defvjp
+def linalg_cross_vjp(ctx, grad):
+    x, y = ctx["x"], ctx["y"]
+    return (sum_to(linalg_cross(y, grad, ctx.dim), ctx.input_shapes[0]),
+            sum_to(linalg_cross(grad, x, ctx.dim), ctx.input_shapes[1]))
+
+
+WARN_CROSS_DIM = (
+    "Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the "
+    "dim explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to "
+    "agree with that of linalg.cross in a future release."
+)
+
+
+@public("function method")
+def cross(input, other, dim=None):
+    """``linalg.cross``; without ``dim``, along the first dim of size 3 (deprecated)."""
+    if dim is None:
+        warnings.warn(WARN_CROSS_DIM, UserWarning, stacklevel=3)
+        shape = np.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        dim = next((k for k, n in enumerate(shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
+    return linalg_cross(input, other, dim)
+
+
+@public("function")
+def kron(input, other):
+    """The Kronecker product: every element of ``input`` times the whole of ``other``."""
+    n = max(input.ndim, other.ndim)
+    a_shape = (1,) * (n - input.ndim) + tuple(input.shape)
+    b_shape = (1,) * (n - other.ndim) + tuple(other.shape)
+    a = M.reshape(input, tuple(v for s in a_shape for v in (s, 1)))
+    b = M.reshape(other, tuple(v for s in b_shape for v in (1, s)))
+    return M.unsafe_view(E.mul(a, b), tuple(p * q for p, q in zip(a_shape, b_shape)))
+
+
+@public("function")
+def tensordot(a, b, dims=2):
+    """The sum over the pairs of dims ``dims`` (a count: ``a``'s last and ``b``'s first; or a
+    pair of lists) of the products of ``a`` and ``b``."""
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, int):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        da, db = list(range(a.ndim - dims, a.ndim)), list(range(dims))
+    else:
+        da, db = ([d] if isinstance(d, int) else list(d) for d in dims)
+    if len(da) != len(db):
+        raise RuntimeError("both dimension lists should have same length")
+    da = [_wrap_dim(d, a.ndim) for d in da]
+    db = [_wrap_dim(d, b.ndim) for d in db]
+    for i, j in zip(da, db):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size "
+                               f"{a.shape[i]} in dim {i} and second has size {b.shape[j]} in "
+                               f"dim {j}")
+    keep_a = [d for d in range(a.ndim) if d not in da]
+    keep_b = [d for d in range(b.ndim) if d not in db]
+    k = math.prod(a.shape[d] for d in da)
+    left = M.reshape(M.permute(a, tuple(keep_a + da)), -1 if k else
+                     math.prod(a.shape[d] for d in keep_a), k)
+    right = M.reshape(M.permute(b, tuple(db + keep_b)), k, -1 if k else
+                      math.prod(b.shape[d] for d in keep_b))
+    return M.reshape(mm(left, right), tuple(a.shape[d] for d in keep_a)
+                     + tuple(b.shape[d] for d in keep_b))
+
+
+@public("function method")
+def inner(input, other):
+    """The sum of products over the last dims (a scalar operand: the product)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return E.mul(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
 
 _TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
 
@@ -266,4 +441,5 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return diff.norm(p=p, dim=-1)
 
 
-__all__ = ["mm", "bmm", "mv", "dot", "matmul", "sum_to"]
+__all__ = ["mm", "bmm", "mv", "dot", "matmul", "sum_to", "addmv", "baddbmm", "addbmm", "vdot",
+           "linalg_cross", "cross", "kron", "tensordot", "inner"]

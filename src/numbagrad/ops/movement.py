@@ -941,33 +941,3 @@ def chunk(x, chunks, dim=0):
 def select(x, dim, index):
     d = normalize_dims(dim, x.ndim)[0]
     return getitem(x, (slice(None),) * d + (index,))
-
-
-@public("function")
-def meshgrid(*tensors, indexing=None):
-    """Coordinate grids from 1-d tensors: the ``k``-th output varies along dim ``k``
-    (``indexing='ij'``, the default) or, for ``'xy'``, the first along dim 1 and the second
-    along dim 0. Expanded views, so their backward sums back."""
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    if indexing is None:
-        indexing = "ij"
-    elif indexing not in ("ij", "xy"):
-        raise RuntimeError("torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but "
-                           f"received: {indexing}")
-    for t in tensors:
-        if t.ndim > 1:
-            raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list "
-                               f"but got: {t}")
-    swap = indexing == "xy" and len(tensors) >= 2
-    if swap:
-        tensors = (tensors[1], tensors[0]) + tuple(tensors[2:])
-    shape = [t.numel() for t in tensors]
-    grids = []
-    for k, t in enumerate(tensors):
-        view = [1] * len(tensors)
-        view[k] = -1
-        grids.append(expand(reshape(t, view), shape))
-    if swap:
-        grids[0], grids[1] = grids[1], grids[0]
-    return tuple(grids)

@@ -26,7 +26,7 @@ from .elementwise import exp, where
 from .elementwise import sqrt as sqrt_op
 from .movement import normalize_dims
 from .record import needs_grad, record_composite
-from .registry import CompositeCtx, attach, composite
+from .registry import CompositeCtx, attach, composite, public
 
 _values_indices = {}
 
@@ -701,6 +701,58 @@ def std_vjp(ctx, grad):
     # 0 / 0, and goes on with var's backward
     result = ctx["result"]
     return var_vjp(ctx, where(result == 0, 0, grad / (2 * result)))
+
+
+def var_args(dim, unbiased, correction):
+    """(dim, correction) from PyTorch's spellings: ``unbiased`` (also in ``dim``'s place, the
+    legacy positional form) or ``correction``."""
+    if isinstance(dim, bool):
+        unbiased, dim = dim, None
+    if correction is None:
+        correction = 1 if unbiased in (None, True) else 0
+    return dim, correction
+
+
+def _mean_of_var(ctx, x, dims, keepdim):
+    return _finish(_run_reduce("mean_rows", x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+
+
+@composite("var_mean")
+def var_mean_op(ctx, x, dim=None, correction=1, keepdim=False):
+    v = _var_setup(ctx, x, dim, correction, keepdim, "var_mean")
+    return v, _mean_of_var(ctx, x, ctx.dims, keepdim)
+
+
+@var_mean_op.defvjp
+def var_mean_vjp(ctx, grads):
+    gv, gm = grads
+    return var_vjp(ctx, gv) + unreduce(gm / ctx.n, ctx)
+
+
+@composite("std_mean")
+def std_mean_op(ctx, x, dim=None, correction=1, keepdim=False):
+    v = _var_setup(ctx, x, dim, correction, keepdim, "std_mean")
+    return _sqrt_kernel(v), _mean_of_var(ctx, x, ctx.dims, keepdim)
+
+
+@std_mean_op.defvjp
+def std_mean_vjp(ctx, grads):
+    gs, gm = grads
+    return std_vjp(ctx, gs) + unreduce(gm / ctx.n, ctx)
+
+
+@public("function")
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(variance, mean) of ``input`` (along ``dim``), one node."""
+    dim, correction = var_args(dim, unbiased, correction)
+    return var_mean_op(input, dim, correction, keepdim)
+
+
+@public("function")
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """(standard deviation, mean) of ``input`` (along ``dim``), one node."""
+    dim, correction = var_args(dim, unbiased, correction)
+    return std_mean_op(input, dim, correction, keepdim)
 
 
 @composite("norm", node="LinalgVectorNormBackward0")

@@ -9,7 +9,7 @@ One device, ``cuda:0``, is supported.
 
 from __future__ import annotations
 
-from . import backend
+from .. import backend
 
 _available: bool | None = None
 
@@ -108,3 +108,7 @@ def _require(index) -> None:
         raise RuntimeError(
             "CUDA error: invalid device ordinal (numbagrad supports one device, cuda:0)"
         )
+
+
+def seed_all() -> None:
+    """As ``manual_seed``: nothing to seed."""

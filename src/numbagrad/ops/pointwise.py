@@ -1,0 +1,163 @@
+"""The public spellings of the elementwise ops of ``elementwise.py``'s "more math" section that
+need more than the op itself: PyTorch's dtype refusals, defaults and scalar forms."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import backend
+from .. import dtypes as D
+from .._tensor import Tensor
+from . import elementwise as E
+from . import movement as M
+from .inplace import _CAST_NAMES, inplace
+from .registry import public
+
+
+def _no_kernel(kernel, dt):
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{_CAST_NAMES[dt.name]}\'')
+
+
+# ---------------------------------------------------------------- classification
+
+
+def _classify(op, integral):
+    """``op`` for float tensors; for integer and bool ones (no NaN, no infinity) a bool tensor
+    of ``integral`` everywhere."""
+
+    def function(input):
+        if input.dtype.is_floating_point:
+            return op.function(input)
+        same = E.eq(input, input)  # (all True, on the input's device)
+        return same if integral else E.logical_not(same)
+
+    function.__name__ = function.__qualname__ = op.name
+    function.__doc__ = f"{op.name}(input) -> Tensor: elementwise, a bool tensor."
+    return public("function method")(function)
+
+
+isnan = _classify(E.isnan, False)
+isinf = _classify(E.isinf, False)
+isposinf = _classify(E.isposinf, False)
+isneginf = _classify(E.isneginf, False)
+isfinite = _classify(E.isfinite, True)
+
+
+@public("function method")
+def isreal(input):
+    """All True: numbagrad has no complex dtypes (a NaN is real too, as in PyTorch)."""
+    be = backend.of(input._data)
+    return E.logical_not(Tensor._make(be.zeros(tuple(input.shape), np.bool_)))
+
+
+@public("function method inplace")
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
+    largest and the lowest finite value of the dtype)."""
+    if not input.dtype.is_floating_point:
+        return M.clone(input)  # (no NaN nor infinity to replace)
+    info = np.finfo(input.dtype.np)
+    return E.nan_to_num(input, nan, float(info.max) if posinf is None else posinf,
+                        float(info.min) if neginf is None else neginf)
+
+
+@public("function")
+def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
+    return inplace(input, nan_to_num, nan, posinf, neginf)
+
+
+# ---------------------------------------------------------------- two-input math
+
+
+def _float_only(op, kernel):
+    """``op`` refusing operands whose promoted dtype is not a float, as PyTorch's kernels do."""
+
+    def function(input, other):
+        dt = D.result_type(input, other)
+        if not dt.is_floating_point:
+            _no_kernel(kernel, dt)
+        return op.function(input, other)
+
+    function.__name__ = function.__qualname__ = op.name
+    function.__doc__ = op.__doc__
+    return public("function method inplace")(function)
+
+
+logaddexp = _float_only(E.logaddexp, "logaddexp_cpu")
+logaddexp2 = _float_only(E.logaddexp2, "logaddexp2_cpu")
+
+
+@public("function method")
+def polygamma(n, input):
+    """The ``n``-th derivative of the digamma function (``n = 0``: digamma itself)."""
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return E.digamma(input) if n == 0 else E.polygamma(input, n)
+
+
+def _polygamma_method(self, n):
+    return polygamma(n, self)
+
+
+polygamma.method = _polygamma_method
+
+
+@public("function method")
+def float_power(input, exponent):
+    """``input ** exponent`` computed in float64."""
+    if isinstance(input, Tensor):
+        input = input.double()
+    if isinstance(exponent, Tensor):
+        exponent = exponent.double()
+        if not isinstance(input, Tensor):
+            return E.rpow(exponent, input)
+        return E.pow_tensor(input, exponent)
+    return E.pow(input, exponent)
+
+
+@public("function method inplace")
+def heaviside(input, values):
+    """0 where ``input < 0``, ``values`` where it is 0, 1 where it is positive (no gradient)."""
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    return E.heaviside(input, values)
+
+
+def _clamp_one(op, tensor_op, is_min):
+    def function(input, bound):
+        if isinstance(bound, Tensor):
+            return tensor_op.function(input, bound)
+        dt = D.result_type(input, bound)
+        return op.function(input if dt is input.dtype else input.to(dt), bound)
+
+    function.__name__ = function.__qualname__ = op.name
+    function.__doc__ = f"{op.name}(input, {'min' if is_min else 'max'}): ``clamp`` on one side."
+    return public("function method inplace")(function)
+
+
+clamp_min = _clamp_one(E.clamp_min, E.clamp_min_tensor, True)
+clamp_max = _clamp_one(E.clamp_max, E.clamp_max_tensor, False)
+
+
+ERR_ADDCDIV_INT = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+    "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+    "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+    "for all dtypes."
+)
+
+
+@public("function method inplace")
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2``."""
+    return E.addcmul(input, tensor1, tensor2, value)
+
+
+@public("function method inplace")
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``."""
+    if not D.result_type(tensor1, tensor2).is_floating_point:
+        raise RuntimeError(ERR_ADDCDIV_INT)
+    return E.addcdiv(input, tensor1, tensor2, value)

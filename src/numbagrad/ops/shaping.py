@@ -1,0 +1,270 @@
+"""Shape conveniences built from the movement and indexing ops (their nodes are those ops',
+as PyTorch's are), ``rot90`` with its own node, and the sorted-sequence lookups."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import backend
+from .. import dtypes as D
+from .._tensor import Size, Tensor, _wrap_dim
+from . import elementwise as E
+from . import indexing as I
+from . import movement as M
+from .forward import linear
+from .registry import composite, public, sum_to
+
+# ---------------------------------------------------------------- dims
+
+
+@public("function method", aliases="moveaxis")
+def movedim(input, source, destination):
+    """``input`` with the dims ``source`` moved to the positions ``destination``."""
+    src = list(source) if isinstance(source, (list, tuple)) else [source]
+    dst = list(destination) if isinstance(destination, (list, tuple)) else [destination]
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({src} dims) should contain "
+            f"the same number of dims as destination ({dst} dims)")
+    n = input.ndim
+    src = [_wrap_dim(d, n) for d in src]
+    dst = [_wrap_dim(d, n) for d in dst]
+    for name, dims in (("source", src), ("destination", dst)):
+        if len(set(dims)) != len(dims):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    order = [None] * n
+    for s, d in zip(src, dst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in src)
+    return M.permute(input, tuple(o if o is not None else next(rest) for o in order))
+
+
+@public("function method", aliases="swapdims")
+def swapaxes(input, axis0, axis1):
+    return M.transpose(input, axis0, axis1)
+
+
+@public("function method")
+def unflatten(input, dim, sizes):
+    """``input`` with dim ``dim`` split into ``sizes`` (one of them may be -1)."""
+    d = _wrap_dim(dim, input.ndim)
+    sizes = list(sizes)
+    n = input.shape[d]
+    known = math.prod(s for s in sizes if s != -1)
+    if sizes.count(-1) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    if (-1 in sizes and (known == 0 or n % known)) or (-1 not in sizes and known != n):
+        raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of "
+                           f"dim {dim} ({n}) in the input tensor")
+    return M.reshape(input, tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:]))
+
+
+@public("method")
+def reshape_as(input, other):
+    return M.reshape(input, tuple(other.shape))
+
+
+@public("method")
+def type_as(input, other):
+    """``input`` in ``other``'s dtype, on ``other``'s device (itself if they match)."""
+    out = input
+    if out.device != other.device:
+        out = M.to_device(out, other.device)
+    return M.to_dtype(out, other.dtype) if out.dtype is not other.dtype else out
+
+
+@public("method")
+def sum_to_size(input, *size):
+    """``input`` summed down to ``size``, which must expand to ``input``'s shape."""
+    size = M.parse_shape(size)
+    shape = tuple(input.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    return sum_to(input, size)
+
+
+# ---------------------------------------------------------------- broadcasting
+
+
+def broadcast_shapes(*shapes):
+    """The shape the ``shapes`` broadcast to, as PyTorch's ``torch.broadcast_shapes``."""
+    out: list = []
+    for k, s in enumerate(shapes):
+        s = (s,) if isinstance(s, int) else tuple(s)
+        for i in range(1, len(s) + 1):
+            n = s[-i]
+            if i > len(out):
+                out.insert(0, n)
+            elif out[-i] == 1:
+                out[-i] = n
+            elif n != 1 and n != out[-i]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {n} at -{i}! Mismatching "
+                    f"argument at index {k} had {s}; but expected shape should be broadcastable "
+                    f"to {out}")
+    return Size(out)
+
+
+public("function")(broadcast_shapes)
+
+
+@public("function")
+def broadcast_tensors(*tensors):
+    """The tensors expanded to one shape (views)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    shape: list = []
+    for t in tensors:
+        for i in range(1, t.ndim + 1):
+            n = t.shape[-i]
+            if i > len(shape):
+                shape.insert(0, n)
+            elif shape[-i] == 1:
+                shape[-i] = n
+            elif n != 1 and n != shape[-i]:
+                raise RuntimeError(
+                    f"The size of tensor a ({shape[-i]}) must match the size of tensor b ({n}) "
+                    f"at non-singleton dimension {len(shape) - i}")
+    return tuple(M.expand(t, *shape) for t in tensors)
+
+
+WARN_MESHGRID = ("torch.meshgrid: in an upcoming release, it will be required to pass the "
+                 "indexing argument.")
+
+
+@public("function")
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of 0-d or 1-d tensors: ``"ij"`` (matrix indexing, the default) or
+    ``"xy"`` (Cartesian: the grids of the first two tensors swapped, as is their order)."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        warnings.warn(WARN_MESHGRID, UserWarning, stacklevel=3)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
+                           f"{indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError(
+                f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: {t}")
+    swap = indexing == "xy" and len(tensors) >= 2
+    order = list(tensors)
+    if swap:
+        order[0], order[1] = order[1], order[0]
+    shape = [t.numel() for t in order]
+    grids = []
+    for k, t in enumerate(order):
+        view = [1] * len(order)
+        view[k] = -1
+        grids.append(M.expand(M.view(t, *view), *shape))
+    if swap:
+        grids[0], grids[1] = grids[1], grids[0]
+    return tuple(grids)
+
+
+# ---------------------------------------------------------------- differences, rotation
+
+
+@public("function method")
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first)."""
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    if n < 0:
+        raise RuntimeError(f"order must be non-negative but got {n}")
+    d = _wrap_dim(dim, input.ndim)
+    parts = [p for p in (prepend, input, append) if p is not None]
+    x = M.cat(parts, d) if len(parts) > 1 else input
+    for _ in range(n):
+        if x.shape[d] == 0:
+            break
+        hi = M.getitem(x, (slice(None),) * d + (slice(1, None),))
+        lo = M.getitem(x, (slice(None),) * d + (slice(None, -1),))
+        x = E.ne(hi, lo) if x.dtype is D.bool_ else hi - lo  # (bools: logical xor)
+    return x
+
+
+@composite("rot90", variants="function method")
+def rot90(ctx, x, k=1, dims=(0, 1)):
+    """``x`` rotated by ``k`` quarter turns in the plane ``dims``, from the first dim toward
+    the second."""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if x.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {x.ndim}")
+    d0, d1 = _wrap_dim(dims[0], x.ndim), _wrap_dim(dims[1], x.ndim)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {d0} and "
+                           f"dim1 = {d1}")
+    ctx.k, ctx.dims = k, (d0, d1)
+    x = Tensor._make(x._data)  # (the array computation, not recorded)
+    k %= 4
+    if k == 1:
+        out = M.transpose(I.flip(x, d1), d0, d1)
+    elif k == 2:
+        out = I.flip(x, d0, d1)
+    elif k == 3:
+        out = I.flip(M.transpose(x, d0, d1), d1)
+    else:
+        out = M.clone(x)
+    return M.contiguous(out)._data
+
+
+rot90.defvjp(lambda ctx, grad: rot90(grad, -ctx.k, ctx.dims))
+rot90.defjvp(linear(rot90))
+
+
+# ---------------------------------------------------------------- sorted sequences
+
+
+@public("function")
+def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
+                 sorter=None):
+    """For each value of ``input``, the index where it would be inserted in
+    ``sorted_sequence`` (its last dim; the leading dims must match ``input``'s) to keep it
+    sorted: before equal values, or after them with ``right=True`` / ``side="right"``."""
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(
+                f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                               "got side of left while right was True")
+        right = side == "right"
+    seq = sorted_sequence._host()
+    if sorter is not None:
+        seq = np.take_along_axis(seq, sorter._host(), -1)
+    scalar = not isinstance(input, Tensor)
+    values = np.asarray(input) if scalar else input._host()
+    if seq.ndim > 1 and (scalar or seq.shape[:-1] != values.shape[:-1]):
+        raise RuntimeError(
+            "torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+            "dimensions of boundaries tensor and input value tensor must match, but we got "
+            f"boundaries tensor {list(seq.shape)} and input value tensor "
+            f"{list(values.shape)}")
+    how = "right" if right else "left"
+    if seq.ndim <= 1:
+        out = np.searchsorted(seq, values, how)
+    else:
+        rows_s = seq.reshape(-1, seq.shape[-1])
+        rows_v = values.reshape(-1, values.shape[-1])
+        out = np.stack([np.searchsorted(s, v, how) for s, v in zip(rows_s, rows_v)]).reshape(
+            values.shape)
+    out = Tensor._make(np.asarray(out, np.int32 if out_int32 else np.int64))
+    device = sorted_sequence.device
+    return out if device.type == "cpu" else M.to_device(out, device)
+
+
+@public("function")
+def bucketize(input, boundaries, *, out_int32=False, right=False):
+    """The bucket of ``boundaries`` (1-d, sorted) each value of ``input`` falls in."""
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries.ndim})")
+    return searchsorted(boundaries, input, out_int32=out_int32, right=right)
