@@ -196,7 +196,6 @@ def run(root, grads, pending, buffers):
     if loop.operand(gdata) is None:  # (it is v0)
         return None
     lines = loop.lines
-    functions = loop.functions
     terms = {0: ["v0"]}  # member -> the terms its incoming gradient sums
     outputs: dict = {}  # (node, nr, input shape) -> the terms that edge's gradient sums
     external = []
@@ -243,8 +242,7 @@ def run(root, grads, pending, buffers):
                     if var is None:
                         return None
                     args.append(var)
-            if fname not in functions:  # (``loop.function``, inlined)
-                functions[fname] = (op, op.vjps[i])
+            loop.function(fname, op.vjps[i], op)
             term = f"t{len(lines)}"
             lines.append(f"{term} = {fname}({', '.join(args)})")
             if j is not None:

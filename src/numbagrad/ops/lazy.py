@@ -371,8 +371,7 @@ class Loop:
         for p in e.params:
             names.append(self.param(p))
         op = e.op
-        if op.name not in self.functions:  # (``function``, inlined)
-            self.functions[op.name] = (op, op.scalar)
+        self.function(op.name, op.scalar, op)
         k = len(self.lines)
         var = self._var_of[id(e)] = _LINE[k] if k < _NAMES else f"e{k}"
         self._keep.append(e)
