@@ -42,7 +42,13 @@ def mm(ctx, x, y):
         _same_dtype(x, y)
     if ctx.recorded:
         ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
+        ctx.columns = (_column_major(a), _column_major(b))
     return ctx.backend.matmul(a, b)
+
+
+def _column_major(a) -> bool:
+    """Whether matrix ``a`` is laid out by columns (``w.t()`` of a row-major ``w``)."""
+    return a.shape[0] > 1 and a.shape[1] > 1 and a.strides[0] < a.strides[1]
 
 
 _mm_jvp = mm.defjvp(multilinear(mm, 0, 1))
@@ -50,8 +56,17 @@ _mm_jvp = mm.defjvp(multilinear(mm, 0, 1))
 
 @mm.defvjp
 def mm_vjp(ctx, grad):
-    gx = grad.mm(ctx["y"].t()) if "y" in ctx.saved else None
-    gy = ctx["x"].t().mm(grad) if "x" in ctx.saved else None
+    # each gradient in its operand's layout, as PyTorch's mm backward: an operand read by
+    # columns (the weight of F.linear, ``w.t()``) gets ``(.. @ ..).t()``, so the gradient that
+    # reaches ``w`` is row-major like ``w`` and is stored without a copy
+    x_columns, y_columns = getattr(ctx, "columns", (False, False))
+    gx = gy = None
+    if "y" in ctx.saved:
+        y = ctx["y"]
+        gx = y.mm(grad.t()).t() if x_columns else grad.mm(y.t())
+    if "x" in ctx.saved:
+        x = ctx["x"]
+        gy = grad.t().mm(x).t() if y_columns else x.t().mm(grad)
     return gx, gy
 
 
