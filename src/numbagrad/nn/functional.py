@@ -490,3 +490,243 @@ def _pad_index(mode: str, size: int, before: int, after: int):
     else:
         pos = pos % size
     return pos
+
+
+# ---------------------------------------------------------------- attention
+
+
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn_mask=None,
+                                 dropout_p: float = 0.0, is_causal: bool = False, scale=None,
+                                 enable_gqa: bool = False) -> Tensor:
+    """``softmax(query @ key^T * scale + mask) @ value`` (PyTorch's math formulation). A bool
+    ``attn_mask`` marks the positions that take part; a float one is added to the scores. Rows
+    with every position masked give zeros, as PyTorch's kernels do."""
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    L, S = query.shape[-2], key.shape[-2]
+    scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if enable_gqa:
+        key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
+        value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
+    scores = _F.matmul(query, key.transpose(-2, -1)) * scale
+    masked = is_causal or attn_mask is not None
+    if is_causal:
+        keep = factory.ones((L, S), dtype=_D.bool_, device=query.device).tril()
+        scores = _F.where(keep, scores, -math.inf)
+    elif attn_mask is not None:
+        if attn_mask.dtype is _D.bool_:
+            scores = _F.where(attn_mask, scores, -math.inf)
+        else:
+            scores = scores + attn_mask
+    weights = _F.softmax(scores, -1)
+    if masked:
+        # (PyTorch's _safe_softmax: a row with nothing to attend to is zero, not NaN)
+        weights = _F.where((scores == -math.inf).all(-1, keepdim=True), 0.0, weights)
+    if dropout_p > 0.0:
+        weights = dropout(weights, dropout_p, True)
+    return _F.matmul(weights, value)
+
+
+def _none_or_dtype(input):
+    if input is None:
+        return None
+    if isinstance(input, Tensor):
+        return input.dtype
+    raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
+
+
+def _canonical_mask(mask, mask_name: str, other_type, other_name: str, target_type,
+                    check_other: bool = True):
+    """A bool mask (True = masked out) as a float one of ``target_type`` holding ``-inf`` where
+    masked; a float mask as given."""
+    if mask is None:
+        return None
+    if mask.dtype is not _D.bool_ and not mask.dtype.is_floating_point:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype != other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", stacklevel=3)
+    if mask.dtype is _D.bool_:
+        mask = factory.zeros(mask.shape, dtype=target_type,
+                             device=mask.device).masked_fill(mask, -math.inf)
+    return mask
+
+
+def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) -> bool:
+    """Whether the inputs are batched (3-d query), after PyTorch's checks of their ranks."""
+    if query.dim() == 3:
+        if key.dim() != 3 or value.dim() != 3:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 2:
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D but "
+                f"found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(
+                "For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D but "
+                f"found {attn_mask.dim()}-D tensor instead")
+        return True
+    if query.dim() == 2:
+        if key.dim() != 2 or value.dim() != 2:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != 1:
+            raise AssertionError(
+                "For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or 1-D "
+                f"but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None:
+            if attn_mask.dim() not in (2, 3):
+                raise AssertionError(
+                    "For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                    f"but found {attn_mask.dim()}-D tensor instead")
+            expected = (num_heads, query.shape[0], key.shape[0])
+            if attn_mask.dim() == 3 and tuple(attn_mask.shape) != expected:
+                raise AssertionError(f"Expected `attn_mask` shape to be {expected} but got "
+                                     f"{attn_mask.shape}")
+        return False
+    raise AssertionError("query should be unbatched 2D or batched 3D tensor but received "
+                         f"{query.dim()}-D query tensor")
+
+
+def _in_projection(query, key, value, in_proj_weight, in_proj_bias, q_proj_weight,
+                   k_proj_weight, v_proj_weight):
+    """The query, key and value each through its third of the input projection."""
+    b_q = b_k = b_v = None
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = in_proj_bias.chunk(3)
+    if q_proj_weight is None:
+        q_proj_weight, k_proj_weight, v_proj_weight = in_proj_weight.chunk(3)
+    return (linear(query, q_proj_weight, b_q), linear(key, k_proj_weight, b_k),
+            linear(value, v_proj_weight, b_v))
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num_heads: int,
+                                 in_proj_weight, in_proj_bias, bias_k, bias_v,
+                                 add_zero_attn: bool, dropout_p: float, out_proj_weight,
+                                 out_proj_bias, training: bool = True, key_padding_mask=None,
+                                 need_weights: bool = True, attn_mask=None,
+                                 use_separate_proj_weight: bool = False, q_proj_weight=None,
+                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
+                                 static_v=None, average_attn_weights: bool = True,
+                                 is_causal: bool = False):
+    """PyTorch's multi-head attention on sequence-first ``(L, N, E)`` inputs (or unbatched
+    ``(L, E)``); masks hold True (or -inf) where a position must not be attended to."""
+    if static_k is not None or static_v is not None:
+        raise NotImplementedError("multi_head_attention_forward: static_k/static_v are not "
+                                  "supported by numbagrad")
+    batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
+    if not batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                       _none_or_dtype(attn_mask), "attn_mask", query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError(
+            "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+            "module method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = None
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
+        if key_padding_mask is not None:
+            is_causal = False
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but "
+                             f"got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    if use_separate_proj_weight:
+        if key.shape[:2] != value.shape[:2]:
+            raise AssertionError(f"key's sequence and batch dims {key.shape[:2]} do not match "
+                                 f"value's {value.shape[:2]}")
+    elif key.shape != value.shape:
+        raise AssertionError(f"key shape {key.shape} does not match value shape {value.shape}")
+    q, k, v = _in_projection(query, key, value, in_proj_weight, in_proj_bias,
+                             q_proj_weight if use_separate_proj_weight else None,
+                             k_proj_weight, v_proj_weight)
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            correct = (tgt_len, key.shape[0])
+            if tuple(attn_mask.shape) != correct:
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {correct}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            correct = (bsz * num_heads, tgt_len, key.shape[0])
+            if tuple(attn_mask.shape) != correct:
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but "
+                                   f"should be {correct}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+    if bias_k is not None and bias_v is not None:
+        k = _F.cat([k, bias_k.repeat(1, bsz, 1)])
+        v = _F.cat([v, bias_v.repeat(1, bsz, 1)])
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    elif bias_k is not None:
+        raise AssertionError("bias_k is set but bias_v is None")
+    elif bias_v is not None:
+        raise AssertionError("bias_v is set but bias_k is None")
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if add_zero_attn:
+        zeros = factory.zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
+        k = _F.cat([k, zeros], 1)
+        v = _F.cat([v, zeros], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if key_padding_mask.shape[0] != bsz:
+            raise AssertionError(f"Expected key_padded_mask.shape[0] to be {bsz}, but got "
+                                 f"{key_padding_mask.shape[0]}")
+        if key_padding_mask.shape[1] != src_len:
+            raise AssertionError(f"Expected key_padded_mask.shape[1] to be {src_len}, but got "
+                                 f"{key_padding_mask.shape[1]}")
+        key_padding_mask = (key_padding_mask.view(bsz, 1, 1, src_len)
+                            .expand(-1, num_heads, -1, -1).reshape(bsz * num_heads, 1, src_len))
+        attn_mask = key_padding_mask if attn_mask is None else attn_mask + key_padding_mask
+    if not training:
+        dropout_p = 0.0
+    if need_weights:
+        q_scaled = q * math.sqrt(1.0 / float(head_dim))
+        if attn_mask is not None:
+            weights = _F.baddbmm(attn_mask, q_scaled, k.transpose(-2, -1))
+        else:
+            weights = _F.bmm(q_scaled, k.transpose(-2, -1))
+        weights = softmax(weights, dim=-1)
+        if dropout_p > 0.0:
+            weights = dropout(weights, p=dropout_p)
+        out = _F.bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+        weights = weights.view(bsz, num_heads, tgt_len, src_len)
+        if average_attn_weights:
+            weights = weights.mean(dim=1)
+        if not batched:
+            out, weights = out.squeeze(1), weights.squeeze(0)
+        return out, weights
+    if attn_mask is not None:
+        if attn_mask.shape[0] == 1 and attn_mask.dim() == 3:
+            attn_mask = attn_mask.unsqueeze(0)
+        else:
+            attn_mask = attn_mask.view(bsz, num_heads, -1, src_len)
+    q = q.view(bsz, num_heads, tgt_len, head_dim)
+    k = k.view(bsz, num_heads, src_len, head_dim)
+    v = v.view(bsz, num_heads, src_len, head_dim)
+    out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
+    out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
+    return (out if batched else out.squeeze(1)), None

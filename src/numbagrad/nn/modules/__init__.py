@@ -1,13 +1,13 @@
 """The layer classes of ``numbagrad.nn``, one module per family (as ``torch.nn.modules``)."""
 
-from .activation import (ELU, GELU, LeakyReLU, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax,
-                         Softplus, Tanh)
+from .activation import (ELU, GELU, LeakyReLU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid,
+                         SiLU, Softmax, Softplus, Tanh)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
 from .dropout import Dropout
 from .flatten import Flatten, Unflatten
-from .linear import Bilinear, Identity, Linear
+from .linear import Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
 from .module import Module
@@ -15,6 +15,8 @@ from .normalization import GroupNorm, LayerNorm
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
+from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                          TransformerEncoder, TransformerEncoderLayer)
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
@@ -24,5 +26,7 @@ __all__ = [
     "AdaptiveAvgPool2d", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
-    "BCEWithLogitsLoss", "KLDivLoss",
+    "BCEWithLogitsLoss", "KLDivLoss", "NonDynamicallyQuantizableLinear", "MultiheadAttention",
+    "Transformer", "TransformerEncoder", "TransformerDecoder", "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
 ]

@@ -11,7 +11,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear", "Bilinear"]
 
 
 def weight_and_bias(module, weight_shape, bias: bool, device, dtype) -> None:
@@ -66,6 +66,11 @@ class Linear(Module):
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under another name: PyTorch's output projection of ``MultiheadAttention``
+    (the name shows in reprs)."""
 
 
 class Bilinear(Module):
