@@ -74,6 +74,14 @@ def _values(shape, lo, hi, info, rng):
     return v
 
 
+def _well(x):
+    return x + 3 * ng.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _well_np(a):
+    return a + 3 * np.eye(a.shape[-1], dtype=a.dtype)
+
+
 U = OpInfo
 B = BINARY_SHAPES
 # fewer samples for the ops whose kernels share the code paths above (a shorter suite)
@@ -430,6 +438,15 @@ OPS = [
     U("vdot", ng.vdot, np.vdot, 2, [((3,), (3,))]),
     U("linalg_cross", lambda x, y: ng.linalg.cross(x, y), np.cross, 2,
       [((2, 3), (2, 3)), ((2, 3), (1, 3)), ("transposed", (2, 3))]),
+    # (3 I added: well-conditioned matrices)
+    U("linalg_inv", lambda x: ng.linalg.inv(_well(x)), lambda a: np.linalg.inv(_well_np(a)),
+      shapes=[(3, 3), (2, 2, 2)], node="LinalgInvExBackward0", rtol32=1e-4),
+    U("linalg_det", lambda x: ng.linalg.det(_well(x)), lambda a: np.linalg.det(_well_np(a)),
+      shapes=[(3, 3), (2, 2, 2)], node="LinalgDetBackward0", rtol32=1e-4),
+    U("linalg_solve", lambda x, y: ng.linalg.solve(_well(x), y),
+      lambda a, b: np.linalg.solve(_well_np(a), b), 2,
+      [((3, 3), (3, 2)), ((2, 2, 2), (2, 1)), ((2, 2), (2,))],
+      node="LinalgSolveExBackward0", rtol32=1e-4),
     # ---------------------------------------------------------------- random (ops/random.py)
     # (a zero std or probability makes the draws constant: the values and zero gradients are
     # checked against references)

@@ -23,7 +23,8 @@ class dtype:
         return f"numbagrad.{self.name}"
 
     def __reduce__(self):
-        return self.name
+        # by name through _by_name (no module attribute is named "bool")
+        return (_by_name, (self.name,))
 
 
 bool_ = dtype("bool", np.bool_, 0)
@@ -33,6 +34,12 @@ float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 
 ALL = (bool_, int32, int64, float32, float64)
+_BY_NAME = {d.name: d for d in ALL}
+
+
+def _by_name(name: str) -> dtype:
+    """The dtype named ``name`` (what a pickled dtype calls)."""
+    return _BY_NAME[name]
 _BY_NP = {d.np: d for d in ALL}
 _ALIASES = {"float": float32, "double": float64, "long": int64, "int": int32}
 

@@ -1,10 +1,13 @@
 """``save`` and ``load``: tensors, state dicts and nested containers in a zip archive holding a
-JSON description of the object tree and one ``.npy`` file per tensor storage. Loading runs no
-pickle (unless asked to with ``weights_only=False``). The format: docs/serialization.md.
+JSON description of the object tree and one ``.npy`` file per tensor storage; any other object
+(a whole ``nn.Module``, an ``argparse.Namespace``) is pickled into one more member, which
+``load`` reads only with ``weights_only=False`` or for classes allowed by ``add_safe_globals``.
+The format: docs/serialization.md.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -12,6 +15,7 @@ import pickle
 import zipfile
 from collections import OrderedDict
 from collections.abc import Callable
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -19,12 +23,14 @@ from . import cuda
 from . import dtypes as D
 from ._tensor import LazyTensor, Size, Tensor, _check_device, _on, device
 
-__all__ = ["load", "register_tensor_class", "save"]
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
+           "register_tensor_class", "safe_globals", "save"]
 
 FORMAT = "numbagrad.save"
 VERSION = 1
 _ROOT = "archive/"
 _DESCRIPTION = _ROOT + "data.json"
+_OBJECTS = _ROOT + "objects.pkl"
 
 # Tensor subclasses that round-trip as themselves (nn.Parameter registers here), by name:
 # name -> rebuild(tensor, requires_grad)
@@ -54,6 +60,8 @@ class _Writer:
         self._storage_index: dict[int, int] = {}  # id(tensor._data) -> index in self.storages
         self._open: set[int] = set()  # containers being encoded (a cycle check)
         self._alive: list = []  # what the ids above refer to, kept alive while saving
+        self.objects: list = []  # what the JSON cannot describe, pickled together
+        self._object_index: dict[int, int] = {}  # id(object) -> index in self.objects
 
     def storage(self, key_obj, array: np.ndarray) -> int:
         k = self._storage_index.get(id(key_obj))
@@ -65,19 +73,14 @@ class _Writer:
         return k
 
     def tensor(self, t: Tensor) -> int:
+        """The index of ``t``'s record (a plain tensor or one of a registered class)."""
         k = self._tensor_index.get(id(t))
         if k is not None:
             return k
         record = {}
         cls = type(t)
         if cls is not Tensor and cls is not LazyTensor:
-            name = _class_name(cls)
-            if name not in _tensor_classes:
-                raise TypeError(
-                    f"numbagrad.save: cannot save a {cls.__name__} (a Tensor subclass not "
-                    "registered with numbagrad.serialization.register_tensor_class)"
-                )
-            record["class"] = name
+            record["class"] = _class_name(cls)
         data = t._data
         record.update(storage=self.storage(data, t._host()), dtype=t.dtype.name,
                       shape=list(t.shape), requires_grad=t.requires_grad, device=str(t.device))
@@ -92,7 +95,7 @@ class _Writer:
             return obj
         if t is float:
             return obj if math.isfinite(obj) else {"kind": "float", "value": repr(obj)}
-        if isinstance(obj, Tensor):
+        if _has_record(obj):
             return {"kind": "tensor", "index": self.tensor(obj)}
         if t is D.dtype:
             return {"kind": "dtype", "name": obj.name}
@@ -112,11 +115,27 @@ class _Writer:
                 return self._container(obj, t)
             finally:
                 self._open.discard(id(obj))
-        raise TypeError(
-            f"numbagrad.save: cannot save an object of type {t.__module__}.{t.__qualname__}; "
-            "supported are tensors, dtypes, devices, None, bool, int, float, str, NumPy arrays "
-            "and scalars, and lists, tuples, torch.Size, sets, dicts and OrderedDicts of them"
-        )
+        return {"kind": "pickle", "index": self.pickled(obj)}
+
+    def pickled(self, obj) -> int:
+        k = self._object_index.get(id(obj))
+        if k is None:
+            k = self._object_index[id(obj)] = len(self.objects)
+            self.objects.append(obj)
+        return k
+
+    def pickle_objects(self) -> bytes:
+        """``self.objects`` pickled, with the tensors inside them saved as tensor records (so
+        they keep their sharing with the rest of the archive) and named by index."""
+        writer = self
+
+        class Pickler(pickle.Pickler):
+            def persistent_id(self, obj):
+                return ("tensor", writer.tensor(obj)) if _has_record(obj) else None
+
+        buf = io.BytesIO()
+        Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(self.objects)
+        return buf.getvalue()
 
     def _container(self, obj, t):
         if t is list:
@@ -129,6 +148,14 @@ class _Writer:
                 node["metadata"] = self.encode(metadata)
             return node
         return {"kind": _CONTAINERS[t], "items": [self.encode(x) for x in obj]}
+
+
+def _has_record(obj) -> bool:
+    """Whether ``obj`` is a tensor saved as a tensor record: a plain tensor or one of a class
+    registered with ``register_tensor_class`` (any other subclass is pickled)."""
+    cls = type(obj)
+    return (cls is Tensor or cls is LazyTensor
+            or (isinstance(obj, Tensor) and _class_name(cls) in _tensor_classes))
 
 
 _CONTAINERS = {list: "list", tuple: "tuple", Size: "Size", set: "set", frozenset: "frozenset",
@@ -151,12 +178,15 @@ def save(obj, f) -> None:
     """
     writer = _Writer()
     root = writer.encode(obj)
+    objects = writer.pickle_objects() if writer.objects else None  # (adds tensor records)
     description = {"format": FORMAT, "version": VERSION, "root": root,
                    "tensors": writer.tensors,
                    "storages": [f"data/{k}.npy" for k in range(len(writer.storages))]}
     text = json.dumps(description, allow_nan=False, separators=(",", ":"))
     with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
         zf.writestr(_DESCRIPTION, text)
+        if objects is not None:
+            zf.writestr(_OBJECTS, objects)
         for k, array in enumerate(writer.storages):
             with zf.open(f"{_ROOT}data/{k}.npy", "w", force_zip64=True) as out:
                 np.lib.format.write_array(out, array, allow_pickle=False)
@@ -168,11 +198,64 @@ def _refuse(why: str):
     return pickle.UnpicklingError(f"numbagrad.load: {why}")
 
 
+# what a weights_only load may name in the pickled member: "module.qualname" -> object
+_safe_globals: dict[str, object] = {}
+_DEFAULT_SAFE = {_class_name(c): c for c in (OrderedDict, Size, device, D._by_name)}
+
+
+def add_safe_globals(safe_globals: list) -> None:
+    """Let ``load(..., weights_only=True)`` build the given classes and call the given
+    functions: each item is the object or ``(object, "module.qualname")``."""
+    for item in safe_globals:
+        obj, name = item if isinstance(item, tuple) else (item, _class_name(item))
+        _safe_globals[name] = obj
+
+
+def get_safe_globals() -> list:
+    """The globals added with ``add_safe_globals``."""
+    return list(_safe_globals.values())
+
+
+def clear_safe_globals() -> None:
+    """Forget every global added with ``add_safe_globals``."""
+    _safe_globals.clear()
+
+
+@contextmanager
+def safe_globals(safe_globals: list):
+    """``add_safe_globals(safe_globals)`` for the duration of a ``with`` block."""
+    before = dict(_safe_globals)
+    add_safe_globals(safe_globals)
+    try:
+        yield
+    finally:
+        _safe_globals.clear()
+        _safe_globals.update(before)
+
+
+def _unsupported_global(name: str):
+    return pickle.UnpicklingError(
+        "Weights only load failed. This file can still be loaded, to do so you have two "
+        "options, \x1b[1mdo those steps only if you trust the source of the checkpoint\x1b[0m. "
+        "\n\t(1) In PyTorch 2.6, we changed the default value of the `weights_only` argument "
+        "in `torch.load` from `False` to `True`. Re-running `torch.load` with `weights_only` "
+        "set to `False` will likely succeed, but it can result in arbitrary code execution. "
+        "Do it only if you got the file from a trusted source.\n\t(2) Alternatively, to load "
+        "with `weights_only=True` please check the recommended steps in the following error "
+        f"message.\n\tWeightsUnpickler error: Unsupported global: GLOBAL {name} was not an "
+        "allowed global by default. Please use `torch.serialization.add_safe_globals([" + name
+        + "])` or the `torch.serialization.safe_globals([" + name + "])` context manager to "
+        "allowlist this global if you trust this class/function."
+    )
+
+
 class _Reader:
     """Rebuilds the object tree from an archive's description, checking every node."""
 
-    def __init__(self, zf: zipfile.ZipFile, description: dict, map_location):
+    def __init__(self, zf: zipfile.ZipFile, description: dict, map_location, weights_only):
         self.zf = zf
+        self.weights_only = weights_only
+        self._objects: list | None = None
         self.records = description["tensors"]
         self.files = description["storages"]
         self.map_location = map_location
@@ -239,6 +322,37 @@ class _Reader:
             self._storages[key] = _on(array, dev)
         return self._storages[key]
 
+    def objects(self) -> list:
+        """The pickled member's objects. Under weights_only it may name only the globals
+        allowed by default or by ``add_safe_globals``; tensors in it are tensor records."""
+        if self._objects is None:
+            reader = self
+
+            class Unpickler(pickle.Unpickler):
+                def find_class(self, module, name):
+                    if not reader.weights_only:
+                        return super().find_class(module, name)
+                    full = f"{module}.{name}"
+                    found = _safe_globals.get(full, _DEFAULT_SAFE.get(full))
+                    if found is None:
+                        raise _unsupported_global(full)
+                    return found
+
+                def persistent_load(self, pid):
+                    if type(pid) is not tuple or len(pid) != 2 or pid[0] != "tensor":
+                        raise _refuse(f"unknown persistent id {pid!r}")
+                    return reader.tensor(pid[1])
+
+            try:
+                data = self.zf.read(_OBJECTS)
+            except KeyError:
+                raise _refuse("the archive names a pickled object but has no objects.pkl") from None
+            objects = Unpickler(io.BytesIO(data)).load()
+            if type(objects) is not list:
+                raise _refuse("objects.pkl does not hold a list")
+            self._objects = objects
+        return self._objects
+
     def decode(self, node):
         if node is None or isinstance(node, (bool, int, float, str)):
             return node
@@ -249,6 +363,12 @@ class _Reader:
         kind = node.get("kind")
         if kind == "tensor":
             return self.tensor(node["index"])
+        if kind == "pickle":
+            objects = self.objects()
+            k = node["index"]
+            if type(k) is not int or not 0 <= k < len(objects):
+                raise _refuse(f"no pickled object {k!r} in the archive")
+            return objects[k]
         if kind == "float":
             if node["value"] not in ("nan", "inf", "-inf"):
                 raise _refuse(f"bad float {node['value']!r}")
@@ -292,7 +412,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
 
     A file that is not a numbagrad archive (a plain pickle) is refused unless
     ``weights_only=False``, which reads it with pickle: that runs any code the file names, so
-    use it only for files from a trusted source. (``mmap`` is accepted and unused: the
+    use it only for files from a trusted source. Objects ``save`` pickled (a whole module) load
+    only with ``weights_only=False`` or when their classes are allowed with
+    ``add_safe_globals``. (``mmap`` is accepted and unused: the
     archive is read into memory.)
     """
     if weights_only is None:
@@ -317,5 +439,6 @@ def load(f, map_location=None, pickle_module=None, *, weights_only: bool | None 
             raise _refuse("the archive has no data.json: not written by numbagrad.save") from None
         if description.get("format") != FORMAT or description.get("version") != VERSION:
             raise _refuse("the archive is not in numbagrad.save's format, version 1")
-        return _Reader(zf, description, map_location).decode(description["root"])
+        reader = _Reader(zf, description, map_location, weights_only)
+        return reader.decode(description["root"])
 

@@ -730,3 +730,162 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
     out = linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, -1)
     return (out if batched else out.squeeze(1)), None
+
+
+# implemented: mode -> the input's ndim it needs (any of 3, 4 for nearest)
+_INTERPOLATE_MODES = {"nearest": None, "linear": 3, "bilinear": 4}
+_TORCH_INTERPOLATE_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "lanczos",
+                            "area", "nearest-exact")
+
+
+def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
+    """Resize the spatial dims of a 3-d (N, C, L) or 4-d (N, C, H, W) ``input`` to ``size``
+    or by ``scale_factor``. ``nearest`` gathers the input's elements by index (its node is
+    CloneBackward0 or IndexBackward0, not PyTorch's UpsampleNearest2DBackward0); ``linear``
+    and ``bilinear`` multiply by fixed interpolation matrices along each dim
+    (UnsafeViewBackward0, not UpsampleLinear1DBackward0 / UpsampleBilinear2DBackward0)."""
+    spatial = input.ndim - 2
+    if input.ndim not in (3, 4, 5) or mode not in _TORCH_INTERPOLATE_MODES:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+            "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+            f"nearest-exact (got {mode})")
+    if mode not in _INTERPOLATE_MODES or input.ndim == 5 or antialias:
+        raise NotImplementedError(f"interpolate mode {mode!r} on a {input.ndim}-d input"
+                                  f"{' with antialias' if antialias else ''} is not "
+                                  "implemented in numbagrad")
+    if mode == "nearest":
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating "
+                             "modes: linear | bilinear | bicubic | trilinear")
+    else:
+        align_corners = bool(align_corners)
+        needs = _INTERPOLATE_MODES[mode]
+        if input.ndim != needs:
+            raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                      f"{needs}D input")
+    in_sizes = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        sizes = _per_dim(size, spatial, in_sizes, "output size of", "o")
+        out_sizes, scales = [int(s) for s in sizes], [None] * spatial
+    elif scale_factor is not None:
+        scales = [float(s) for s in _per_dim(scale_factor, spatial, in_sizes,
+                                             "scale_factor of shape", "s")]
+        out_sizes = [math.floor(n * s) for n, s in zip(in_sizes, scales)]
+        if recompute_scale_factor:
+            scales = [None] * spatial
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    out = input
+    for k, (n, m, s) in enumerate(zip(in_sizes, out_sizes, scales)):
+        d = 2 + k
+        if mode == "nearest":
+            out = out[(slice(None),) * d + (_nearest_index(n, m, s),)]
+        else:
+            w = factory.tensor(_linear_weights(n, m, s, align_corners), dtype=input.dtype,
+                               device=input.device)
+            # the weights (out, in) applied along dim d, the last or the one before it
+            out = out @ w.t() if d == input.ndim - 1 else w @ out
+    return out.contiguous()  # (a gather's result is not laid out row-major; PyTorch's is)
+
+
+def _per_dim(value, spatial: int, in_sizes: list, what: str, letter: str) -> list:
+    """``value`` (one number or one per spatial dim) as a list of ``spatial`` numbers."""
+    if not isinstance(value, (list, tuple)):
+        return [value] * spatial
+    if len(value) != spatial:
+        name = what.split()[0] if letter == "s" else "output size"
+        raise ValueError(
+            f"Input and {what.split()[0]} must have the same number of spatial dimensions, but "
+            f"got input with spatial dimensions of {in_sizes} and {what} {tuple(value)}. "
+            "Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+            f"{name} in ({letter}1, {letter}2, ...,{letter}K) format.")
+    return list(value)
+
+
+def _nearest_index(n: int, m: int, scale) -> np.ndarray:
+    """The input position each of ``m`` outputs reads in PyTorch's ``nearest`` (its float32
+    arithmetic, so the same rounding)."""
+    if m == n:
+        return np.arange(m)
+    if m == 2 * n:
+        return np.arange(m) >> 1
+    step = np.float32(1.0 / scale if scale is not None and scale > 0 else n / m)
+    pos = np.floor(np.arange(m, dtype=np.float32) * step).astype(np.int64)
+    return np.minimum(pos, n - 1)
+
+
+def _linear_weights(n: int, m: int, scale, align_corners: bool) -> np.ndarray:
+    """The (m, n) matrix of linear interpolation from ``n`` points to ``m`` (PyTorch's source
+    positions: ``(dst + 0.5) * n / m - 0.5`` clamped at 0, or ``dst * (n - 1) / (m - 1)``
+    with ``align_corners``)."""
+    dst = np.arange(m, dtype=np.float64)
+    if align_corners:
+        src = dst * ((n - 1) / (m - 1) if m > 1 else 0.0)
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else n / m
+        src = np.maximum(step * (dst + 0.5) - 0.5, 0.0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
+    i1 = np.where(i0 < n - 1, i0 + 1, i0)
+    frac = src - i0
+    w = np.zeros((m, n))
+    np.add.at(w, (np.arange(m), i0), 1.0 - frac)
+    np.add.at(w, (np.arange(m), i1), frac)
+    return w
+
+
+def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
+                     channel_dim: int) -> Tensor:
+    """Dropout of whole channels: one draw per (sample, channel), dims after ``channel_dim``
+    share it."""
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    shape = tuple(input.shape[:channel_dim + 1]) + (1,) * (input.ndim - channel_dim - 1)
+    if p == 1:
+        mask = factory.zeros(shape, dtype=input.dtype, device=input.device)
+    else:
+        keep = factory._rng(None).random(shape) >= p
+        mask = factory.tensor(keep / (1 - p), dtype=input.dtype, device=input.device)
+    return input.mul_(mask) if inplace else input * mask
+
+
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of a (N, C, L) or (C, L) input with probability ``p``."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs).")
+    return _feature_dropout(input, p, training, inplace, input.ndim - 2)
+
+
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of a (N, C, H, W) input with probability ``p`` (a 3-d input is
+    read as (N, C, L), with PyTorch's warning)."""
+    if input.ndim not in (3, 4):
+        warnings.warn(
+            f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout2d exists to provide "
+            "channel-wise dropout on inputs with 2 spatial dimensions, a channel dimension, "
+            "and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2)
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return _feature_dropout(input, p, training, inplace, 1)

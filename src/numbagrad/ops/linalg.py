@@ -458,3 +458,148 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 __all__ = ["mm", "bmm", "mv", "dot", "matmul", "sum_to", "addmv", "baddbmm", "addbmm", "vdot",
            "linalg_cross", "cross", "kron", "tensordot", "inner"]
+
+
+# ---------------------------------------------------------------- torch.linalg: inv, det, solve
+
+
+class LinAlgError(RuntimeError):
+    """A linear-algebra routine failed on its input's values (a singular matrix):
+    PyTorch's ``torch.linalg.LinAlgError``."""
+
+
+def _square_floats(x, op: str) -> np.ndarray:
+    """``x``'s values for a CPU linear-algebra routine on batches of square matrices."""
+    if x.ndim < 2:
+        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
+    n, m = x.shape[-2], x.shape[-1]
+    if n != m:
+        raise RuntimeError(
+            f"{op}: A must be batches of square matrices, but they are {n} by {m} matrices")
+    if not x.dtype.is_floating_point:
+        raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
+                           f"{_NAMES[x.dtype.name].capitalize()}")
+    if x.device.type != "cpu":
+        raise NotImplementedError(f"{op} is implemented for CPU tensors only in numbagrad")
+    return x._data
+
+
+def _zero_pivot(a: np.ndarray) -> int:
+    """The 1-based index of the first zero diagonal element of ``a``'s LU factors (partial
+    pivoting, as LAPACK's getrf), or 0: the number PyTorch's singular-matrix errors give."""
+    u = np.array(a, dtype=np.float64)
+    n = u.shape[0]
+    for k in range(n):
+        p = k + int(np.argmax(np.abs(u[k:, k])))
+        if u[p, k] == 0:
+            return k + 1
+        u[[k, p]] = u[[p, k]]
+        u[k + 1:, k:] -= np.outer(u[k + 1:, k] / u[k, k], u[k, k:])
+    return 0
+
+
+def _singular(a: np.ndarray, op: str, what: str) -> LinAlgError:
+    batch = a.reshape(-1, *a.shape[-2:])
+    for b, m in enumerate(batch):
+        k = _zero_pivot(m)
+        if k:
+            where = f"(Batch element {b}): " if a.ndim > 2 else ""
+            return LinAlgError(f"{op}: {where}The diagonal element {k} is zero, {what}")
+    return LinAlgError(f"{op}: the input matrix is singular.")
+
+
+@composite("linalg_inv", node="LinalgInvExBackward0")
+def linalg_inv(ctx, x):
+    """The inverse of each square matrix in ``x`` (..., n, n)."""
+    a = _square_floats(x, "linalg.inv")
+    try:
+        out = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise _singular(a, "linalg.inv", "the inversion could not be completed because the "
+                        "input matrix is singular.") from None
+    ctx.save(x=x)
+    return out
+
+
+@linalg_inv.defvjp
+def linalg_inv_vjp(ctx, grad):
+    # d(A^-1) = -A^-1 dA A^-1, so dA = -A^-T G A^-T
+    inv_t = linalg_inv(ctx["x"]).transpose(-2, -1)
+    return -(inv_t @ grad @ inv_t)
+
+
+@public("function method")
+def inverse(input):
+    """``linalg.inv``."""
+    return linalg_inv(input)
+
+
+@composite("linalg_det", node="LinalgDetBackward0")
+def linalg_det(ctx, x):
+    """The determinant of each square matrix in ``x`` (..., n, n)."""
+    a = _square_floats(x, "linalg.det")
+    ctx.save(x=x)
+    return np.asarray(np.linalg.det(a), dtype=a.dtype)
+
+
+@linalg_det.defvjp
+def linalg_det_vjp(ctx, grad):
+    # d det(A) = det(A) tr(A^-1 dA); at a singular matrix the inverse raises LinAlgError
+    x = ctx["x"]
+    scale = (grad * linalg_det(x)).unsqueeze(-1).unsqueeze(-1)
+    return scale * linalg_inv(x).transpose(-2, -1)
+
+
+@public("function method")
+def det(input):
+    """``linalg.det``."""
+    return linalg_det(input)
+
+
+def _vector_rhs(a_shape, b_shape) -> bool:
+    """Whether ``B`` of ``solve(A, B)`` is a (batch of) vector(s), as PyTorch decides."""
+    return len(b_shape) == 1 or (len(b_shape) == len(a_shape) - 1
+                                 and tuple(b_shape) == tuple(a_shape[:-1]))
+
+
+@composite("linalg_solve", node="LinalgSolveExBackward0")
+def linalg_solve(ctx, x, b):
+    """``X`` with ``A X = B`` for each square matrix ``A`` in ``x`` (batch dims broadcast);
+    ``B`` (..., n, k) or, a vector right-hand side, (..., n)."""
+    a = _square_floats(x, "linalg.solve")
+    if x.dtype is not b.dtype:
+        raise RuntimeError(
+            "linalg.solve: Expected A and B to have the same dtype, but found A of type "
+            f"{_NAMES[x.dtype.name].capitalize()} and B of type "
+            f"{_NAMES[b.dtype.name].capitalize()} instead")
+    if b.device.type != "cpu":
+        raise NotImplementedError("linalg.solve is implemented for CPU tensors only in numbagrad")
+    vector = _vector_rhs(x.shape, b.shape)
+    rhs = b._data[..., None] if vector else b._data
+    n = a.shape[-1]
+    if rhs.ndim < 2 or rhs.shape[-2] != n:
+        raise RuntimeError("linalg.solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({a.shape[-2]}x{n} and {rhs.shape[-2]}x{rhs.shape[-1]})")
+    batch = broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
+    try:
+        out = np.linalg.solve(np.broadcast_to(a, (*batch, n, n)),
+                              np.broadcast_to(rhs, (*batch, *rhs.shape[-2:])))
+    except np.linalg.LinAlgError:
+        raise LinAlgError("torch.linalg.solve: The solver failed because the input matrix is "
+                          "singular.") from None
+    ctx.vector = vector
+    ctx.save(x=x, b=b)
+    return out[..., 0] if vector else out
+
+
+@linalg_solve.defvjp
+def linalg_solve_vjp(ctx, grad):
+    # X = A^-1 B: dB = A^-T G, dA = -dB X^T
+    x, b = ctx["x"], ctx["b"]
+    gb = linalg_solve(x.transpose(-2, -1), grad)
+    sol = linalg_solve(x, b)
+    if ctx.vector:
+        ga = -(gb.unsqueeze(-1) * sol.unsqueeze(-2))
+    else:
+        ga = -(gb @ sol.transpose(-2, -1))
+    return sum_to(ga, ctx.input_shapes[0]), sum_to(gb, ctx.input_shapes[1])
