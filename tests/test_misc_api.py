@@ -242,5 +242,10 @@ def test_cuda_interpolate_and_linalg():
                                           mode="bilinear")
     assert y.device.type == "cuda"
     np.testing.assert_allclose(y.cpu().detach().numpy(), ref.numpy(), rtol=1e-12)
-    with pytest.raises(NotImplementedError, match="linalg.inv is implemented for CPU tensors"):
-        ng.linalg.inv(ng.eye(2, device="cuda"))
+    a = ng.tensor([[2.0, 1.0], [1.0, 3.0]], device="cuda", requires_grad=True)
+    inv = ng.linalg.inv(a)  # (computed on the host, the result on the device)
+    assert inv.device.type == "cuda"
+    np.testing.assert_allclose(inv.cpu().detach().numpy(), np.linalg.inv(a.cpu().detach().numpy()),
+                               rtol=1e-12)
+    ng.linalg.det(a).backward()
+    np.testing.assert_allclose(a.grad.cpu().numpy(), [[3.0, -1.0], [-1.0, 2.0]], rtol=1e-12)

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .._tensor import Tensor, _wrap_dim
+from ..backend import cpu
 from ..backend.cpu import broadcast_shapes
 from . import elementwise as E
 from . import movement as M
@@ -469,7 +470,8 @@ class LinAlgError(RuntimeError):
 
 
 def _square_floats(x, op: str) -> np.ndarray:
-    """``x``'s values for a CPU linear-algebra routine on batches of square matrices."""
+    """``x``'s values for a NumPy (LAPACK) routine on batches of square matrices: on CUDA a
+    copy to the host, the result copied back by ``_back`` (no CUDA solver here yet)."""
     if x.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     n, m = x.shape[-2], x.shape[-1]
@@ -479,9 +481,12 @@ def _square_floats(x, op: str) -> np.ndarray:
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
                            f"{_NAMES[x.dtype.name].capitalize()}")
-    if x.device.type != "cpu":
-        raise NotImplementedError(f"{op} is implemented for CPU tensors only in numbagrad")
-    return x._data
+    return x._data if x.device.type == "cpu" else x._host()
+
+
+def _back(ctx, out):
+    """A host result on the op's device."""
+    return out if ctx.backend is cpu else ctx.backend.to_device(np.asarray(out, order="C"))
 
 
 def _zero_pivot(a: np.ndarray) -> int:
@@ -518,7 +523,7 @@ def linalg_inv(ctx, x):
         raise _singular(a, "linalg.inv", "the inversion could not be completed because the "
                         "input matrix is singular.") from None
     ctx.save(x=x)
-    return out
+    return _back(ctx, out)
 
 
 @linalg_inv.defvjp
@@ -539,7 +544,7 @@ def linalg_det(ctx, x):
     """The determinant of each square matrix in ``x`` (..., n, n)."""
     a = _square_floats(x, "linalg.det")
     ctx.save(x=x)
-    return np.asarray(np.linalg.det(a), dtype=a.dtype)
+    return _back(ctx, np.asarray(np.linalg.det(a), dtype=a.dtype))
 
 
 @linalg_det.defvjp
@@ -572,10 +577,9 @@ def linalg_solve(ctx, x, b):
             "linalg.solve: Expected A and B to have the same dtype, but found A of type "
             f"{_NAMES[x.dtype.name].capitalize()} and B of type "
             f"{_NAMES[b.dtype.name].capitalize()} instead")
-    if b.device.type != "cpu":
-        raise NotImplementedError("linalg.solve is implemented for CPU tensors only in numbagrad")
     vector = _vector_rhs(x.shape, b.shape)
-    rhs = b._data[..., None] if vector else b._data
+    rhs = b._data if b.device.type == "cpu" else b._host()
+    rhs = rhs[..., None] if vector else rhs
     n = a.shape[-1]
     if rhs.ndim < 2 or rhs.shape[-2] != n:
         raise RuntimeError("linalg.solve: Incompatible shapes of A and B for the equation AX = B "
@@ -589,7 +593,7 @@ def linalg_solve(ctx, x, b):
                           "singular.") from None
     ctx.vector = vector
     ctx.save(x=x, b=b)
-    return out[..., 0] if vector else out
+    return _back(ctx, out[..., 0] if vector else out)
 
 
 @linalg_solve.defvjp
