@@ -463,6 +463,10 @@ OPS = [
       lambda g, a, w: _adjoint(lambda v: _conv_np(v, w, None), a.shape, g), 3,
       [((2, 4, 6, 3), (2, 2, 5, 4), (4, 1, 2, 2)), ((2, 4, 5), (2, 2, 5), (4, 1, 3))],
       node="ConvolutionBackwardBackward0"),
+    U("convolution_transpose", lambda x, w, b: _conv_t(x, w, b),
+      lambda a, w, b: _conv_t_np(a, w, b), 3,
+      [((2, 4, 3, 3), (4, 1, 2, 2), (2,)), ((2, 4, 5), (4, 1, 3), (2,))],
+      node="ConvolutionBackward0"),
     U("max_pool2d_with_indices", lambda x: ng.nn.functional.max_pool2d(x, 2, 1, 1),
       lambda a: _pool_np(a, 2, 1, 1, np.max), shapes=[(2, 3, 3), (1, 2, 4, 3)],
       node="MaxPool2DWithIndicesBackward0"),
@@ -499,6 +503,28 @@ def _conv(x, w, b):
 def _conv_backward(g, x, w):
     geom = _conv_geom(x, w)
     return ng.ops.conv.convolution_backward(g, x, w, geom, (True, False, False))[0]
+
+
+def _conv_t(x, w, b):
+    """The transposed convolution of ``_conv``'s parameters (a 2-d one with an output
+    padding): its input gradient."""
+    if w.ndim == 4:
+        return ng.nn.functional.conv_transpose2d(x, w, b, stride=(1, 2), padding=1,
+                                                 output_padding=(0, 1), groups=2)
+    return ng.nn.functional.conv_transpose1d(x, w, b, padding=1, groups=2)
+
+
+def _conv_t_np(a, w, b):
+    """``_conv_np``'s adjoint in its input at ``a`` (of ``_conv_t``'s output shape) plus ``b``."""
+    n, _, *sizes = a.shape
+    k = w.shape[2:]
+    if w.ndim == 4:
+        sizes = [sizes[0] - 3 + k[0], (sizes[1] - 1) * 2 - 2 + k[1] + 1]
+    else:
+        sizes = [sizes[0] - 3 + k[0]]
+    shape = (n, w.shape[1] * 2, *sizes)
+    out = _adjoint(lambda v: _conv_np(v, w, None), shape, a)
+    return out + b.reshape((-1,) + (1,) * len(sizes)).astype(out.dtype)
 
 
 def _conv_geom(x, w):

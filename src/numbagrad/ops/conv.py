@@ -55,6 +55,12 @@ def _conv_out(n, k, s, p0, p1, d):
     return (n + p0 + p1 - d * (k - 1) - 1) // s + 1
 
 
+def transposed_out(n, k, s, p0, p1, d):
+    """The size along one dim of a transposed convolution's output: the input size whose
+    convolution has size ``n`` (``p1``: ``padding - output_padding``)."""
+    return (n - 1) * s - p0 - p1 + d * (k - 1) + 1
+
+
 def _im2col(be, x, geom, KH, KW, OH, OW):
     """The columns of 4-D ``x``: (C * KH * KW, N * OH * OW), so that a group's rows are one
     block (``(G, Kg, N * L)`` for the matmuls)."""
@@ -199,6 +205,43 @@ def convolution_backward_vjp(ctx, grads):
     if needs[2] and hx is not None:
         gw = convolution_backward(g, hx, w, geom, (False, True, False))[0]
     return gg, gx, gw
+
+
+@composite("convolution_transpose", node="ConvolutionBackward0")
+def convolution_transpose(ctx, input, weight, bias, geom):
+    """Transposed convolution of ``input`` (N, C_in, *spatial) or (C_in, *spatial) by
+    ``weight`` (C_in, C_out / groups, *kernel): the input gradient of the convolution by
+    ``weight`` (geometry ``geom``) whose output gradient is ``input``; ``bias`` may be None."""
+    spatial, batched = _layout(input, weight)
+    ctx.geom, ctx.has_bias = geom, bias is not None
+    ctx.save(x=input, w=weight)
+    be = ctx.backend
+    x = _as4d(input._data, spatial, batched)
+    w = _as4d(weight._data, spatial, True)
+    size = tuple(transposed_out(*a) for a in zip(x.shape[2:], w.shape[2:], geom.stride, geom.pad,
+                                                 geom.pad_end, geom.dilation))
+    out = conv_input_grad(be, x, w, (x.shape[0], w.shape[1] * geom.groups) + size, geom)
+    if bias is not None:
+        dt = D.from_numpy_dtype(x.dtype)
+        out = be.run_elementwise(E.add.kernel(dt, be), [out, bias._data.reshape(-1, 1, 1)],
+                                 x.dtype)
+    shape = out.shape if batched else out.shape[1:]
+    return out.reshape(shape[:-2] + shape[-1:] if spatial == 1 else shape)
+
+
+@convolution_transpose.defvjp
+def convolution_transpose_vjp(ctx, grad):
+    # the adjoint of the forward: the input's gradient is the convolution of ``grad``, the
+    # weight's that convolution's weight gradient (``input`` in the role of its output's)
+    needs = [f is not None for f, _ in ctx.node.next_functions]
+    x, w, geom = ctx["x"], ctx["w"], ctx.geom
+    gx = convolution(grad, w, None, geom) if needs[0] else None
+    gw = convolution_backward(x, grad, w, geom, (False, True, False))[0] if needs[1] else None
+    if not ctx.has_bias:
+        return gx, gw
+    channel = grad.ndim - (w.ndim - 1)  # (1 batched, 0 unbatched)
+    gb = R.sum(grad, tuple(d for d in range(grad.ndim) if d != channel)) if needs[2] else None
+    return gx, gw, gb
 
 
 # ---------------------------------------------------------------- pooling ops
@@ -388,17 +431,29 @@ def _conv_tuple(v, n):
     return (v,) * n if isinstance(v, int) else tuple(v)
 
 
-def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n):
-    """Check a conv{n}d call as PyTorch does; its ``Geometry`` in 2-d form."""
-    name = f"conv{n}d"
+def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n,
+                   output_padding=None):
+    """Check a conv{n}d call (a conv_transpose{n}d one given ``output_padding``) as PyTorch
+    does; its ``Geometry`` in 2-d form (a transposed convolution's is that of the convolution
+    whose input gradient it is)."""
+    transposed = output_padding is not None
+    name = f"conv_transpose{n}d" if transposed else f"conv{n}d"
     if input.ndim not in (n + 1, n + 2):
         raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input to {name}, "
                            f"but got input of size: {list(input.shape)}")
+    if transposed and not isinstance(padding, int) and (
+            isinstance(padding, str) or not all(isinstance(p, int) for p in padding)):
+        raise TypeError(f"{name}(): argument 'padding' must be tuple of ints, not "
+                        f"{type(padding).__name__}")  # (no 'same' or 'valid' here)
     spatial = weight.ndim - 2
     stride, dilation = _conv_tuple(stride, n), _conv_tuple(dilation, n)
     pad_str = padding if isinstance(padding, str) else None
     pads = (0,) * n if pad_str else _conv_tuple(padding, n)
-    for what, v in (("stride", stride), ("padding", pads), ("dilation", dilation)):
+    out_pads = _conv_tuple(output_padding or 0, n)
+    checked = (("stride", stride), ("padding", pads), ("dilation", dilation))
+    if transposed:
+        checked += (("output_padding", out_pads),)
+    for what, v in checked:
         if len(v) != spatial:
             shown = list(v) if what != "padding" or pad_str is None else padding
             raise RuntimeError(
@@ -410,6 +465,8 @@ def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n):
         raise RuntimeError("non-positive stride is not supported")
     if any(p < 0 for p in pads):
         raise RuntimeError("negative padding is not supported")
+    if any(p < 0 for p in out_pads):
+        raise RuntimeError("negative output_padding is not supported")
     if any(d <= 0 for d in dilation):
         raise RuntimeError("non-positive dilation is not supported")
     if groups <= 0:
@@ -419,14 +476,19 @@ def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n):
                            f"dimension 0, but got weight of size [{list(weight.shape)}] instead")
     batched = input.ndim == n + 2
     shape = list(input.shape) if batched else [1] + list(input.shape)
-    if shape[1] != weight.shape[1] * groups:
+    # (a transposed convolution reads weight (C_in, C_out / groups, *kernel))
+    in_channels = weight.shape[0] if transposed else weight.shape[1] * groups
+    out_channels = weight.shape[1] * groups if transposed else weight.shape[0]
+    given = "Given transposed=1, " if transposed else "Given "
+    if shape[1] != in_channels:
+        lead = given if transposed else f"Given groups={groups}, "
         raise RuntimeError(
-            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input{shape} "
-            f"to have {weight.shape[1] * groups} channels, but got {shape[1]} channels instead")
-    if bias is not None and (bias.ndim != 1 or bias.shape[0] != weight.shape[0]):
+            f"{lead}weight of size {list(weight.shape)}, expected input{shape} to have "
+            f"{in_channels} channels, but got {shape[1]} channels instead")
+    if bias is not None and (bias.ndim != 1 or bias.shape[0] != out_channels):
         raise RuntimeError(
-            f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
-            f"{weight.shape[0]} elements, but got bias of size {list(bias.shape)} instead")
+            f"{given}weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
+            f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
     if input.dtype is not weight.dtype:
         cuda = "cuda." if input.device.type == "cuda" else ""
         raise RuntimeError(
@@ -439,6 +501,8 @@ def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n):
         raise RuntimeError(f"Input type ({a}) and bias type ({b}) should be the same")
     _require_float(input, name)
     ks = tuple(weight.shape[2:])
+    if transposed:
+        return _transposed_geometry(shape[2:], ks, stride, pads, out_pads, dilation, groups)
     if pad_str == "same":
         if any(s != 1 for s in stride):
             raise RuntimeError("padding='same' is not supported for strided convolutions")
@@ -453,10 +517,36 @@ def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n):
             f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
             f"Kernel size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than "
             "actual input size")
-    if n == 1:  # (a 1-d convolution is a 2-d one of height 1)
-        return Geometry((1,) + ks, (1,) + stride, (0,) + pad, (0,) + pad_end, (1,) + dilation,
-                        groups)
-    return Geometry(ks, stride, pad, pad_end, dilation, groups)
+    return _as2d(Geometry(ks, stride, pad, pad_end, dilation, groups))
+
+
+def _as2d(geom):
+    """A 1-d convolution's ``Geometry`` as that of a 2-d one of height 1."""
+    if len(geom.kernel) == 2:
+        return geom
+    return Geometry((1,) + geom.kernel, (1,) + geom.stride, (0,) + geom.pad,
+                    (0,) + geom.pad_end, (1,) + geom.dilation, geom.groups)
+
+
+def _transposed_geometry(sizes, ks, stride, pads, out_pads, dilation, groups):
+    """A transposed convolution's checks (PyTorch's slow_conv_transpose2d_shape_check, in its
+    2-d words also for 1-d) and ``Geometry``: the padding after each dim is ``padding -
+    output_padding``, so that the convolution of the output has the input's size."""
+    two = [(1, 0, 1, 1, 1)] * (2 - len(sizes)) + list(zip(sizes, out_pads, stride, dilation, ks))
+    n_, op, st, dil, k = zip(*two)
+    if not all(o < s or o < d for o, s, d in zip(op, st, dil)):
+        raise RuntimeError(
+            "output padding must be smaller than either stride or dilation, but got "
+            f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: "
+            f"{st[0]} stride_width: {st[1]} dilation_height: {dil[0]} dilation_width: {dil[1]}")
+    geom = _as2d(Geometry(ks, stride, pads, tuple(p - o for p, o in zip(pads, out_pads)),
+                          dilation, groups))
+    out = [transposed_out(*a) for a in zip(n_, geom.kernel, geom.stride, geom.pad, geom.pad_end,
+                                            geom.dilation)]
+    if min(out) < 1:
+        raise RuntimeError(f"Given input size per channel: ({n_[0]} x {n_[1]}). Calculated output "
+                           f"size per channel: ({out[0]} x {out[1]}). Output size is too small")
+    return geom
 
 
 def _batched(op, input, weight, *args):
@@ -479,6 +569,26 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution of ``input`` (N, C, L) or (C, L) by ``weight`` (O, C / groups, K)."""
     geom = _conv_geometry(input, weight, bias, stride, padding, dilation, groups, 1)
     return _batched(convolution, input, weight, bias, geom)
+
+
+@public("function functional")
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """2-d transposed convolution of ``input`` (N, C_in, H, W) or (C_in, H, W) by ``weight``
+    (C_in, C_out / groups, KH, KW): the input gradient of conv2d with these arguments."""
+    geom = _conv_geometry(input, weight, bias, stride, padding, dilation, groups, 2,
+                          output_padding)
+    return _batched(convolution_transpose, input, weight, bias, geom)
+
+
+@public("function functional")
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """1-d transposed convolution of ``input`` (N, C_in, L) or (C_in, L) by ``weight``
+    (C_in, C_out / groups, K)."""
+    geom = _conv_geometry(input, weight, bias, stride, padding, dilation, groups, 1,
+                          output_padding)
+    return _batched(convolution_transpose, input, weight, bias, geom)
 
 
 def _pair(v, fn, what, empty=None):

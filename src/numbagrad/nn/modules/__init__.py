@@ -4,7 +4,7 @@ from .activation import (ELU, GELU, LeakyReLU, LogSoftmax, MultiheadAttention, R
                          SiLU, Softmax, Softplus, Tanh)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
-from .conv import Conv1d, Conv2d
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
 from .linear import Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear
@@ -23,7 +23,8 @@ __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
     "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "Embedding", "Dropout",
     "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softplus", "Softmax",
-    "LogSoftmax", "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
+    "LogSoftmax", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+    "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
     "AdaptiveAvgPool2d", "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",

@@ -1,5 +1,5 @@
-"""``Conv1d`` and ``Conv2d``: PyTorch's parameters, initialisation, padding modes and repr over
-``nn.functional.conv1d``/``conv2d``."""
+"""``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``: PyTorch's parameters,
+initialisation, padding modes and repr over ``nn.functional``'s convolutions."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from .. import functional as F
 from .linear import reset_fan_in_uniform, weight_and_bias
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d"]
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -19,6 +19,7 @@ def _tuple(value, n):
 class _ConvNd(Module):
     _n: int  # spatial dims
     _conv = None  # the functional
+    _transposed = False  # weight (in_channels, out_channels / groups, *kernel_size)
 
     def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
                  dilation=1, groups: int = 1, bias: bool = True, padding_mode: str = "zeros",
@@ -31,7 +32,7 @@ class _ConvNd(Module):
             raise ValueError("in_channels must be divisible by groups")
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
-        if isinstance(padding, str):
+        if isinstance(padding, str) and not self._transposed:
             if padding not in ("same", "valid"):
                 raise ValueError(f"Invalid padding string {padding!r}, should be one of "
                                  "{'valid', 'same'}")
@@ -45,7 +46,7 @@ class _ConvNd(Module):
         self.stride = _tuple(stride, n)
         self.padding = padding if isinstance(padding, str) else _tuple(padding, n)
         self.dilation = _tuple(dilation, n)
-        self.transposed, self.output_padding = False, (0,) * n
+        self.transposed, self.output_padding = self._transposed, (0,) * n
         self.groups, self.padding_mode = groups, padding_mode
         # F.pad's amounts for the non-zero padding modes: (before, after) from the last dim back
         if isinstance(self.padding, str):
@@ -54,8 +55,10 @@ class _ConvNd(Module):
         else:
             pairs = [(p, p) for p in self.padding]
         self._reversed_padding_repeated_twice = tuple(a for pair in reversed(pairs) for a in pair)
-        weight_and_bias(self, (out_channels, in_channels // groups, *self.kernel_size), bias,
-                        device, dtype)
+        rows, cols = (in_channels, out_channels) if self._transposed else (out_channels,
+                                                                            in_channels)
+        weight_and_bias(self, (rows, cols // groups, *self.kernel_size), bias, device, dtype,
+                        out_channels)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
@@ -68,6 +71,8 @@ class _ConvNd(Module):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * self._n:
             s += f", dilation={self.dilation}"
+        if self.output_padding != (0,) * self._n:
+            s += f", output_padding={self.output_padding}"
         if self.groups != 1:
             s += f", groups={self.groups}"
         if self.bias is None:
@@ -95,3 +100,56 @@ class Conv1d(_ConvNd):
 class Conv2d(_ConvNd):
     _n = 2
     _conv = staticmethod(F.conv2d)
+
+
+class _ConvTransposeNd(_ConvNd):
+    _transposed = True
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups: int = 1, bias: bool = True, dilation=1,
+                 padding_mode: str = "zeros", device=None, dtype=None) -> None:
+        if padding_mode != "zeros":
+            raise ValueError(
+                f'Only "zeros" padding mode is supported for {type(self).__name__}')
+        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation,
+                         groups, bias, padding_mode, device, dtype)
+        self.output_padding = _tuple(output_padding, self._n)
+
+    def _output_padding(self, input, output_size):
+        """PyTorch's: ``output_padding``, or the one that gives ``output_size`` (the spatial
+        sizes, optionally after the batch and channel sizes)."""
+        n = self._n
+        if output_size is None:
+            return self.output_padding
+        lead = 2 if input.ndim == n + 2 else 1
+        if len(output_size) == lead + n:
+            output_size = output_size[lead:]
+        if len(output_size) != n:
+            raise ValueError(f"ConvTranspose{n}D: for {input.ndim}D input, output_size must have "
+                             f"{n} or {lead + n} elements (got {len(output_size)})")
+        mins = [(input.shape[d + lead] - 1) * s - 2 * p + dil * (k - 1) + 1
+                for d, (s, p, dil, k) in enumerate(zip(self.stride, self.padding, self.dilation,
+                                                       self.kernel_size))]
+        maxs = [m + s - 1 for m, s in zip(mins, self.stride)]
+        for size, lo, hi in zip(output_size, mins, maxs):
+            if size < lo or size > hi:
+                # (the input's sizes after its first two, unbatched or not, as PyTorch's)
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from "
+                    f"{mins} to {maxs} (for an input of {type(input.shape)(input.shape[2:])})")
+        return tuple(size - lo for size, lo in zip(output_size, mins))
+
+    def forward(self, input, output_size=None):
+        output_padding = self._output_padding(input, output_size)
+        return type(self)._conv(input, self.weight, self.bias, self.stride, self.padding,
+                                output_padding, self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    _n = 1
+    _conv = staticmethod(F.conv_transpose1d)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    _n = 2
+    _conv = staticmethod(F.conv_transpose2d)

@@ -14,12 +14,14 @@ from .module import Module
 __all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear", "Bilinear"]
 
 
-def weight_and_bias(module, weight_shape, bias: bool, device, dtype) -> None:
+def weight_and_bias(module, weight_shape, bias: bool, device, dtype, bias_size=None) -> None:
     """``module.weight``, an empty Parameter of ``weight_shape``, and ``module.bias``, one of
-    ``weight_shape[0]`` elements (or None, registered as a parameter)."""
+    ``bias_size`` (default ``weight_shape[0]``) elements (or None, registered as a
+    parameter)."""
     module.weight = Parameter(factory.empty(weight_shape, device=device, dtype=dtype))
     if bias:
-        module.bias = Parameter(factory.empty(weight_shape[0], device=device, dtype=dtype))
+        size = weight_shape[0] if bias_size is None else bias_size
+        module.bias = Parameter(factory.empty(size, device=device, dtype=dtype))
     else:
         module.register_parameter("bias", None)
 
