@@ -274,3 +274,15 @@ def test_range_as_an_index():
     assert y.grad_fn.name() == "IndexBackward0"
     y.sum().backward()
     assert x.grad.tolist() == [0.0, 1.0, 1.0, 0.0]
+
+
+def test_size_slices_concatenations_and_repeats_are_sizes():
+    ours, theirs = ng.Size([2, 3]), torch.Size([2, 3])
+    for f in (lambda s: s[:1], lambda s: s[::-1], lambda s: s + (4,), lambda s: (4,) + s,
+              lambda s: s * 2, lambda s: 2 * s, lambda s: s + s):
+        a, b = f(ours), f(theirs)
+        assert type(a) is ng.Size and type(b) is torch.Size and tuple(a) == tuple(b)
+    assert type(ours[0]) is int
+    with pytest.raises(TypeError, match=r"can only concatenate tuple \(not list\) to "
+                                        r"numbagrad.Size"):
+        ours + [1]
