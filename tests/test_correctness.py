@@ -741,3 +741,17 @@ def test_gradient_of_an_empty_regenerated_view_is_not_recorded():
     assert _node(v) == "AsStridedBackward0"
     g, = ng.autograd.grad((v.exp() * ng.zeros(0, 2)).sum(), x, create_graph=True)
     assert not g.requires_grad and g.tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+def test_write_into_one_element_of_an_expanded_view_then_backward():
+    # (fuzzer seed 8601) x[0] = v writes through the 0-d view x[0], whose one element shares
+    # no memory: the backward runs, as PyTorch's; fill_ of the whole expanded view is refused
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (ng, torch):
+        x = lib.tensor(-2.25).expand(3)
+        v = lib.tensor(2.0, requires_grad=True)
+        x[0] = v
+        (x * lib.tensor([0.5, 1.5, -1.0])).sum().backward()
+        grads.append(v.grad.item())
+    assert grads[0] == grads[1] == 1.0  # (the three elements are one, now v)

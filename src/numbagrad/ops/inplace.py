@@ -126,7 +126,7 @@ def inplace(x, op, *args, **kwargs):
     return assign_inplace(x, op(x, *args, **kwargs))
 
 
-def assign_inplace(x, result):
+def assign_inplace(x, result, region=None):
     """Write ``result`` into ``x``'s memory and make ``x`` stand for it in the graph."""
     data = result._data
     a = x._data
@@ -160,7 +160,7 @@ def assign_inplace(x, result):
         x._requires_grad = True
         x._output_nr = result._output_nr
     else:
-        node = copy_slices(base, result, x._data)._grad_fn
+        node = copy_slices(base, result, x._data, region)._grad_fn
         base._grad_fn = node
         base._requires_grad = True
         base._output_nr = 0
@@ -240,13 +240,15 @@ def refresh_view(v):
 
 
 @composite("copy_slices", node="CopySlices")
-def copy_slices(ctx, base, src, view):
+def copy_slices(ctx, base, src, view, region=None):
     """``base`` after ``src`` was written into its region ``view`` (an array into ``base``'s
-    memory; the write is already done)."""
+    memory; the write is already done). ``region``: the part of ``view`` the in-place op was
+    applied to, if less (``view[i] = v`` writes ``view[i]``)."""
     ctx.positions = M.view_positions(base._data, view)
-    # (the backward writes the region's gradient into the base's: PyTorch refuses that where
-    # the region's elements share memory, after fill_ or zero_ of an expanded view)
-    ctx.overlap = _self_overlapping(view)
+    # (the backward writes the gradient of the tensor written in place into the base's:
+    # PyTorch refuses that where that tensor's elements share memory, as after fill_ or zero_
+    # of an expanded view, but not after a write into one element of it)
+    ctx.overlap = _self_overlapping(view if region is None else region)
     return base._data
 
 
@@ -464,7 +466,9 @@ def setitem(x, index, value):
                        value._data if isinstance(value, Tensor) else value, advanced)
         x._bump()
         return
-    assign_inplace(x, M.index_put(x, where, value))
+    # (a basic index writes through the view x[index]; an advanced one into x itself)
+    assign_inplace(x, M.index_put(x, where, value),
+                   None if advanced else x._data[where.index])
     if _self_overlapping(x._data):
         # x's elements share memory (expanded): the whole new value written back above left
         # each shared element with its last alias's old value; the region wins, as in PyTorch
