@@ -239,6 +239,19 @@ def test_clip_grad_value_and_vector_round_trip():
     assert m.bias.tolist() == [6.0, 7.0, 8.0] and type(m.weight) is nn.Parameter
 
 
+def test_clip_grad_value_without_any_gradient_raises_as_pytorch():
+    for lib in (ng, torch):
+        p = lib.nn.Parameter(lib.ones(3))
+        q = lib.nn.Parameter(lib.ones(2))
+        q.grad = lib.tensor([5.0, -0.5])
+        assert lib.nn.utils.clip_grad_value_([p, q], 1.0) is None
+        assert q.grad.tolist() == [1.0, -0.5]
+        for params in ([p], p, [], (t for t in [])):
+            with pytest.raises(RuntimeError) as err:
+                lib.nn.utils.clip_grad_value_(params, 1.0)
+            assert str(err.value) == nn.utils.clip_grad.ERR_NO_GRADS
+
+
 def test_training_step_with_an_optimizer_matches_pytorch():
     ours = nn.Sequential(nn.Linear(3, 8), nn.GELU(), nn.Linear(8, 1))
     theirs = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.GELU(), torch.nn.Linear(8, 1))

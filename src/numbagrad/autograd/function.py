@@ -111,11 +111,13 @@ class BackwardCFunction(FunctionCtx, Node):
         out = []
         for k, (pos, shape, dt) in enumerate(self._input_meta):
             g = res[pos]
-            if g is None or self.next_functions[k][0] is None:
-                out.append(None)
-                continue
-            if not isinstance(g, Tensor):
+            if g is not None and not isinstance(g, Tensor):
                 raise TypeError(f"expected Tensor or None as gradient, got {type(g).__name__}")
+            if g is None or self.next_functions[k][0] is None:
+                # (a gradient for an input that needs none goes on as returned: the engine
+                # drops it, the node's post-hooks see it, as in PyTorch)
+                out.append(g)
+                continue
             if g.shape != shape:
                 g = _fit_shape(self, g, shape, k)
             if g.dtype is not dt:

@@ -3,6 +3,8 @@ as attributes, and walks, converts, saves and loads them as PyTorch's ``nn.Modul
 
 from __future__ import annotations
 
+import functools
+import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
@@ -11,6 +13,7 @@ from ...autograd.grad_mode import no_grad
 from ...autograd.graph import HookDict, RemovableHandle
 from ...tensor import Tensor, device
 from ..parameter import Buffer, Parameter
+from ._hooks import BackwardHook, warn_non_full_backward_hook
 
 __all__ = ["Module"]
 
@@ -93,6 +96,9 @@ class Module:
         setattr_(self, "_forward_hooks_with_kwargs", {})
         setattr_(self, "_forward_pre_hooks", HookDict())
         setattr_(self, "_forward_pre_hooks_with_kwargs", {})
+        setattr_(self, "_backward_pre_hooks", HookDict())
+        setattr_(self, "_backward_hooks", HookDict())
+        setattr_(self, "_is_full_backward_hook", None)
         setattr_(self, "_modules", {})
         if self.call_super_init:
             super().__init__(*args, **kwargs)
@@ -584,9 +590,41 @@ class Module:
             self._forward_hooks_with_kwargs[handle.id] = True
         return handle
 
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output)`` when the gradients of the module's outputs are
+        computed; a non-None return (a tuple as long as ``grad_output``) replaces them."""
+        return _add_hook(self._backward_pre_hooks, hook, prepend)
+
+    def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output)`` when the gradients of the module's
+        positional tensor inputs are computed (None for the other arguments); a non-None
+        return (a tuple as long as ``grad_input``) replaces ``grad_input``."""
+        self._set_full_backward_hook(True)
+        return _add_hook(self._backward_hooks, hook, prepend)
+
+    def register_backward_hook(self, hook) -> RemovableHandle:
+        """Deprecated (use ``register_full_backward_hook``): ``hook(module, grad_input,
+        grad_output)`` on the node that made the module's (first) output, so it sees that
+        last operation's input and output gradients only."""
+        self._set_full_backward_hook(False)
+        return _add_hook(self._backward_hooks, hook, False)
+
+    def _set_full_backward_hook(self, full: bool) -> None:
+        if self._is_full_backward_hook is (not full):
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a "
+                "single Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = full
+
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
+                or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
+        full = self._is_full_backward_hook is True
+        full_hooks = list(self._backward_hooks.values()) if full else []
+        non_full_hooks = [] if full else list(self._backward_hooks.values())
+        pre_hooks = list(self._backward_pre_hooks.values())
         for hook_id, hook in list(self._forward_pre_hooks.items()):
             if hook_id in self._forward_pre_hooks_with_kwargs:
                 out = hook(self, args, kwargs)
@@ -602,6 +640,10 @@ class Module:
                 out = hook(self, args)
                 if out is not None:
                     args = out if isinstance(out, tuple) else (out,)
+        bw_hook = None
+        if full_hooks or pre_hooks:
+            bw_hook = BackwardHook(self, full_hooks, pre_hooks)
+            args = bw_hook.setup_input_hook(args)
         result = self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
             if hook_id in self._forward_hooks_with_kwargs:
@@ -610,6 +652,24 @@ class Module:
                 out = hook(self, args, result)
             if out is not None:
                 result = out
+        if bw_hook is not None:
+            if not isinstance(result, (Tensor, tuple)):
+                warnings.warn("For backward hooks to be called, module output should be a "
+                              f"Tensor or a tuple of Tensors but received {type(result)}",
+                              stacklevel=2)
+            result = bw_hook.setup_output_hook(result)
+        if non_full_hooks:
+            var = result
+            while not isinstance(var, Tensor):
+                if isinstance(var, dict):
+                    var = next(v for v in var.values() if isinstance(v, Tensor))
+                else:
+                    var = var[0]
+            grad_fn = var.grad_fn
+            if grad_fn is not None:
+                for hook in non_full_hooks:
+                    grad_fn.register_hook(functools.partial(hook, self))
+                warn_non_full_backward_hook(args, result, grad_fn)
         return result
 
     # ------------------------------------------------------------ printing

@@ -13,6 +13,11 @@ from ...tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_"]
 
+ERR_NO_GRADS = (
+    "Expected !nested_tensorlist[0].empty() to be true, but got false.  (Could this error "
+    "message be improved?  If so, please report an enhancement request to PyTorch.)"
+)
+
 
 def _as_list(parameters) -> list:
     if isinstance(parameters, Tensor):
@@ -65,8 +70,13 @@ def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
 
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
     """Clamp every gradient to ``[-clip_value, clip_value]`` in place."""
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
     clip_value = float(clip_value)
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        # (PyTorch's foreach kernels reject an empty list of gradients)
+        raise RuntimeError(ERR_NO_GRADS)
     with no_grad():
-        for p in _as_list(parameters):
-            if p.grad is not None:
-                p.grad.clamp_(min=-clip_value, max=clip_value)
+        for g in grads:
+            g.clamp_(min=-clip_value, max=clip_value)
