@@ -35,6 +35,9 @@ float64 = dtype("float64", np.float64, 2)
 
 ALL = (bool_, int32, int64, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
+# each dtype's name in PyTorch's messages ("expected scalar type Long but found Float")
+SCALAR_TYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
+               "bool": "Bool"}
 
 
 def _by_name(name: str) -> dtype:

@@ -230,7 +230,7 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
 def _random_float(dt, kernel):
     """PyTorch's refusal of an integer or bool dtype for a random float fill."""
     if not dt.is_floating_point:
-        name = {"int64": "Long", "int32": "Int", "bool": "Bool"}.get(dt.name, dt.name)
+        name = D.SCALAR_TYPE.get(dt.name, dt.name)
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
 

@@ -260,10 +260,11 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
             f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}")
     if target.dtype != _D.int64:
         raise RuntimeError(
-            f"expected target dtype to be Long or Byte, but got {_dtype_name(target.dtype)}")
+            "expected target dtype to be Long or Byte, but got "
+            + _D.SCALAR_TYPE[target.dtype.name])
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
-            f'"nll_loss_out_frame" not implemented for \'{_dtype_name(input.dtype)}\'')
+            f'"nll_loss_out_frame" not implemented for \'{_D.SCALAR_TYPE[input.dtype.name]}\'')
     n_classes = input.shape[1] if input.ndim > 1 else input.shape[0]
     w = _class_weight(weight, n_classes)
     t = target._host()
@@ -277,11 +278,6 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
                        ignore_index=ignore_index, reduction=reduction)
         return out.view(target.shape) if reduction == "none" else out
     return _F.loss.nll_loss(input, target, reduction, w, ignore_index)
-
-
-def _dtype_name(dtype) -> str:
-    return {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-            "bool": "Bool"}[dtype.name]
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
@@ -335,8 +331,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
             f"Using a target size ({target.shape}) that is different to the input size "
             f"({input.shape}) is deprecated. Please ensure they have the same size.")
     if target.dtype != input.dtype:
-        raise RuntimeError(f"Found dtype {_dtype_name(target.dtype)} but expected "
-                           f"{_dtype_name(input.dtype)}")
+        raise RuntimeError(f"Found dtype {_D.SCALAR_TYPE[target.dtype.name]} but expected "
+                           f"{_D.SCALAR_TYPE[input.dtype.name]}")
     x = input._host()
     if x.size and not ((x >= 0) & (x <= 1)).all():
         raise RuntimeError("all elements of input should be between 0 and 1")

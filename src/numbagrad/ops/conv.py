@@ -417,7 +417,7 @@ def adaptive_avg_pool2d_backward_vjp(ctx, grad):
 
 # ---------------------------------------------------------------- the public functions
 
-_TYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int", "bool": "Bool"}
+_TYPE = D.SCALAR_TYPE
 
 
 def _require_float(input, name):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as D
 from .._tensor import Tensor
 from .movement import _Index, index_put_zeros
 from .registry import composite
@@ -16,8 +17,7 @@ def embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False):
     """``weight[indices]``; the gradient skips row ``padding_idx`` (-1: none)."""
     idx = indices._host()  # (index arithmetic runs on the host, as for x[i])
     if idx.dtype.kind not in "iu":
-        kind = {"float32": "Float", "float64": "Double", "bool": "Bool"}.get(idx.dtype.name,
-                                                                             idx.dtype.name)
+        kind = D.SCALAR_TYPE.get(idx.dtype.name, idx.dtype.name)
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
             f"types: Long, Int; but got numbagrad.{kind}Tensor instead (while checking "

@@ -66,8 +66,7 @@ ERR_OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
 )
-_CAST_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-               "bool": "Bool"}
+_CAST_NAMES = D.SCALAR_TYPE
 
 
 def check_inplace(x):

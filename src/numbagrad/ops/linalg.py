@@ -431,7 +431,7 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
-_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
+_TYPE = D.SCALAR_TYPE
 
 
 @public("function")

@@ -110,7 +110,7 @@ def _require_float(x, name):
         )
 
 
-_TYPE = {"int64": "Long", "int32": "Int", "bool": "Bool", "float32": "Float", "float64": "Double"}
+_TYPE = D.SCALAR_TYPE
 
 
 _ALL_DIMS = [tuple(range(n)) for n in range(65)]  # (``reduction_dims(None, n)``, made once)
