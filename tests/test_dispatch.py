@@ -108,10 +108,13 @@ def test_what_the_fast_path_leaves_to_the_general_one(general):
     x = ng.ones(3)
     assert (x * True).tolist() == [1.0] * 3  # a bool number
     assert (ng.tensor([1, 2]) * 2).tolist() == [2, 4]  # an int tensor and a number
-    assert (x * ng.ones(1)).shape == (3,)  # broadcasting
     assert (x * ng.ones(3, dtype=ng.float64)).dtype is ng.float64  # a cast
     assert (x[::2] + 1).tolist() == [2.0, 2.0]  # a strided view
-    assert general == ["mul", "mul", "mul", "mul", "add"]
+    assert (x * ng.tensor(2.0, dtype=ng.float64)).dtype is ng.float32  # a 0-d operand, another dtype
+    assert (x * ng.ones(1)[::1].expand(3)).shape == (3,)  # an expanded (not C-contiguous) view
+    big = ng.ones(1 << 20, 1)
+    assert (big + ng.ones(2)).shape == (1 << 20, 2)  # a broadcast result of threads' size
+    assert general == ["mul", "mul", "mul", "add", "mul", "mul", "add"]
     with pytest.raises(TypeError, match=r"sin\(\) takes 1 positional argument but 2 were given"):
         E.sin(x, 2)
 
@@ -216,3 +219,33 @@ def test_whole_reduction_lean_version_check():
     h.mul_(2)
     s.backward()
     np.testing.assert_array_equal(x.grad.numpy(), [1.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("shapes", [((4, 3), (3,)), ((3,), (4, 3)), ((4, 1), (1,)), ((2, 1, 3), (4, 1)),
+                                    ((4, 3), ()), ((), (2,))], ids=str)
+def test_broadcasting_operands_take_the_broadcast_path_with_the_general_gradients(general, shapes):
+    """Two C-contiguous tensors of one dtype and different shapes (a bias added to rows): the
+    op's loops over the broadcast shape, and the general node, whose backward sums each
+    gradient back to its operand's shape, as PyTorch's."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    va, vb = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    for name in ("add", "sub", "mul", "div", "maximum", "atan2"):
+        a, b = ng.tensor(va, requires_grad=True), ng.tensor(vb, requires_grad=True)
+        ta, tb = torch.tensor(va, requires_grad=True), torch.tensor(vb, requires_grad=True)
+        out, tout = getattr(ng, name)(a, b), getattr(torch, name)(ta, tb)
+        assert out.shape == tout.shape and out.dtype is ng.float32
+        assert type(out.grad_fn).__name__ == type(tout.grad_fn).__name__
+        (out * out).sum().backward()
+        (tout * tout).sum().backward()
+        np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-6)
+        np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-5, atol=1e-6)
+    assert general == []
+    assert (ng.tensor(va) < ng.tensor(vb)).tolist() == (torch.tensor(va) < torch.tensor(vb)).tolist()
+
+
+def test_shapes_that_do_not_broadcast_raise_pytorchs_error():
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
+                                           r"tensor b \(2\) at non-singleton dimension 1"):
+        ng.ones(4, 3) + ng.ones(2)

@@ -174,8 +174,12 @@ def make_function(op, operator=False, method=False):
                     kind = type(other)
                     if kind is Tensor or kind in PLAIN_SUBCLASSES:
                         b = other._data
-                        key = 0 if (type(b) is np.ndarray and b.dtype is a.dtype
-                                    and b.shape == a.shape and b.flags.carray) else -1
+                        if type(b) is np.ndarray and b.dtype is a.dtype and b.flags.carray:
+                            if b.shape != a.shape:  # (a bias added to rows, a mask, a scale)
+                                return call_broadcast(op, input, other, records)
+                            key = 0
+                        else:
+                            key = -1
                     elif (kind is float or kind is int) and a.dtype.kind == "f":
                         b, key = other, _NUMBER_OTHER  # its value, as the tensor's dtype
                     else:
@@ -218,6 +222,32 @@ def make_function(op, operator=False, method=False):
         function.operator = make_function(op, operator=True)
         function.method = make_function(op, method=True)
     return function
+
+
+def call_broadcast(op, input, other, records):
+    """``op(input, other)`` for two C-contiguous CPU tensors of one dtype and different shapes
+    that broadcast: the op's plan for that dtype (no casts to find), its loops run over the
+    broadcast shapes, and the general node, whose backward sums each gradient back to its
+    operand's shape. Large results (threads, deferral) and dtypes without a plan go to the
+    general path."""
+    a = input._data
+    plan = op._plans.get(a.dtype)
+    if plan is None:
+        plan = make_plan(op, a.dtype)
+    if not plan:
+        return op._call((input, other))
+    shape = cpu.broadcast_shapes(a.shape, other._data.shape)  # (PyTorch's error if they don't)
+    size = 1
+    for n in shape:
+        size *= n
+    if size >= plan.small_below:
+        return op._call((input, other))
+    result = _make(cpu.run_elementwise(plan.kernels, [a, other._data], plan.out))
+    if records:
+        inputs = [input, other]
+        if needs_grad(inputs):
+            record_general(op, inputs, inputs, (), plan.compute, result, cpu)
+    return result
 
 
 def _numbers(params, dtype) -> bool:
