@@ -653,3 +653,11 @@ def test_reading_a_lean_node_keeps_it_lean():
     (z.sum() + e.sum()).backward()
     assert x.grad.tolist() == pytest.approx([4 + 2.718281828, 5 + 7.389056099, 6 + 20.08553692])
     assert raises(RuntimeError, lambda: fn._saved_self) == ERR_FREED
+
+
+@pytest.mark.parametrize("dim", [0, -1, 1])
+def test_size_of_a_0d_tensor_with_a_dim_raises_pytorchs_error(dim):
+    with pytest.raises(IndexError, match=rf"^Dimension specified as {dim} but tensor has no "
+                                         r"dimensions$"):
+        ng.tensor(1.0).size(dim)
+    assert ng.ones(2, 3).size(-1) == 3 and type(ng.ones(2, 3).size(0)) is int

@@ -202,7 +202,12 @@ class Tensor:
 
     def size(self, dim=None):
         shape = self.shape
-        return shape if dim is None else shape[_wrap_dim(dim, len(shape))]
+        if dim is None:
+            return shape
+        if not shape and isinstance(dim, (int, np.integer)):
+            raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+        # (tuple's own indexing: Size's is a Python method, for slices that stay Sizes)
+        return tuple.__getitem__(shape, _wrap_dim(dim, len(shape)))
 
     @property
     def dtype(self) -> D.dtype:

@@ -371,13 +371,14 @@ def record_composite(op, ctx, inputs, outs):
     """Record ``outs``, made by composite ``op`` from ``inputs`` with ``ctx``: the shapes and
     dtypes its backward reads, the outputs its forward asked to save, the node (``attach``)."""
     # (loops, not comprehensions: each of those is a call)
+    # (shapes as the arrays' tuples: a Size per tensor would cost a call each)
     ctx.input_shapes, ctx.input_dtypes = shapes, dtypes = [], []
     for t in inputs:
-        shapes.append(t.shape)
+        shapes.append(t._data.shape if t._lazy is None else t.shape)
         dtypes.append(t.dtype)
     ctx.out_shapes, ctx.out_dtypes = shapes, dtypes = [], []
     for o in outs:
-        shapes.append(o.shape)
+        shapes.append(o._data.shape if o._lazy is None else o.shape)
         dtypes.append(o.dtype)
     if ctx.save_outputs:
         for name, idx in ctx.save_outputs.items():
