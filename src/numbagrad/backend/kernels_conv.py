@@ -25,30 +25,37 @@ _c = np.float64  # replaced by the kernel dtype in generated modules
 
 def im2col_row(i, x, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, st_h, st_w, pad_h, pad_w,
                dil_h, dil_w, cols, csn, csk):
-    # row i = (n, c, kh, kw, oh): OW values of one tap along one output row
-    oh = i % OH
-    r = i // OH
-    kw = r % KW
-    r = r // KW
+    # row i = (n, c, kh, kw): one kernel tap's OH * OW values. (A row per tap, not per output
+    # row: the index arithmetic below, integer divisions, is then paid once per tap.)
+    kw = i % KW
+    r = i // KW
     kh = r % KH
     r = r // KH
     c = r % C
     n = r // C
-    base = n * csn + ((c * KH + kh) * KW + kw) * csk + oh * OW
-    h = oh * st_h - pad_h + kh * dil_h
-    if h < 0 or h >= H:
-        for ow in range(OW):
-            cols[base + ow] = _c(0)
-        return
-    src = xo + n * sn + c * sc + h * sh
+    base = n * csn + ((c * KH + kh) * KW + kw) * csk
     w0 = kw * dil_w - pad_w
-    lo, hi = _inside(w0, st_w, W, OW)
-    for ow in range(lo):
-        cols[base + ow] = _c(0)
-    for ow in range(lo, hi):  # (no test per element: the loop vectorizes)
-        cols[base + ow] = x[src + (w0 + ow * st_w) * sw]
-    for ow in range(hi, OW):
-        cols[base + ow] = _c(0)
+    lo, hi = _inside(w0, st_w, W, OW)  # the same for every output row
+    step = st_w * sw
+    h = kh * dil_h - pad_h
+    for oh in range(OH):
+        b = base + oh * OW
+        if h < 0 or h >= H:
+            for ow in range(OW):
+                cols[b + ow] = _c(0)
+        else:
+            src = xo + n * sn + c * sc + h * sh + w0 * sw
+            for ow in range(lo):
+                cols[b + ow] = _c(0)
+            if step == 1:  # (stride 1 along a contiguous row: a copy the loop vectorizes)
+                for ow in range(lo, hi):
+                    cols[b + ow] = x[src + ow]
+            else:
+                for ow in range(lo, hi):
+                    cols[b + ow] = x[src + ow * step]
+            for ow in range(hi, OW):
+                cols[b + ow] = _c(0)
+        h += st_h
 
 
 def _inside(w0, st, W, OW):
@@ -60,28 +67,27 @@ def _inside(w0, st, W, OW):
 
 def col2im_row(i, cols, csn, csk, C, H, W, KH, KW, OH, OW, st_h, st_w, pad_h, pad_w, dil_h,
                dil_w, dx):
-    # row i = (n, c, h) of dx (N, C, H, W): the sum of every column entry that read it
-    # (im2col's adjoint; each row gathers into itself only)
-    h = i % H
-    r = i // H
-    c = r % C
-    n = r // C
-    base = i * W
-    for w in range(W):
-        dx[base + w] = _c(0)
+    # row i = (n, c): the plane dx[n, c] (H * W), the sum of every column entry that read it
+    # (im2col's adjoint; each row adds into its own plane only). Tap by tap, so the range of
+    # outputs inside the input is found once per tap, not per element.
+    c = i % C
+    n = i // C
+    base = i * H * W
+    for p in range(H * W):
+        dx[base + p] = _c(0)
     for kh in range(KH):
-        t = h + pad_h - kh * dil_h
-        if t < 0 or t % st_h != 0:
-            continue
-        oh = t // st_h
-        if oh >= OH:
-            continue
         for kw in range(KW):
-            src = n * csn + ((c * KH + kh) * KW + kw) * csk + oh * OW
+            src = n * csn + ((c * KH + kh) * KW + kw) * csk
             w0 = kw * dil_w - pad_w
             lo, hi = _inside(w0, st_w, W, OW)
-            for ow in range(lo, hi):
-                dx[base + w0 + ow * st_w] += cols[src + ow]
+            h = kh * dil_h - pad_h
+            for oh in range(OH):
+                if 0 <= h < H:
+                    dst = base + h * W + w0
+                    row = src + oh * OW
+                    for ow in range(lo, hi):
+                        dx[dst + ow * st_w] += cols[row + ow]
+                h += st_h
 
 
 # ---------------------------------------------------------------- max pooling

@@ -68,7 +68,7 @@ def _im2col(be, x, geom, KH, KW, OH, OW):
     L = OH * OW
     cols, cb = _flat_out(be, (C * KH * KW, N * L), x.dtype)
     xb, xo, (sn, sc, sh, sw) = be.flat_view(x)
-    be.run_row_kernel(KC.im2col_row, N * C * KH * KW * OH, cols.size,
+    be.run_row_kernel(KC.im2col_row, N * C * KH * KW, cols.size,
                       (xb, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, *geom.stride, *geom.pad,
                        *geom.dilation, cb, L, N * L), x.dtype)
     return cols
@@ -111,7 +111,7 @@ def conv_input_grad(be, grad, w, x_shape, geom):
     dcols = be.matmul(wg.transpose((0, 2, 1)), _grad_rows(be, grad, G))
     dx, db = _flat_out(be, (N, C, H, W), grad.dtype)
     L = OH * OW
-    be.run_row_kernel(KC.col2im_row, N * C * H, dcols.size,
+    be.run_row_kernel(KC.col2im_row, N * C, dcols.size,
                       (be.flat_view(dcols)[0], L, N * L, C, H, W, KH, KW, OH, OW, *geom.stride,
                        *geom.pad, *geom.dilation, db), grad.dtype)
     return dx
