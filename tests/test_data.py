@@ -401,3 +401,41 @@ def test_factories_draw_from_a_given_generator_only():
     g1, g2 = ng.Generator().manual_seed(9), ng.Generator().manual_seed(9)
     assert ng.randperm(20, generator=g1).tolist() == ng.randperm(20, generator=g2).tolist()
     assert ng.randn(3, generator=g1).tolist() == ng.randn(3, generator=g2).tolist()
+
+
+def test_tensordataset_batches_are_the_default_collate_of_their_samples():
+    """A DataLoader over a TensorDataset takes each batch's rows at once; the batches are
+    default_collate's stack of the samples, as PyTorch's: values, dtypes, shapes, order."""
+    from numbagrad.utils.data import DataLoader, TensorDataset, default_collate
+
+    X, y, z = ng.randn(10, 3, 2), ng.arange(10), ng.rand(10) > 0.5
+    ds = TensorDataset(X, y, z)
+    for kwargs in ({"batch_size": 4}, {"batch_size": 3, "shuffle": True, "drop_last": True},
+                   {"batch_size": 2, "sampler": [9, -1, 0, 3]}):
+        ng.manual_seed(1)
+        fast = list(DataLoader(ds, **kwargs))
+        ng.manual_seed(1)
+        slow = list(DataLoader(ds, collate_fn=lambda b: default_collate(b), **kwargs))
+        assert len(fast) == len(slow)
+        for a, b in zip(fast, slow):
+            assert type(a) is list and len(a) == 3
+            for s, t in zip(a, b):
+                assert s.dtype is t.dtype and s.shape == t.shape and s.tolist() == t.tolist()
+                assert s.is_contiguous()
+
+
+def test_tensordataset_batches_that_record_or_index_out_of_range_as_samples_would():
+    from numbagrad.utils.data import DataLoader, TensorDataset
+
+    w = ng.randn(4, 2, requires_grad=True)
+    (batch,) = next(iter(DataLoader(TensorDataset(w), batch_size=4)))
+    assert type(batch.grad_fn).__name__ == "StackBackward0"  # (the stack of rows, as PyTorch)
+    with pytest.raises(IndexError, match=r"^index 7 is out of bounds for dimension 0 with size 4$"):
+        list(DataLoader(TensorDataset(ng.ones(4)), batch_size=2, sampler=[0, 7]))
+
+    class Doubled(TensorDataset):  # a subclass's own __getitem__ is called per sample
+        def __getitem__(self, i):
+            return tuple(t[i] * 2 for t in self.tensors)
+
+    (b,) = next(iter(DataLoader(Doubled(ng.arange(3.0)), batch_size=3)))
+    assert b.tolist() == [0.0, 2.0, 4.0]

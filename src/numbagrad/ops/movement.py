@@ -560,8 +560,16 @@ class _Index:
 
     @classmethod
     def of(cls, x, index):
-        items = index if isinstance(index, tuple) else (index,)
         where = object.__new__(cls)  # (__init__, without its call: one per indexing)
+        if type(index) is int and x._lazy is None:
+            # ``x[i]``, a dataset's sample, a row: what _normalize_index would find
+            shape = x._data.shape
+            if shape and -shape[0] <= index < shape[0]:
+                where.index, where.kinds, where.sources = (index,), _SELECT, ()
+                where.staged = None
+                where.bare_slice = False
+                return where
+        items = index if isinstance(index, tuple) else (index,)
         where.index, where.kinds = _normalize_index(x, index)
         where.sources = tuple([i for i, n in zip(items, where.index)
                                if isinstance(i, Tensor) and isinstance(n, np.ndarray)])
@@ -569,6 +577,9 @@ class _Index:
         where.staged = _ints_first(where.index) if "advanced" in kinds and "int" in kinds else None
         where.bare_slice = isinstance(index, slice)
         return where
+
+
+_SELECT = frozenset(("int",))  # the kinds of an index that is one integer
 
 
 def _ints_first(index):
@@ -598,7 +609,8 @@ def index_select_any(ctx, x, idx):
     ctx.index = index
     _save_sources(ctx, idx)
     ctx.view = "advanced" not in kinds
-    ctx.node_name = ("IndexBackward0" if "advanced" in kinds
+    ctx.node_name = ("SelectBackward0" if kinds is _SELECT
+                     else "IndexBackward0" if "advanced" in kinds
                      else "SliceBackward0" if idx.bare_slice
                      else _last_view_node(index, x.shape) if kinds else "AliasBackward0")
     a = x._data

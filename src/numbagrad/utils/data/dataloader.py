@@ -25,7 +25,7 @@ from ... import random as ng_random
 from ._utils import worker as _worker
 from ._utils.collate import default_collate, default_convert
 from ._utils.worker import WorkerInfo
-from .dataset import Dataset, IterableDataset
+from .dataset import Dataset, IterableDataset, TensorDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
@@ -56,6 +56,10 @@ class _MapDatasetFetcher:
 
     def fetch(self, possibly_batched_index):
         if self.auto_collation:
+            if self.collate_fn is default_collate and type(self.dataset) is TensorDataset:
+                batch = self.dataset._collated(possibly_batched_index)
+                if batch is not None:
+                    return batch
             if hasattr(self.dataset, "__getitems__") and self.dataset.__getitems__:
                 data = self.dataset.__getitems__(possibly_batched_index)
             else:

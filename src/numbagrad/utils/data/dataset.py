@@ -9,7 +9,9 @@ import math
 import warnings
 from collections.abc import Iterable, Sequence
 
-from ...factory import randperm
+import numpy as np
+
+from ...factory import as_tensor, randperm
 from ...random import Generator, default_generator
 from ...tensor import Tensor
 
@@ -51,6 +53,21 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].size(0)
+
+    def _collated(self, indices):
+        """``default_collate([self[i] for i in indices])`` taken with one indexing per tensor
+        (what a DataLoader over this dataset asks for every batch: the stack of the rows is
+        the rows taken at once), or None where that would differ: tensors that require grad
+        (stacking records StackBackward0), indices that are not a list of integers."""
+        idx = np.asarray(indices)
+        if idx.ndim != 1 or idx.dtype.kind not in "iu" or not idx.size:
+            return None
+        rows = []
+        for t in self.tensors:
+            if t.requires_grad:
+                return None
+            rows.append(t[as_tensor(idx, device=t.device)])
+        return rows
 
 
 class StackDataset(Dataset):
