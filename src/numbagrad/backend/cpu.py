@@ -571,10 +571,10 @@ def get_reduce_kernel(fn, np_dtype):
 
 
 def whole_entry(kernel, np_dtype):
-    """The compiled entry point of reduction kernel ``kernel`` (of ``kernels_reduce``) for one C-contiguous row of
-    ``np_dtype`` (an array of shape (1, n)) into a 1-d output of that dtype, or None for a
-    dtype other than float32 and float64. A caller that checked those types itself calls it
-    without Numba's dispatch (0.2 us a call; see ``flat_entry``)."""
+    """The compiled entry point of reduction kernel ``kernel`` (of ``kernels_reduce``) for one
+    C-contiguous row of ``np_dtype`` (an array of shape (1, n)) into a 1-d output of that dtype,
+    or None for a dtype other than float32 and float64. A caller that checked those types
+    itself calls it without Numba's dispatch (0.2 us a call; see ``flat_entry``)."""
     key = (kernel, np_dtype)
     entry = _whole_entries.get(key)
     if entry is None and key not in _whole_entries:
@@ -615,7 +615,8 @@ def run_reduce(kernel, a: np.ndarray, dims: tuple, out_dtype, params=()):
     column sums over leading dims, and blocks for a large whole sum."""
     k = len(dims)
     if (
-        kernel is kernels_reduce.sum_rows and 0 < k < a.ndim and max(dims) == k - 1  # (dims are distinct)
+        kernel is kernels_reduce.sum_rows
+        and 0 < k < a.ndim and max(dims) == k - 1  # (dims are distinct)
         and a.flags.c_contiguous and a.dtype == out_dtype
     ):
         # a sum over leading dims of a contiguous array: column sums, no transposed copy
