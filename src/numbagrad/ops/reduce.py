@@ -662,8 +662,8 @@ def _var_setup(ctx, x, dim, correction, keepdim, name):
     ctx.save_outputs = {"result": 0}
     c = x._data.dtype.type(correction)
     return _finish(
-        _reduce(x._data, dims, x._data.dtype, KR.var_rows, _var_cuda, (c,)), x.shape, dims,
-        keepdim
+        _reduce(x._data, dims, x._data.dtype, cpu=KR.var_rows, cuda=_var_cuda, params=(c,)),
+        x.shape, dims, keepdim
     )
 
 
