@@ -92,15 +92,22 @@ def test_elementwise_kernels_compile_without_f64_in_float32(name, dtype):
             assert f64_lines(code) == []
 
 
-REDUCE = [f"{op}_rows_{kind}" for op in ("add", "mul", "max", "min")
-          for kind in ("thread", "tree")]
-ARG = [f"{op}_rows_{kind}" for op in ("argmax", "argmin") for kind in ("thread", "tree")]
+from numbagrad.backend import kernels_gpu as KG  # noqa: E402
+
+# (loop, the fold it runs under its name) of every reduction kernel the ops make
+FOLDS = {f"{fold.__name__}_{loop.__name__}": (loop, {"combine": fold})
+         for fold in (KG.sum_rows, KG.prod_rows, KG.amax_rows, KG.amin_rows)
+         for loop in (KG.fold_thread, KG.fold_tree)}
+ARGFOLDS = {f"{fold.__name__}_{loop.__name__}": (loop, {"better": fold})
+            for fold in (KG.argmax_rows, KG.argmin_rows)
+            for loop in (KG.argfold_thread, KG.argfold_tree)}
+OTHERS = {fn.__name__: (fn, {}) for fn in (KG.prod_others_rows, KG.cumsum_rows,
+                                            KG.rcumsum_rows, KG.gather, KG.scatter,
+                                            KG.scatter_add, KG.matmul_tiled)}
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("name", REDUCE + ARG + ["prod_others_rows", "gather", "scatter",
-                                                 "scatter_add", "matmul_tiled", "_copy",
-                                                 "_fill"])
+@pytest.mark.parametrize("name", [*FOLDS, *ARGFOLDS, *OTHERS, "_copy", "_fill"])
 def test_other_kernels_compile_without_f64_in_float32(name, dtype):
     a = arr(dtype)
     if name in ("_copy", "_fill"):
@@ -108,17 +115,16 @@ def test_other_kernels_compile_without_f64_in_float32(name, dtype):
         k = gpu.identity_kernel(name, dtype)
         code = ptx(k, _elementwise_sig([dtype] * n_in, dtype, n_params, dtype))
     else:
-        k = gpu._kernel(name, dtype)
-        if name in REDUCE:
-            sig = ((a, I64, I64, a, NB[dtype]) if name.endswith("thread")
+        fn, called = {**FOLDS, **ARGFOLDS, **OTHERS}[name]
+        k = gpu._kernel(fn, dtype, **called)
+        if name in FOLDS:
+            sig = ((a, I64, I64, a, NB[dtype]) if fn is KG.fold_thread
                    else (a, I64, I64, I64, I64, a, NB[dtype]))
-        elif name in ARG:
+        elif name in ARGFOLDS:
             sig = (a, I64, I64, arr("int64"))
-        elif name == "prod_others_rows":
+        elif fn in (KG.prod_others_rows, KG.cumsum_rows, KG.rcumsum_rows):
             sig = (a, I64, I64, a)
-        elif name in ("gather",):
-            sig = (a, arr("int64"), a, I64)
-        elif name in ("scatter", "scatter_add"):
+        elif fn in (KG.gather, KG.scatter, KG.scatter_add):
             sig = (a, arr("int64"), a, I64)
         else:
             sig = (a, I64, a, I64, a, I64, I64, I64)

@@ -121,3 +121,42 @@ def test_records_are_read_by_name_or_unpacking():
     for _, path in _modules():
         for k, line in enumerate(path.read_text().splitlines(), 1):
             assert not pattern.search(line), f"{path.relative_to(ROOT)}:{k}: {line.strip()}"
+
+
+def _top_level(path):
+    """Names a module defines at its top level: {name: its ``def`` node, or None}."""
+    names = {}
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.FunctionDef):
+            names[node.name] = node
+        elif isinstance(node, ast.Assign):
+            names.update({t.id: None for t in node.targets if isinstance(t, ast.Name)})
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update({(a.asname or a.name): None for a in node.names})
+    return names
+
+
+def _positional(fdef, skip_self=False):
+    """(required, total) positional parameters of a ``def``."""
+    args = fdef.args.posonlyargs + fdef.args.args
+    if skip_self:
+        args = args[1:]
+    return len(args) - len(fdef.args.defaults), len(args)
+
+
+def test_both_backends_provide_every_member_of_the_backend_protocol():
+    # read from the source: importing backend.gpu would import numba.cuda
+    protocol = next(node for node in ast.parse((ROOT / "backend/base.py").read_text()).body
+                    if isinstance(node, ast.ClassDef) and node.name == "Backend")
+    members = {f.name: f for f in protocol.body if isinstance(f, ast.FunctionDef)}
+    assert {"run_elementwise", "run_rows", "as_rows", "empty", "copyto", "matmul"} <= set(members)
+    for module in ("cpu", "gpu"):
+        defined = _top_level(ROOT / f"backend/{module}.py")
+        for name, member in members.items():
+            assert name in defined, f"backend/{module}.py does not provide {name}"
+            fdef = defined[name]
+            if fdef is not None:  # (not an alias of a NumPy function)
+                required, total = _positional(member, skip_self=True)
+                own_required, own_total = _positional(fdef)
+                assert own_required <= required and own_total >= required, (
+                    f"backend/{module}.py: {name} takes other arguments than Backend.{name}")

@@ -553,16 +553,15 @@ _reduce_kernels: dict[tuple, object] = {}
 WHOLE_BLOCKS_FROM = 4 * 16384
 
 
-def get_reduce_kernel(name, np_dtype):
-    """A reduction or row kernel (a function of ``kernels_reduce``, or its name) specialised
-    for one dtype."""
-    key = (name, np_dtype)
+def get_reduce_kernel(fn, np_dtype):
+    """Reduction or row kernel ``fn`` (a function of ``kernels_reduce``) compiled for one
+    dtype, with the Numba options it declares (``kernels_reduce.jit_options``)."""
+    key = (fn, np_dtype)
     k = _reduce_kernels.get(key)
     if k is None:
-        fn = getattr(kernels_reduce, name) if type(name) is str else name
         name = fn.__name__
-        extra = kernels_reduce.FASTMATH.get(name, "")
-        body = codegen.jit_line(extra) + "\n" + codegen.function_source(fn)
+        extra = getattr(fn, "jit_options", "")
+        body = codegen.jit_line(extra) + "\n" + codegen.function_source(fn, type_literals=False)
         if "parallel=True" in extra:
             body = "from numba import prange\n\n\n" + body
         body = with_fastmath(body, np_dtype)
@@ -571,16 +570,16 @@ def get_reduce_kernel(name, np_dtype):
     return k
 
 
-def whole_entry(name, np_dtype):
-    """The compiled entry point of reduction kernel ``name`` for one C-contiguous row of
-    ``np_dtype`` (an array of shape (1, n)) into a 1-d output of that dtype, or None for a
-    dtype other than float32 and float64. A caller that checked those types itself calls it
-    without Numba's dispatch (0.2 us a call; see ``flat_entry``)."""
-    key = (name, np_dtype)
+def whole_entry(kernel, np_dtype):
+    """The compiled entry point of reduction kernel ``kernel`` (of ``kernels_reduce``) for one
+    C-contiguous row of ``np_dtype`` (an array of shape (1, n)) into a 1-d output of that dtype,
+    or None for a dtype other than float32 and float64. A caller that checked those types
+    itself calls it without Numba's dispatch (0.2 us a call; see ``flat_entry``)."""
+    key = (kernel, np_dtype)
     entry = _whole_entries.get(key)
     if entry is None and key not in _whole_entries:
         if np_dtype == np.float32 or np_dtype == np.float64:
-            kernel = get_reduce_kernel(name, np_dtype)
+            kernel = get_reduce_kernel(kernel, np_dtype)
             args = (np.ones((1, 1), np_dtype), np.empty(1, np_dtype))
             kernel(*args)  # compiles or loads it
             compiled = kernel.overloads.get(tuple([kernel.typeof_pyval(v) for v in args]))
@@ -610,11 +609,14 @@ def as_rows(a: np.ndarray, dims: tuple) -> tuple[np.ndarray, tuple]:
     return np.ascontiguousarray(moved).reshape(outer, inner), kept_shape
 
 
-def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
-    """Reduce ``a`` over ``dims`` with kernel ``name``; result has the kept dims' shape."""
+def run_reduce(kernel, a: np.ndarray, dims: tuple, out_dtype, params=()):
+    """Reduce ``a`` over ``dims`` with ``kernel`` (a reduction of ``kernels_reduce``: one
+    value per row); the result has the kept dims' shape. A sum has two more layouts of its own:
+    column sums over leading dims, and blocks for a large whole sum."""
     k = len(dims)
     if (
-        name == "sum_rows" and 0 < k < a.ndim and max(dims) == k - 1  # (dims are distinct)
+        kernel is kernels_reduce.sum_rows
+        and 0 < k < a.ndim and max(dims) == k - 1  # (dims are distinct)
         and a.flags.c_contiguous and a.dtype == out_dtype
     ):
         # a sum over leading dims of a contiguous array: column sums, no transposed copy
@@ -623,31 +625,31 @@ def run_reduce(name: str, a: np.ndarray, dims: tuple, out_dtype, params=()):
         out = np.empty(cols.shape[1], out_dtype)
         if out.size >= 2 and a.size >= PARALLEL_MIN and num_threads() > 1:
             parts = np.empty((-(-cols.shape[0] // 256), cols.shape[1]), dtype=out_dtype)
-            get_reduce_kernel("sum_cols_par", a.dtype)(cols, out, parts)
+            get_reduce_kernel(kernels_reduce.sum_cols_par, a.dtype)(cols, out, parts)
         elif out.size:
             part = np.empty(out.shape, out.dtype)
-            get_reduce_kernel("sum_cols", a.dtype)(cols, out, part)
+            get_reduce_kernel(kernels_reduce.sum_cols, a.dtype)(cols, out, part)
         return out.reshape(kept)
     if k == a.ndim and a.flags.c_contiguous:  # everything: one row, no copy
         rows, kept = a.reshape(1, a.size), ()
         # from 65,536 elements always in blocks (on one thread too), so the rounding is the
         # same whatever the thread count
-        if name == "sum_rows" and a.size >= WHOLE_BLOCKS_FROM:
+        if kernel is kernels_reduce.sum_rows and a.size >= WHOLE_BLOCKS_FROM:
             out = np.empty(1, dtype=out_dtype)
             part = np.empty(-(-a.size // 16384), dtype=out_dtype)
-            get_reduce_kernel("sum_all_par", a.dtype)(rows, out, part)
+            get_reduce_kernel(kernels_reduce.sum_all_par, a.dtype)(rows, out, part)
             return out.reshape(())
     else:
         rows, kept = as_rows(a, dims)
     out = np.empty(rows.shape[0], out_dtype)
     if out.size:
-        get_reduce_kernel(name, a.dtype)(rows, out, *params)
+        get_reduce_kernel(kernel, a.dtype)(rows, out, *params)
     return out.reshape(kept)
 
 
 def run_rows(kernel, a: np.ndarray, dim: int):
     """Apply a row kernel (``kernel(rows, out)``, same shape out: softmax, cumsum) along
-    ``dim``; ``kernel`` is a function of ``kernels_reduce`` or its name."""
+    ``dim``; ``kernel`` is a function of ``kernels_reduce``."""
     moved = np.moveaxis(a, dim, -1)
     rows = np.ascontiguousarray(moved).reshape(-1, a.shape[dim] if a.ndim else 1)
     out = np.empty_like(rows)

@@ -645,38 +645,19 @@ def stack(parts, axis=0) -> DeviceArray:
 # ---------------------------------------------------------------- gather / scatter (indexing)
 
 
-def _kernel(name, dtype):
-    """A kernel from ``kernels_gpu`` compiled for ``dtype``.
-
-    ``add_rows_tree`` is the ``rows_tree`` template with ``OP`` bound to ``_add``;
-    ``argmax_rows_thread`` is ``argrows_thread`` with ``BETTER`` bound to ``_argmax_better``.
-    """
-    key = (name, np.dtype(dtype).name)
+def _kernel(fn, dtype, **called):
+    """Kernel ``fn`` of ``kernels_gpu`` compiled for ``dtype``, with the device functions it
+    calls by other names: ``combine=kernels_gpu.sum_rows`` puts ``sum_rows`` in its module as
+    ``combine`` (the fold a reduction loop calls)."""
+    key = (fn, *called.items(), np.dtype(dtype).name)
     k = _kernels.get(key)
     if k is None:
-        if type(name) is not str:  # (a function of kernels_gpu itself)
-            name = name.__name__
-        fn, helpers, swap = getattr(kernels_gpu, name, None), [], None
-        for suffix in ("_rows_thread", "_rows_tree"):
-            if name.endswith(suffix):
-                op = name[: -len(suffix)]
-                if op in ("argmax", "argmin"):
-                    template, slot = kernels_gpu.ARG_TEMPLATES[suffix]
-                    helper = f"_{op}_better"
-                else:
-                    template, slot = kernels_gpu.TEMPLATES[suffix]
-                    helper = f"_{op}"
-                fn, helpers, swap = getattr(kernels_gpu, template), [helper], (slot, helper)
         body = [HEADER, f"THREADS = {REDUCE_THREADS}", f"TILE = {TILE}"]
-        for h in helpers:
-            src = codegen.function_source(getattr(kernels_gpu, h), type_literals=False)
-            body.append(DEVICE_FN + src)
-        src = codegen.function_source(fn, name, type_literals=False)
-        if swap:
-            src = src.replace(swap[0] + "(", swap[1] + "(")
-        body.append("@cuda.jit(cache=True)\n" + src)
+        for name, f in called.items():
+            body.append(DEVICE_FN + codegen.function_source(f, name, type_literals=False))
+        body.append("@cuda.jit(cache=True)\n" + codegen.function_source(fn, type_literals=False))
         mod = codegen.load_module(np.dtype(dtype).name, "\n\n\n".join(body))
-        k = _kernels[key] = getattr(mod, name)
+        k = _kernels[key] = getattr(mod, fn.__name__)
     return k
 
 
@@ -690,7 +671,7 @@ def gather(a: DeviceArray, index) -> DeviceArray:
     pos = np.ascontiguousarray(_positions(a, index))
     out = empty(pos.shape, a.dtype)
     if pos.size:
-        k = _kernel("gather", a.dtype)
+        k = _kernel(kernels_gpu.gather, a.dtype)
         _launch(k, *launch(pos.size), (a.buf, to_device(pos.reshape(-1)).buf, out.buf, pos.size))
     return out
 
@@ -702,15 +683,16 @@ def scatter(a: DeviceArray, index, value, accumulate: bool) -> None:
         return
     vals = empty(pos.shape, a.dtype)
     copyto(vals, value)
-    k = _kernel("scatter_add" if accumulate else "scatter", a.dtype)
+    k = _kernel(kernels_gpu.scatter_add if accumulate else kernels_gpu.scatter, a.dtype)
     _launch(k, *launch(pos.size), (a.buf, to_device(pos.reshape(-1)).buf, vals.buf, pos.size))
 
 
 # ---------------------------------------------------------------- reductions
 
 
-def reduce_rows(a: DeviceArray, dims: tuple, op: str, init, out_dtype=None) -> DeviceArray:
-    """Reduce ``a`` over ``dims`` with ``op`` ('add', 'mul', 'max', 'min'); kept dims' shape.
+def reduce_rows(a: DeviceArray, dims: tuple, fold, init, out_dtype=None) -> DeviceArray:
+    """Reduce ``a`` over ``dims`` with ``fold`` (a fold of ``kernels_gpu``: ``sum_rows``,
+    ``amax_rows``, ...) starting from ``init``; the result has the kept dims' shape.
 
     Many short rows: one thread per row. Few long rows: a block per (row, chunk) with a
     shared-memory tree, then a second pass over the chunk results.
@@ -725,7 +707,8 @@ def reduce_rows(a: DeviceArray, dims: tuple, op: str, init, out_dtype=None) -> D
         return out.reshape(kept)
     init = dt.type(init)
     if n < 2 * REDUCE_THREADS or r >= 4 * REDUCE_THREADS:
-        _launch(_kernel(f"{op}_rows_thread", dt), *launch(r), (rows.buf, r, n, out.buf, init))
+        _launch(_kernel(kernels_gpu.fold_thread, dt, combine=fold), *launch(r),
+                (rows.buf, r, n, out.buf, init))
         return out.reshape(kept)
     chunks = 1
     if r < _max_blocks():
@@ -733,7 +716,7 @@ def reduce_rows(a: DeviceArray, dims: tuple, op: str, init, out_dtype=None) -> D
     clen = (n + chunks - 1) // chunks
     part = empty((r * chunks,), dt) if chunks > 1 else out
     blocks = min(r * chunks, _max_blocks())
-    tree = _kernel(f"{op}_rows_tree", dt)
+    tree = _kernel(kernels_gpu.fold_tree, dt, combine=fold)
     _launch(tree, blocks, REDUCE_THREADS, (rows.buf, r * chunks, n, chunks, clen, part.buf, init))
     if chunks > 1:
         _launch(tree, min(r, _max_blocks()), REDUCE_THREADS,
@@ -741,17 +724,19 @@ def reduce_rows(a: DeviceArray, dims: tuple, op: str, init, out_dtype=None) -> D
     return out.reshape(kept)
 
 
-def argreduce_rows(a: DeviceArray, dims: tuple, op: str) -> DeviceArray:
-    """First index of the max ('argmax') or min ('argmin') of each row; NaN counts as extreme."""
+def argreduce_rows(a: DeviceArray, dims: tuple, better) -> DeviceArray:
+    """Per row of ``a`` over ``dims``, the first index of its extreme by the index fold
+    ``better`` (``kernels_gpu.argmax_rows`` or ``argmin_rows``); NaN counts as extreme."""
     rows, kept = as_rows(a, dims)
     r, n = rows.shape
     out = empty((r,), np.int64)
     if r == 0:
         return out.reshape(kept)
     if n < 2 * REDUCE_THREADS or r >= 4 * REDUCE_THREADS:
-        _launch(_kernel(f"{op}_rows_thread", rows.dtype), *launch(r), (rows.buf, r, n, out.buf))
+        k = _kernel(kernels_gpu.argfold_thread, rows.dtype, better=better)
+        _launch(k, *launch(r), (rows.buf, r, n, out.buf))
     else:
-        k = _kernel(f"{op}_rows_tree", rows.dtype)
+        k = _kernel(kernels_gpu.argfold_tree, rows.dtype, better=better)
         _launch(k, min(r, _max_blocks()), REDUCE_THREADS, (rows.buf, r, n, out.buf))
     return out.reshape(kept)
 
@@ -777,15 +762,6 @@ def run_rows(kernel, a: DeviceArray, dim: int) -> DeviceArray:
         _launch(_kernel(kernel, rows.dtype), *launch(r), (rows.buf, r, n, out.buf))
     back = [order.index(d) for d in range(a.ndim)]
     return ascontiguousarray(out.reshape(moved.shape).transpose(back))
-
-
-def prod_others_rows(rows: DeviceArray) -> DeviceArray:
-    """Per row, the product of all other elements (no division: zeros are fine)."""
-    out = empty(rows.shape, rows.dtype)
-    r, n = rows.shape
-    if r and n:
-        _launch(_kernel("prod_others_rows", rows.dtype), *launch(r), (rows.buf, r, n, out.buf))
-    return out
 
 
 # ---------------------------------------------------------------- row kernels
@@ -833,6 +809,6 @@ def matmul(x: DeviceArray, y: DeviceArray) -> DeviceArray:
             copyto(out, 0)
         else:
             grid = ((m + TILE - 1) // TILE, (n + TILE - 1) // TILE, b)
-            _launch(_kernel("matmul_tiled", x.dtype), grid, (TILE, TILE),
+            _launch(_kernel(kernels_gpu.matmul_tiled, x.dtype), grid, (TILE, TILE),
                     (x.buf, x.offset, y.buf, y.offset, out.buf, n, k, m))
     return out.reshape(n, m) if two_d else out

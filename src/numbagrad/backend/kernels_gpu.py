@@ -2,9 +2,8 @@
 
 ``gpu._kernel`` compiles these with ``_c`` bound to the kernel's dtype (literals are *not*
 retyped here: write ``_c(0)`` for a value of the kernel's dtype), ``THREADS`` to the block size
-of the reductions and ``TILE`` to the matmul tile edge. A name ending in ``_rows_thread`` or
-``_rows_tree`` is made from the template of that name with ``OP`` replaced by one of the
-combine functions below (``add_rows_tree`` uses ``_add``).
+of the reductions and ``TILE`` to the matmul tile edge. The reductions are folds run by
+``fold_thread``/``fold_tree`` (see "reductions" below).
 
 All buffers are flat 1-D device arrays; a (rows, n) matrix is row-major with no padding.
 """
@@ -21,35 +20,40 @@ THREADS = 32
 TILE = 16
 
 
-# ---------------------------------------------------------------- combine functions
+# ---------------------------------------------------------------- reductions
+# A reduction is written as the step that folds one more value into a row's result, named as
+# the CPU kernel of the same reduction (kernels_reduce.py). ``gpu.reduce_rows`` runs a fold with
+# one of the two loops below, compiled with it under the name ``combine``, as an elementwise
+# op's scalar function is compiled under the name ``_entry``; ``gpu.argreduce_rows`` runs an
+# index fold (``better``) the same way.
 
 
-def _add(a, b):
-    return a + b
+def sum_rows(acc, v):
+    return acc + v
 
 
-def _mul(a, b):
-    return a * b
+def prod_rows(acc, v):
+    return acc * v
 
 
-def _max(a, b):
+def amax_rows(acc, v):
     # NaN wins, as in PyTorch
-    if a != a:
-        return a
-    if b != b:
-        return b
-    return a if a >= b else b
+    if acc != acc:
+        return acc
+    if v != v:
+        return v
+    return acc if acc >= v else v
 
 
-def _min(a, b):
-    if a != a:
-        return a
-    if b != b:
-        return b
-    return a if a <= b else b
+def amin_rows(acc, v):
+    if acc != acc:
+        return acc
+    if v != v:
+        return v
+    return acc if acc <= v else v
 
 
-def _argmax_better(v, i, w, j):
+def argmax_rows(v, i, w, j):
     # does (w, j) beat (v, i)? the first NaN, else the larger value, else the smaller index
     if v != v:
         return w != w and j < i
@@ -58,7 +62,7 @@ def _argmax_better(v, i, w, j):
     return w > v or (w == v and j < i)
 
 
-def _argmin_better(v, i, w, j):
+def argmin_rows(v, i, w, j):
     if v != v:
         return w != w and j < i
     if w != w:
@@ -66,20 +70,17 @@ def _argmin_better(v, i, w, j):
     return w < v or (w == v and j < i)
 
 
-# ---------------------------------------------------------------- reduction templates
-
-
-def rows_thread(x, r, n, out, init):
+def fold_thread(x, r, n, out, init):
     # many short rows: one thread reduces one row
     for i in range(cuda.grid(1), r, cuda.gridsize(1)):
         acc = init
         base = i * n
         for j in range(n):
-            acc = OP(acc, x[base + j])  # noqa: F821
+            acc = combine(acc, x[base + j])  # noqa: F821 (the fold, bound in its module)
         out[i] = acc
 
 
-def rows_tree(x, nb, n, chunks, clen, out, init):
+def fold_tree(x, nb, n, chunks, clen, out, init):
     # block b reduces chunk (b % chunks) of row (b // chunks): strided loads, then a tree
     sm = cuda.shared.array(THREADS, _c)
     tid = cuda.threadIdx.x
@@ -89,13 +90,13 @@ def rows_tree(x, nb, n, chunks, clen, out, init):
         hi = min(lo + clen, n)
         acc = init
         for j in range(lo + tid, hi, THREADS):
-            acc = OP(acc, x[row * n + j])  # noqa: F821
+            acc = combine(acc, x[row * n + j])  # noqa: F821
         sm[tid] = acc
         cuda.syncthreads()
         s = THREADS // 2
         while s > 0:
             if tid < s:
-                sm[tid] = OP(sm[tid], sm[tid + s])  # noqa: F821
+                sm[tid] = combine(sm[tid], sm[tid + s])  # noqa: F821
             cuda.syncthreads()
             s //= 2
         if tid == 0:
@@ -103,19 +104,19 @@ def rows_tree(x, nb, n, chunks, clen, out, init):
         cuda.syncthreads()
 
 
-def argrows_thread(x, r, n, out):
+def argfold_thread(x, r, n, out):
     for i in range(cuda.grid(1), r, cuda.gridsize(1)):
         base = i * n
         best = x[base]
         k = 0
         for j in range(1, n):
-            if BETTER(best, k, x[base + j], j):  # noqa: F821
+            if better(best, k, x[base + j], j):  # noqa: F821 (the index fold, bound likewise)
                 best = x[base + j]
                 k = j
         out[i] = k
 
 
-def argrows_tree(x, r, n, out):
+def argfold_tree(x, r, n, out):
     sv = cuda.shared.array(THREADS, _c)
     si = cuda.shared.array(THREADS, np.int64)
     tid = cuda.threadIdx.x
@@ -124,7 +125,7 @@ def argrows_tree(x, r, n, out):
         best = x[base]
         k = 0
         for j in range(tid, n, THREADS):
-            if BETTER(best, k, x[base + j], j):  # noqa: F821
+            if better(best, k, x[base + j], j):  # noqa: F821
                 best = x[base + j]
                 k = j
         sv[tid] = best
@@ -132,7 +133,7 @@ def argrows_tree(x, r, n, out):
         cuda.syncthreads()
         s = THREADS // 2
         while s > 0:
-            if tid < s and BETTER(sv[tid], si[tid], sv[tid + s], si[tid + s]):  # noqa: F821
+            if tid < s and better(sv[tid], si[tid], sv[tid + s], si[tid + s]):  # noqa: F821
                 sv[tid] = sv[tid + s]
                 si[tid] = si[tid + s]
             cuda.syncthreads()
@@ -140,16 +141,6 @@ def argrows_tree(x, r, n, out):
         if tid == 0:
             out[row] = si[0]
         cuda.syncthreads()
-
-
-TEMPLATES = {
-    "_rows_thread": ("rows_thread", "OP"),
-    "_rows_tree": ("rows_tree", "OP"),
-}
-ARG_TEMPLATES = {
-    "_rows_thread": ("argrows_thread", "BETTER"),
-    "_rows_tree": ("argrows_tree", "BETTER"),
-}
 
 
 # ---------------------------------------------------------------- other row kernels

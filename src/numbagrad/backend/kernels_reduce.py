@@ -1,8 +1,9 @@
 """Reduction and row kernels, written once as plain Python and compiled per dtype.
 
 Each kernel reads a C-contiguous (rows, n) matrix ``x`` and writes one value per row (or a
-row of the same length). ``codegen`` turns every numeric literal into the kernel's dtype
-(``0`` becomes ``_c(0)``), so integer counters are spelled ``int(0)`` to stay integers.
+row of the same length). Literals are compiled as written, as in the CUDA kernels
+(kernels_gpu.py): a value of the kernel's dtype is spelled ``_c(0)``, a plain ``0`` is an
+integer.
 """
 
 import math  # noqa: F401  (used by the generated modules)
@@ -12,19 +13,25 @@ from numba import prange  # noqa: F401  (the parallel kernels' loops)
 
 _c = np.float64  # replaced by the kernel dtype in generated modules
 
+
+def jit_options(extra):
+    """Declare the Numba options ``extra`` (``codegen.jit_line``'s) the kernel compiles with."""
+
+    def declare(fn):
+        fn.jit_options = extra
+        return fn
+
+    return declare
+
+
 # reassociation lets LLVM vectorise sums: faster, and more accurate than a serial float32 sum
-FASTMATH = {
-    "sum_rows": ", fastmath={'reassoc'}",
-    "sum_all_par": ", fastmath={'reassoc'}, parallel=True",
-    "sum_cols_par": ", parallel=True",
-    "norm2_rows": ", fastmath={'reassoc'}",
-    "mean_rows": ", fastmath={'reassoc'}",
-}
+REASSOC = ", fastmath={'reassoc'}"
 
 
+@jit_options(REASSOC)
 def sum_rows(x, out):
     for i in range(x.shape[0]):
-        acc = 0
+        acc = _c(0)
         for j in range(x.shape[1]):
             acc += x[i, j]
         out[i] = acc
@@ -38,17 +45,18 @@ def sum_cols(x, out, part):
     m = x.shape[0]
     n = x.shape[1]
     for j in range(n):
-        out[j] = 0
-    for b in range(int(0), m, int(256)):
+        out[j] = _c(0)
+    for b in range(0, m, 256):
         for j in range(n):
-            part[j] = 0
-        for i in range(b, min(b + int(256), m)):
+            part[j] = _c(0)
+        for i in range(b, min(b + 256, m)):
             for j in range(n):
                 part[j] += x[i, j]
         for j in range(n):
             out[j] += part[j]
 
 
+@jit_options(", parallel=True")
 def sum_cols_par(x, out, parts):
     # sum_cols over Numba's threads: each block of 256 rows sums into its own row of
     # ``parts`` in parallel (whole rows, so the loop over j vectorizes), then the blocks are
@@ -58,30 +66,31 @@ def sum_cols_par(x, out, parts):
     for b in prange(parts.shape[0]):
         part = parts[b]
         for j in range(n):
-            part[j] = 0
-        for i in range(b * int(256), min(b * int(256) + int(256), m)):
+            part[j] = _c(0)
+        for i in range(b * 256, min(b * 256 + 256, m)):
             row = x[i]
             for j in range(n):
                 part[j] += row[j]
     for j in range(n):
-        out[j] = 0
+        out[j] = _c(0)
     for b in range(parts.shape[0]):
         part = parts[b]
         for j in range(n):
             out[j] += part[j]
 
 
+@jit_options(REASSOC + ", parallel=True")
 def sum_all_par(x, out, part):
     # the sum of a whole contiguous array (one row) over Numba's threads: ``part`` holds one
     # sum per block of 16384 elements, added up at the end
     n = x.shape[1]
     for b in prange(part.shape[0]):
-        acc = 0
-        block = x[0, b * int(16384):min((b + int(1)) * int(16384), n)]
+        acc = _c(0)
+        block = x[0, b * 16384:min((b + 1) * 16384, n)]
         for j in range(block.shape[0]):
             acc += block[j]
         part[b] = acc
-    acc = 0
+    acc = _c(0)
     for b in range(part.shape[0]):
         acc += part[b]
     out[0] = acc
@@ -89,7 +98,7 @@ def sum_all_par(x, out, part):
 
 def prod_rows(x, out):
     for i in range(x.shape[0]):
-        acc = 1
+        acc = _c(1)
         for j in range(x.shape[1]):
             acc *= x[i, j]
         out[i] = acc
@@ -126,7 +135,7 @@ def argmax_rows(x, out):
     # first index of the maximum; the first NaN counts as the maximum
     for i in range(x.shape[0]):
         best = x[i, 0]
-        k = int(0)
+        k = 0
         for j in range(x.shape[1]):
             v = x[i, j]
             if v != v:
@@ -141,7 +150,7 @@ def argmax_rows(x, out):
 def argmin_rows(x, out):
     for i in range(x.shape[0]):
         best = x[i, 0]
-        k = int(0)
+        k = 0
         for j in range(x.shape[1]):
             v = x[i, j]
             if v != v:
@@ -159,24 +168,25 @@ def var_rows(x, out, correction):
     # not be exact in float32)
     n = x.shape[1]
     for i in range(x.shape[0]):
-        k = x[i, 0] if n > 0 else 0
-        s = 0
+        k = x[i, 0] if n > 0 else _c(0)
+        s = _c(0)
         for j in range(n):
             s += x[i, j] - k
         mean = s / _c(n)
-        ss = 0
+        ss = _c(0)
         for j in range(n):
             d = (x[i, j] - k) - mean
             ss += d * d
         dof = _c(n) - correction
         if dof < 0:
-            dof = 0
+            dof = _c(0)
         out[i] = ss / dof
 
 
+@jit_options(REASSOC)
 def norm2_rows(x, out):
     for i in range(x.shape[0]):
-        acc = 0
+        acc = _c(0)
         for j in range(x.shape[1]):
             acc += x[i, j] * x[i, j]
         out[i] = math.sqrt(acc)
@@ -190,8 +200,8 @@ def logsumexp_rows(x, out):
                 m = x[i, j]
         # an infinite maximum cannot be subtracted; shift by 0 and let inf/-inf through
         if math.isinf(m):
-            m = 0
-        s = 0
+            m = _c(0)
+        s = _c(0)
         for j in range(x.shape[1]):
             s += math.exp(x[i, j] - m)
         out[i] = math.log(s) + m
@@ -203,7 +213,7 @@ def softmax_rows(x, out):
         for j in range(x.shape[1]):
             if x[i, j] > m:
                 m = x[i, j]
-        s = 0
+        s = _c(0)
         for j in range(x.shape[1]):
             e = math.exp(x[i, j] - m)
             out[i, j] = e
@@ -218,7 +228,7 @@ def log_softmax_rows(x, out):
         for j in range(x.shape[1]):
             if x[i, j] > m:
                 m = x[i, j]
-        s = 0
+        s = _c(0)
         for j in range(x.shape[1]):
             s += math.exp(x[i, j] - m)
         ls = math.log(s)
@@ -228,10 +238,11 @@ def log_softmax_rows(x, out):
             out[i, j] = (x[i, j] - m) - ls
 
 
+@jit_options(REASSOC)
 def mean_rows(x, out):
     n = _c(x.shape[1])
     for i in range(x.shape[0]):
-        acc = 0
+        acc = _c(0)
         for j in range(x.shape[1]):
             acc += x[i, j]
         out[i] = acc / n
@@ -240,19 +251,19 @@ def mean_rows(x, out):
 def prod_others_rows(x, out):
     # out[i, j] = product of row i without element j, zeros included (no division)
     for i in range(x.shape[0]):
-        acc = 1
+        acc = _c(1)
         for j in range(x.shape[1]):
             out[i, j] = acc
             acc *= x[i, j]
-        acc = 1
-        for j in range(x.shape[1] - int(1), int(-1), int(-1)):
+        acc = _c(1)
+        for j in range(x.shape[1] - 1, -1, -1):
             out[i, j] *= acc
             acc *= x[i, j]
 
 
 def cumsum_rows(x, out):
     for i in range(x.shape[0]):
-        acc = 0
+        acc = _c(0)
         for j in range(x.shape[1]):
             acc += x[i, j]
             out[i, j] = acc
@@ -261,7 +272,7 @@ def cumsum_rows(x, out):
 def rcumsum_rows(x, out):
     # the sums from each element to the end of its row (cumsum's gradient)
     for i in range(x.shape[0]):
-        acc = 0
-        for j in range(x.shape[1] - int(1), int(-1), int(-1)):
+        acc = _c(0)
+        for j in range(x.shape[1] - 1, -1, -1):
             acc += x[i, j]
             out[i, j] = acc

@@ -45,6 +45,7 @@ from ..backend.memory import pending as _pending  # noqa: F401 (the expressions 
 from ..backend.memory import private as _private
 from ..backend.memory import prune as _prune  # noqa: F401
 from ..backend.memory import track as _track
+from .kernels import helpers
 
 ENABLED = True
 LATER = True  # a recorded whole sum of an expression is left to the backward pass (Total)
@@ -128,7 +129,7 @@ def _is_heavy(op) -> bool:
     storing once rather than computing again in every loop that reads it (``_store_heavy``)."""
     h = _heavy.get(op)
     if h is None:
-        fns = [op.scalar, *op._helpers(op.scalar).values()]  # with the ops it calls
+        fns = [op.scalar, *helpers(op.scalar).values()]  # with the ops it calls
         h = _heavy[op] = any("math." in function_source(f, type_literals=False) for f in fns)
     return h
 
@@ -395,7 +396,7 @@ class Loop:
         def body():
             functions = {}  # the scalar functions called, each after its callees
             for name, (op, fn) in self.functions.items():
-                op._helpers(fn, functions)
+                helpers(fn, functions)
                 functions[name] = fn
             return cpu.fused_module_body(list(functions.items()), patterns, n_out,
                                          len(self.params), self.lines, total=kind == "total",

@@ -155,13 +155,16 @@ def whole(op, kernel, setup=None):
 
 
 # ---------------------------------------------------------------- where reductions run
-# On the CPU each reduction is one fused Numba kernel (backend/kernels_reduce.py). On a GPU the
-# primitive reductions (add, mul, max, min, argmax, argmin over rows) are tree kernels
-# (backend/kernels_gpu.py), and the others are composed from them and the registry's
-# elementwise ops, all on the device.
+# Each reduction names how it runs on each backend where it is defined: ``cpu=`` one fused
+# Numba kernel of backend/kernels_reduce.py; ``cuda=`` one of the functions below, which run
+# the folds of backend/kernels_gpu.py (``sum_rows``, ``amax_rows``, ...) through the backend's
+# tree kernels, and compose them with the registry's elementwise ops where a reduction is more
+# than one fold (mean, var, norm, logsumexp, softmax), all on the device.
 
 
-def _run_reduce(name, a, dims, out_dtype, params=()):
+def _reduce(a, dims, out_dtype, cpu, cuda, params=()):
+    """``a`` reduced over ``dims``: by kernel ``cpu`` on the CPU, by ``cuda(g, a, dims,
+    params)`` on CUDA (``g`` the CUDA backend); the result has the kept dims' shape."""
     if type(a) is np.ndarray:
         if not a.size:
             kept = tuple(n for d, n in enumerate(a.shape) if d not in dims)
@@ -169,36 +172,34 @@ def _run_reduce(name, a, dims, out_dtype, params=()):
                 # an empty result has no values to compute (and the column-sum path cannot
                 # reshape an empty array to (-1, 0))
                 return np.empty(kept, out_dtype)
-        return cpu.run_reduce(name, a, dims, out_dtype, params)
-    return _GPU_REDUCE[name](backend.of(a), a, dims, params)
+        return backend.cpu.run_reduce(cpu, a, dims, out_dtype, params)
+    return cuda(backend.of(a), a, dims, params)
 
 
-def _run_rowwise(name, a, dim):
-    if type(a) is np.ndarray:
-        if not a.size:  # nothing to normalize (the row kernel cannot reshape an empty array)
-            return np.empty_like(a)
-        return cpu.run_rows(name, a, dim)
-    return _GPU_ROWWISE[name](a, dim)
-
-
-def _rows(a, dim, cpu_kernel, cuda_kernel):
+def _rows(a, dim, cpu, cuda):
     """``a`` through the row kernel declared for its backend (``kernels_reduce`` on the CPU,
     ``kernels_gpu`` on CUDA) along ``dim``: same shape out."""
     if not a.size:  # (no rows to run)
         return a.copy()
     if type(a) is np.ndarray:
-        return cpu.run_rows(cpu_kernel, a, dim)
-    return backend.of(a).run_rows(cuda_kernel, a, dim)
+        return backend.cpu.run_rows(cpu, a, dim)
+    return backend.of(a).run_rows(cuda, a, dim)
 
 
-def _extreme_init(dt, op):
+def _lowest(dt):
+    """The identity of a maximum over ``dt``: its lowest value."""
     dt = np.dtype(dt)
     if dt.kind == "f":
-        return -np.inf if op == "max" else np.inf
-    if dt.kind == "b":
-        return op != "max"
-    info = np.iinfo(dt)
-    return info.min if op == "max" else info.max
+        return -np.inf
+    return False if dt.kind == "b" else np.iinfo(dt).min
+
+
+def _highest(dt):
+    """The identity of a minimum over ``dt``: its highest value."""
+    dt = np.dtype(dt)
+    if dt.kind == "f":
+        return np.inf
+    return True if dt.kind == "b" else np.iinfo(dt).max
 
 
 def _t(a):
@@ -209,58 +210,78 @@ def _count(a, dims):
     return int(np.prod([a.shape[d] for d in dims])) if dims else 1
 
 
-def _gpu_var(g, a, dims, params):
+def _sum_cuda(g, a, dims, params):
+    return g.reduce_rows(a, dims, KG.sum_rows, 0)
+
+
+def _prod_cuda(g, a, dims, params):
+    return g.reduce_rows(a, dims, KG.prod_rows, 1)
+
+
+def _amax_cuda(g, a, dims, params):
+    return g.reduce_rows(a, dims, KG.amax_rows, _lowest(a.dtype))
+
+
+def _amin_cuda(g, a, dims, params):
+    return g.reduce_rows(a, dims, KG.amin_rows, _highest(a.dtype))
+
+
+def _argmax_cuda(g, a, dims, params):
+    return g.argreduce_rows(a, dims, KG.argmax_rows)
+
+
+def _argmin_cuda(g, a, dims, params):
+    return g.argreduce_rows(a, dims, KG.argmin_rows)
+
+
+def _mean_cuda(g, a, dims, params):
+    return (_t(_sum_cuda(g, a, dims, params)) / _count(a, dims))._data
+
+
+def _var_cuda(g, a, dims, params):
     with no_grad():
         x = _t(a)
-        centered = x - _t(g.reduce_rows(a, dims, "add", 0)).reshape(_keep_shape(a.shape, dims)) / (
+        centered = x - _t(_sum_cuda(g, a, dims, ())).reshape(_keep_shape(a.shape, dims)) / (
             _count(a, dims)
         )
-        ss = g.reduce_rows((centered * centered)._data, dims, "add", 0)
+        ss = _sum_cuda(g, (centered * centered)._data, dims, ())
         return (_t(ss) / max(_count(a, dims) - params[0], 0))._data
 
 
-def _gpu_logsumexp(g, a, dims, params):
+def _norm2_cuda(g, a, dims, params):
+    return _t(_sum_cuda(g, (_t(a) * _t(a))._data, dims, ())).sqrt()._data
+
+
+def _logsumexp_cuda(g, a, dims, params):
     with no_grad():
-        m = _t(g.reduce_rows(a, dims, "max", _extreme_init(a.dtype, "max")))
+        m = _t(_amax_cuda(g, a, dims, ()))
         # an infinite maximum cannot be subtracted; shift by 0 and let inf/-inf through
         m = where(m.abs() == np.inf, 0, m)
-        s = _t(g.reduce_rows((exp(_t(a) - m.reshape(_keep_shape(a.shape, dims))))._data, dims,
-                             "add", 0))
+        s = _t(_sum_cuda(g, (exp(_t(a) - m.reshape(_keep_shape(a.shape, dims))))._data, dims,
+                         ()))
         return (s.log() + m)._data
 
 
-def _gpu_softmax_parts(a, dim):
+def _softmax_parts(a, dim):
+    """(x - max, exp(x - max), sum of exp(x - max)) along ``dim`` of device array ``a``."""
     g = backend.of(a)
     with no_grad():
         x = _t(a)
-        m = _t(g.reduce_rows(a, (dim,), "max", _extreme_init(a.dtype, "max")))
+        m = _t(_amax_cuda(g, a, (dim,), ()))
         shifted = x - m.unsqueeze(dim)
         e = exp(shifted)
-        s = _t(g.reduce_rows(e._data, (dim,), "add", 0)).unsqueeze(dim)
+        s = _t(_sum_cuda(g, e._data, (dim,), ())).unsqueeze(dim)
         return shifted, e, s
 
 
-_GPU_REDUCE = {
-    "sum_rows": lambda g, a, dims, p: g.reduce_rows(a, dims, "add", 0),
-    "prod_rows": lambda g, a, dims, p: g.reduce_rows(a, dims, "mul", 1),
-    "amax_rows": lambda g, a, dims, p: g.reduce_rows(a, dims, "max", _extreme_init(a.dtype, "max")),
-    "amin_rows": lambda g, a, dims, p: g.reduce_rows(a, dims, "min", _extreme_init(a.dtype, "min")),
-    "argmax_rows": lambda g, a, dims, p: g.argreduce_rows(a, dims, "argmax"),
-    "argmin_rows": lambda g, a, dims, p: g.argreduce_rows(a, dims, "argmin"),
-    "mean_rows": lambda g, a, dims, p: (
-        _t(g.reduce_rows(a, dims, "add", 0)) / _count(a, dims)
-    )._data,
-    "var_rows": _gpu_var,
-    "norm2_rows": lambda g, a, dims, p: _t(g.reduce_rows((_t(a) * _t(a))._data, dims, "add", 0))
-    .sqrt()._data,
-    "logsumexp_rows": _gpu_logsumexp,
-}
-_GPU_ROWWISE = {
-    "softmax_rows": lambda a, dim: (lambda sh, e, s: (e / s)._data)(*_gpu_softmax_parts(a, dim)),
-    "log_softmax_rows": lambda a, dim: (lambda sh, e, s: (sh - s.log())._data)(
-        *_gpu_softmax_parts(a, dim)
-    ),
-}
+def _softmax_cuda(a, dim):
+    _, e, s = _softmax_parts(a, dim)
+    return (e / s)._data
+
+
+def _log_softmax_cuda(a, dim):
+    shifted, _, s = _softmax_parts(a, dim)
+    return (shifted - s.log())._data
 
 
 # ---------------------------------------------------------------- sum / mean / prod
@@ -276,8 +297,8 @@ def sum(ctx, x, dim=None, keepdim=False, dtype=None):
         if not keepdim and is_grad_enabled() and x.requires_grad:
             # a loss: left to the backward pass, which adds it up while it reads the same
             # operands for the gradients (reading it first sums it on its own)
-            later = lazy.later_total(e, lambda: _run_reduce("sum_rows", e.evaluate(), dims,
-                                                            e.np_dtype))
+            later = lazy.later_total(e, lambda: _reduce(e.evaluate(), dims, e.np_dtype,
+                                                        cpu=KR.sum_rows, cuda=_sum_cuda))
             if later is not None:
                 ctx.total = later
                 return later
@@ -296,7 +317,8 @@ def sum(ctx, x, dim=None, keepdim=False, dtype=None):
         return _finish(counts, x.shape, dims, keepdim)
     elif a.dtype.kind != "f":
         a = a.astype(np.int64)  # integer and bool sums are int64, as in PyTorch
-    return _finish(_run_reduce("sum_rows", a, dims, a.dtype), x._data.shape, dims, keepdim)
+    out = _reduce(a, dims, a.dtype, cpu=KR.sum_rows, cuda=_sum_cuda)
+    return _finish(out, x._data.shape, dims, keepdim)
 
 
 sum.defjvp(linear(sum))
@@ -320,7 +342,8 @@ def _sum_lean(x, *args, **kwargs):
     if not _grad_state.enabled:
         return None
     dims = tuple(range(len(e.shape)))
-    later = lazy.later_total(e, lambda: _run_reduce("sum_rows", e.evaluate(), dims, e.np_dtype))
+    later = lazy.later_total(e, lambda: _reduce(e.evaluate(), dims, e.np_dtype,
+                                                cpu=KR.sum_rows, cuda=_sum_cuda))
     if later is None:
         return None
     ctx = object.__new__(CompositeCtx)  # (what ``sum`` and ``Composite.__call__`` set)
@@ -344,7 +367,7 @@ def _sum_lean(x, *args, **kwargs):
 
 
 sum.lean = _sum_lean
-whole(sum, "sum_rows")
+whole(sum, KR.sum_rows)
 
 
 @composite("mean", variants="function method")
@@ -356,7 +379,8 @@ def mean(ctx, x, dim=None, keepdim=False, dtype=None):
     if dim is not None:
         ctx.node_name = "MeanBackward1"  # PyTorch's mean.dim overload
     _count_reduced(ctx, x)
-    return _finish(_run_reduce("mean_rows", x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+    out = _reduce(x._data, dims, x._data.dtype, cpu=KR.mean_rows, cuda=_mean_cuda)
+    return _finish(out, x.shape, dims, keepdim)
 
 
 def _count_reduced(ctx, x):
@@ -364,7 +388,7 @@ def _count_reduced(ctx, x):
     ctx.n = math.prod([x._data.shape[d] for d in ctx.dims])
 
 
-whole(mean, "mean_rows", _count_reduced)
+whole(mean, KR.mean_rows, _count_reduced)
 
 
 mean.defjvp(linear(mean))
@@ -383,7 +407,7 @@ def prod(ctx, x, dim=None, keepdim=False, dtype=None):
     dims = _setup(ctx, x, dim, keepdim)
     ctx.node_name = "ProdBackward0" if dim is None else "ProdBackward1"
     a = x._data if x.dtype.is_floating_point else x._data.astype(np.int64)
-    out = _run_reduce("prod_rows", a, dims, a.dtype)
+    out = _reduce(a, dims, a.dtype, cpu=KR.prod_rows, cuda=_prod_cuda)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
     return _finish(out, x.shape, dims, keepdim)
@@ -411,11 +435,7 @@ def prod_vjp(ctx, grad):
     # with zeros, divide-free: the product of all the other elements of each slice
     be = backend.of(x._data)
     rows, _ = be.as_rows(x._data, ctx.dims)
-    if be is cpu:
-        others = np.empty_like(rows)
-        cpu.get_reduce_kernel("prod_others_rows", rows.dtype)(rows, others)
-    else:
-        others = be.prod_others_rows(rows)
+    others = _rows(rows, 1, cpu=KR.prod_others_rows, cuda=KG.prod_others_rows)
     keep = [d for d in range(x.ndim) if d not in ctx.dims]
     moved_shape = [x.shape[d] for d in keep + list(ctx.dims)]
     others = be.moveaxis(others.reshape(moved_shape), range(len(keep)), keep) if keep else (
@@ -464,7 +484,7 @@ def _even_backward(grad, ctx, x, result):
     return share.expand(ctx.shape) * mask
 
 
-def _extreme(ctx, x, dim, keepdim, kernel, name):
+def _extreme(ctx, x, dim, keepdim, name, cpu, cuda):
     dims = _setup(ctx, x, dim, keepdim)
     if dim is not None and x.numel() == 0:
         # amax and amin name the first empty dim as it was given (-1, not 1)
@@ -473,7 +493,8 @@ def _extreme(ctx, x, dim, keepdim, kernel, name):
                 raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
     _check_nonempty(x, dims, name, whole=dim is None)
     _save_input_result(ctx, x)
-    return _finish(_run_reduce(kernel, x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+    out = _reduce(x._data, dims, x._data.dtype, cpu, cuda)
+    return _finish(out, x.shape, dims, keepdim)
 
 
 def _save_input_result(ctx, x):
@@ -483,33 +504,36 @@ def _save_input_result(ctx, x):
 
 @composite("amax", variants="function method")
 def amax(ctx, x, dim=(), keepdim=False):
-    return _extreme(ctx, x, None if dim == () else dim, keepdim, "amax_rows", "amax")
+    return _extreme(ctx, x, None if dim == () else dim, keepdim, "amax",
+                    cpu=KR.amax_rows, cuda=_amax_cuda)
 
 
 @amax.defvjp
 def amax_vjp(ctx, grad):
     return _even_backward(grad, ctx, ctx["x"], ctx["result"])
 
-whole(amax, "amax_rows", _save_input_result)
+whole(amax, KR.amax_rows, _save_input_result)
 
 
 @composite("amin", variants="function method")
 def amin(ctx, x, dim=(), keepdim=False):
-    return _extreme(ctx, x, None if dim == () else dim, keepdim, "amin_rows", "amin")
+    return _extreme(ctx, x, None if dim == () else dim, keepdim, "amin",
+                    cpu=KR.amin_rows, cuda=_amin_cuda)
 
 
 @amin.defvjp
 def amin_vjp(ctx, grad):
     return _even_backward(grad, ctx, ctx["x"], ctx["result"])
 
-whole(amin, "amin_rows", _save_input_result)
+whole(amin, KR.amin_rows, _save_input_result)
 
 
-def _with_indices(ctx, x, dim, keepdim, vkernel, ikernel, name):
+def _with_indices(ctx, x, dim, keepdim, name, values, indices):
+    """``values`` and ``indices``: the (cpu, cuda) pairs of the value and index reductions."""
     dims = _setup(ctx, x, dim, keepdim)
     _check_nonempty(x, dims, name)
-    values = _run_reduce(vkernel, x._data, dims, x._data.dtype)
-    indices = _run_reduce(ikernel, x._data, dims, np.int64)
+    values = _reduce(x._data, dims, x._data.dtype, *values)
+    indices = _reduce(x._data, dims, np.int64, *indices)
     ctx.node_name = name.capitalize() + "Backward0"
     ctx.non_differentiable = (1,)
     ctx.wrap = lambda outs: _named(f"{name}")(*outs)
@@ -535,7 +559,8 @@ def _index_backward(ctx, grad):
 
 @composite("max_dim", node="MaxBackward0")
 def max_dim(ctx, x, dim, keepdim=False):
-    return _with_indices(ctx, x, dim, keepdim, "amax_rows", "argmax_rows", "max")
+    return _with_indices(ctx, x, dim, keepdim, "max", values=(KR.amax_rows, _amax_cuda),
+                         indices=(KR.argmax_rows, _argmax_cuda))
 
 
 max_dim.defvjp(_index_backward)
@@ -543,7 +568,8 @@ max_dim.defvjp(_index_backward)
 
 @composite("min_dim", node="MinBackward0")
 def min_dim(ctx, x, dim, keepdim=False):
-    return _with_indices(ctx, x, dim, keepdim, "amin_rows", "argmin_rows", "min")
+    return _with_indices(ctx, x, dim, keepdim, "min", values=(KR.amin_rows, _amin_cuda),
+                         indices=(KR.argmin_rows, _argmin_cuda))
 
 
 min_dim.defvjp(_index_backward)
@@ -551,7 +577,7 @@ min_dim.defvjp(_index_backward)
 
 @composite("max_all", node="MaxBackward1")
 def max_all(ctx, x):
-    return _extreme(ctx, x, None, False, "amax_rows", "max")
+    return _extreme(ctx, x, None, False, "max", cpu=KR.amax_rows, cuda=_amax_cuda)
 
 
 def _all_backward(ctx, grad):
@@ -566,17 +592,17 @@ def _all_backward(ctx, grad):
 
 max_all.defvjp(_all_backward)
 
-whole(max_all, "amax_rows", _save_input_result)
+whole(max_all, KR.amax_rows, _save_input_result)
 
 
 @composite("min_all", node="MinBackward1")
 def min_all(ctx, x):
-    return _extreme(ctx, x, None, False, "amin_rows", "min")
+    return _extreme(ctx, x, None, False, "min", cpu=KR.amin_rows, cuda=_amin_cuda)
 
 
 min_all.defvjp(_all_backward)
 
-whole(min_all, "amin_rows", _save_input_result)
+whole(min_all, KR.amin_rows, _save_input_result)
 
 
 def _refuse_bool_arg(x, name):
@@ -591,7 +617,7 @@ def argmax(ctx, x, dim=None, keepdim=False):
     _check_nonempty(x, dims, "argmax")
     a = x._data if dim is not None else x._data.reshape(-1)
     dims = dims if dim is not None else (0,)
-    out = _run_reduce("argmax_rows", a, dims, np.int64)
+    out = _reduce(a, dims, np.int64, cpu=KR.argmax_rows, cuda=_argmax_cuda)
     return _finish(out, x.shape, dims, keepdim) if dim is not None else (
         out.reshape((1,) * x.ndim) if keepdim else out
     )
@@ -604,7 +630,7 @@ def argmin(ctx, x, dim=None, keepdim=False):
     _check_nonempty(x, dims, "argmin")
     a = x._data if dim is not None else x._data.reshape(-1)
     dims = dims if dim is not None else (0,)
-    out = _run_reduce("argmin_rows", a, dims, np.int64)
+    out = _reduce(a, dims, np.int64, cpu=KR.argmin_rows, cuda=_argmin_cuda)
     return _finish(out, x.shape, dims, keepdim) if dim is not None else (
         out.reshape((1,) * x.ndim) if keepdim else out
     )
@@ -636,7 +662,8 @@ def _var_setup(ctx, x, dim, correction, keepdim, name):
     ctx.save_outputs = {"result": 0}
     c = x._data.dtype.type(correction)
     return _finish(
-        _run_reduce("var_rows", x._data, dims, x._data.dtype, (c,)), x.shape, dims, keepdim
+        _reduce(x._data, dims, x._data.dtype, cpu=KR.var_rows, cuda=_var_cuda, params=(c,)),
+        x.shape, dims, keepdim
     )
 
 
@@ -714,7 +741,8 @@ def var_args(dim, unbiased, correction):
 
 
 def _mean_of_var(ctx, x, dims, keepdim):
-    return _finish(_run_reduce("mean_rows", x._data, dims, x._data.dtype), x.shape, dims, keepdim)
+    out = _reduce(x._data, dims, x._data.dtype, cpu=KR.mean_rows, cuda=_mean_cuda)
+    return _finish(out, x.shape, dims, keepdim)
 
 
 @composite("var_mean")
@@ -769,7 +797,7 @@ def norm(ctx, x, dim=None, keepdim=False):
     dims = _setup(ctx, x, dim, keepdim)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
-    out = _run_reduce("norm2_rows", x._data, dims, x._data.dtype)
+    out = _reduce(x._data, dims, x._data.dtype, cpu=KR.norm2_rows, cuda=_norm2_cuda)
     return _finish(out, x.shape, dims, keepdim)
 
 
@@ -842,7 +870,7 @@ def logsumexp(ctx, x, dim, keepdim=False):
     a = x._data
     if not x.dtype.is_floating_point:
         a = a.astype(D.default_float.np)  # integers and bools: PyTorch works in the default float
-    out = _run_reduce("logsumexp_rows", a, dims, a.dtype)
+    out = _reduce(a, dims, a.dtype, cpu=KR.logsumexp_rows, cuda=_logsumexp_cuda)
     return _finish(out, x.shape, dims, keepdim)
 
 
@@ -870,7 +898,7 @@ def cumsum(ctx, x, dim, *, dtype=None):
     a = x._data if x._data.dtype == out.np else x._data.astype(out.np)
     if x.ndim == 0:
         return a.copy()
-    return _rows(a, ctx.dim, KR.cumsum_rows, KG.cumsum_rows)
+    return _rows(a, ctx.dim, cpu=KR.cumsum_rows, cuda=KG.cumsum_rows)
 
 
 cumsum.defjvp(linear(cumsum))
@@ -887,7 +915,7 @@ def rcumsum(ctx, x, dim):
     ctx.dim = _wrap_dim(dim, max(x.ndim, 1))
     if x.ndim == 0:
         return x._data.copy()
-    return _rows(x._data, ctx.dim, KR.rcumsum_rows, KG.rcumsum_rows)
+    return _rows(x._data, ctx.dim, cpu=KR.rcumsum_rows, cuda=KG.rcumsum_rows)
 
 
 rcumsum.defjvp(linear(rcumsum))
@@ -901,7 +929,9 @@ def rcumsum_vjp(ctx, grad):
 # ---------------------------------------------------------------- softmax
 
 
-def _row_op(ctx, x, dim, kernel, name):
+def _row_op(ctx, x, dim, name, cpu, cuda):
+    """Row op ``name`` of ``x`` along ``dim``: by row kernel ``cpu`` on the CPU, by
+    ``cuda(a, dim)`` on CUDA."""
     ctx.dim = _wrap_dim(dim, x.ndim)
     if not x.dtype.is_floating_point and x.numel():
         # PyTorch's kernel refuses it (an empty tensor never reaches the kernel); which kernel
@@ -911,14 +941,18 @@ def _row_op(ctx, x, dim, kernel, name):
             f'"{name}{last}_kernel_impl" not implemented for \'{_TYPE[x.dtype.name]}\''
         )
     ctx.save_outputs = {"result": 0}
-    if x.ndim == 0:
-        return _run_rowwise(kernel, x._data.reshape(1), 0).reshape(())
-    return _run_rowwise(kernel, x._data, ctx.dim)
+    a, d = (x._data.reshape(1), 0) if x.ndim == 0 else (x._data, ctx.dim)
+    if type(a) is np.ndarray:
+        # (nothing to normalize in an empty array, and the row kernel cannot reshape one)
+        out = backend.cpu.run_rows(cpu, a, d) if a.size else np.empty_like(a)
+    else:
+        out = cuda(a, d)
+    return out.reshape(()) if x.ndim == 0 else out
 
 
 @composite("softmax", variants="function method")
 def softmax(ctx, x, dim):
-    return _row_op(ctx, x, dim, "softmax_rows", "softmax")
+    return _row_op(ctx, x, dim, "softmax", cpu=KR.softmax_rows, cuda=_softmax_cuda)
 
 
 @softmax.defjvp
@@ -935,7 +969,8 @@ def softmax_vjp(ctx, grad):
 
 @composite("log_softmax", node="LogSoftmaxBackward0", variants="function method")
 def log_softmax(ctx, x, dim):
-    return _row_op(ctx, x, dim, "log_softmax_rows", "log_softmax")
+    return _row_op(ctx, x, dim, "log_softmax", cpu=KR.log_softmax_rows,
+                   cuda=_log_softmax_cuda)
 
 
 @log_softmax.defjvp

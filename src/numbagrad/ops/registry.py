@@ -16,57 +16,26 @@ the framework sums gradients back to each input's shape.
 
 **Composite ops** (reductions, linear algebra, movement) have an explicit ``forward(ctx, ...)``
 that returns arrays, and a ``backward(ctx, grad)`` written with Tensor ops.
+
+This module holds the definitions; the machinery they bind lives beside it: ops/kernels.py
+compiles an elementwise op's kernels, ops/backward.py runs a node's general backward,
+ops/dispatch.py and ops/record.py make the calls and their nodes, and ops/table.py is the table
+the definitions fill.
 """
 
 from __future__ import annotations
 
 import inspect
-from typing import Callable, NamedTuple
 
-import numpy as np
-
-from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor
-from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import _wrap, sum_to  # noqa: F401 (ops import sum_to from here)
-from ..backend import cpu
-from ..backend.codegen import names_used
-from . import dispatch, record
+from ..autograd.graph import sum_to  # noqa: F401 (ops import sum_to from here)
+from . import backward, dispatch, kernels, record
 from .dispatch import operand, refuse  # noqa: F401 (the ops' functional layer uses them)
 from .record import (  # noqa: F401 (ops import them from here with the definitions)
     CompositeCtx, SavedTensor, as_tensor, attach, node_class,
 )
-
-REGISTRY: dict[str, OpDef] = {}
-
-
-class Binding(NamedTuple):
-    """A public spelling of an op or of a function of the functional layer."""
-
-    name: str
-    function: Callable
-    # "function": numbagrad.<name>; "method": Tensor.<name>; "inplace": Tensor.<name>_;
-    # "functional": numbagrad.nn.functional.<name>
-    variants: frozenset
-    method: Callable | None  # Tensor.<name> where it is not ``function`` with self first
-
-
-PUBLIC: list[Binding] = []  # every public name, declared with what it names
-
-
-def public(variants: str, name: str | None = None, aliases: str = "", method=None):
-    """Declare the decorated function public as ``variants`` (see ``Binding``) under ``name``
-    (its own by default) and each of ``aliases``. ``ops/__init__.py`` makes the name lists
-    from these declarations, and tensor.py binds the methods."""
-
-    def deco(fn):
-        kinds = frozenset(variants.split())
-        for n in [name or fn.__name__, *aliases.split()]:
-            PUBLIC.append(Binding(n, fn, kinds, method))
-        return fn
-
-    return deco
+from .table import PUBLIC, REGISTRY, Binding, public  # noqa: F401 (the definitions fill them)
 
 
 class OpDef:
@@ -97,8 +66,6 @@ class OpDef:
 
     def __repr__(self):
         return f"<op {self.name}>"
-
-
 
 
 # ---------------------------------------------------------------- elementwise ops
@@ -202,74 +169,10 @@ class Elementwise(OpDef):
     def out_dtype(self, compute):
         return D.bool_ if self.dtype_rule == "bool" else compute
 
-    # ---- kernels
+    # ---- kernels (ops/kernels.py)
 
-    def _helpers(self, fn, seen=None):
-        """(name, scalar fn) of every elementwise op ``fn`` calls, callees first."""
-        seen = {} if seen is None else seen
-
-        for name in sorted(names_used(fn)):
-            op = REGISTRY.get(name)
-            if isinstance(op, Elementwise) and name not in seen and op.scalar is not fn:
-                op._helpers(op.scalar, seen)
-                seen[name] = op.scalar
-        return seen
-
-    def kernel(self, dtype, be=cpu):
-        """The forward loop kernel for ``dtype`` on backend ``be`` (on the CPU: the module of
-        loop kernels, see ``cpu.get_elementwise_kernel``)."""
-        k = self._kernels.get((dtype, be))
-        if k is not None:
-            return k
-        key = (self.name, "fwd", dtype.name)
-
-        def body():
-            helpers = list(self._helpers(self.scalar).items()) + [(self.name, self.scalar)]
-            return be.scalar_module_body(helpers, self.name, self.n_in, len(self.param_names))
-
-        k = self._kernels[(dtype, be)] = be.get_elementwise_kernel(key, dtype.np, body)
-        return k
-
-    def vjp_kernel(self, i, dtype, be=cpu):
-        """The kernel of input ``i``'s pointwise rule (its gradient times ``grad``)."""
-        k = self._vjp_kernels.get((i, dtype, be))
-        if k is None:
-            k = self._vjp_kernels[(i, dtype, be)] = self._build_vjp_kernel(i, dtype, be)
-        return k
-
-    def _build_vjp_kernel(self, i, dtype, be):
-        key = (self.name, "vjp", i, dtype.name)
-        if i == "both":
-            tensor_args, params = self._both_args()
-            call = [f"_rule{k}({', '.join(self.vjp_args[k])})" for k in (0, 1)]
-            entry = f"def _both({', '.join(tensor_args + params)}):\n    return " + " + ".join(call)
-            rules = [("_rule0", self.vjps[0]), ("_rule1", self.vjps[1]), ("_both", entry)]
-            n_in, n_params = len(tensor_args), len(params)
-        else:
-            rules = [("_rule", self.vjps[i])]
-            n_params = len(self._rule_params(i))
-            n_in = len(self.vjp_args[i]) - n_params
-
-        def body():
-            helpers = {}
-            for _, rule in rules[:2]:
-                self._helpers(rule, helpers)
-            funcs = list(helpers.items()) + rules
-            return be.scalar_module_body(funcs, rules[-1][0], n_in, n_params)
-
-        return be.get_elementwise_kernel(key, dtype.np, body)
-
-    def _both_args(self):
-        """(tensor arguments, parameters) of the kernel that adds both inputs' rules, for
-        ``x * x``-like calls where both inputs are one tensor: one pass instead of three."""
-        tensor_args, params = [], []
-        for k in (0, 1):
-            names = self._rule_params(k)
-            for name in self.vjp_args[k]:
-                group = params if name in names else tensor_args
-                if name not in group:
-                    group.append(name)
-        return tensor_args, params
+    kernel = kernels.kernel
+    vjp_kernel = kernels.vjp_kernel
 
     def _param_values(self, dtype, params, names=None):
         """Scalar parameters typed as the kernel's dtype (optionally only ``names``)."""
@@ -293,126 +196,10 @@ class Elementwise(OpDef):
             return self.function(*args)
         return self._call(args)
 
+    # ---- backward (ops/backward.py)
 
-
-    def _save_plan(self, flags):
-        """(input index, name) of the inputs to save, and whether to save the result, when
-        bit k of ``flags`` says input k needs a gradient: what those inputs' rules read."""
-        used = set(self.always_saves if flags else ())
-        for k, args_ in enumerate(self.vjp_args):
-            if flags >> k & 1:
-                used.update(args_)
-        plan = self._saves[flags] = (
-            [(k, name) for k, name in enumerate(self.arg_names) if name in used],
-            "result" in used,
-        )
-        return plan
-
-    # ---- backward
-
-    def backward_node(self, node, grads):
-        ctx = node.ctx
-        if self.always_saves:
-            for name, s in ctx.saved.items():
-                s.check(node, ctx.output_index.get(name, 0))
-        grad = grads[0]
-        compute = ctx.compute
-        cnp = compute.np
-        gdata = grad._data
-        if gdata.dtype is not cnp and gdata.dtype != cnp:
-            grad = grad.to(compute)
-            gdata = grad._data
-        create_graph = _grad_state.enabled
-        saved = ctx.saved
-        be = cpu if type(gdata) is np.ndarray else backend.of(gdata)
-        nexts = node.next_functions
-        if (
-            len(nexts) == 2 and nexts[0][0] is nexts[1][0] and nexts[0] == nexts[1]
-            and nexts[0][0] is not None
-            and not create_graph and be is cpu and None not in self.vjps
-            and ctx.shapes[0] == ctx.shapes[1] == gdata.shape and ctx.dtypes is None
-            and not node._post_hooks
-        ):
-            # both inputs are one tensor (x * x): its two gradients would be summed by the
-            # engine anyway, so one kernel computes the sum (a post hook would see them apart)
-            tensor_args, params = self._both_args()
-            arrays = self._saved_arrays(node, tensor_args, gdata)
-            pvals = self._param_values(compute, ctx.params, params) if params else ()
-            kernel = self.vjp_kernel("both", compute, be)
-            return Tensor._make(be.run_elementwise(kernel, arrays, cnp, pvals)), None
-        shapes, to_cpu, dtypes = ctx.shapes, ctx.to_cpu, ctx.dtypes
-        out = []
-        for i, rule in enumerate(self.vjps):
-            if rule is None or nexts[i][0] is None:
-                out.append(None)
-                continue
-            if create_graph:
-                values = []
-                for name in self.vjp_args[i]:
-                    if name == "grad":
-                        values.append(grad)
-                    elif name in saved:
-                        values.append(node.saved(name))
-                    else:
-                        # on Tensors a scalar parameter is a 0-d tensor of the compute dtype
-                        p = ctx.params[self.param_names.index(name)]
-                        values.append(as_tensor(p, compute))
-                g = rule(*values)
-                if not isinstance(g, Tensor):
-                    g = as_tensor(g, compute)
-                constant = self.constant_gradient
-                if constant is True or constant and constant(*ctx.params):
-                    g = g.detach()
-                elif self.zero_second_order and not g._requires_grad:
-                    sources = [v for v in values if isinstance(v, Tensor) and v.requires_grad]
-                    if sources:
-                        g = depends_on(g, *sources)
-            else:
-                if self._passes_grad[i]:
-                    g = grad  # shared, as PyTorch does: gradients are never written in place
-                else:
-                    arrays = self._saved_arrays(node, self.vjp_args[i], gdata)
-                    names = self._rule_params(i)
-                    pvals = self._param_values(compute, ctx.params, names) if names else ()
-                    kernel = self._vjp_kernels.get((i, compute, be)) or self.vjp_kernel(
-                        i, compute, be
-                    )
-                    if be is cpu and cpu.is_small_flat(arrays, cnp, kernel.PARALLEL_MIN):
-                        g = _wrap(Tensor, cpu.launch_small(kernel, arrays, cnp, pvals))
-                    else:
-                        g = _wrap(Tensor, be.run_elementwise(kernel, arrays, cnp, pvals))
-            shape = shapes[i]
-            if g._data.shape != shape:
-                g = sum_to(g, shape)
-            if to_cpu is not None and to_cpu[i]:
-                g = g.cpu()
-            if dtypes is not None:
-                dt = dtypes[i]
-                if dt is not None and g._data.dtype != dt.np:
-                    g = g.to(dt)
-            out.append(g)
-        return tuple(out)
-
-    @staticmethod
-    def _saved_arrays(node, names, gdata):
-        """The arrays a fused rule kernel reads: ``grad`` and the saved tensors among ``names``
-        (checked against in-place changes; no Tensors are made for them)."""
-        ctx = node.ctx
-        saved = ctx.saved
-        arrays = []
-        for name in names:
-            if name == "grad":
-                arrays.append(gdata)
-            else:
-                s = saved.get(name)
-                if s is not None:
-                    if s.version_cell[0] != s.version:
-                        s.check(node, ctx.output_index.get(name, 0))
-                    a = s.data
-                    arrays.append(a if a is not None else s.array())
-        return arrays
-
-
+    _save_plan = backward.save_plan
+    backward_node = backward.elementwise_backward
 
 
 def _returns_its_argument(rule) -> bool:
@@ -421,8 +208,6 @@ def _returns_its_argument(rule) -> bool:
         return rule(marker) is marker
     except Exception:  # an arithmetic rule on a plain object: not the identity
         return False
-
-
 
 
 def unary(name, node=None, dtype="same", refuse_bool=None, refuse_float=None,
@@ -514,36 +299,7 @@ class Composite(OpDef):
         return fn
 
     __call__ = dispatch.call_composite
-
-
-    def backward_node(self, node, grads):
-        ctx = node.ctx
-        if node._num_outputs == 1:
-            grads = grads[0]
-        else:
-            # outputs that received no gradient contribute zeros
-            grads = [
-                g if g is not None else Tensor._make(ctx.backend.zeros(s, d.np))
-                for g, s, d in zip(grads, ctx.out_shapes, ctx.out_dtypes)
-            ]
-        # ``ctx[name]`` reads the node's saved tensors; the link goes after, so that node and
-        # ctx make no reference cycle (the graph is then freed with its last tensor, not by
-        # the garbage collector)
-        ctx.node = node
-        try:
-            res = self.backward(ctx, grads)
-        finally:
-            ctx.node = None
-        if not isinstance(res, tuple):
-            res = (res,)
-        out = []
-        for g, (nxt, _), dt in zip(res, node.next_functions, ctx.input_dtypes):
-            if g is not None and nxt is not None and g.dtype is not dt:
-                g = g.to(dt)
-            out.append(g if nxt is not None else None)
-        return tuple(out)
-
-
+    backward_node = backward.composite_backward
 
 
 def composite(name, node=None, view=False, variants="", aliases=""):
