@@ -253,3 +253,26 @@ def test_random_draws_are_reproducible_and_have_the_right_moments():
     picks = ng.multinomial(ng.tensor([[0.0, 1.0, 0.0, 3.0]] * 50), 2)
     assert picks.shape == (50, 2) and set(np.unique(picks.numpy())) == {1, 3}
     assert ng.multinomial(ng.tensor([1.0, 0.0, 0.0]), 2).tolist()[0] == 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gather_gradients_with_repeated_and_negative_indices_add_up_as_pytorchs(dtype):
+    """The gradient of x[idx] (and of an embedding) adds the rows of repeated indices: the
+    row loop that replaces np.add.at, against PyTorch, for 1-d and 2-d indices."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal((6, 2, 3)).astype(dtype)
+    for idx in ([0, 5, 5, -1, 2], [[1, 1], [-6, 0], [3, 1]], [4]):
+        g = rng.standard_normal(np.array(idx).shape + (2, 3)).astype(dtype)
+        x, tx = ng.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+        (x[ng.tensor(idx)] * ng.tensor(g)).sum().backward()
+        (tx[torch.tensor(idx)] * torch.tensor(g)).sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+        assert x.grad.dtype is getattr(ng, dtype)
+    w = rng.standard_normal((5, 4)).astype(dtype)
+    e, te = ng.nn.Embedding.from_pretrained(ng.tensor(w), freeze=False, padding_idx=1), \
+        torch.nn.Embedding.from_pretrained(torch.tensor(w), freeze=False, padding_idx=1)
+    ids = [[1, 2, 2], [4, 1, 0]]
+    e(ng.tensor(ids)).pow(2).sum().backward()
+    te(torch.tensor(ids)).pow(2).sum().backward()
+    np.testing.assert_allclose(e.weight.grad.numpy(), te.weight.grad.numpy(), rtol=1e-6)

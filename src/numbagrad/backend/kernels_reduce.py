@@ -192,6 +192,7 @@ def norm2_rows(x, out):
         out[i] = math.sqrt(acc)
 
 
+@jit_options(REASSOC)  # (the sum of exponentials vectorizes)
 def logsumexp_rows(x, out):
     for i in range(x.shape[0]):
         m = x[i, 0]
@@ -207,6 +208,7 @@ def logsumexp_rows(x, out):
         out[i] = math.log(s) + m
 
 
+@jit_options(REASSOC)  # (the sum of exponentials vectorizes)
 def softmax_rows(x, out):
     for i in range(x.shape[0]):
         m = x[i, 0]
@@ -222,6 +224,7 @@ def softmax_rows(x, out):
             out[i, j] = out[i, j] / s
 
 
+@jit_options(REASSOC)  # (the sum of exponentials vectorizes)
 def log_softmax_rows(x, out):
     for i in range(x.shape[0]):
         m = x[i, 0]
@@ -276,3 +279,16 @@ def rcumsum_rows(x, out):
         for j in range(x.shape[1] - 1, -1, -1):
             acc += x[i, j]
             out[i, j] = acc
+
+
+def index_add_rows(a, index, values):
+    # a[index[k]] += values[k] for each k in turn, so repeated rows add up: the accumulating
+    # scatter of a gather's gradient along the first dim (embedding, x[idx]). Indices were
+    # range-checked by the gather; a negative one counts from the end.
+    n = a.shape[0]
+    for k in range(index.shape[0]):
+        r = index[k]
+        if r < 0:
+            r += n
+        for j in range(a.shape[1]):
+            a[r, j] += values[k, j]
