@@ -162,6 +162,7 @@ def argmin_rows(x, out):
         out[i] = k
 
 
+@jit_options(REASSOC)  # (both sums vectorize; the shift by k stays per element)
 def var_rows(x, out, correction):
     # two passes over the values shifted by the row's first one: the mean first, then squared
     # deviations (stable for large offsets, and exactly 0 for a constant row, whose mean may
