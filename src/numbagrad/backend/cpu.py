@@ -25,6 +25,30 @@ from . import memory
 # ---------------------------------------------------------------- elementwise template
 
 
+def _unit_rows(n_in: int, indent: str, base: str) -> list[str]:
+    """The lines that bind ``vo`` and ``v0``.. to one output row's operands, each a unit-stride
+    1-D array: a row of an operand (stride 1), or for an operand broadcast along the row
+    (stride 0: ``x - x.mean(1, keepdim=True)``) its scratch row ``w{i}`` filled with its one
+    value, so the row's loop vectorizes either way. ``base`` names the row offsets' prefix."""
+    lines = [f"{indent}vo = out[{base}o:{base}o + inner]"]
+    for i in range(n_in):
+        lines += [f"{indent}if t{i} == 1:",
+                  f"{indent}    v{i} = a{i}[{base}{i}:{base}{i} + inner]",
+                  f"{indent}else:",
+                  f"{indent}    w{i}[:] = a{i}[{base}{i}]",
+                  f"{indent}    v{i} = w{i}"]
+    return lines
+
+
+def _unit_setup(n_in: int, indent: str) -> list[str]:
+    """``unit``: whether the rows take the vectorized loop (output stride 1, each operand's
+    1 or 0), and the scratch rows of the operands broadcast along them (``_unit_rows``)."""
+    unit = " and ".join(["to == 1"] + [f"(t{i} == 1 or t{i} == 0)" for i in range(n_in)])
+    return ([f"{indent}unit = {unit}"]
+            + [f"{indent}w{i} = np.empty(inner if t{i} == 0 else 0, a{i}.dtype)"
+               for i in range(n_in)])
+
+
 def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
     ins = [f"a{i}, o{i}, s{i}" for i in range(n_in)]
     params = [f"p{i}" for i in range(n_params)]
@@ -43,16 +67,11 @@ def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
         "    to = so[nd - 1]",
     ]
     lines += [f"    t{i} = s{i}[nd - 1]" for i in range(n_in)]
-    unit = " and ".join(["to == 1"] + [f"t{i} == 1" for i in range(n_in)])
     # the contiguous loop indexes slices with a non-negative counter: indexing a buffer at
     # ``offset + j`` makes Numba emit a negative-index check that stops LLVM vectorizing (7x)
-    lines += [
-        f"    unit = {unit}",
-        "    for _ in range(outer):",
-        "        if unit:",
-        "            vo = out[oo:oo + inner]",
-    ]
-    lines += [f"            v{i} = a{i}[o{i}:o{i} + inner]" for i in range(n_in)]
+    lines += _unit_setup(n_in, "    ")
+    lines += ["    for _ in range(outer):", "        if unit:"]
+    lines += _unit_rows(n_in, "            ", "o")
     lines += [
         "            for j in range(inner):",
         f"                vo[j] = {fname}({fast_call})",
@@ -81,26 +100,35 @@ def _rows_source(fname: str, n_in: int, n_params: int) -> str:
     ins = [f"a{i}, o{i}, s{i}" for i in range(n_in)]
     params = [f"p{i}" for i in range(n_params)]
     args = ", ".join(["shape", "out, oo, so"] + ins + params)
-    unit = " and ".join(["so[1] == 1"] + [f"s{i}[1] == 1" for i in range(n_in)])
     lines = [
         codegen.jit_line(", parallel=True"),
         f"def rows({args}):",
         "    inner = shape[1]",
-        f"    unit = {unit}",
-        "    for r in prange(shape[0]):",
-        "        bo = oo + r * so[0]",
+        "    to = so[1]",
     ]
-    lines += [f"        b{i} = o{i} + r * s{i}[0]" for i in range(n_in)]
-    lines += ["        if unit:", "            vo = out[bo:bo + inner]"]
-    lines += [f"            v{i} = a{i}[b{i}:b{i} + inner]" for i in range(n_in)]
-    fast_call = ", ".join([f"v{i}[j]" for i in range(n_in)] + params)
-    slow_call = ", ".join([f"a{i}[b{i} + j * s{i}[1]]" for i in range(n_in)] + params)
+    lines += [f"    t{i} = s{i}[1]" for i in range(n_in)]
+    # (each thread's rows in a block of their own, so that its scratch rows are its own)
     lines += [
-        "            for j in range(inner):",
-        f"                vo[j] = {fname}({fast_call})",
-        "        else:",
-        "            for j in range(inner):",
-        f"                out[bo + j * so[1]] = {fname}({slow_call})",
+        "    unit = " + " and ".join(["to == 1"] + [f"(t{i} == 1 or t{i} == 0)"
+                                                    for i in range(n_in)]),
+        "    n_blocks = min(shape[0], 64)",
+        "    for blk in prange(n_blocks):",
+    ]
+    lines += [f"        w{i} = np.empty(inner if t{i} == 0 else 0, a{i}.dtype)"
+              for i in range(n_in)]
+    lines += ["        for r in range(blk * shape[0] // n_blocks, (blk + 1) * shape[0] // n_blocks):",
+              "            bo = oo + r * so[0]"]
+    lines += [f"            b{i} = o{i} + r * s{i}[0]" for i in range(n_in)]
+    lines += ["            if unit:"]
+    lines += _unit_rows(n_in, "                ", "b")
+    fast_call = ", ".join([f"v{i}[j]" for i in range(n_in)] + params)
+    slow_call = ", ".join([f"a{i}[b{i} + j * t{i}]" for i in range(n_in)] + params)
+    lines += [
+        "                for j in range(inner):",
+        f"                    vo[j] = {fname}({fast_call})",
+        "            else:",
+        "                for j in range(inner):",
+        f"                    out[bo + j * to] = {fname}({slow_call})",
     ]
     return "\n".join(lines)
 
