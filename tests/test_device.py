@@ -286,6 +286,27 @@ def test_training_on_the_device():
 
 
 @on_cuda
+@pytest.mark.parametrize("kw", [dict(lr=0.1), dict(lr=0.1, amsgrad=True, weight_decay=0.1,
+                                                   decoupled_weight_decay=True)])
+def test_adam_steps_on_the_device_as_on_the_cpu(kw):
+    """Adam's update kernel (kernels_optim.adam_row) run as CUDA threads: the same parameters
+    and state as on the CPU, including a parameter laid out by columns."""
+    v = np.random.default_rng(2).standard_normal((5, 3))
+    out = []
+    for device in ("cpu", "cuda"):
+        w = ng.tensor(v, dtype=ng.float64, device=device, requires_grad=True)
+        b = ng.tensor(v.T.copy(), dtype=ng.float64, device=device).t().detach().requires_grad_()
+        opt = ng.optim.Adam([w, b], **kw)
+        for _ in range(3):
+            opt.zero_grad()
+            ((w * w).sum() + (w * b).sum() * 0.5).backward()
+            opt.step()
+        out.append([t.detach().cpu().numpy() for t in (w, b, opt.state[w]["exp_avg_sq"])])
+    for a, c in zip(*out):
+        np.testing.assert_allclose(a, c, rtol=1e-12)
+
+
+@on_cuda
 def test_fills_are_made_on_the_device_in_each_dtype():
     assert ng.full((2, 3), 2.5, device="cuda").tolist() == [[2.5] * 3] * 2
     assert ng.ones(3, dtype=ng.int64, device="cuda").tolist() == [1, 1, 1]

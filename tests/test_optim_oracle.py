@@ -309,3 +309,41 @@ def test_a_custom_optimizer_written_against_the_base_class():
         opt, _ = _run(lib, "SGD", {}, opt_and_params=(make(lib)(ps), ps), steps=3)
         results.append(([_np(p).tolist() for p in ps], opt.state_dict(), repr(opt)))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("kw", [dict(lr=0.1), dict(lr=0.1, amsgrad=True, weight_decay=0.2),
+                                dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True)])
+def test_adam_updates_a_transposed_parameter_and_counts_versions_as_pytorch(kw):
+    """Adam's one update kernel (kernels_optim.adam_row) on a parameter that is not
+    C-contiguous (a transposed leaf: updated through a contiguous copy, written back), with
+    the version counters PyTorch's op-by-op update leaves."""
+    v = np.random.default_rng(5).standard_normal((3, 4))
+    results = []
+    for lib in (ng, torch):
+        p = lib.tensor(v, dtype=lib.float32).t().detach().requires_grad_()
+        opt = lib.optim.Adam([p], **kw)
+        for _ in range(3):
+            opt.zero_grad()
+            (p * p * lib.arange(12.0).reshape(4, 3)).sum().backward()
+            opt.step()
+        st = opt.state[p]
+        results.append((_np(p), p.stride(), p._version, st["exp_avg"]._version,
+                        st["exp_avg_sq"]._version, _np(st["exp_avg_sq"])))
+    (a, sa, *va, qa), (b, sb, *vb, qb) = results
+    np.testing.assert_allclose(a, b, **TOL["float32"])
+    np.testing.assert_allclose(qa, qb, **TOL["float32"])
+    assert sa == sb == (1, 4) and va == vb
+
+
+def test_adam_on_a_parameter_large_enough_for_threads_agrees_with_pytorch():
+    v = np.random.default_rng(6).standard_normal(300_001).astype(np.float32)
+    results = []
+    for lib in (ng, torch):
+        p = lib.tensor(v, requires_grad=True)
+        opt = lib.optim.AdamW([p], lr=0.01)
+        for _ in range(2):
+            opt.zero_grad()
+            (p * p).sum().backward()
+            opt.step()
+        results.append(_np(p))
+    np.testing.assert_allclose(results[0], results[1], **TOL["float32"])

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from ..ops import maximum
-from .optimizer import (
-    Optimizer, addcdiv_, addcmul_, check_implementation_flags, lerp_, new_step, next_step,
-)
+from ..backend import kernels_optim as K
+from .optimizer import Optimizer, check_implementation_flags, new_step, next_step, run_update
 
 
 class Adam(Optimizer):
@@ -42,25 +40,17 @@ class Adam(Optimizer):
             state["exp_avg_sq"] = p.new_zeros(p.shape)
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = p.new_zeros(p.shape)
-        if group["maximize"]:
-            grad = -grad
         step = next_step(state)
         lr, (beta1, beta2) = group["lr"], group["betas"]
         weight_decay = group["weight_decay"]
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad + p * weight_decay
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        lerp_(exp_avg, grad, 1 - beta1)
-        addcmul_(exp_avg_sq.mul_(beta2), grad, grad, 1 - beta2)
-        step_size = lr / (1 - beta1**step)
-        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
-        if group["amsgrad"]:
-            max_exp_avg_sq = state["max_exp_avg_sq"]
-            max_exp_avg_sq.copy_(maximum(max_exp_avg_sq, exp_avg_sq))
-            exp_avg_sq = max_exp_avg_sq
-        # out of place: on a temporary, an in-place op costs more and computes the same
-        denom = exp_avg_sq.sqrt() / bias_correction2_sqrt + group["eps"]
-        addcdiv_(p, exp_avg, denom, -step_size)
+        decoupled = group["decoupled_weight_decay"] and weight_decay != 0
+        amsgrad = group["amsgrad"]
+        weight = 1 - beta1
+        written = [p, state["exp_avg"], state["exp_avg_sq"]]
+        # (without AMSGrad the kernel's maximum is never read: exp_avg_sq stands in)
+        written.append(state["max_exp_avg_sq"] if amsgrad else written[2])
+        run_update(K.adam_row, written, [grad], (
+            amsgrad, group["maximize"], decoupled, 1 - lr * weight_decay, weight_decay,
+            abs(weight) < 0.5, weight, 1 - weight, 1 - beta2, beta2,
+            (1 - beta2**step) ** 0.5, group["eps"], -(lr / (1 - beta1**step))),
+            (1 + decoupled, 1, 2, 1 if amsgrad else 0))

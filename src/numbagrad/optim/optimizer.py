@@ -15,10 +15,51 @@ from collections import defaultdict
 from copy import deepcopy
 from itertools import chain
 
+from .. import backend
 from .. import dtypes as D
+from ..backend.memory import before_write
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..factory import tensor
+from ..ops.inplace import check_no_overlap
 from ..tensor import Tensor
+
+
+# elements per row of an update kernel (backend/kernels_optim.py): a CUDA thread's share, and
+# the CPU's unit of work between threads
+UPDATE_ROW = 4096
+
+
+def run_update(kernel, written, read, numbers, bumps):
+    """Run update kernel ``kernel`` (a row function of ``kernels_optim``) over the elements of
+    ``written`` (tensors updated in place, the parameter first) and ``read`` (the gradient),
+    then add ``bumps[k]`` to the version of ``written[k]``: the in-place ops the kernel stands
+    for. ``numbers`` go to the kernel as values of the parameter's dtype (flags as they are).
+    A tensor that is not C-contiguous is updated through a contiguous copy, written back; one
+    whose elements share memory (expanded) is refused as an in-place op would be."""
+    p = written[0]
+    dt = p._data.dtype
+    be = backend.of(p._data)
+    args, back, seen = [], [], {}
+    for k, t in enumerate((*written, *read)):
+        view = seen.get(id(t))  # (a tensor passed twice is one buffer)
+        if view is None:
+            a = t._data
+            if k < len(written):
+                check_no_overlap(t)
+                before_write(a)
+            c = be.ascontiguousarray(a) if not a.flags.c_contiguous else a
+            if c is not a and k < len(written):
+                back.append((a, c))
+            view = seen[id(t)] = be.flat_view(c)[:2]
+        args += view
+    args += [n if type(n) is bool else dt.type(n) for n in numbers]
+    size = p._data.size
+    be.run_row_kernel(kernel, -(-size // UPDATE_ROW), size * len(args) // 2,
+                      (UPDATE_ROW, size, *args), dt)
+    for a, c in back:
+        be.copyto(a, c)
+    for t, k in zip(written, bumps):
+        t._version_cell[0] += k
 
 
 class _RequiredParameter:
