@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -145,6 +146,23 @@ def test_vectorizable_exp_is_within_3_ulp_of_numpy_over_the_whole_range(dtype):
     assert np.array_equal(got[np.isinf(ref)], ref[np.isinf(ref)])
     special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30], dtype)
     np.testing.assert_array_equal(ng.exp(ng.from_numpy(special)).numpy(), np.exp(special))
+
+
+def test_vectorizable_float32_erf_is_within_2_ulp_of_the_correctly_rounded_erf():
+    """float32 kernels read erf from fastmath.erf_float32 (GELU and its gradient): checked
+    against math.erf in float64 rounded to float32, and the special values as math.erf's."""
+    v = np.concatenate([np.linspace(-6.0, 6.0, 400_001), np.logspace(-30, 0.7, 20_001),
+                        -np.logspace(-30, 0.7, 20_001)]).astype(np.float32)
+    got = ng.from_numpy(v).erf().numpy()
+    ref = np.array([math.erf(x) for x in v.astype(np.float64)]).astype(np.float32)
+    assert _ulps(got, ref).max() <= 2
+    special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e-30, 4.5, -10.0], np.float32)
+    want = np.array([math.erf(x) for x in special.astype(np.float64)], np.float32)
+    got = ng.from_numpy(special).erf().numpy()
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    src = Path(E.erf.kernel(D.float32).__file__).read_text()
+    assert "_erf(" in src and "math.erf(" not in src
 
 
 def test_small_integer_powers_are_products_and_match_numpy():

@@ -163,9 +163,11 @@ def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
 
 
 def scalar_functions_source(functions: list[tuple[str, object]]) -> list[str]:
-    """Jitted source of scalar functions (name, python fn or generated source)."""
-    return [codegen.jit_line() + "\n" + codegen.function_source(fn, name, pow_calls=True)
-            for name, fn in functions]
+    """Jitted source of scalar functions (name, python fn or generated source), inlined into
+    their callers by Numba: a rule calling an op whose body is long (erf) would otherwise stay
+    a call in the loop, which then does not vectorize."""
+    return [codegen.jit_line(", inline='always'") + "\n"
+            + codegen.function_source(fn, name, pow_calls=True) for name, fn in functions]
 
 
 ENTRY = "_entry"  # the name of the scalar function a module's loops call
@@ -191,8 +193,14 @@ def scalar_module_body(functions: list[tuple[str, object]], entry: str, n_in: in
 
 
 def with_fastmath(body: str, np_dtype) -> str:
-    """``body`` with ``math.exp`` and ``**`` routed to the vectorizable helpers of fastmath.py."""
+    """``body`` with ``math.exp``, float32's ``math.erf`` and ``**`` routed to the vectorizable
+    helpers of fastmath.py."""
     helpers = []
+    erf = fastmath.ERF.get(np.dtype(np_dtype).name)
+    if erf is not None and "math.erf(" in body:  # (its source calls math.exp: made _exp below)
+        body = (codegen.jit_line(", inline='always'") + "\n"
+                + codegen.function_source(erf, "_erf") + "\n\n\n"
+                + body.replace("math.erf(", "_erf("))
     exp = fastmath.EXP.get(np.dtype(np_dtype).name)
     if exp is not None and "math.exp(" in body:
         body = body.replace("math.exp(", "_exp(")
