@@ -201,3 +201,16 @@ def track_threads():
 
 
 track_threads.unit = "threads"
+
+
+class W9Tutorials:
+    """Steps of tutorial models spelled as tutorials spell them (workloads.w9)."""
+
+    params = ["lstm", "gru", "embedding", "mlp_norm", "transformer", "loader"]
+    param_names = ["model"]
+
+    def setup(self, model):
+        self.run = W.w9(ng, model)
+
+    def time_w9(self, model):
+        self.run()

@@ -60,6 +60,13 @@ CASES = [
     ("W7 nn small batch", lambda lib: W.w7_nn(lib), 1e6 / 10, "us/step", 1.0),
     ("W7 nn adam", lambda lib: W.w7_nn(lib, optimizer="adam"), 1e6 / 10, "us/step", 1.0),
     ("W8 conv2d step", lambda lib: W.w8(lib), 1e3, "ms", None),
+    # tutorial models as tutorials spell them (no targets were set for these)
+    ("W9 LSTM + Adam step", lambda lib: W.w9(lib, "lstm"), 1e3, "ms", None),
+    ("W9 GRU step", lambda lib: W.w9(lib, "gru"), 1e3, "ms", None),
+    ("W9 embedding MLP step", lambda lib: W.w9(lib, "embedding"), 1e3, "ms", None),
+    ("W9 norm/GELU MLP + AdamW", lambda lib: W.w9(lib, "mlp_norm"), 1e3, "ms", None),
+    ("W9 transformer layer", lambda lib: W.w9(lib, "transformer"), 1e3, "ms", None),
+    ("W9 DataLoader epoch", lambda lib: W.w9(lib, "loader"), 1e3, "ms", None),
 ]
 # On a GPU: the workloads whose size makes sense there. The targets are the CPU issue's; on a
 # GPU the table only reports (no targets were set for CUDA).
@@ -91,7 +98,9 @@ def _time_once(fn, min_time):
 
 
 def _set_threads(k):
-    numba.set_num_threads(k)
+    # numbagrad's setting: Numba's threads and, through threadpoolctl, the BLAS behind NumPy's
+    # matmuls (with Numba's alone, a 1-thread row ran numbagrad's matmuls on every core)
+    numbagrad.set_num_threads(k)
     if torch is not None:
         torch.set_num_threads(k)
 

@@ -280,6 +280,100 @@ def w8(lib, dtype="float32", device="cpu", batch=64):
     return run
 
 
+def w9(lib, which, dtype="float32", device="cpu"):
+    """Steps of the models tutorials train, spelled as they spell them (``nn`` modules, a loss,
+    an optimizer or a loader), one step per call:
+
+    - ``lstm``: ``nn.LSTM(32, 64, batch_first=True)`` and ``nn.Linear(64, 50)`` on (16, 20, 32),
+      cross-entropy over every position, Adam;
+    - ``gru``: ``nn.GRU(16, 32)`` on (10, 8, 16), ``out.sum().backward()``;
+    - ``embedding``: ``Embedding(1000, 64)``, ``Flatten``, two ``Linear`` with ``Tanh``,
+      cross-entropy over 1000 classes, SGD (makemore's MLP);
+    - ``mlp_norm``: ``Linear``, ``BatchNorm1d``, ``ReLU``, ``Dropout``, ``Linear``, ``LayerNorm``,
+      ``GELU``, ``Linear`` on a batch of 128, cross-entropy, AdamW;
+    - ``transformer``: ``nn.TransformerEncoderLayer(64, 4, 128, dropout=0, batch_first=True)``
+      on (8, 32, 64), ``.sum().backward()``;
+    - ``loader``: one epoch of ``DataLoader(TensorDataset(X (2000, 20), y), batch_size=32,
+      shuffle=True)``.
+    """
+    nn, F = lib.nn, lib.nn.functional
+    dt = getattr(lib, dtype)
+    lib.manual_seed(0)
+
+    def model(*layers):
+        return nn.Sequential(*layers).to(device=device, dtype=dt)
+
+    def data(*shape, classes=None):
+        if classes is not None:
+            return lib.tensor(np.random.default_rng(12).integers(0, classes, shape),
+                              device=device)
+        return lib.tensor(_data(shape, 12), dtype=dt, device=device)
+
+    if which == "lstm":
+        rnn = nn.LSTM(32, 64, batch_first=True).to(device=device, dtype=dt)
+        head = nn.Linear(64, 50).to(device=device, dtype=dt)
+        opt = lib.optim.Adam(list(rnn.parameters()) + list(head.parameters()), lr=1e-3)
+        x, y = data(16, 20, 32), data(16 * 20, classes=50)
+
+        def step():
+            opt.zero_grad()
+            out, _ = rnn(x)
+            F.cross_entropy(head(out).reshape(-1, 50), y).backward()
+            opt.step()
+    elif which == "gru":
+        rnn = nn.GRU(16, 32).to(device=device, dtype=dt)
+        x = data(10, 8, 16)
+
+        def step():
+            out, _ = rnn(x)
+            out.sum().backward()
+    elif which == "embedding":
+        m = nn.Sequential(nn.Embedding(1000, 64), nn.Flatten(), nn.Linear(64 * 8, 128),
+                          nn.Tanh(), nn.Linear(128, 1000)).to(device=device, dtype=dt)
+        opt = lib.optim.SGD(m.parameters(), lr=0.1)
+        x, y = data(64, 8, classes=1000), data(64, classes=1000)
+
+        def step():
+            opt.zero_grad()
+            F.cross_entropy(m(x), y).backward()
+            opt.step()
+    elif which == "mlp_norm":
+        m = model(nn.Linear(100, 256), nn.BatchNorm1d(256), nn.ReLU(), nn.Dropout(0.2),
+                  nn.Linear(256, 256), nn.LayerNorm(256), nn.GELU(), nn.Linear(256, 10))
+        opt = lib.optim.AdamW(m.parameters(), lr=1e-3)
+        x, y = data(128, 100), data(128, classes=10)
+
+        def step():
+            opt.zero_grad()
+            F.cross_entropy(m(x), y).backward()
+            opt.step()
+    elif which == "transformer":
+        m = model(nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True))
+        x = data(8, 32, 64)
+
+        def step():
+            m(x).sum().backward()
+    elif which == "loader":
+        from importlib import import_module
+
+        tud = import_module(lib.__name__ + ".utils.data")
+        loader = tud.DataLoader(tud.TensorDataset(data(2000, 20), data(2000, classes=2)),
+                                batch_size=32, shuffle=True)
+
+        def step():
+            for _ in loader:
+                pass
+    else:
+        raise ValueError(which)
+
+    def run():
+        step()
+        _sync(lib, device)
+
+    run()
+    return run
+
+
 # W6 runs in a new interpreter: the import plus one W1 at n = 1e3.
 W6_SOURCE = """\
 import {module} as lib
