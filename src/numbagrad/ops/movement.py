@@ -561,14 +561,24 @@ class _Index:
     @classmethod
     def of(cls, x, index):
         where = object.__new__(cls)  # (__init__, without its call: one per indexing)
-        if type(index) is int and x._lazy is None:
-            # ``x[i]``, a dataset's sample, a row: what _normalize_index would find
-            shape = x._data.shape
-            if shape and -shape[0] <= index < shape[0]:
-                where.index, where.kinds, where.sources = (index,), _SELECT, ()
-                where.staged = None
-                where.bare_slice = False
-                return where
+        if x._lazy is None:
+            # ``x[i]`` (a dataset's sample, a row) and ``x[idx]`` with a LongTensor (a
+            # minibatch, an embedding): what _normalize_index would find
+            kind = type(index)
+            if kind is int:
+                shape = x._data.shape
+                if shape and -shape[0] <= index < shape[0]:
+                    where.index, where.kinds, where.sources = (index,), _SELECT, ()
+                    where.staged = None
+                    where.bare_slice = False
+                    return where
+            elif kind is Tensor and index._lazy is None and x._data.ndim:
+                a = index._data
+                if type(a) is np.ndarray and a.dtype is _INT64 and a.ndim:
+                    where.index, where.kinds, where.sources = (a,), _ADVANCED, (index,)
+                    where.staged = None
+                    where.bare_slice = False
+                    return where
         items = index if isinstance(index, tuple) else (index,)
         where.index, where.kinds = _normalize_index(x, index)
         where.sources = tuple([i for i, n in zip(items, where.index)
@@ -580,6 +590,8 @@ class _Index:
 
 
 _SELECT = frozenset(("int",))  # the kinds of an index that is one integer
+_ADVANCED = frozenset(("advanced",))  # ... that is one integer array
+_INT64 = np.dtype(np.int64)
 
 
 def _ints_first(index):
