@@ -25,6 +25,7 @@ from . import random  # noqa: F401 (declares its ops)
 from . import linalg as L  # noqa: F401 (declares its ops)
 from . import loss  # noqa: F401
 from . import normalization  # noqa: F401
+from . import recurrent  # noqa: F401 (declares its ops)
 from . import pointwise  # noqa: F401 (declares its functions)
 from . import shaping  # noqa: F401 (declares its functions)
 from . import movement as M
