@@ -162,12 +162,19 @@ def scalar_module_body(functions: list[tuple[str, object]], entry: str, n_in: in
     return "\n\n\n".join(parts)
 
 
-def with_fastmath(body: str, np_dtype) -> str:
-    """``body`` with ``math.exp`` and ``**`` routed to the vectorizable helpers of fastmath.py."""
+def with_fastmath(body: str, np_dtype, tanh: bool = False) -> str:
+    """``body`` with ``math.exp`` and ``**`` routed to the vectorizable helpers of fastmath.py;
+    with ``tanh``, ``math.tanh`` too."""
     helpers = []
-    exp = fastmath.EXP.get(np.dtype(np_dtype).name)
-    if exp is not None and "math.exp(" in body:
+    name = np.dtype(np_dtype).name
+    th = fastmath.TANH.get(name) if tanh else None
+    if th is not None and "math.tanh(" in body:
+        body = body.replace("math.tanh(", "_tanh(")
+        helpers.append(codegen.function_source(th, "_tanh"))
+    exp = fastmath.EXP.get(name)
+    if exp is not None and any("math.exp(" in s for s in [body, *helpers]):
         body = body.replace("math.exp(", "_exp(")
+        helpers = [h.replace("math.exp(", "_exp(") for h in helpers]
         helpers.append(codegen.function_source(exp, "_exp"))
     if "_pow(" in body:
         helpers.append(codegen.function_source(fastmath.pow_, "_pow"))
@@ -690,6 +697,8 @@ def run_row_kernel(fn, rows: int, work: int, args, dtype) -> None:
                 f"    for i in {'prange' if par else 'range'}(rows):")
         inline = codegen.jit_line(", inline='always'") + "\n"
         body = "from numba import prange\n\n\n" + row_kernel_source(fn, loop, inline)
+        # (exp and tanh as arithmetic, so that a row's loops vectorize)
+        body = with_fastmath(body, dtype, tanh=True)
         k = _row_kernels[key] = codegen.load_module(np.dtype(dtype).name, body).kernel
     if rows:
         k(rows, *args)

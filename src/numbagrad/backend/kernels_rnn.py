@@ -1,6 +1,7 @@
 """Recurrent layers' per-timestep kernels (ops/recurrent.py), written once for both targets as
 row functions (see kernels_conv.py for the form: ``cpu.run_row_kernel`` loops over the rows,
-``gpu.run_row_kernel`` runs one thread per row).
+``gpu.run_row_kernel`` runs one thread per row; on the CPU ``math.exp`` and ``math.tanh`` are
+fastmath.py's arithmetic, so the loops over a row's units vectorize).
 
 Row ``b`` is one batch element: it reads its gate pre-activations of the step, applies the
 cell's nonlinearities and writes its new state, and in the backward its gates' gradients. Its
