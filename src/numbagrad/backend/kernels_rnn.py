@@ -28,46 +28,55 @@ def _sigmoid(x):
 
 
 # ---------------------------------------------------------------- LSTM
+# (each row takes its slices of the buffers first: indices from 0 in a loop over range() are
+# known not to be negative, so the loops vectorize; an offset added to them is not)
 
 
 def lstm_forward_row(b, H, xp, xo, gh, bias, c_prev, cpo, h, c, so, acts, ao):
     # acts (B, 4H): the gates after their nonlinearities, for the backward
-    g0 = b * 4 * H
-    x0 = xo + g0
-    a0 = ao + g0
+    G = 4 * H
+    x = xp[xo + b * G:xo + b * G + G]
+    y = gh[b * G:b * G + G]
+    a = acts[ao + b * G:ao + b * G + G]
     for m in range(2 * H):  # input and forget gates
-        acts[a0 + m] = _sigmoid(xp[x0 + m] + (gh[g0 + m] + bias[m]))
+        a[m] = _sigmoid(x[m] + (y[m] + bias[m]))
     for m in range(2 * H, 3 * H):  # cell gate
-        acts[a0 + m] = math.tanh(xp[x0 + m] + (gh[g0 + m] + bias[m]))
-    for m in range(3 * H, 4 * H):  # output gate
-        acts[a0 + m] = _sigmoid(xp[x0 + m] + (gh[g0 + m] + bias[m]))
-    s0 = so + b * H
-    p0 = cpo + b * H
+        a[m] = math.tanh(x[m] + (y[m] + bias[m]))
+    for m in range(3 * H, G):  # output gate
+        a[m] = _sigmoid(x[m] + (y[m] + bias[m]))
+    cp = c_prev[cpo + b * H:cpo + b * H + H]
+    cn = c[so + b * H:so + b * H + H]
+    hn = h[so + b * H:so + b * H + H]
     for j in range(H):
-        cc = acts[a0 + H + j] * c_prev[p0 + j] + acts[a0 + j] * acts[a0 + 2 * H + j]
-        c[s0 + j] = cc
-        h[s0 + j] = acts[a0 + 3 * H + j] * math.tanh(cc)
+        cc = a[H + j] * cp[j] + a[j] * a[2 * H + j]
+        cn[j] = cc
+        hn[j] = a[3 * H + j] * math.tanh(cc)
 
 
 def lstm_backward_row(b, H, gout, goo, dh_next, acts, ao, c, co, c_prev, cpo, dc, dg, dgo):
     # dh_next: the gradient reaching this step's h from the next step (its gates' gradient
     # times w_hh); dc: the cell state's, read and replaced by the previous step's
-    a0 = ao + b * 4 * H
-    d0 = dgo + b * 4 * H
-    r0 = b * H
+    G = 4 * H
+    a = acts[ao + b * G:ao + b * G + G]
+    d = dg[dgo + b * G:dgo + b * G + G]
+    go_ = gout[goo + b * H:goo + b * H + H]
+    dn = dh_next[b * H:b * H + H]
+    cn = c[co + b * H:co + b * H + H]
+    cp = c_prev[cpo + b * H:cpo + b * H + H]
+    dcb = dc[b * H:b * H + H]
     for j in range(H):
-        dh = gout[goo + r0 + j] + dh_next[r0 + j]
-        gi = acts[a0 + j]
-        gf = acts[a0 + H + j]
-        gg = acts[a0 + 2 * H + j]
-        go = acts[a0 + 3 * H + j]
-        tc = math.tanh(c[co + r0 + j])
-        d = dc[r0 + j] + dh * go * (_c(1) - tc * tc)
-        dg[d0 + j] = d * gg * gi * (_c(1) - gi)
-        dg[d0 + H + j] = d * c_prev[cpo + r0 + j] * gf * (_c(1) - gf)
-        dg[d0 + 2 * H + j] = d * gi * (_c(1) - gg * gg)
-        dg[d0 + 3 * H + j] = dh * tc * go * (_c(1) - go)
-        dc[r0 + j] = d * gf
+        dh = go_[j] + dn[j]
+        gi = a[j]
+        gf = a[H + j]
+        gg = a[2 * H + j]
+        go = a[3 * H + j]
+        tc = math.tanh(cn[j])
+        dcc = dcb[j] + dh * go * (_c(1) - tc * tc)
+        d[j] = dcc * gg * gi * (_c(1) - gi)
+        d[H + j] = dcc * cp[j] * gf * (_c(1) - gf)
+        d[2 * H + j] = dcc * gi * (_c(1) - gg * gg)
+        d[3 * H + j] = dh * tc * go * (_c(1) - go)
+        dcb[j] = dcc * gf
 
 
 # ---------------------------------------------------------------- GRU
@@ -75,66 +84,75 @@ def lstm_backward_row(b, H, gout, goo, dh_next, acts, ao, c, co, c_prev, cpo, dc
 
 def gru_forward_row(b, H, xp, xo, gh, bias, h_prev, hpo, h, ho, acts, ao):
     # acts (B, 4H): r, z, n and the new gate's hidden part (w_hn h + b_hn), for the backward
-    g0 = b * 3 * H
-    x0 = xo + g0
-    a0 = ao + b * 4 * H
-    r0 = b * H
+    x = xp[xo + b * 3 * H:xo + b * 3 * H + 3 * H]
+    y = gh[b * 3 * H:b * 3 * H + 3 * H]
+    a = acts[ao + b * 4 * H:ao + b * 4 * H + 4 * H]
+    hp = h_prev[hpo + b * H:hpo + b * H + H]
+    hw = h[ho + b * H:ho + b * H + H]
     for j in range(H):
-        hn = gh[g0 + 2 * H + j] + bias[2 * H + j]
-        r = _sigmoid(xp[x0 + j] + (gh[g0 + j] + bias[j]))
-        z = _sigmoid(xp[x0 + H + j] + (gh[g0 + H + j] + bias[H + j]))
-        n = math.tanh(xp[x0 + 2 * H + j] + r * hn)
-        h[ho + r0 + j] = (_c(1) - z) * n + z * h_prev[hpo + r0 + j]
-        acts[a0 + j] = r
-        acts[a0 + H + j] = z
-        acts[a0 + 2 * H + j] = n
-        acts[a0 + 3 * H + j] = hn
+        hn = y[2 * H + j] + bias[2 * H + j]
+        r = _sigmoid(x[j] + (y[j] + bias[j]))
+        z = _sigmoid(x[H + j] + (y[H + j] + bias[H + j]))
+        n = math.tanh(x[2 * H + j] + r * hn)
+        hw[j] = (_c(1) - z) * n + z * hp[j]
+        a[j] = r
+        a[H + j] = z
+        a[2 * H + j] = n
+        a[3 * H + j] = hn
 
 
 def gru_backward_row(b, H, gout, goo, dh_next, carry, acts, ao, h_prev, hpo, dgx, dgh, dgo):
     # dgx, dgh (B, 3H): the gradients of the input's and of the hidden state's projections
     # (they differ in the new gate, which r scales); carry: the gradient reaching the previous
     # h directly (z h), read (with dh_next, the part through w_hh) and replaced
-    d0 = dgo + b * 3 * H
-    a0 = ao + b * 4 * H
-    r0 = b * H
+    a = acts[ao + b * 4 * H:ao + b * 4 * H + 4 * H]
+    dx = dgx[dgo + b * 3 * H:dgo + b * 3 * H + 3 * H]
+    dy = dgh[dgo + b * 3 * H:dgo + b * 3 * H + 3 * H]
+    go_ = gout[goo + b * H:goo + b * H + H]
+    dn_ = dh_next[b * H:b * H + H]
+    cr = carry[b * H:b * H + H]
+    hp = h_prev[hpo + b * H:hpo + b * H + H]
     for j in range(H):
-        r = acts[a0 + j]
-        z = acts[a0 + H + j]
-        n = acts[a0 + 2 * H + j]
-        hn = acts[a0 + 3 * H + j]
-        dh = gout[goo + r0 + j] + carry[r0 + j] + dh_next[r0 + j]
+        r = a[j]
+        z = a[H + j]
+        n = a[2 * H + j]
+        hn = a[3 * H + j]
+        dh = go_[j] + cr[j] + dn_[j]
         dn = dh * (_c(1) - z) * (_c(1) - n * n)
         dr = dn * hn * r * (_c(1) - r)
-        dz = dh * (h_prev[hpo + r0 + j] - n) * z * (_c(1) - z)
-        dgx[d0 + j] = dr
-        dgx[d0 + H + j] = dz
-        dgx[d0 + 2 * H + j] = dn
-        dgh[d0 + j] = dr
-        dgh[d0 + H + j] = dz
-        dgh[d0 + 2 * H + j] = dn * r
-        carry[r0 + j] = dh * z
+        dz = dh * (hp[j] - n) * z * (_c(1) - z)
+        dx[j] = dr
+        dx[H + j] = dz
+        dx[2 * H + j] = dn
+        dy[j] = dr
+        dy[H + j] = dz
+        dy[2 * H + j] = dn * r
+        cr[j] = dh * z
 
 
 # ---------------------------------------------------------------- Elman RNN (tanh, relu)
 
 
 def rnn_forward_row(b, H, xp, xo, gh, bias, relu, h, ho):
-    r0 = b * H
+    x = xp[xo + b * H:xo + b * H + H]
+    y = gh[b * H:b * H + H]
+    hw = h[ho + b * H:ho + b * H + H]
     for j in range(H):
-        pre = xp[xo + r0 + j] + (gh[r0 + j] + bias[j])
+        pre = x[j] + (y[j] + bias[j])
         if relu:
-            h[ho + r0 + j] = _c(0) if pre <= _c(0) else pre  # (NaN stays NaN, as relu)
+            hw[j] = _c(0) if pre <= _c(0) else pre  # (NaN stays NaN, as relu)
         else:
-            h[ho + r0 + j] = math.tanh(pre)
+            hw[j] = math.tanh(pre)
 
 
 def rnn_backward_row(b, H, gout, goo, dh_next, relu, h, ho, dg, dgo):
-    r0 = b * H
+    go_ = gout[goo + b * H:goo + b * H + H]
+    dn = dh_next[b * H:b * H + H]
+    y = h[ho + b * H:ho + b * H + H]
+    d = dg[dgo + b * H:dgo + b * H + H]
     for j in range(H):
-        dh = gout[goo + r0 + j] + dh_next[r0 + j]
-        y = h[ho + r0 + j]
+        dh = go_[j] + dn[j]
         if relu:
-            dg[dgo + r0 + j] = _c(0) if y <= _c(0) else dh  # (as relu's rule: NaN passes)
+            d[j] = _c(0) if y[j] <= _c(0) else dh  # (as relu's rule: NaN passes)
         else:
-            dg[dgo + r0 + j] = dh * (_c(1) - y * y)
+            d[j] = dh * (_c(1) - y[j] * y[j])
