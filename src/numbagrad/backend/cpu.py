@@ -689,7 +689,9 @@ def run_row_kernel(fn, rows: int, work: int, args, dtype) -> None:
     """Run row function ``fn`` of ``dtype``'s kernels for every row in ``range(rows)``; over
     Numba's threads when ``work`` (elements touched) reaches ``PARALLEL_MIN``."""
     par = work >= PARALLEL_MIN and num_threads() > 1
-    key = (fn.__name__, np.dtype(dtype).name, par)
+    # (keyed by the function and the dtype object: a dtype's name is a Python property that
+    # costs 2 us, as much as a small kernel's work)
+    key = (fn, np.dtype(dtype), par)
     k = _row_kernels.get(key)
     if k is None:
         extra = ", parallel=True" if par else ""
