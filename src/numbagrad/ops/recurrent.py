@@ -83,6 +83,12 @@ def _flat(be, a):
     return buf, off
 
 
+def _flat0(be, a):
+    """A flat buffer of contiguous array ``a`` that starts at its first element."""
+    buf, off, _ = be.flat_view(a)
+    return buf if not off else be.flat_view(a.copy())[0]
+
+
 def _layer_forward(ctx, mode, x_proj, h0, c0, w_hh, b_hh, reverse):
     be = ctx.backend
     lstm = mode == "LSTM"
@@ -95,7 +101,8 @@ def _layer_forward(ctx, mode, x_proj, h0, c0, w_hh, b_hh, reverse):
     T, B, G = xa.shape
     H = w_hh.shape[1]
     wt = be.ascontiguousarray(w_hh._data.T)
-    bias = be.zeros((G,), dt) if b_hh is None else be.ascontiguousarray(b_hh._data)
+    bias = _flat0(be, be.zeros((G,), dt) if b_hh is None
+                  else be.ascontiguousarray(b_hh._data))
     h_prev = be.ascontiguousarray(h0._data)
     out = be.empty((T, B, H), dt)
     ob, _ = _flat(be, out)
