@@ -213,11 +213,13 @@ def softmax_rows(x, out):
         for j in range(x.shape[1]):
             if x[i, j] > m:
                 m = x[i, j]
+        # (the exponentials in a loop of their own, which vectorizes, then their sum in the
+        # same order as before: a loop carrying the sum does not)
+        for j in range(x.shape[1]):
+            out[i, j] = math.exp(x[i, j] - m)
         s = _c(0)
         for j in range(x.shape[1]):
-            e = math.exp(x[i, j] - m)
-            out[i, j] = e
-            s += e
+            s += out[i, j]
         for j in range(x.shape[1]):
             out[i, j] = out[i, j] / s
 
@@ -228,9 +230,12 @@ def log_softmax_rows(x, out):
         for j in range(x.shape[1]):
             if x[i, j] > m:
                 m = x[i, j]
+        # (the exponentials first, into out, as in softmax_rows)
+        for j in range(x.shape[1]):
+            out[i, j] = math.exp(x[i, j] - m)
         s = _c(0)
         for j in range(x.shape[1]):
-            s += math.exp(x[i, j] - m)
+            s += out[i, j]
         ls = math.log(s)
         # (x - m) - log(s), not x - (m + log(s)): near the row's maximum the second loses
         # the digits of a small result to cancellation
