@@ -276,6 +276,10 @@ OPS = [
     U("constant_pad_nd", lambda x: ng.nn.functional.pad(x, (1, 2), value=0.5),
       lambda a: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(1, 2)], constant_values=0.5),
       shapes=[(3,), (2, 3), "transposed", "strided"], node="ConstantPadNdBackward0"),
+    U("scaled_dot_product_flash_attention_for_cpu",
+      lambda q, k, v: ng.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True),
+      lambda q, k, v: _causal_attention(q, k, v), 3,
+      [((1, 2, 3, 2), (1, 2, 3, 2), (1, 2, 3, 3)), ((2, 1, 2, 3), (2, 1, 4, 3), (2, 1, 4, 2))]),
     # (a recurrent layer's output; its last states are checked through nn.LSTM/GRU/RNN)
     U("lstm_layer", lambda xp, h, c, w, b: ng.ops.recurrent.lstm_layer(xp, h, c, w, b)[0],
       lambda xp, h, c, w, b: _recurrent(xp, h, c, w, b, "LSTM", False), 5,
@@ -744,3 +748,11 @@ def _recurrent(xp, h, c, w, b, mode, reverse):
             h = np.tanh(xp[t] + gh) if mode == "RNN_TANH" else np.maximum(xp[t] + gh, 0)
         out[t] = h
     return np.stack(out)
+
+
+def _causal_attention(q, k, v):
+    """``softmax(q k^T / sqrt(E))`` over the keys up to each query's position, times ``v``."""
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    return w / w.sum(-1, keepdims=True) @ v
