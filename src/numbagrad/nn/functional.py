@@ -581,7 +581,17 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) 
 
 def _in_projection(query, key, value, in_proj_weight, in_proj_bias, q_proj_weight,
                    k_proj_weight, v_proj_weight):
-    """The query, key and value each through its third of the input projection."""
+    """The query, key and value each through its third of the input projection. As PyTorch's
+    (``_in_projection_packed``): self-attention (one tensor for all three) is one linear with
+    the whole weight, and key and value being one tensor one linear with their two thirds; the
+    result split into contiguous thirds."""
+    if q_proj_weight is None and key is value:
+        E = query.shape[-1]
+        if query is key:
+            return _packed_parts(linear(query, in_proj_weight, in_proj_bias), 3, E)
+        w_q, w_kv = in_proj_weight.split([E, 2 * E])
+        b_q, b_kv = (None, None) if in_proj_bias is None else in_proj_bias.split([E, 2 * E])
+        return (linear(query, w_q, b_q), *_packed_parts(linear(key, w_kv, b_kv), 2, E))
     b_q = b_k = b_v = None
     if in_proj_bias is not None:
         b_q, b_k, b_v = in_proj_bias.chunk(3)
@@ -589,6 +599,12 @@ def _in_projection(query, key, value, in_proj_weight, in_proj_bias, q_proj_weigh
         q_proj_weight, k_proj_weight, v_proj_weight = in_proj_weight.chunk(3)
     return (linear(query, q_proj_weight, b_q), linear(key, k_proj_weight, b_k),
             linear(value, v_proj_weight, b_v))
+
+
+def _packed_parts(proj, n, E):
+    """The ``n`` parts of size ``E`` of ``proj``'s last dim, each contiguous (one copy)."""
+    proj = proj.unflatten(-1, (n, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+    return tuple(proj[i] for i in range(n))
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num_heads: int,
