@@ -117,8 +117,10 @@ def _layer_forward(ctx, mode, x_proj, h0, c0, w_hh, b_hh, reverse):
     hpb, hpo = _flat(be, h_prev)
     relu = mode == "RNN_RELU"
     rows, work = B * H, B * G  # (a step's elements of the state, of the gates)
+    gh2 = be.empty((B, G), dt)  # (each step's h_prev @ w_hh.T, written in place)
+    gh = _flat0(be, gh2)
     for t in range(T - 1, -1, -1) if reverse else range(T):
-        gh, _ = _flat(be, be.matmul(h_prev, wt))
+        be.matmul(h_prev, wt, out=gh2)
         if lstm:
             be.run_row_kernel(KR.lstm_forward_row, B, work, (
                 H, xb, xo + t * work, gh, bias, cpb, cpo, ob, cb, t * rows, ab, t * 4 * rows), dt)
@@ -174,10 +176,10 @@ def _layer_backward(ctx, grads):
     ob, _ = _flat(be, out)
     h0b, h0o = _flat(be, h0)
     relu = mode == "RNN_RELU"
+    dnb = _flat0(be, dh_next)  # (each step's dgh @ w_hh is written into dh_next)
     for t in range(T) if reverse else range(T - 1, -1, -1):
         first = t == (T - 1 if reverse else 0)  # (the step that read h0, c0)
         prev = t + 1 if reverse else t - 1
-        dnb, _ = _flat(be, dh_next)
         if lstm:
             cpb, cpo = (c0b, c0o) if first else (cb, prev * rows)
             be.run_row_kernel(KR.lstm_backward_row, B, work, (
@@ -191,7 +193,7 @@ def _layer_backward(ctx, grads):
         else:
             be.run_row_kernel(KR.rnn_backward_row, B, work, (
                 H, gob, goo + t * rows, dnb, relu, ob, t * rows, dxb, t * work), dt)
-        dh_next = be.matmul(dgh[t], w)
+        be.matmul(dgh[t], w, out=dh_next)
     # the hidden state each step read, in time order, against the gradients of its projection
     if T:
         before = [out[1:], h0.reshape(1, B, H)] if reverse else [h0.reshape(1, B, H), out[:-1]]
