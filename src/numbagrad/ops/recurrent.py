@@ -27,9 +27,6 @@ from . import reduce as R
 from .forward import through_vjp
 from .registry import composite
 
-GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
 # ---------------------------------------------------------------- one step, as recorded ops
 
 
@@ -105,14 +102,14 @@ def _layer_forward(ctx, mode, x_proj, h0, c0, w_hh, b_hh, reverse):
                   else be.ascontiguousarray(b_hh._data))
     h_prev = be.ascontiguousarray(h0._data)
     out = be.empty((T, B, H), dt)
-    ob, _ = _flat(be, out)
+    ob = _flat0(be, out)
     xb, xo = _flat(be, xa)
     acts = ctx.acts = be.empty((T, B, 4 * H), dt) if lstm or mode == "GRU" else None
     if acts is not None:
-        ab, _ = _flat(be, acts)
+        ab = _flat0(be, acts)
     if lstm:
         cs = ctx.cs = be.empty((T, B, H), dt)
-        cb, _ = _flat(be, cs)
+        cb = _flat0(be, cs)
         cpb, cpo = _flat(be, be.ascontiguousarray(c0._data))
     hpb, hpo = _flat(be, h_prev)
     relu = mode == "RNN_RELU"
@@ -156,24 +153,24 @@ def _layer_backward(ctx, grads):
     g_out = be.ascontiguousarray(grads[0]._data.astype(dt, copy=False))
     gob, goo = _flat(be, g_out)
     dgx = be.empty((T, B, G), dt)
-    dxb, _ = _flat(be, dgx)
+    dxb = _flat0(be, dgx)
     dgh, dhb = dgx, dxb  # (the hidden state's projection gets the gates' gradient but in GRU)
     # (dh_next and dc are read without an offset, and dc is written: fresh copies)
     dh_next = be.ascontiguousarray(grads[1]._data.astype(dt, copy=True))
     if lstm:
         acts, cs = ctx.acts, ctx.cs
-        ab, _ = _flat(be, acts)
-        cb, _ = _flat(be, cs)
+        ab = _flat0(be, acts)
+        cb = _flat0(be, cs)
         c0b, c0o = _flat(be, be.ascontiguousarray(ctx["c0"]._data))
         dc = be.ascontiguousarray(grads[2]._data.astype(dt, copy=True))
-        dcb, _ = _flat(be, dc)
+        dcb = _flat0(be, dc)
     elif mode == "GRU":
-        ab, _ = _flat(be, ctx.acts)
+        ab = _flat0(be, ctx.acts)
         dgh = be.empty((T, B, G), dt)
-        dhb, _ = _flat(be, dgh)
+        dhb = _flat0(be, dgh)
         carry, dh_next = dh_next.copy(), be.zeros((B, H), dt)
-        cab, _ = _flat(be, carry)
-    ob, _ = _flat(be, out)
+        cab = _flat0(be, carry)
+    ob = _flat0(be, out)
     h0b, h0o = _flat(be, h0)
     relu = mode == "RNN_RELU"
     dnb = _flat0(be, dh_next)  # (each step's dgh @ w_hh is written into dh_next)
