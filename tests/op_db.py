@@ -276,6 +276,24 @@ OPS = [
     U("constant_pad_nd", lambda x: ng.nn.functional.pad(x, (1, 2), value=0.5),
       lambda a: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(1, 2)], constant_values=0.5),
       shapes=[(3,), (2, 3), "transposed", "strided"], node="ConstantPadNdBackward0"),
+    U("scaled_dot_product_flash_attention_for_cpu",
+      lambda q, k, v: ng.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True),
+      lambda q, k, v: _causal_attention(q, k, v), 3,
+      [((1, 2, 3, 2), (1, 2, 3, 2), (1, 2, 3, 3)), ((2, 1, 2, 3), (2, 1, 4, 3), (2, 1, 4, 2))]),
+    # (a recurrent layer's output; its last states are checked through nn.LSTM/GRU/RNN)
+    U("lstm_layer", lambda xp, h, c, w, b: ng.ops.recurrent.lstm_layer(xp, h, c, w, b)[0],
+      lambda xp, h, c, w, b: _recurrent(xp, h, c, w, b, "LSTM", False), 5,
+      [((3, 2, 8), (2, 2), (2, 2), (8, 2), (8,))], node="MkldnnRnnLayerBackward0"),
+    U("gru_layer", lambda xp, h, w, b: ng.ops.recurrent.gru_layer(xp, h, w, b, reverse=True)[0],
+      lambda xp, h, w, b: _recurrent(xp, h, None, w, b, "GRU", True), 4,
+      [((3, 2, 6), (2, 2), (6, 2), (6,))]),
+    U("rnn_tanh_layer", lambda xp, h, w, b: ng.ops.recurrent.rnn_tanh_layer(xp, h, w, b)[0],
+      lambda xp, h, w, b: _recurrent(xp, h, None, w, b, "RNN_TANH", False), 4,
+      [((3, 2, 2), (2, 2), (2, 2), (2,)), ((4, 2, 3), "transposed", (3, 3), (3,))]),
+    U("rnn_relu_layer",
+      lambda xp, h, w, b: ng.ops.recurrent.rnn_relu_layer(xp, h, w, b, reverse=True)[0],
+      lambda xp, h, w, b: _recurrent(xp, h, None, w, b, "RNN_RELU", True), 4,
+      [((3, 2, 2), (2, 2), (2, 2), (2,))]),
     U("addmm", ng.addmm, lambda b, x, y: b + x @ y, 3,
       [((4,), (2, 3), (3, 4)), ((2, 1), (2, 3), (3, 4)), ((), "transposed", (3, 2))],
       node="AddmmBackward0"),
@@ -708,3 +726,33 @@ def _standardized(a, dims):
 def _channel(p, ndim):
     """A per-channel parameter shaped to broadcast along dim 1 of an ``ndim``-d input."""
     return p.reshape(1, -1, *([1] * (ndim - 2)))
+
+
+def _recurrent(xp, h, c, w, b, mode, reverse):
+    """The output of one direction of a recurrent layer (the cells' formulas, as PyTorch's)."""
+    def sig(a):
+        return 1 / (1 + np.exp(-a))
+
+    out = [None] * xp.shape[0]
+    for t in (range(xp.shape[0] - 1, -1, -1) if reverse else range(xp.shape[0])):
+        gh = h @ w.T + b
+        if mode == "LSTM":
+            i, f, g, o = np.split(xp[t] + gh, 4, -1)
+            c = sig(f) * c + sig(i) * np.tanh(g)
+            h = sig(o) * np.tanh(c)
+        elif mode == "GRU":
+            (xr, xz, xn), (hr, hz, hn) = np.split(xp[t], 3, -1), np.split(gh, 3, -1)
+            r, z = sig(xr + hr), sig(xz + hz)
+            h = (1 - z) * np.tanh(xn + r * hn) + z * h
+        else:
+            h = np.tanh(xp[t] + gh) if mode == "RNN_TANH" else np.maximum(xp[t] + gh, 0)
+        out[t] = h
+    return np.stack(out)
+
+
+def _causal_attention(q, k, v):
+    """``softmax(q k^T / sqrt(E))`` over the keys up to each query's position, times ``v``."""
+    s = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+    s = np.where(np.tril(np.ones(s.shape[-2:], bool)), s, -np.inf)
+    w = np.exp(s - s.max(-1, keepdims=True))
+    return w / w.sum(-1, keepdims=True) @ v

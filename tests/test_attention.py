@@ -2,6 +2,7 @@
 PyTorch's weights loaded into ours through ``state_dict``, then reprs, state_dict keys, outputs
 and the gradients of the inputs and every parameter compared (eval mode, float64)."""
 
+import copy
 import math
 import warnings
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
+from devices import on_cuda
 
 torch = pytest.importorskip("torch")
 
@@ -276,3 +278,23 @@ def test_generate_square_subsequent_mask():
     np.testing.assert_array_equal(m.numpy(),
                                   torch.nn.Transformer.generate_square_subsequent_mask(4).numpy())
     assert m.dtype is ng.float32
+
+
+@on_cuda
+@pytest.mark.parametrize("masked", [False, True])
+def test_transformer_encoder_layer_on_cuda_equals_cpu(masked):
+    # (layer norm's and attention's row kernels and batched matmuls on both backends)
+    ng.manual_seed(0)
+    layer = ng.nn.TransformerEncoderLayer(E, H, 12, dropout=0.0, batch_first=True)
+    x = np.random.default_rng(0).normal(size=(N, S, E)).astype(np.float32)
+    mask = ng.nn.Transformer.generate_square_subsequent_mask(S) if masked else None
+    modules = {"cpu": layer, "cuda": copy.deepcopy(layer).to("cuda")}
+    results = []
+    for dev, module in modules.items():
+        xt = ng.tensor(x, device=dev, requires_grad=True)
+        out = module(xt, src_mask=None if mask is None else mask.to(dev))
+        (out * out).sum().backward()
+        results.append([out.detach().cpu().numpy(), xt.grad.cpu().numpy()]
+                       + [p.grad.cpu().numpy() for p in module.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)

@@ -165,6 +165,22 @@ def test_vectorizable_float32_erf_is_within_2_ulp_of_the_correctly_rounded_erf()
     assert "_erf(" in src and "math.erf(" not in src
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_vectorizable_tanh_of_row_kernels_is_within_2_ulp_of_numpy(dtype):
+    # (row kernels route math.tanh to fastmath.py's: seen through a tanh RNN layer whose
+    # recurrent weight is 0, one step, a batch of the values and one hidden unit)
+    v = np.concatenate([np.linspace(-20, 20, 100_001), np.geomspace(1e-30, 1, 2001),
+                        -np.geomspace(1e-30, 1, 2001), [np.nan, np.inf, -np.inf]]).astype(dtype)
+    n = v.size
+    zeros = [ng.zeros(n, 1, dtype=ng.float32 if dtype == np.float32 else ng.float64),
+             ng.zeros(1, 1, dtype=ng.float32 if dtype == np.float32 else ng.float64)]
+    got = ng.ops.recurrent.rnn_tanh_layer(ng.from_numpy(v.reshape(1, n, 1)), *zeros, None)[0]
+    got, ref = got.numpy().reshape(-1), np.tanh(v)
+    finite = np.isfinite(v)
+    assert _ulps(got[finite], ref[finite]).max() <= 2
+    np.testing.assert_array_equal(got[~finite], ref[~finite])
+
+
 def test_small_integer_powers_are_products_and_match_numpy():
     v = np.array([-2.5, -0.0, 0.0, 1.5, np.inf, -np.inf, np.nan, 3e19], np.float32)
     for p in (1, 2, 3, 2.5, -1):

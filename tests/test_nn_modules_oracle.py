@@ -2,10 +2,13 @@
 into ours through ``state_dict``; then reprs, state_dict keys, outputs, and the gradients of
 the input and of every parameter compared, in train and eval mode where they differ."""
 
+import copy
+
 import numpy as np
 import pytest
 
 import numbagrad as ng
+from devices import on_cuda
 
 torch = pytest.importorskip("torch")
 
@@ -169,3 +172,90 @@ def test_loss_modules_match_torch():
         assert vals[0][2:] == vals[1][2:]
     with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
         ng.nn.MSELoss(reduction="bad")(ng.ones(2), ng.ones(2))
+
+
+# ---------------------------------------------------------------- recurrent layers' options
+
+RECURRENT = {
+    # name: (constructor on an nn namespace, input shape, initial state shape or None)
+    "lstm_2layers_bidir_states": (lambda nn: nn.LSTM(3, 4, num_layers=2, bidirectional=True),
+                                  (5, 2, 3), (4, 2, 4)),
+    "lstm_no_bias_batch_first": (lambda nn: nn.LSTM(3, 4, bias=False, batch_first=True),
+                                 (2, 5, 3), (1, 2, 4)),
+    "gru_bidir_batch_first_states": (lambda nn: nn.GRU(3, 4, batch_first=True,
+                                                       bidirectional=True), (2, 5, 3), (2, 2, 4)),
+    "gru_unbatched_states": (lambda nn: nn.GRU(3, 4, num_layers=2), (5, 3), (2, 4)),
+    "rnn_tanh_bidir_no_bias": (lambda nn: nn.RNN(3, 4, bias=False, bidirectional=True),
+                               (5, 2, 3), None),
+    "rnn_relu_2layers_states": (lambda nn: nn.RNN(3, 4, 2, nonlinearity="relu"), (5, 2, 3),
+                                (2, 2, 4)),
+}
+
+
+@pytest.mark.parametrize("name", list(RECURRENT))
+def test_recurrent_layer_options_match_torch(name):
+    # the initial states given (and differentiated) too, and every output seeded
+    make, shape, state_shape = RECURRENT[name]
+    torch.manual_seed(0)
+    theirs = make(torch.nn).double()
+    ours = make(ng.nn).double()
+    _copy_weights(ours, theirs)
+    lstm = isinstance(theirs, torch.nn.LSTM)
+    x = rng.normal(size=shape)
+    states = [] if state_shape is None else [rng.normal(size=state_shape)
+                                             for _ in range(2 if lstm else 1)]
+    results, seeds = [], None
+    for lib, module in ((torch, theirs), (ng, ours)):
+        xt = lib.tensor(x, requires_grad=True)
+        st = [lib.tensor(s, requires_grad=True) for s in states]
+        outs = _outputs(module(xt, (tuple(st) if lstm else st[0]) if st else None))
+        if seeds is None:
+            seeds = [rng.normal(size=tuple(o.shape)) for o in outs]
+        sum((o * lib.tensor(g)).sum() for o, g in zip(outs, seeds)).backward()
+        grads = [xt.grad, *[s.grad for s in st], *[p.grad for p in module.parameters()]]
+        results.append(([o.detach().numpy() for o in outs], [g.numpy() for g in grads]))
+    for a, b in zip(results[1][0] + results[1][1], results[0][0] + results[0][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_lstm_output_node_is_pytorchs():
+    # PyTorch's CPU LSTM runs a layer as one op: its output's node, and the stacked states'
+    for lib in (torch, ng):
+        out, (h, c) = lib.nn.LSTM(3, 4)(lib.randn(5, 2, 3))
+        assert [type(t.grad_fn).__name__ for t in (out, h, c)] == [
+            "MkldnnRnnLayerBackward0", "StackBackward0", "StackBackward0"]
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_recurrent_layer_double_backward(kind):
+    # a recorded backward replays the layer's steps as the cells' ops: second derivatives
+    ng.manual_seed(0)
+    module = getattr(ng.nn, kind)(2, 3, bidirectional=True).double()
+    x = ng.randn(3, 2, 2, dtype=ng.float64, requires_grad=True)
+    h0 = ng.randn(2, 2, 3, dtype=ng.float64, requires_grad=True)
+    state = (h0, ng.randn(2, 2, 3, dtype=ng.float64)) if kind == "LSTM" else h0
+
+    def fn(x, h0):
+        out = module(x, (h0, state[1]) if kind == "LSTM" else h0)
+        return out[0]
+
+    assert ng.autograd.gradgradcheck(fn, (x, h0))
+
+
+@on_cuda
+@pytest.mark.parametrize("kind", ["LSTM", "GRU", "RNN"])
+def test_recurrent_layer_on_cuda_equals_cpu(kind):
+    ng.manual_seed(0)
+    cpu_module = getattr(ng.nn, kind)(3, 4, num_layers=2, bidirectional=True, batch_first=True)
+    x = rng.normal(size=(2, 5, 3)).astype(np.float32)
+    modules = {"cpu": cpu_module, "cuda": copy.deepcopy(cpu_module).to("cuda")}
+    results = []
+    for dev, module in modules.items():
+        xt = ng.tensor(x, device=dev, requires_grad=True)
+        out, state = module(xt)
+        h = state[0] if kind == "LSTM" else state
+        ((out * out).sum() + (h * h).sum()).backward()
+        results.append([out.detach().cpu().numpy(), xt.grad.cpu().numpy()]
+                       + [p.grad.cpu().numpy() for p in module.parameters()])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -192,18 +192,24 @@ def scalar_module_body(functions: list[tuple[str, object]], entry: str, n_in: in
     return "\n\n\n".join(parts)
 
 
-def with_fastmath(body: str, np_dtype) -> str:
+def with_fastmath(body: str, np_dtype, tanh: bool = False) -> str:
     """``body`` with ``math.exp``, float32's ``math.erf`` and ``**`` routed to the vectorizable
-    helpers of fastmath.py."""
+    helpers of fastmath.py; with ``tanh``, ``math.tanh`` too."""
     helpers = []
-    erf = fastmath.ERF.get(np.dtype(np_dtype).name)
+    name = np.dtype(np_dtype).name
+    erf = fastmath.ERF.get(name)
     if erf is not None and "math.erf(" in body:  # (its source calls math.exp: made _exp below)
         body = (codegen.jit_line(", inline='always'") + "\n"
                 + codegen.function_source(erf, "_erf") + "\n\n\n"
                 + body.replace("math.erf(", "_erf("))
-    exp = fastmath.EXP.get(np.dtype(np_dtype).name)
-    if exp is not None and "math.exp(" in body:
+    th = fastmath.TANH.get(name) if tanh else None
+    if th is not None and "math.tanh(" in body:
+        body = body.replace("math.tanh(", "_tanh(")
+        helpers.append(codegen.function_source(th, "_tanh"))
+    exp = fastmath.EXP.get(name)
+    if exp is not None and any("math.exp(" in s for s in [body, *helpers]):
         body = body.replace("math.exp(", "_exp(")
+        helpers = [h.replace("math.exp(", "_exp(") for h in helpers]
         helpers.append(codegen.function_source(exp, "_exp"))
     if "_pow(" in body:
         helpers.append(codegen.function_source(fastmath.pow_, "_pow"))
@@ -718,7 +724,9 @@ def run_row_kernel(fn, rows: int, work: int, args, dtype) -> None:
     """Run row function ``fn`` of ``dtype``'s kernels for every row in ``range(rows)``; over
     Numba's threads when ``work`` (elements touched) reaches ``PARALLEL_MIN``."""
     par = work >= PARALLEL_MIN and num_threads() > 1
-    key = (fn.__name__, np.dtype(dtype).name, par)
+    # (keyed by the function and the dtype object: a dtype's name is a Python property that
+    # costs 2 us, as much as a small kernel's work)
+    key = (fn, np.dtype(dtype), par)
     k = _row_kernels.get(key)
     if k is None:
         extra = ", parallel=True" if par else ""
@@ -726,6 +734,8 @@ def run_row_kernel(fn, rows: int, work: int, args, dtype) -> None:
                 f"    for i in {'prange' if par else 'range'}(rows):")
         inline = codegen.jit_line(", inline='always'") + "\n"
         body = "from numba import prange\n\n\n" + row_kernel_source(fn, loop, inline)
+        # (exp and tanh as arithmetic, so that a row's loops vectorize)
+        body = with_fastmath(body, dtype, tanh=True)
         k = _row_kernels[key] = codegen.load_module(np.dtype(dtype).name, body).kernel
     if rows:
         k(rows, *args)

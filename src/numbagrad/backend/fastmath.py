@@ -14,7 +14,7 @@ GELU and its gradient) within 2 ulp.
 
 from __future__ import annotations
 
-import math  # noqa: F401  (kernel source: erf_float32 calls math.exp, made _exp there)
+import math  # noqa: F401  (kernel source: erf's and tanh's call math.exp, routed to _exp)
 
 import numpy as np
 from numba import types
@@ -132,5 +132,30 @@ def pow_(x, y):
     return x**y
 
 
+def tanh_float32(x):
+    # Cephes tanhf: an odd polynomial below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1) above (exp:
+    # the routed _exp). Both are computed and one selected, so the loop has no branch; a NaN
+    # fails the test and takes the exp form, which keeps it
+    a = abs(x)
+    z = x * x
+    p = (((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z
+         + 1.33314422036e-1) * z - 3.33332819422e-1
+    big = 1.0 - 2.0 / (math.exp(a + a) + 1.0)
+    return x + x * z * p if a < 0.625 else (big if x >= 0.0 else -big)
+
+
+def tanh_float64(x):
+    # Cephes tanh: a rational form below |x| = 0.625, as tanh_float32 above
+    a = abs(x)
+    z = x * x
+    p = (-9.64399179425052238628e-1 * z - 9.92877231001918586564e1) * z \
+        - 1.61468768441708447952e3
+    q = ((z + 1.12811678491632931402e2) * z + 2.23548839060100448583e3) * z \
+        + 4.84406305325125486048e3
+    big = 1.0 - 2.0 / (math.exp(a + a) + 1.0)
+    return x + x * z * (p / q) if a < 0.625 else (big if x >= 0.0 else -big)
+
+
 EXP = {"float32": exp_float32, "float64": exp_float64}
 ERF = {"float32": erf_float32}  # (float64 keeps libm's erf: this one is float32's accuracy)
+TANH = {"float32": tanh_float32, "float64": tanh_float64}

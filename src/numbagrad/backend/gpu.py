@@ -790,25 +790,36 @@ def flat_view(a: DeviceArray):
 # ---------------------------------------------------------------- matmul
 
 
-def matmul(x: DeviceArray, y: DeviceArray) -> DeviceArray:
-    """(b, n, k) @ (b, k, m) (or 2-D, or a 1-D operand as in NumPy) with a tiled kernel."""
+def matmul(x: DeviceArray, y: DeviceArray, out: DeviceArray | None = None) -> DeviceArray:
+    """(b, n, k) @ (b, k, m) (or 2-D, or a 1-D operand as in NumPy) with a tiled kernel;
+    written into ``out`` (a C-contiguous array of the result's shape) if given, as NumPy's."""
     if x.ndim == 1 or y.ndim == 1:
         shape = (x.shape[:-1] if x.ndim > 1 else ()) + (y.shape[-1:] if y.ndim > 1 else ())
         xm = x.reshape(1, x.shape[0]) if x.ndim == 1 else x
         ym = y.reshape(y.shape[0], 1) if y.ndim == 1 else y
-        return matmul(xm, ym).reshape(shape)
+        res = matmul(xm, ym).reshape(shape)
+        if out is None:
+            return res
+        copyto(out, res)
+        return out
     two_d = x.ndim == 2
     if two_d:
         x, y = x.reshape(1, *x.shape), y.reshape(1, *y.shape)
     x, y = ascontiguousarray(x), ascontiguousarray(y)
     b, n, k = x.shape
     m = y.shape[2]
-    out = empty((b, n, m), x.dtype)
-    if out.size:
+    # (the kernel writes its output buffer from element 0)
+    res = out.reshape(b, n, m) if out is not None and out.offset == 0 else empty((b, n, m),
+                                                                                 x.dtype)
+    if res.size:
         if k == 0:
-            copyto(out, 0)
+            copyto(res, 0)
         else:
             grid = ((m + TILE - 1) // TILE, (n + TILE - 1) // TILE, b)
             _launch(_kernel(kernels_gpu.matmul_tiled, x.dtype), grid, (TILE, TILE),
-                    (x.buf, x.offset, y.buf, y.offset, out.buf, n, k, m))
-    return out.reshape(n, m) if two_d else out
+                    (x.buf, x.offset, y.buf, y.offset, res.buf, n, k, m))
+    if out is not None:
+        if res.buf is not out.buf:
+            copyto(out, res.reshape(out.shape))
+        return out
+    return res.reshape(n, m) if two_d else res

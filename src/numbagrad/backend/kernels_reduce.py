@@ -209,32 +209,37 @@ def logsumexp_rows(x, out):
         out[i] = math.log(s) + m
 
 
-@jit_options(REASSOC)  # (the sum of exponentials vectorizes)
+@jit_options(REASSOC)
 def softmax_rows(x, out):
     for i in range(x.shape[0]):
         m = x[i, 0]
         for j in range(x.shape[1]):
             if x[i, j] > m:
                 m = x[i, j]
+        # (the exponentials in a loop of their own, then their sum: each loop vectorizes, the
+        # sum by the reassociation this kernel allows; one loop doing both did not)
+        for j in range(x.shape[1]):
+            out[i, j] = math.exp(x[i, j] - m)
         s = _c(0)
         for j in range(x.shape[1]):
-            e = math.exp(x[i, j] - m)
-            out[i, j] = e
-            s += e
+            s += out[i, j]
         for j in range(x.shape[1]):
             out[i, j] = out[i, j] / s
 
 
-@jit_options(REASSOC)  # (the sum of exponentials vectorizes)
+@jit_options(REASSOC)
 def log_softmax_rows(x, out):
     for i in range(x.shape[0]):
         m = x[i, 0]
         for j in range(x.shape[1]):
             if x[i, j] > m:
                 m = x[i, j]
+        # (the exponentials first, into out, as in softmax_rows)
+        for j in range(x.shape[1]):
+            out[i, j] = math.exp(x[i, j] - m)
         s = _c(0)
         for j in range(x.shape[1]):
-            s += math.exp(x[i, j] - m)
+            s += out[i, j]
         ls = math.log(s)
         # (x - m) - log(s), not x - (m + log(s)): near the row's maximum the second loses
         # the digits of a small result to cancellation

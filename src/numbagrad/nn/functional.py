@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes as _D
 from .. import factory
 from .. import ops as _F
+from ..ops import attention as _attention
 from ..ops import elementwise as _E
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..ops.embedding import embedding as _embedding
@@ -496,29 +497,19 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  enable_gqa: bool = False) -> Tensor:
     """``softmax(query @ key^T * scale + mask) @ value`` (PyTorch's math formulation). A bool
     ``attn_mask`` marks the positions that take part; a float one is added to the scores. Rows
-    with every position masked give zeros, as PyTorch's kernels do."""
+    with every position masked give zeros, as PyTorch's kernels do. 4-d inputs without dropout
+    are one op, as PyTorch's CPU flash attention (ops/attention.py)."""
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
-    L, S = query.shape[-2], key.shape[-2]
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     if enable_gqa:
         key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
         value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
-    scores = _F.matmul(query, key.transpose(-2, -1)) * scale
-    masked = is_causal or attn_mask is not None
-    if is_causal:
-        keep = factory.ones((L, S), dtype=_D.bool_, device=query.device).tril()
-        scores = _F.where(keep, scores, -math.inf)
-    elif attn_mask is not None:
-        if attn_mask.dtype is _D.bool_:
-            scores = _F.where(attn_mask, scores, -math.inf)
-        else:
-            scores = scores + attn_mask
-    weights = _F.softmax(scores, -1)
-    if masked:
-        # (PyTorch's _safe_softmax: a row with nothing to attend to is zero, not NaN)
-        weights = _F.where((scores == -math.inf).all(-1, keepdim=True), 0.0, weights)
+    if _attention.fuses(query, key, value, attn_mask, dropout_p):
+        return _attention.flash_attention(query, key, value, attn_mask=attn_mask,
+                                          is_causal=is_causal, scale=scale)
+    weights = _attention.attention_weights(query, key, scale, attn_mask, is_causal)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
     return _F.matmul(weights, value)
@@ -590,7 +581,17 @@ def _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads) 
 
 def _in_projection(query, key, value, in_proj_weight, in_proj_bias, q_proj_weight,
                    k_proj_weight, v_proj_weight):
-    """The query, key and value each through its third of the input projection."""
+    """The query, key and value each through its third of the input projection. As PyTorch's
+    (``_in_projection_packed``): self-attention (one tensor for all three) is one linear with
+    the whole weight, and key and value being one tensor one linear with their two thirds; the
+    result split into contiguous thirds."""
+    if q_proj_weight is None and key is value:
+        E = query.shape[-1]
+        if query is key:
+            return _packed_parts(linear(query, in_proj_weight, in_proj_bias), 3, E)
+        w_q, w_kv = in_proj_weight.split([E, 2 * E])
+        b_q, b_kv = (None, None) if in_proj_bias is None else in_proj_bias.split([E, 2 * E])
+        return (linear(query, w_q, b_q), *_packed_parts(linear(key, w_kv, b_kv), 2, E))
     b_q = b_k = b_v = None
     if in_proj_bias is not None:
         b_q, b_k, b_v = in_proj_bias.chunk(3)
@@ -598,6 +599,12 @@ def _in_projection(query, key, value, in_proj_weight, in_proj_bias, q_proj_weigh
         q_proj_weight, k_proj_weight, v_proj_weight = in_proj_weight.chunk(3)
     return (linear(query, q_proj_weight, b_q), linear(key, k_proj_weight, b_k),
             linear(value, v_proj_weight, b_v))
+
+
+def _packed_parts(proj, n, E):
+    """The ``n`` parts of size ``E`` of ``proj``'s last dim, each contiguous (one copy)."""
+    proj = proj.unflatten(-1, (n, E)).unsqueeze(0).transpose(0, -2).squeeze(-2).contiguous()
+    return tuple(proj[i] for i in range(n))
 
 
 def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num_heads: int,

@@ -17,6 +17,7 @@ from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state as _grad_state
+from . import attention  # noqa: F401 (declares its op)
 from . import conv  # noqa: F401 (declares its ops)
 from . import elementwise as E
 from . import embedding  # noqa: F401 (declares its op)
@@ -25,6 +26,7 @@ from . import random  # noqa: F401 (declares its ops)
 from . import linalg as L  # noqa: F401 (declares its ops)
 from . import loss  # noqa: F401
 from . import normalization  # noqa: F401
+from . import recurrent  # noqa: F401 (declares its ops)
 from . import pointwise  # noqa: F401 (declares its functions)
 from . import shaping  # noqa: F401 (declares its functions)
 from . import movement as M

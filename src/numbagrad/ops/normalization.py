@@ -9,7 +9,9 @@ they depend on ``x``."""
 
 from __future__ import annotations
 
+from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..backend import kernels_norm as KN
 from . import elementwise as E
 from . import reduce as R
 from .forward import through_vjp
@@ -58,8 +60,10 @@ def _backward(ctx, grad, xhat=None, rstd=None):
                 xhat = xhat.reshape(x.shape)
         else:
             xhat, rstd = ctx.xhat, ctx.rstd
-    gxhat = grad if w is None else E.mul(grad, w.reshape(ctx.param_shape))
-    if batch_stats:
+    if batch_stats and getattr(ctx, "rows", None) and not is_grad_enabled():
+        gx = _layer_norm_gx(ctx, grad)  # (the formula below, in one row kernel)
+    elif batch_stats:
+        gxhat = grad if w is None else E.mul(grad, w.reshape(ctx.param_shape))
         view, dims = ctx.view, ctx.stat_dims
         g = gxhat if view is None else gxhat.reshape(view)
         h = xhat if view is None else xhat.reshape(view)
@@ -68,7 +72,7 @@ def _backward(ctx, grad, xhat=None, rstd=None):
                          E.mul(h, R.mean(E.mul(g, h), dims, True))), rstd)
         gx = gx if view is None else gx.reshape(ctx.input_shapes[0])
     else:
-        gx = E.mul(gxhat, rstd)
+        gx = E.mul(grad if w is None else E.mul(grad, w.reshape(ctx.param_shape)), rstd)
     grads = [gx]
     if ctx.has_weight:
         grads.append(R.sum(E.mul(grad, xhat), ctx.param_dims).reshape(ctx.input_shapes[1]))
@@ -82,7 +86,62 @@ def layer_norm(ctx, x, normalized_ndim, weight, bias, eps):
     """Standardise over the last ``normalized_ndim`` dims (shapes checked by the caller)."""
     dims = tuple(range(x.ndim - normalized_ndim, x.ndim))
     outer = tuple(range(x.ndim - normalized_ndim))
-    return _forward(ctx, x, weight, bias, dims, eps, x.shape[x.ndim - normalized_ndim:], outer)
+    shape = x.shape[x.ndim - normalized_ndim:]
+    n = 1
+    for d in shape:
+        n *= d
+    if n and x._data.dtype.name in ("float32", "float64"):
+        return _layer_norm_rows(ctx, x, weight, bias, eps, n, dims, shape, outer)
+    return _forward(ctx, x, weight, bias, dims, eps, shape, outer)
+
+
+def _flat0(be, a):
+    """A flat buffer of contiguous array ``a`` that starts at its first element."""
+    buf, off, _ = be.flat_view(a)
+    return buf if not off else be.flat_view(a.copy())[0]
+
+
+def _layer_norm_rows(ctx, x, weight, bias, eps, n, dims, shape, outer):
+    """``_forward`` of layer norm by one row kernel over the rows of ``n`` values: the same
+    ctx (``xhat`` and ``rstd`` included), and ``rows`` for the backward's row kernel."""
+    be = ctx.backend
+    ctx.save(x=x)
+    ctx.stat_dims, ctx.eps, ctx.view = dims, eps, None
+    ctx.param_shape, ctx.param_dims = shape, outer
+    ctx.weight, ctx.has_weight, ctx.has_bias = weight, weight is not None, bias is not None
+    xa = be.ascontiguousarray(x._data)
+    dt = xa.dtype
+    rows = xa.size // n
+    ctx.rows = rows, n
+    out, xhat, rstd = be.empty(xa.shape, dt), be.empty(xa.shape, dt), be.empty((rows,), dt)
+    none = be.empty((1,), dt)
+    w = none if weight is None else _flat0(be, weight._data.astype(dt, copy=False))
+    b = none if bias is None else _flat0(be, bias._data.astype(dt, copy=False))
+    xb, xo, _ = be.flat_view(xa)
+    be.run_row_kernel(KN.layer_norm_row, rows, xa.size, (
+        n, xb, xo, w, weight is not None, b, bias is not None, eps, _flat0(be, out),
+        _flat0(be, xhat), _flat0(be, rstd)), dt)
+    ctx.xhat = Tensor._make(xhat)
+    ctx.rstd = Tensor._make(rstd.reshape(xa.shape[:len(outer)] + (1,) * len(dims)))
+    return out
+
+
+def _layer_norm_gx(ctx, grad):
+    """The input's gradient of layer norm by one row kernel (an unrecorded backward)."""
+    be = ctx.backend
+    rows, n = ctx.rows
+    xhat = ctx.xhat._data
+    g = be.ascontiguousarray(grad._data.astype(xhat.dtype, copy=False))
+    gb, go, _ = be.flat_view(g)
+    gx = be.empty(xhat.shape, xhat.dtype)
+    dt = xhat.dtype
+    # (the weight as it is now, as the general path reads it)
+    w = _flat0(be, ctx.weight._data.astype(dt, copy=False)) if ctx.has_weight else \
+        be.empty((1,), dt)
+    be.run_row_kernel(KN.layer_norm_backward_row, rows, xhat.size, (
+        n, gb, go, w, ctx.has_weight, _flat0(be, xhat), _flat0(be, ctx.rstd._data),
+        _flat0(be, gx)), dt)
+    return Tensor._make(gx)
 
 
 layer_norm.defvjp(_backward)

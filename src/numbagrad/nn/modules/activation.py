@@ -215,7 +215,16 @@ class MultiheadAttention(Module):
         attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
                                       check_other=False)
         if self.batch_first and batched:
-            query, key, value = (x.transpose(1, 0) for x in (query, key, value))
+            # (one tensor passed as several stays one, as in PyTorch: the input projection
+            # is then one linear)
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query, key = (x.transpose(1, 0) for x in (query, key))
+                    value = key
+            else:
+                query, key, value = (x.transpose(1, 0) for x in (query, key, value))
         separate = not self._qkv_same_embed_dim
         out, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,

@@ -1,7 +1,8 @@
-"""Recurrent layers (``RNN``, ``LSTM``, ``GRU``) and their cells, composed of recorded ops
-(``linear``, ``tanh``, ``sigmoid``, ...), so autograd differentiates them as written. The
-parameters, their names, shapes, order and initialisation are PyTorch's; so are the gate orders
-(LSTM: input, forget, cell, output; GRU: reset, update, new)."""
+"""Recurrent layers (``RNN``, ``LSTM``, ``GRU``) and their cells. A layer projects the input of
+every step with one ``linear``, then runs the steps of each direction as one op
+(ops/recurrent.py); a cell is one step composed of recorded ops (``linear``, ``tanh``,
+``sigmoid``, ...). The parameters, their names, shapes, order and initialisation are PyTorch's;
+so are the gate orders (LSTM: input, forget, cell, output; GRU: reset, update, new)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import warnings
 
 from ... import factory
 from ... import ops as _ops
+from ...ops import recurrent as _rec
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -19,27 +21,6 @@ from .module import Module
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
-
-
-def _rnn_step(mode, x_proj, h, w_hh, b_hh):
-    """One step of an RNN/GRU with the input's projection ``x_proj`` already made."""
-    h_proj = F.linear(h, w_hh, b_hh)
-    if mode == "GRU":
-        xr, xz, xn = x_proj.chunk(3, -1)
-        hr, hz, hn = h_proj.chunk(3, -1)
-        r = (xr + hr).sigmoid()
-        z = (xz + hz).sigmoid()
-        n = (xn + r * hn).tanh()
-        return (1 - z) * n + z * h
-    pre = x_proj + h_proj
-    return pre.tanh() if mode == "RNN_TANH" else pre.relu()
-
-
-def _lstm_step(x_proj, h, c, w_hh, b_hh):
-    gates = x_proj + F.linear(h, w_hh, b_hh)
-    i, f, g, o = gates.chunk(4, -1)
-    c = f.sigmoid() * c + i.sigmoid() * g.tanh()
-    return o.sigmoid() * c.tanh(), c
 
 
 def _init_uniform(module, hidden_size):
@@ -149,16 +130,14 @@ class RNNBase(Module):
                 k = layer * directions + direction
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 x_proj = F.linear(out, w_ih, b_ih)  # every step's input at once
-                h, c = h0[k], None if c0 is None else c0[k]
-                steps = range(out.shape[0] - 1, -1, -1) if direction else range(out.shape[0])
-                seq = [None] * out.shape[0]
-                for t in steps:
-                    if lstm:
-                        h, c = _lstm_step(x_proj[t], h, c, w_hh, b_hh)
-                    else:
-                        h = _rnn_step(self.mode, x_proj[t], h, w_hh, b_hh)
-                    seq[t] = h
-                outputs.append(_ops.stack(seq))
+                layer_op = _rec.LAYERS[self.mode]
+                if lstm:
+                    seq, h, c = layer_op(x_proj, h0[k], c0[k], w_hh, b_hh,
+                                         reverse=bool(direction))
+                else:
+                    seq, h = layer_op(x_proj, h0[k], w_hh, b_hh, reverse=bool(direction))
+                    c = None
+                outputs.append(seq)
                 h_n.append(h)
                 c_n.append(c)
             out = outputs[0] if directions == 1 else _ops.cat(outputs, -1)
@@ -258,7 +237,7 @@ class RNNCell(RNNCellBase):
     def forward(self, input, hx=None):
         x, (h,), batched = self._prepare(input, hx, 1)
         mode = "RNN_TANH" if self.nonlinearity == "tanh" else "RNN_RELU"
-        h = _rnn_step(mode, F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
+        h = _rec.rnn_cell(mode, F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
                       self.bias_hh)
         return h if batched else h.squeeze(0)
 
@@ -269,7 +248,7 @@ class LSTMCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         x, (h, c), batched = self._prepare(input, hx, 2)
-        h, c = _lstm_step(F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh,
+        h, c = _rec.lstm_cell(F.linear(x, self.weight_ih, self.bias_ih), h, c, self.weight_hh,
                           self.bias_hh)
         return (h, c) if batched else (h.squeeze(0), c.squeeze(0))
 
@@ -280,6 +259,6 @@ class GRUCell(RNNCellBase):
 
     def forward(self, input, hx=None):
         x, (h,), batched = self._prepare(input, hx, 1)
-        h = _rnn_step("GRU", F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
+        h = _rec.rnn_cell("GRU", F.linear(x, self.weight_ih, self.bias_ih), h, self.weight_hh,
                       self.bias_hh)
         return h if batched else h.squeeze(0)
