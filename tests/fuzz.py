@@ -141,13 +141,6 @@ KNOWN_OPEN: dict[str, Known] = {
         r = torch.cat((x.t(), x.t()), dim=0).view(12)
         r = torch.stack((x.t(), x.t()), dim=0).view(12)
         """),
-    "pow_bool_exponent_grad": Known(
-        "the gradient of x ** False at x == 0: nan (False * 0 ** -1); numbagrad 0 (as for"
-        " x ** 0)",
-        """
-        x = torch.tensor([-0.5, 0.0], requires_grad=True)
-        g = torch.autograd.grad(torch.pow(x, False).sum(), x)
-        """),
 }
 
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
@@ -855,6 +848,13 @@ FIXED: dict[str, Known] = {
         x = torch.ones(2, 3, requires_grad=True)
         r = F.linear(x[0], torch.ones(4, 3), torch.ones(4))
         r = F.linear(x[None], torch.ones(4, 3), torch.ones(4))
+        """),
+    "pow_bool_exponent_grad": Known(
+        "the gradient of x ** False at x == 0: nan (False * 0 ** -1); numbagrad 0 (as for"
+        " x ** 0)",
+        """
+        x = torch.tensor([-0.5, 0.0], requires_grad=True)
+        g = torch.autograd.grad(torch.pow(x, False).sum(), x)
         """),
 }
 

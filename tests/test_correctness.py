@@ -464,6 +464,25 @@ def test_half_powers_are_sqrt_and_rsqrt():
     _same(g.tolist(), [nan, 3.0, -0.0, nan])
 
 
+def test_bool_exponents_take_no_zero_power_shortcut():
+    # a bool exponent never equals 0 in PyTorch's pow_backward: x ** False differentiates as
+    # 0 * x ** -1 (nan at 0), not as x ** 0 (zeros)
+    x = ng.tensor([-0.5, 0.0, 2.0], requires_grad=True)
+    r = x ** False
+    assert r.tolist() == [1.0, 1.0, 1.0] and type(r.grad_fn).__name__ == "PowBackward0"
+    _same(ng.autograd.grad(r.sum(), x)[0].tolist(), [-0.0, nan, 0.0])
+    _same(ng.autograd.grad(ng.pow(x, True).sum(), x)[0].tolist(), [1.0, 1.0, 1.0])
+    _same(ng.autograd.grad((x ** 0).sum(), x)[0].tolist(), [0.0, 0.0, 0.0])
+    # a bool tensor exponent: the forward runs, the backward refuses bool subtraction
+    r = x ** ng.tensor([False, True, True])
+    assert r.tolist() == [1.0, 0.0, 2.0] and type(r.grad_fn).__name__ == "PowBackward1"
+    with pytest.raises(RuntimeError) as info:
+        r.sum().backward()
+    assert str(info.value) == (
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying"
+        " to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 def test_power_of_a_number_with_an_infinite_incoming_gradient():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     g, = ng.autograd.grad(2 ** x, x, ng.tensor([inf, 1.0]))

@@ -239,6 +239,8 @@ def pow(x, exponent):
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             elif x.dtype is D.bool_:
                 x = x.to(D.int64)  # PyTorch raises bools to integer powers as integers
+        if isinstance(exponent, bool):
+            return E.pow_bool_exponent(x, exponent)
         return _pow(x, exponent)
     return E.pow_tensor(x, exponent)
 
