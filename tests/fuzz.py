@@ -84,16 +84,6 @@ KNOWN_OPEN: dict[str, Known] = {
         x.requires_grad_()
         r = v.exp()
         """),
-    "elementwise_layout": Known(
-        "an elementwise result of a non-contiguous input keeps the input's memory layout, so"
-        " .view() of it raises, .contiguous() copies (CloneBackward0), flatten/reshape copy;"
-        " numbagrad's result is contiguous (view works, contiguous() returns it, reshape is a"
-        " view that aliases it)",
-        """
-        x = torch.ones(3, 2, requires_grad=True)
-        r = (x.t() + 1).contiguous()
-        r = (x.t() + 1).view(-1)
-        """),
     "inplace_partial_overlap": Known(
         "an in-place op whose operand overlaps the written tensor in part (x[::2] *= x):"
         " RuntimeError (some elements of the input tensor and the written-to tensor refer to a"
@@ -102,15 +92,6 @@ KNOWN_OPEN: dict[str, Known] = {
         x = torch.tensor([[[1, 0], [-1, 0]]])
         y = x[::2]
         y *= x
-        """),
-    "advanced_index_layout": Known(
-        "advanced indexing with a slice before the index (x[:, i], x[..., i]): the result is"
-        " contiguous, so .view() works and flatten is a view (ViewBackward0); numbagrad's"
-        " (NumPy's layout) is not: view() raises RuntimeError, flatten copies"
-        " (UnsafeViewBackward0)",
-        """
-        x = torch.ones(3, 2, 4, requires_grad=True)
-        r = x[:, torch.tensor([0, 1])].view(-1)
         """),
     "retain_grad_view_base_write": Known(
         "retain_grad() on a view, then a write into its base through another view: the"
@@ -131,15 +112,6 @@ KNOWN_OPEN: dict[str, Known] = {
         x = torch.tensor([2.0], requires_grad=True)
         g, = torch.autograd.grad(x.sigmoid(), x, torch.tensor([np.inf]), create_graph=True)
         gg = torch.autograd.grad(g, x, torch.tensor([0.08]))
-        """),
-    "cat_stack_layout": Known(
-        "torch.cat / torch.stack of non-contiguous (transposed) inputs: a contiguous result, so"
-        " .view() works; numbagrad's keeps the inputs' layout: view() raises RuntimeError,"
-        " flatten copies",
-        """
-        x = torch.ones(3, 2, requires_grad=True)
-        r = torch.cat((x.t(), x.t()), dim=0).view(12)
-        r = torch.stack((x.t(), x.t()), dim=0).view(12)
         """),
 }
 
@@ -855,6 +827,34 @@ FIXED: dict[str, Known] = {
         """
         x = torch.tensor([-0.5, 0.0], requires_grad=True)
         g = torch.autograd.grad(torch.pow(x, False).sum(), x)
+        """),
+    "advanced_index_layout": Known(
+        "advanced indexing with a slice before the index (x[:, i], x[..., i]): the result is"
+        " contiguous, so .view() works and flatten is a view (ViewBackward0); numbagrad's"
+        " (NumPy's layout) is not: view() raises RuntimeError, flatten copies"
+        " (UnsafeViewBackward0)",
+        """
+        x = torch.ones(3, 2, 4, requires_grad=True)
+        r = x[:, torch.tensor([0, 1])].view(-1)
+        """),
+    "cat_stack_layout": Known(
+        "torch.cat / torch.stack of non-contiguous (transposed) inputs: a contiguous result, so"
+        " .view() works; numbagrad's keeps the inputs' layout: view() raises RuntimeError,"
+        " flatten copies",
+        """
+        x = torch.ones(3, 2, requires_grad=True)
+        r = torch.cat((x.t(), x.t()), dim=0).view(12)
+        r = torch.stack((x.t(), x.t()), dim=0).view(12)
+        """),
+    "elementwise_layout": Known(
+        "an elementwise result of a non-contiguous input keeps the input's memory layout, so"
+        " .view() of it raises, .contiguous() copies (CloneBackward0), flatten/reshape copy;"
+        " numbagrad's result is contiguous (view works, contiguous() returns it, reshape is a"
+        " view that aliases it)",
+        """
+        x = torch.ones(3, 2, requires_grad=True)
+        r = (x.t() + 1).contiguous()
+        r = (x.t() + 1).view(-1)
         """),
 }
 

@@ -774,3 +774,80 @@ def test_write_into_one_element_of_an_expanded_view_then_backward():
         (x * lib.tensor([0.5, 1.5, -1.0])).sum().backward()
         grads.append(v.grad.item())
     assert grads[0] == grads[1] == 1.0  # (the three elements are one, now v)
+
+
+@pytest.mark.parametrize("expr,stride", [
+    ("x.t() + 1", (1, 4)),
+    ("x.t().exp()", (1, 4)),
+    ("x.t() * x.t()", (1, 4)),
+    ("y.permute(2, 0, 1) * 2", (1, 12, 4)),
+    ("x.t() + T.ones(4, 3)", (1, 4)),
+    ("T.ones(4, 3) + x.t()", (3, 1)),
+    ("T.ones(4, 1) + x.t()", (1, 4)),
+    ("x[:1].expand(3, 4).t() + x.t()", (1, 4)),
+    ("x.t()[:, ::2] * 2", (1, 4)),
+    ("x.t() > 3", (1, 4)),
+    ("T.where(x.t() > 3, x.t(), 0.0)", (1, 4)),
+    ("T.where(T.ones(4, 3) > 0, x.t(), T.ones(4, 1))", (3, 1)),
+    ("T.ones(2, 3, 4, 5).permute(0, 2, 3, 1) + 1", (60, 5, 1, 20)),
+    ("x.t().clone()", (1, 4)),
+    ("x.t()[:, ::2].clone()", (1, 4)),
+])
+def test_elementwise_results_are_laid_out_as_their_inputs(expr, stride):
+    # PyTorch's TensorIterator orders the result's dims as the operands' strides do
+    x = ng.arange(12.0).reshape(3, 4)
+    y = ng.arange(24.0).reshape(2, 3, 4)
+    assert eval(expr, {"T": ng, "x": x, "y": y}).stride() == stride
+
+
+def test_a_transposed_elementwise_result_is_not_viewed_flat():
+    x = ng.ones(3, 2, requires_grad=True)
+    r = x.t() + 1
+    assert type(r.contiguous().grad_fn).__name__ == "CloneBackward0"
+    assert r.contiguous().stride() == (3, 1)
+    f = r.flatten()
+    assert f._base is None and type(f.grad_fn).__name__ == "UnsafeViewBackward0"
+    _raises_as_pytorch(
+        "(T.ones(3, 2).t() + 1).view(-1)", "RuntimeError",
+        "view size is not compatible with input tensor's size and stride (at least one dimension"
+        " spans across two contiguous subspaces). Use .reshape(...) instead.")
+
+
+@pytest.mark.parametrize("expr,stride", [
+    ("x[:, i]", (8, 4, 1)),
+    ("x[..., i]", (4, 2, 1)),
+    ("x[:, :, j]", (12, 6, 3, 1)),
+    ("x[i, :, i]", (2, 1)),
+    ("x.transpose(0, 2)[:, i]", (1, 4, 8)),
+    ("x.permute(1, 2, 0)[..., i]", (8, 2, 1)),
+    ("x[:, ::2][:, :, i]", (2, 2, 1)),
+    ("x[:, j.t()]", (24, 4, 12, 1)),
+])
+def test_advanced_indexing_results_are_laid_out_as_pytorch(expr, stride):
+    x = ng.arange(24.0).reshape(3, 2, 4)
+    i, j = ng.tensor([0, 1]), ng.tensor([[0, 1, 1], [1, 0, 0]])
+    assert eval(expr, {"x": x, "i": i, "j": j}).stride() == stride
+
+
+def test_a_slice_then_an_index_gives_a_contiguous_result():
+    x = ng.ones(3, 2, 4, requires_grad=True)
+    r = x[:, ng.tensor([0, 1])].view(-1)
+    assert r.shape == (24,) and type(r.grad_fn).__name__ == "ViewBackward0"
+    assert type(x[..., ng.tensor([0, 1])].flatten().grad_fn).__name__ == "ViewBackward0"
+
+
+@pytest.mark.parametrize("expr,stride", [
+    ("T.cat((x.t(), x.t()), 0)", (3, 1)),
+    ("T.cat([x.t()])", (3, 1)),
+    ("T.stack((x.t(), x.t()), 1)", (6, 3, 1)),
+    ("T.stack((x.t(), x.t()), 2)", (6, 2, 1)),
+    ("T.cat([c, c], 1)", (120, 1, 30, 6)),  # every input channels-last: so is the result
+    ("T.cat([c, c.contiguous()], 0)", (60, 20, 5, 1)),
+    ("T.stack([c, c], 2)", (120, 1, 60, 15, 3)),
+    ("T.stack([c, c], 4)", (120, 40, 10, 2, 1)),
+])
+def test_cat_and_stack_results_are_laid_out_as_pytorch(expr, stride):
+    x = ng.arange(6.0).reshape(3, 2)
+    c = ng.arange(120.0).reshape(2, 4, 5, 3).permute(0, 3, 1, 2)
+    r = eval(expr, {"T": ng, "x": x, "c": c})
+    assert r.stride() == stride
