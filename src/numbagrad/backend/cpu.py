@@ -841,16 +841,16 @@ def copyto(dst, src):
     dst[...] = src
 
 
-def clone(a):
-    """A copy of ``a`` laid out as PyTorch's ``clone`` lays it out (``layout.clone_strides``:
-    a transposed array's copy is transposed)."""
-    if not a.flags.c_contiguous:
-        strides = layout.clone_strides(a.shape, [st // a.itemsize for st in a.strides])
-        if strides is not None:
-            out = empty_strided(a.shape, strides, a.dtype)
-            out[...] = a
-            return out
-    return a.copy()
+def clone(a, dtype=None):
+    """A copy of ``a`` (as ``dtype`` if given) laid out as PyTorch's ``clone`` and ``.to()``
+    lay it out (``layout.clone_strides``: a transposed array's copy is transposed)."""
+    if a.flags.c_contiguous:
+        return a.copy() if dtype is None else a.astype(dtype)
+    out = empty_strided(a.shape, layout.clone_strides(a.shape, [st // a.itemsize
+                                                               for st in a.strides]),
+                        a.dtype if dtype is None else dtype)
+    out[...] = a
+    return out
 
 
 def scatter(a, index, value, accumulate):

@@ -613,12 +613,13 @@ def copyto(dst: DeviceArray, src) -> None:
     run_elementwise(identity_kernel("_copy", dst.dtype), [src], dst.dtype, out=dst)
 
 
-def clone(a: DeviceArray) -> DeviceArray:
-    """A copy of ``a`` laid out as PyTorch's ``clone`` lays it out (as the CPU's)."""
-    strides = None if a.flags.c_contiguous else layout.clone_strides(a.shape, a.estrides)
-    if strides is None:
-        return a.copy()
-    out = empty_strided(a.shape, strides, a.dtype)
+def clone(a: DeviceArray, dtype=None) -> DeviceArray:
+    """A copy of ``a`` (as ``dtype`` if given) laid out as PyTorch's ``clone`` and ``.to()``
+    lay it out (as the CPU's)."""
+    if a.flags.c_contiguous:
+        return a.copy() if dtype is None else a.astype(dtype)
+    out = empty_strided(a.shape, layout.clone_strides(a.shape, a.estrides),
+                        a.dtype if dtype is None else dtype)
     copyto(out, a)
     return out
 

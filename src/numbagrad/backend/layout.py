@@ -81,9 +81,9 @@ def join_strides(shape, layouts):
 
 
 def clone_strides(shape, strides):
-    """The strides of PyTorch's copy of a layout that keeps it (``clone``, preserve_format):
-    its own when it is dense, else a dense layout of its dims in the same order
-    (``infer_dense_strides``, TensorIterator's sort on the one layout)."""
+    """The strides of PyTorch's copy of a layout that keeps it (``clone``, ``.to()``: the
+    preserve_format): its own when it is dense, else a dense layout of its dims in the same
+    order (``infer_dense_strides``, TensorIterator's sort on the one layout)."""
     if is_non_overlapping_and_dense(shape, strides):
         return tuple(strides)
     return permuted_strides(shape, _sorted_dims(shape, [strides]))

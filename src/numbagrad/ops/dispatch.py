@@ -266,7 +266,11 @@ def device_backend(tensors, scalars_ok=False):
 def _as_array(a, dt):
     if isinstance(a, Tensor):
         arr = a._data
-        return arr if arr.dtype == dt.np else arr.astype(dt.np)
+        if arr.dtype == dt.np:
+            return arr
+        # PyTorch's CPU loops cast such an operand first, with .to(): the result's layout
+        # follows that copy's
+        return backend.of(arr).clone(arr, dt.np)
     return np.array(a, dtype=dt.np)
 
 

@@ -421,7 +421,7 @@ def contiguous(x):
 def to_dtype(ctx, x, dtype):
     if not dtype.is_floating_point:
         ctx.non_differentiable = (0,)
-    return x._data.astype(dtype.np)
+    return ctx.backend.clone(x._data, dtype.np)  # (laid out as x, as clone)
 
 
 to_dtype.defvjp(lambda ctx, grad: grad)
