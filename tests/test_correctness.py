@@ -855,3 +855,59 @@ def test_cat_and_stack_results_are_laid_out_as_pytorch(expr, stride):
     c = ng.arange(120.0).reshape(2, 4, 5, 3).permute(0, 3, 1, 2)
     r = eval(expr, {"T": ng, "x": x, "c": c})
     assert r.stride() == stride
+
+
+_ERR_PARTIAL = ("unsupported operation: some elements of the input tensor and the written-to"
+                " tensor refer to a single memory location. Please clone() the tensor before"
+                " performing the operation.")
+
+
+@pytest.mark.parametrize("write", [
+    "y[1:].mul_(y[:-1])",
+    "y[1:] += y[:-1]",
+    "y[2:] *= y[:4]",
+    "y[1:] **= y[:-1]",
+    "y[1:].clamp_(min=y[:-1])",
+    "y[1:].lerp_(y[:-1], 0.5)",
+    "y[1:].copy_(y[:-1])",
+    "y[1:] = y[:-1]",
+    "y[:3][[0, 1]] = y[:2]",  # (index_put_: any shared memory)
+    "y[:2].index_add_(0, T.tensor([0, 1]), y[:2])",
+    "y.view(2, 3).t().mul_(y.view(3, 2))",  # the same memory laid out otherwise
+    "z[::2].mul_(z)",  # ... a size-1 dim's stride counts
+    "T.add(y[:-1], 1, out=y[1:])",
+    "T.cat([y[:2], y[:2]], out=y[1:5])",
+])
+def test_writes_from_an_input_that_shares_part_of_the_memory_are_refused(write):
+    y = ng.arange(6.0)
+    z = ng.tensor([[[1, 0], [-1, 0]]])
+    with pytest.raises(RuntimeError) as info:
+        exec(write, {"T": ng, "y": y, "z": z})
+    assert str(info.value) == _ERR_PARTIAL
+
+
+@pytest.mark.parametrize("write", [
+    "y.mul_(y)",
+    "y[:3].mul_(y[3:])",
+    "y[::2].mul_(y[1::2])",  # not dense: too hard to tell, allowed
+    "x.t().mul_(x.t())",  # all of it, laid out alike
+    "y[1:].add_(y[:1])",
+    "y[1:].fill_(y[1])",
+    "y[1:].masked_fill_(y[1:] > 2, y[1])",
+    "y[1:3] = y[1:3].view(2)",
+    "T.sum(y[:3], 0, keepdim=True, out=y[2:3])",
+    "T.neg(y[1:4], out=y[1:4])",
+])
+def test_writes_pytorch_allows_beside_shared_memory(write):
+    y = ng.arange(6.0)
+    x = ng.arange(6.0).reshape(2, 3)
+    exec(write, {"T": ng, "y": y, "x": x})
+
+
+def test_in_place_operators_write_in_place():
+    y = ng.arange(6.0)
+    z = y
+    y **= 2
+    y //= 2
+    y %= 5
+    assert z is y and y.tolist() == [0.0, 0.0, 2.0, 4.0, 3.0, 2.0]

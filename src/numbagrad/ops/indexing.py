@@ -307,6 +307,12 @@ def index_add_vjp(ctx, grad):
     return grad, None, g_src.reshape(ctx.input_shapes[2])
 
 
+# (their in-place variants refuse a source or index sharing any memory with the target)
+for _op in (scatter_add, scatter, index_add):
+    _op.inplace_overlap = "full"
+del _op
+
+
 @composite("index_fill", variants="function method inplace")
 def index_fill(ctx, x, dim, index, value):
     d = _dim(x, dim)

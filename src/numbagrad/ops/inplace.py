@@ -24,7 +24,7 @@ from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import enable_grad
-from ..backend import cpu
+from ..backend import cpu, layout
 from ..backend.memory import before_write
 from . import elementwise as E
 from . import movement as M
@@ -65,6 +65,10 @@ ERR_MULTI_VIEW_REBASE = (
 ERR_OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
+)
+ERR_PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation."
 )
 _CAST_NAMES = D.SCALAR_TYPE
 
@@ -111,6 +115,37 @@ def _self_overlapping(a) -> bool:
         st == 0 and n > 1 for n, st in zip(a.shape, a.strides))
 
 
+def check_no_partial_overlap(x, inputs, full=False):
+    """Refuse writing into ``x`` what is computed from an input whose memory is partly ``x``'s
+    (an input read after parts of it were written): PyTorch's elementwise ops, ``out=`` and
+    copy_ refuse it (``assert_no_partial_overlap``). ``x`` itself, or all of its memory laid
+    out alike, is fine; with ``full`` that is refused too (index_put_'s
+    ``assert_no_overlap``). Layouts that are not dense are too hard to tell: allowed."""
+    a = x._data
+    for t in inputs:
+        if isinstance(t, Tensor) and t is not x and t._lazy is None:
+            b = t._data
+            if (type(a) is np.ndarray and type(b) is np.ndarray and np.may_share_memory(a, b)
+                    and _overlap(a, b) in (("partial", "full") if full else ("partial",))):
+                raise RuntimeError(ERR_PARTIAL_OVERLAP)
+
+
+def _overlap(a, b):
+    """How arrays ``a`` and ``b`` that may share memory do: "full" (the same elements at the
+    same addresses), "partial", or None (none, or too hard to tell): at::get_overlap_status."""
+    if not (a.size and b.size and _dense(a) and _dense(b)):
+        return None
+    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
+    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    if a0 == b0 and a1 == b1:
+        return "full" if a.strides == b.strides else "partial"
+    return "partial" if a0 < b1 and b0 < a1 else None
+
+
+def _dense(a) -> bool:
+    return layout.is_non_overlapping_and_dense(a.shape, [st // a.itemsize for st in a.strides])
+
+
 def _writable(x):
     """``x``'s array, about to be written: expressions that read it are evaluated first."""
     a = x._data
@@ -122,6 +157,9 @@ def inplace(x, op, *args, **kwargs):
     """``x.op_(*args)``: run ``op(x, *args)`` and write its result into ``x``."""
     check_inplace(x)
     check_no_overlap(x)
+    overlap = getattr(op, "inplace_overlap", "partial")
+    if overlap is not None and (args or kwargs):
+        check_no_partial_overlap(x, (*args, *kwargs.values()), overlap == "full")
     return assign_inplace(x, op(x, *args, **kwargs))
 
 
@@ -354,6 +392,7 @@ def _tracked(*tensors) -> bool:
 def add_(x, other):
     check_inplace(x)
     check_no_overlap(x)
+    check_no_partial_overlap(x, (other,))
     if not _tracked(x, other):
         # the fast path: the kernel writes straight into x (no temporary)
         a = x._data
@@ -395,6 +434,7 @@ def fill_(x, value):
 def copy_(x, src):
     check_inplace(x)
     check_no_overlap(x)
+    check_no_partial_overlap(x, (src,))
     if not _tracked(x, src) or not x.dtype.is_floating_point:
         # (an integer or bool tensor carries no gradient: the values are only cast into it)
         _copy_into(_writable(x), x, src)
@@ -450,6 +490,11 @@ def setitem(x, index, value):
         copy_(x, value)
         return
     advanced = "advanced" in where.kinds
+    if isinstance(value, Tensor):
+        # PyTorch copies into the view x[index] (copy_), or puts into x (index_put_, which
+        # refuses a value sharing any of x's memory)
+        check_no_partial_overlap(x if advanced else Tensor._make(x._data[where.index]),
+                                 (value,), advanced)
     if (advanced and isinstance(value, Tensor) and value.dtype is not x.dtype
             and not (value.numel() == 1 and _one_mask(where))):
         # (one value through a single bool mask is masked_fill in PyTorch: it casts)

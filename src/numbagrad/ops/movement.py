@@ -979,6 +979,7 @@ def stack(ctx, tensors, dim=0):
 
 
 stack.defjvp(linear(stack))
+cat.out_overlap = stack.out_overlap = True  # (out= refuses an input sharing part of it)
 
 
 @stack.defvjp

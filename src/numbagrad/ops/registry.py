@@ -489,6 +489,10 @@ class Composite(OpDef):
     """
 
     kind = "composite"
+    # what its in-place variant refuses of the tensors it reads (ops/inplace.py): None, each
+    # composite checks its own; "full": any memory shared with the written tensor
+    # (index_add_, scatter_: PyTorch's assert_no_overlap)
+    inplace_overlap = None
     # ``lean(*args, **kwargs)``: the op's result by a shorter path that records exactly what
     # this class's ``__call__`` would, or None when the arguments need the general one
     lean = None
