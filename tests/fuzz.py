@@ -75,15 +75,6 @@ KNOWN_OPEN: dict[str, Known] = {
         g, = torch.autograd.grad(x.sigmoid().sum(), x, create_graph=True)
         (torch.ones(3, 2) @ x).sum().backward(create_graph=True)  # compare: x.grad
         """),
-    "view_requires_grad_after_base": Known(
-        "a view made before its base's requires_grad_(): requires grad (and ops on it record"
-        " a graph); numbagrad's view does not",
-        """
-        x = torch.zeros(3, 2)
-        v = x.t()
-        x.requires_grad_()
-        r = v.exp()
-        """),
     "retain_grad_view_base_write": Known(
         "retain_grad() on a view, then a write into its base through another view: the"
         " view's .grad stays None after backward (its node was replaced); numbagrad fills it",
@@ -855,6 +846,15 @@ FIXED: dict[str, Known] = {
         x = torch.tensor([[[1, 0], [-1, 0]]])
         y = x[::2]
         y *= x
+        """),
+    "view_requires_grad_after_base": Known(
+        "a view made before its base's requires_grad_(): requires grad (and ops on it record"
+        " a graph); numbagrad's view does not",
+        """
+        x = torch.zeros(3, 2)
+        v = x.t()
+        x.requires_grad_()
+        r = v.exp()
         """),
 }
 

@@ -911,3 +911,21 @@ def test_in_place_operators_write_in_place():
     y //= 2
     y %= 5
     assert z is y and y.tolist() == [0.0, 0.0, 2.0, 4.0, 3.0, 2.0]
+
+
+def test_a_view_requires_grad_while_its_base_does():
+    x = ng.zeros(3, 2)
+    v = x.t()
+    x.requires_grad_()
+    # made before its base required grad: a leaf that requires grad, through its base
+    assert v.requires_grad and v.is_leaf and v.grad_fn is None
+    r = v.exp()
+    assert r.requires_grad and type(r.grad_fn).__name__ == "ExpBackward0"
+    r.sum().backward()  # (the gradient reaches neither: PyTorch's edge to v is empty)
+    assert x.grad is None and v.grad is None
+    x.requires_grad_(False)
+    assert not v.requires_grad
+    y = ng.zeros(3, 2, requires_grad=True)
+    with ng.no_grad():
+        w = y[0]
+    assert w.requires_grad and w.is_leaf
