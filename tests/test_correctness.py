@@ -792,6 +792,10 @@ def test_write_into_one_element_of_an_expanded_view_then_backward():
     ("T.ones(2, 3, 4, 5).permute(0, 2, 3, 1) + 1", (60, 5, 1, 20)),
     ("x.t().clone()", (1, 4)),
     ("x.t().double()", (1, 4)),
+    ("2 - x.t()", (1, 4)),
+    # ... but pow(Scalar, Tensor) and masked_fill make theirs C-contiguous
+    ("2 ** x.t()", (3, 1)),
+    ("x.t().masked_fill(x.t() > 2, 0.0)", (3, 1)),
     # an operand of another dtype is cast first, as by .to(): an expanded one becomes dense
     ("T.tensor([[[4, 3, 2]], [[2, 1, 4]]]).expand(2, 3, 3).log1p()", (9, 3, 1)),
     ("T.arange(6).reshape(2, 3).t() + 0.5", (1, 3)),

@@ -518,6 +518,7 @@ def rpow_vjp(grad, x, result, base):
 
 
 rpow.always_saves = ("x", "result")  # (PowBackward2 saves the exponent and the result)
+rpow.contiguous_result = True  # (PyTorch's pow(Scalar, Tensor) makes its result so)
 
 
 @unary("rsub", node="RsubBackward1", refuse_bool=(RuntimeError, ERR_SUB_BOOL))

@@ -370,7 +370,9 @@ def masked_fill(ctx, x, mask, value):
     ctx.mask = mask
     with no_grad():
         out = E.where(mask, value, x)
-    return out._data if out.dtype is x.dtype else out.to(x.dtype)._data
+    out = out._data if out.dtype is x.dtype else out.to(x.dtype)._data
+    # (C order whatever x's layout: PyTorch fills a contiguous clone of x)
+    return ctx.backend.ascontiguousarray(out)
 
 
 masked_fill.defjvp(linear(masked_fill, 0, 2))

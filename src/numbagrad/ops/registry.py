@@ -140,6 +140,9 @@ class Elementwise(OpDef):
         # checked against in-place changes at the start of the backward, as PyTorch unpacks
         # every saved variable of a node (PowBackward1 saves self, exponent and result)
         self.always_saves: tuple = ()
+        # whether the result is C-contiguous whatever its operands' layout (else it is laid
+        # out as they are, as by PyTorch's TensorIterator: backend/layout.py)
+        self.contiguous_result = False
         self.vjps: list = [None] * n_in
         self.vjp_args: list = [()] * n_in
         self._passes_grad: list = [False] * n_in
