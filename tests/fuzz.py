@@ -2837,7 +2837,8 @@ class Gen:
             t = self.val(x)
             if t.ndim == 0:
                 return
-            row = t[0] if t.shape[0] else t
+            # (detached: indexing a view of a multi-output op whose base was written raises)
+            row = t.detach()[0] if t.shape[0] else t
             if row.numel() > 1 and 0 in row.stride() and avoid("setitem_into_expanded_overlap"):
                 return
             self.emit(f"with torch.no_grad(): {x}[0] = 1.0", "no_grad:setitem",
