@@ -125,21 +125,36 @@ def check_no_partial_overlap(x, inputs, full=False):
     for t in inputs:
         if isinstance(t, Tensor) and t is not x and t._lazy is None:
             b = t._data
-            if (type(a) is np.ndarray and type(b) is np.ndarray and np.may_share_memory(a, b)
-                    and _overlap(a, b) in (("partial", "full") if full else ("partial",))):
+            if _may_share(a, b) and _overlap(a, b) in (("partial", "full") if full
+                                                       else ("partial",)):
                 raise RuntimeError(ERR_PARTIAL_OVERLAP)
 
 
+def _may_share(a, b) -> bool:
+    """Whether arrays ``a`` and ``b`` may share memory (GPU arrays: one buffer; a NumPy
+    scalar, one element selected by integers, is a copy)."""
+    if type(a) is np.ndarray:
+        return type(b) is np.ndarray and np.may_share_memory(a, b)
+    return getattr(b, "buf", None) is getattr(a, "buf", False)
+
+
 def _overlap(a, b):
-    """How arrays ``a`` and ``b`` that may share memory do: "full" (the same elements at the
+    """How arrays ``a`` and ``b`` of one memory block do: "full" (the same elements at the
     same addresses), "partial", or None (none, or too hard to tell): at::get_overlap_status."""
     if not (a.size and b.size and _dense(a) and _dense(b)):
         return None
-    a0, b0 = a.__array_interface__["data"][0], b.__array_interface__["data"][0]
-    a1, b1 = a0 + a.nbytes, b0 + b.nbytes
+    a0, b0 = _first_byte(a), _first_byte(b)
+    a1, b1 = a0 + a.size * a.itemsize, b0 + b.size * b.itemsize
     if a0 == b0 and a1 == b1:
         return "full" if a.strides == b.strides else "partial"
     return "partial" if a0 < b1 and b0 < a1 else None
+
+
+def _first_byte(a) -> int:
+    """Where array ``a`` starts: an address on the host, an offset into its buffer on a GPU."""
+    if type(a) is np.ndarray:
+        return a.__array_interface__["data"][0]
+    return a.offset * a.itemsize
 
 
 def _dense(a) -> bool:
