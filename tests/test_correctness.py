@@ -933,3 +933,13 @@ def test_a_view_requires_grad_while_its_base_does():
     with ng.no_grad():
         w = y[0]
     assert w.requires_grad and w.is_leaf
+
+
+def test_a_view_that_kept_its_node_refuses_in_place_writes_after_its_leaf_base_stopped():
+    x = ng.tensor(1.5).requires_grad_()
+    v = x.expand(3)
+    x.requires_grad_(False)
+    assert v.requires_grad  # (its ExpandBackward0 node)
+    _raises = pytest.raises(RuntimeError, match="^a view of a leaf Variable that requires grad")
+    with _raises:
+        v[1:-1] = -0.25

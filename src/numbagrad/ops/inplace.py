@@ -82,7 +82,7 @@ def check_inplace(x):
         if x._grad_fn is None and x._requires_grad:
             raise RuntimeError(ERR_LEAF)
         return
-    if not base._requires_grad:
+    if not x.requires_grad:  # (a view made while its base required grad still does)
         return
     kind = x._view_kind
     if kind == "no_grad":
