@@ -2632,8 +2632,8 @@ class Gen:
         touches = self.aliases(tgt)
         if not tgt.isidentifier():
             touches = [root] + [e for e in touches if e != root and e != tgt]
-        kind = "leaf" if (t.is_leaf and t._base is None) else "view" if t._base is not None \
-            else "nonleaf"
+        # (a view is asked first: is_leaf of a multi-output view whose base was written raises)
+        kind = "view" if t._base is not None else "leaf" if t.is_leaf else "nonleaf"
         expanded = any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
         if expanded and t.requires_grad and avoid("inplace_expanded_backward"):
             return
