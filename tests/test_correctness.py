@@ -901,6 +901,9 @@ def test_writes_from_an_input_that_shares_part_of_the_memory_are_refused(write):
     "y[1:3] = y[1:3].view(2)",
     "T.sum(y[:3], 0, keepdim=True, out=y[2:3])",
     "T.neg(y[1:4], out=y[1:4])",
+    "y[None].mul_(y.unsqueeze(0))",  # (a None indexes as unsqueeze: one layout)
+    "y.view(6, 1).add_(y[:, None])",
+    "y[None] = y.unsqueeze(0)",
 ])
 def test_writes_pytorch_allows_beside_shared_memory(write):
     y = ng.arange(6.0)
@@ -944,3 +947,18 @@ def test_a_view_that_kept_its_node_refuses_in_place_writes_after_its_leaf_base_s
         v[1:-1] = -0.25
     assert str(info.value) == ("a view of a leaf Variable that requires grad is being used in"
                                " an in-place operation.")
+
+
+@pytest.mark.parametrize("expr,stride", [
+    ("x[None]", (12, 4, 1)),
+    ("x[:, None]", (4, 4, 1)),
+    ("x[None, ::2]", (12, 8, 1)),  # (unsqueezed before the slice applies)
+    ("x[:, None, ::2]", (4, 4, 2)),
+    ("x[1, None]", (4, 1)),
+    ("x[None, ..., None]", (12, 4, 1, 1)),
+    ("x.t()[None]", (4, 1, 4)),
+    ("x[None, None]", (12, 12, 4, 1)),
+])
+def test_a_none_index_has_the_strides_of_unsqueeze(expr, stride):
+    x = ng.arange(12.0).reshape(3, 4)
+    assert eval(expr, {"x": x}).stride() == stride

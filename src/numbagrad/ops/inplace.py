@@ -508,8 +508,13 @@ def setitem(x, index, value):
     if isinstance(value, Tensor):
         # PyTorch copies into the view x[index] (copy_), or puts into x (index_put_, which
         # refuses a value sharing any of x's memory)
-        check_no_partial_overlap(x if advanced else Tensor._make(x._data[where.index]),
-                                 (value,), advanced)
+        if advanced:
+            check_no_partial_overlap(x, (value,), True)
+        else:
+            region = x._data[where.index]
+            if "none" in where.kinds:
+                region = M.unsqueezed_as_pytorch(x._data, where.index, region)
+            check_no_partial_overlap(Tensor._make(region), (value,))
     if (advanced and isinstance(value, Tensor) and value.dtype is not x.dtype
             and not (value.numel() == 1 and _one_mask(where))):
         # (one value through a single bool mask is masked_fill in PyTorch: it casts)

@@ -628,7 +628,39 @@ def index_select_any(ctx, x, idx):
         return _laid_out_as_index(a, index, kinds, out) if type(a) is np.ndarray else out
     if isinstance(out, np.generic):  # full integer indexing gives a NumPy scalar
         out = x._data[index + (Ellipsis,)]
+    if "none" in kinds:
+        out = unsqueezed_as_pytorch(a, index, out)
     return out
+
+
+def unsqueezed_as_pytorch(a, index, out):
+    """``out``, NumPy's view ``a[index]`` of a basic ``index`` holding None, with PyTorch's
+    strides in the dims None makes (NumPy's are 0): PyTorch unsqueezes where it meets a None,
+    before the parts after it apply, so the new dim's stride is the size times the stride of
+    the dim then at its place (1 at the end). Layouts (and overlaps) are told from strides."""
+    if type(a) is not np.ndarray:
+        return out
+    shape, strides = list(a.shape), [st // a.itemsize for st in a.strides]
+    ellipsis = a.ndim - sum(1 for i in index if i is not None and i is not Ellipsis)
+    dim = 0
+    for item in index:
+        if item is None:
+            strides.insert(dim, shape[dim] * strides[dim] if dim < len(shape) else 1)
+            shape.insert(dim, 1)
+            dim += 1
+        elif item is Ellipsis:
+            dim += ellipsis
+        elif isinstance(item, slice):
+            start, stop, step = item.indices(shape[dim])
+            shape[dim] = len(range(start, stop, step))
+            strides[dim] *= step
+            dim += 1
+        else:  # an integer selects
+            del shape[dim], strides[dim]
+    isz = out.itemsize
+    if tuple(shape) != out.shape or [st // isz for st in out.strides] == strides:
+        return out
+    return cpu.as_strided(out, shape, [st * isz for st in strides])
 
 
 def _laid_out_as_index(a, index, kinds, out):
