@@ -859,6 +859,15 @@ FIXED: dict[str, Known] = {
 }
 
 
+def _is_leaf(t) -> bool:
+    """``t.is_leaf``; False where asking raises (a view of a multi-output op whose base was
+    written in place: PyTorch refuses to re-derive its node)."""
+    try:
+        return t.is_leaf
+    except RuntimeError:
+        return False
+
+
 def avoid(key: str) -> bool:
     """True while mismatch class ``key`` is open: the generator then avoids it."""
     if key not in KNOWN_OPEN and key not in FIXED:
@@ -2474,7 +2483,7 @@ class Gen:
         if self._mixed_int_list(idx) and avoid("mixed_int_advanced_index"):
             return
         if self._too_many(idx, t.ndim) and avoid("index_error_precedence") and (
-                self._neg_step(idx) or t.requires_grad and (t.is_leaf or t._base is not None)):
+                self._neg_step(idx) or t.requires_grad and (t._base is not None or _is_leaf(t))):
             return
         if self._too_many(idx, t.ndim) and t._base is not None and t.requires_grad and \
                 avoid("index_error_precedence_view"):
@@ -2530,7 +2539,7 @@ class Gen:
             if u.requires_grad and any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)) \
                     and avoid("setitem_into_expanded_grad_value"):
                 return
-            if region == () and u.is_leaf and u.requires_grad and \
+            if region == () and _is_leaf(u) and u.requires_grad and \
                     avoid("zero_d_leaf_value_grad_device"):
                 return
         if region is not None and math.prod(region) > 1 and any(
@@ -2617,7 +2626,7 @@ class Gen:
                     return
                 if op == "copy_" and u.ndim > t.ndim and avoid("copy_broadcast_extra_dims"):
                     return
-                if op == "copy_" and u.ndim == 0 and t.ndim == 0 and u.is_leaf and \
+                if op == "copy_" and u.ndim == 0 and t.ndim == 0 and _is_leaf(u) and \
                         u.requires_grad and avoid("zero_d_leaf_value_grad_device"):
                     return
                 if op in ("div_", "/=") and u.numel() and not self.nan_mode and \
@@ -2632,8 +2641,7 @@ class Gen:
         touches = self.aliases(tgt)
         if not tgt.isidentifier():
             touches = [root] + [e for e in touches if e != root and e != tgt]
-        # (a view is asked first: is_leaf of a multi-output view whose base was written raises)
-        kind = "view" if t._base is not None else "leaf" if t.is_leaf else "nonleaf"
+        kind = "view" if t._base is not None else "leaf" if _is_leaf(t) else "nonleaf"
         expanded = any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
         if expanded and t.requires_grad and avoid("inplace_expanded_backward"):
             return
@@ -2859,8 +2867,8 @@ class Gen:
         cands = [e for e in self.pool if self.is_float(self.val(e)) and self.val(e).requires_grad]
         if not cands:
             return
-        leaves = [e for e in self.pool if e.isidentifier() and self.val(e).is_leaf
-                  and self.val(e).requires_grad]
+        leaves = [e for e in self.pool if e.isidentifier() and self.val(e).requires_grad
+                  and _is_leaf(self.val(e))]
         err = max([self.err.get(e, 0.0) for e in self.pool] + [1e-4]) * 10
         st = len(self.stmts)
         # the loss: a weighted sum of one to three results
