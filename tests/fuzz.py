@@ -75,43 +75,6 @@ KNOWN_OPEN: dict[str, Known] = {
         g, = torch.autograd.grad(x.sigmoid().sum(), x, create_graph=True)
         (torch.ones(3, 2) @ x).sum().backward(create_graph=True)  # compare: x.grad
         """),
-    "view_requires_grad_after_base": Known(
-        "a view made before its base's requires_grad_(): requires grad (and ops on it record"
-        " a graph); numbagrad's view does not",
-        """
-        x = torch.zeros(3, 2)
-        v = x.t()
-        x.requires_grad_()
-        r = v.exp()
-        """),
-    "elementwise_layout": Known(
-        "an elementwise result of a non-contiguous input keeps the input's memory layout, so"
-        " .view() of it raises, .contiguous() copies (CloneBackward0), flatten/reshape copy;"
-        " numbagrad's result is contiguous (view works, contiguous() returns it, reshape is a"
-        " view that aliases it)",
-        """
-        x = torch.ones(3, 2, requires_grad=True)
-        r = (x.t() + 1).contiguous()
-        r = (x.t() + 1).view(-1)
-        """),
-    "inplace_partial_overlap": Known(
-        "an in-place op whose operand overlaps the written tensor in part (x[::2] *= x):"
-        " RuntimeError (some elements of the input tensor and the written-to tensor refer to a"
-        " single memory location); numbagrad computes",
-        """
-        x = torch.tensor([[[1, 0], [-1, 0]]])
-        y = x[::2]
-        y *= x
-        """),
-    "advanced_index_layout": Known(
-        "advanced indexing with a slice before the index (x[:, i], x[..., i]): the result is"
-        " contiguous, so .view() works and flatten is a view (ViewBackward0); numbagrad's"
-        " (NumPy's layout) is not: view() raises RuntimeError, flatten copies"
-        " (UnsafeViewBackward0)",
-        """
-        x = torch.ones(3, 2, 4, requires_grad=True)
-        r = x[:, torch.tensor([0, 1])].view(-1)
-        """),
     "retain_grad_view_base_write": Known(
         "retain_grad() on a view, then a write into its base through another view: the"
         " view's .grad stays None after backward (its node was replaced); numbagrad fills it",
@@ -131,22 +94,6 @@ KNOWN_OPEN: dict[str, Known] = {
         x = torch.tensor([2.0], requires_grad=True)
         g, = torch.autograd.grad(x.sigmoid(), x, torch.tensor([np.inf]), create_graph=True)
         gg = torch.autograd.grad(g, x, torch.tensor([0.08]))
-        """),
-    "cat_stack_layout": Known(
-        "torch.cat / torch.stack of non-contiguous (transposed) inputs: a contiguous result, so"
-        " .view() works; numbagrad's keeps the inputs' layout: view() raises RuntimeError,"
-        " flatten copies",
-        """
-        x = torch.ones(3, 2, requires_grad=True)
-        r = torch.cat((x.t(), x.t()), dim=0).view(12)
-        r = torch.stack((x.t(), x.t()), dim=0).view(12)
-        """),
-    "pow_bool_exponent_grad": Known(
-        "the gradient of x ** False at x == 0: nan (False * 0 ** -1); numbagrad 0 (as for"
-        " x ** 0)",
-        """
-        x = torch.tensor([-0.5, 0.0], requires_grad=True)
-        g = torch.autograd.grad(torch.pow(x, False).sum(), x)
         """),
 }
 
@@ -856,7 +803,69 @@ FIXED: dict[str, Known] = {
         r = F.linear(x[0], torch.ones(4, 3), torch.ones(4))
         r = F.linear(x[None], torch.ones(4, 3), torch.ones(4))
         """),
+    "pow_bool_exponent_grad": Known(
+        "the gradient of x ** False at x == 0: nan (False * 0 ** -1); numbagrad 0 (as for"
+        " x ** 0)",
+        """
+        x = torch.tensor([-0.5, 0.0], requires_grad=True)
+        g = torch.autograd.grad(torch.pow(x, False).sum(), x)
+        """),
+    "advanced_index_layout": Known(
+        "advanced indexing with a slice before the index (x[:, i], x[..., i]): the result is"
+        " contiguous, so .view() works and flatten is a view (ViewBackward0); numbagrad's"
+        " (NumPy's layout) is not: view() raises RuntimeError, flatten copies"
+        " (UnsafeViewBackward0)",
+        """
+        x = torch.ones(3, 2, 4, requires_grad=True)
+        r = x[:, torch.tensor([0, 1])].view(-1)
+        """),
+    "cat_stack_layout": Known(
+        "torch.cat / torch.stack of non-contiguous (transposed) inputs: a contiguous result, so"
+        " .view() works; numbagrad's keeps the inputs' layout: view() raises RuntimeError,"
+        " flatten copies",
+        """
+        x = torch.ones(3, 2, requires_grad=True)
+        r = torch.cat((x.t(), x.t()), dim=0).view(12)
+        r = torch.stack((x.t(), x.t()), dim=0).view(12)
+        """),
+    "elementwise_layout": Known(
+        "an elementwise result of a non-contiguous input keeps the input's memory layout, so"
+        " .view() of it raises, .contiguous() copies (CloneBackward0), flatten/reshape copy;"
+        " numbagrad's result is contiguous (view works, contiguous() returns it, reshape is a"
+        " view that aliases it)",
+        """
+        x = torch.ones(3, 2, requires_grad=True)
+        r = (x.t() + 1).contiguous()
+        r = (x.t() + 1).view(-1)
+        """),
+    "inplace_partial_overlap": Known(
+        "an in-place op whose operand overlaps the written tensor in part (x[::2] *= x):"
+        " RuntimeError (some elements of the input tensor and the written-to tensor refer to a"
+        " single memory location); numbagrad computes",
+        """
+        x = torch.tensor([[[1, 0], [-1, 0]]])
+        y = x[::2]
+        y *= x
+        """),
+    "view_requires_grad_after_base": Known(
+        "a view made before its base's requires_grad_(): requires grad (and ops on it record"
+        " a graph); numbagrad's view does not",
+        """
+        x = torch.zeros(3, 2)
+        v = x.t()
+        x.requires_grad_()
+        r = v.exp()
+        """),
 }
+
+
+def _is_leaf(t) -> bool:
+    """``t.is_leaf``; False where asking raises (a view of a multi-output op whose base was
+    written in place: PyTorch refuses to re-derive its node)."""
+    try:
+        return t.is_leaf
+    except RuntimeError:
+        return False
 
 
 def avoid(key: str) -> bool:
@@ -2474,7 +2483,7 @@ class Gen:
         if self._mixed_int_list(idx) and avoid("mixed_int_advanced_index"):
             return
         if self._too_many(idx, t.ndim) and avoid("index_error_precedence") and (
-                self._neg_step(idx) or t.requires_grad and (t.is_leaf or t._base is not None)):
+                self._neg_step(idx) or t.requires_grad and (t._base is not None or _is_leaf(t))):
             return
         if self._too_many(idx, t.ndim) and t._base is not None and t.requires_grad and \
                 avoid("index_error_precedence_view"):
@@ -2530,7 +2539,7 @@ class Gen:
             if u.requires_grad and any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)) \
                     and avoid("setitem_into_expanded_grad_value"):
                 return
-            if region == () and u.is_leaf and u.requires_grad and \
+            if region == () and _is_leaf(u) and u.requires_grad and \
                     avoid("zero_d_leaf_value_grad_device"):
                 return
         if region is not None and math.prod(region) > 1 and any(
@@ -2617,7 +2626,7 @@ class Gen:
                     return
                 if op == "copy_" and u.ndim > t.ndim and avoid("copy_broadcast_extra_dims"):
                     return
-                if op == "copy_" and u.ndim == 0 and t.ndim == 0 and u.is_leaf and \
+                if op == "copy_" and u.ndim == 0 and t.ndim == 0 and _is_leaf(u) and \
                         u.requires_grad and avoid("zero_d_leaf_value_grad_device"):
                     return
                 if op in ("div_", "/=") and u.numel() and not self.nan_mode and \
@@ -2632,8 +2641,7 @@ class Gen:
         touches = self.aliases(tgt)
         if not tgt.isidentifier():
             touches = [root] + [e for e in touches if e != root and e != tgt]
-        kind = "leaf" if (t.is_leaf and t._base is None) else "view" if t._base is not None \
-            else "nonleaf"
+        kind = "view" if t._base is not None else "leaf" if _is_leaf(t) else "nonleaf"
         expanded = any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape))
         if expanded and t.requires_grad and avoid("inplace_expanded_backward"):
             return
@@ -2837,7 +2845,8 @@ class Gen:
             t = self.val(x)
             if t.ndim == 0:
                 return
-            row = t[0] if t.shape[0] else t
+            # (detached: indexing a view of a multi-output op whose base was written raises)
+            row = t.detach()[0] if t.shape[0] else t
             if row.numel() > 1 and 0 in row.stride() and avoid("setitem_into_expanded_overlap"):
                 return
             self.emit(f"with torch.no_grad(): {x}[0] = 1.0", "no_grad:setitem",
@@ -2858,8 +2867,8 @@ class Gen:
         cands = [e for e in self.pool if self.is_float(self.val(e)) and self.val(e).requires_grad]
         if not cands:
             return
-        leaves = [e for e in self.pool if e.isidentifier() and self.val(e).is_leaf
-                  and self.val(e).requires_grad]
+        leaves = [e for e in self.pool if e.isidentifier() and self.val(e).requires_grad
+                  and _is_leaf(self.val(e))]
         err = max([self.err.get(e, 0.0) for e in self.pool] + [1e-4]) * 10
         st = len(self.stmts)
         # the loss: a weighted sum of one to three results

@@ -464,6 +464,25 @@ def test_half_powers_are_sqrt_and_rsqrt():
     _same(g.tolist(), [nan, 3.0, -0.0, nan])
 
 
+def test_bool_exponents_take_no_zero_power_shortcut():
+    # a bool exponent never equals 0 in PyTorch's pow_backward: x ** False differentiates as
+    # 0 * x ** -1 (nan at 0), not as x ** 0 (zeros)
+    x = ng.tensor([-0.5, 0.0, 2.0], requires_grad=True)
+    r = x ** False
+    assert r.tolist() == [1.0, 1.0, 1.0] and type(r.grad_fn).__name__ == "PowBackward0"
+    _same(ng.autograd.grad(r.sum(), x)[0].tolist(), [-0.0, nan, 0.0])
+    _same(ng.autograd.grad(ng.pow(x, True).sum(), x)[0].tolist(), [1.0, 1.0, 1.0])
+    _same(ng.autograd.grad((x ** 0).sum(), x)[0].tolist(), [0.0, 0.0, 0.0])
+    # a bool tensor exponent: the forward runs, the backward refuses bool subtraction
+    r = x ** ng.tensor([False, True, True])
+    assert r.tolist() == [1.0, 0.0, 2.0] and type(r.grad_fn).__name__ == "PowBackward1"
+    with pytest.raises(RuntimeError) as info:
+        r.sum().backward()
+    assert str(info.value) == (
+        "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying"
+        " to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 def test_power_of_a_number_with_an_infinite_incoming_gradient():
     x = ng.tensor([1.0, 2.0], requires_grad=True)
     g, = ng.autograd.grad(2 ** x, x, ng.tensor([inf, 1.0]))
@@ -755,3 +774,191 @@ def test_write_into_one_element_of_an_expanded_view_then_backward():
         (x * lib.tensor([0.5, 1.5, -1.0])).sum().backward()
         grads.append(v.grad.item())
     assert grads[0] == grads[1] == 1.0  # (the three elements are one, now v)
+
+
+@pytest.mark.parametrize("expr,stride", [
+    ("x.t() + 1", (1, 4)),
+    ("x.t().exp()", (1, 4)),
+    ("x.t() * x.t()", (1, 4)),
+    ("y.permute(2, 0, 1) * 2", (1, 12, 4)),
+    ("x.t() + T.ones(4, 3)", (1, 4)),
+    ("T.ones(4, 3) + x.t()", (3, 1)),
+    ("T.ones(4, 1) + x.t()", (1, 4)),
+    ("x[:1].expand(3, 4).t() + x.t()", (1, 4)),
+    ("x.t()[:, ::2] * 2", (1, 4)),
+    ("x.t() > 3", (1, 4)),
+    ("T.where(x.t() > 3, x.t(), 0.0)", (1, 4)),
+    ("T.where(T.ones(4, 3) > 0, x.t(), T.ones(4, 1))", (3, 1)),
+    ("T.ones(2, 3, 4, 5).permute(0, 2, 3, 1) + 1", (60, 5, 1, 20)),
+    ("x.t().clone()", (1, 4)),
+    ("x.t().double()", (1, 4)),
+    ("2 - x.t()", (1, 4)),
+    # ... but pow(Scalar, Tensor) and masked_fill make theirs C-contiguous
+    ("2 ** x.t()", (3, 1)),
+    ("x.t().masked_fill(x.t() > 2, 0.0)", (3, 1)),
+    # an operand of another dtype is cast first, as by .to(): an expanded one becomes dense
+    ("T.tensor([[[4, 3, 2]], [[2, 1, 4]]]).expand(2, 3, 3).log1p()", (9, 3, 1)),
+    ("T.arange(6).reshape(2, 3).t() + 0.5", (1, 3)),
+    ("x.t()[:, ::2].clone()", (1, 4)),
+])
+def test_elementwise_results_are_laid_out_as_their_inputs(expr, stride):
+    # PyTorch's TensorIterator orders the result's dims as the operands' strides do
+    x = ng.arange(12.0).reshape(3, 4)
+    y = ng.arange(24.0).reshape(2, 3, 4)
+    assert eval(expr, {"T": ng, "x": x, "y": y}).stride() == stride
+
+
+def test_a_transposed_elementwise_result_is_not_viewed_flat():
+    x = ng.ones(3, 2, requires_grad=True)
+    r = x.t() + 1
+    assert type(r.contiguous().grad_fn).__name__ == "CloneBackward0"
+    assert r.contiguous().stride() == (3, 1)
+    f = r.flatten()
+    assert f._base is None and type(f.grad_fn).__name__ == "UnsafeViewBackward0"
+    _raises_as_pytorch(
+        "(T.ones(3, 2).t() + 1).view(-1)", "RuntimeError",
+        "view size is not compatible with input tensor's size and stride (at least one dimension"
+        " spans across two contiguous subspaces). Use .reshape(...) instead.")
+
+
+@pytest.mark.parametrize("expr,stride", [
+    ("x[:, i]", (8, 4, 1)),
+    ("x[..., i]", (4, 2, 1)),
+    ("x[:, :, j]", (12, 6, 3, 1)),
+    ("x[i, :, i]", (2, 1)),
+    ("x.transpose(0, 2)[:, i]", (1, 4, 8)),
+    ("x.permute(1, 2, 0)[..., i]", (8, 2, 1)),
+    ("x[:, ::2][:, :, i]", (2, 2, 1)),
+    ("x[:, j.t()]", (24, 4, 12, 1)),
+])
+def test_advanced_indexing_results_are_laid_out_as_pytorch(expr, stride):
+    x = ng.arange(24.0).reshape(3, 2, 4)
+    i, j = ng.tensor([0, 1]), ng.tensor([[0, 1, 1], [1, 0, 0]])
+    assert eval(expr, {"x": x, "i": i, "j": j}).stride() == stride
+
+
+def test_a_slice_then_an_index_gives_a_contiguous_result():
+    x = ng.ones(3, 2, 4, requires_grad=True)
+    r = x[:, ng.tensor([0, 1])].view(-1)
+    assert r.shape == (24,) and type(r.grad_fn).__name__ == "ViewBackward0"
+    assert type(x[..., ng.tensor([0, 1])].flatten().grad_fn).__name__ == "ViewBackward0"
+
+
+@pytest.mark.parametrize("expr,stride", [
+    ("T.cat((x.t(), x.t()), 0)", (3, 1)),
+    ("T.cat([x.t()])", (3, 1)),
+    ("T.stack((x.t(), x.t()), 1)", (6, 3, 1)),
+    ("T.stack((x.t(), x.t()), 2)", (6, 2, 1)),
+    ("T.cat([c, c], 1)", (120, 1, 30, 6)),  # every input channels-last: so is the result
+    ("T.cat([c, c.contiguous()], 0)", (60, 20, 5, 1)),
+    ("T.stack([c, c], 2)", (120, 1, 60, 15, 3)),
+    ("T.stack([c, c], 4)", (120, 40, 10, 2, 1)),
+])
+def test_cat_and_stack_results_are_laid_out_as_pytorch(expr, stride):
+    x = ng.arange(6.0).reshape(3, 2)
+    c = ng.arange(120.0).reshape(2, 4, 5, 3).permute(0, 3, 1, 2)
+    r = eval(expr, {"T": ng, "x": x, "c": c})
+    assert r.stride() == stride
+
+
+_ERR_PARTIAL = ("unsupported operation: some elements of the input tensor and the written-to"
+                " tensor refer to a single memory location. Please clone() the tensor before"
+                " performing the operation.")
+
+
+@pytest.mark.parametrize("write", [
+    "y[1:].mul_(y[:-1])",
+    "y[1:] += y[:-1]",
+    "y[2:] *= y[:4]",
+    "y[1:] **= y[:-1]",
+    "y[1:].clamp_(min=y[:-1])",
+    "y[1:].lerp_(y[:-1], 0.5)",
+    "y[1:].copy_(y[:-1])",
+    "y[1:] = y[:-1]",
+    "y[:3][[0, 1]] = y[:2]",  # (index_put_: any shared memory)
+    "y[:2].index_add_(0, T.tensor([0, 1]), y[:2])",
+    "y.view(2, 3).t().mul_(y.view(3, 2))",  # the same memory laid out otherwise
+    "z[::2].mul_(z)",  # ... a size-1 dim's stride counts
+    "T.add(y[:-1], 1, out=y[1:])",
+    "T.cat([y[:2], y[:2]], out=y[1:5])",
+])
+def test_writes_from_an_input_that_shares_part_of_the_memory_are_refused(write):
+    y = ng.arange(6.0)
+    z = ng.tensor([[[1, 0], [-1, 0]]])
+    with pytest.raises(RuntimeError) as info:
+        exec(write, {"T": ng, "y": y, "z": z})
+    assert str(info.value) == _ERR_PARTIAL
+
+
+@pytest.mark.parametrize("write", [
+    "y.mul_(y)",
+    "y[:3].mul_(y[3:])",
+    "y[::2].mul_(y[1::2])",  # not dense: too hard to tell, allowed
+    "x.t().mul_(x.t())",  # all of it, laid out alike
+    "y[1:].add_(y[:1])",
+    "y[1:].fill_(y[1])",
+    "y[1:].masked_fill_(y[1:] > 2, y[1])",
+    "y[1:3] = y[1:3].view(2)",
+    "T.sum(y[:3], 0, keepdim=True, out=y[2:3])",
+    "T.neg(y[1:4], out=y[1:4])",
+    "y[None].mul_(y.unsqueeze(0))",  # (a None indexes as unsqueeze: one layout)
+    "y.view(6, 1).add_(y[:, None])",
+    "y[None] = y.unsqueeze(0)",
+])
+def test_writes_pytorch_allows_beside_shared_memory(write):
+    y = ng.arange(6.0)
+    x = ng.arange(6.0).reshape(2, 3)
+    exec(write, {"T": ng, "y": y, "x": x})
+
+
+def test_in_place_operators_write_in_place():
+    y = ng.arange(6.0)
+    z = y
+    y **= 2
+    y //= 2
+    y %= 5
+    assert z is y and y.tolist() == [0.0, 0.0, 2.0, 4.0, 3.0, 2.0]
+
+
+def test_a_view_requires_grad_while_its_base_does():
+    x = ng.zeros(3, 2)
+    v = x.t()
+    x.requires_grad_()
+    # made before its base required grad: a leaf that requires grad, through its base
+    assert v.requires_grad and v.is_leaf and v.grad_fn is None
+    r = v.exp()
+    assert r.requires_grad and type(r.grad_fn).__name__ == "ExpBackward0"
+    r.sum().backward()  # (the gradient reaches neither: PyTorch's edge to v is empty)
+    assert x.grad is None and v.grad is None
+    x.requires_grad_(False)
+    assert not v.requires_grad
+    y = ng.zeros(3, 2, requires_grad=True)
+    with ng.no_grad():
+        w = y[0]
+    assert w.requires_grad and w.is_leaf
+
+
+def test_a_view_that_kept_its_node_refuses_in_place_writes_after_its_leaf_base_stopped():
+    x = ng.tensor(1.5).requires_grad_()
+    v = x.expand(3)
+    x.requires_grad_(False)
+    assert v.requires_grad  # (its ExpandBackward0 node)
+    with pytest.raises(RuntimeError) as info:
+        v[1:-1] = -0.25
+    assert str(info.value) == ("a view of a leaf Variable that requires grad is being used in"
+                               " an in-place operation.")
+
+
+@pytest.mark.parametrize("expr,stride", [
+    ("x[None]", (12, 4, 1)),
+    ("x[:, None]", (4, 4, 1)),
+    ("x[None, ::2]", (12, 8, 1)),  # (unsqueezed before the slice applies)
+    ("x[:, None, ::2]", (4, 4, 2)),
+    ("x[1, None]", (4, 1)),
+    ("x[None, ..., None]", (12, 4, 1, 1)),
+    ("x.t()[None]", (4, 1, 4)),
+    ("x[None, None]", (12, 12, 4, 1)),
+])
+def test_a_none_index_has_the_strides_of_unsqueeze(expr, stride):
+    x = ng.arange(12.0).reshape(3, 4)
+    assert eval(expr, {"x": x}).stride() == stride

@@ -320,10 +320,10 @@ class Tensor:
     @property
     def requires_grad(self) -> bool:
         base = self._base
-        if base is not None and (base._grad_fn is not self._view_src
-                                 or self._version_cell[0] != self._view_version):
-            # what re-deriving the view's node (grad_fn) would give, without doing it: PyTorch
-            # does not here, so a view that may not be re-derived does not raise
+        if base is not None:
+            # a view requires grad while its base does, as PyTorch's (one made before the
+            # base's requires_grad_() or under no_grad too, a leaf then); its node is not
+            # re-derived here (PyTorch does not, so a view that may not be does not raise)
             return self._requires_grad or base._requires_grad
         return self._requires_grad
 

@@ -301,6 +301,15 @@ class _Methods:
     def __itruediv__(self, other):
         return self.div_(other)
 
+    def __ifloordiv__(self, other):
+        return self.floor_divide_(other)
+
+    def __imod__(self, other):
+        return self.remainder_(other)
+
+    def __ipow__(self, other):
+        return self.pow_(other)
+
     @property
     def T(self):
         if self.ndim == 0:

@@ -155,6 +155,15 @@ class AccumulateGrad(Node):
         return ()
 
 
+class Unconnected(Node):
+    """The end of an edge to a view that requires grad only through its base and has no node
+    of its own (made before its base's ``requires_grad_()``, or under no_grad): PyTorch
+    records an op on it with an empty edge there, so that gradient reaches nothing."""
+
+    def apply(self, grads: list) -> tuple:
+        return ()
+
+
 def grad_accumulator(tensor) -> AccumulateGrad:
     """The one AccumulateGrad of a leaf that requires grad, for as long as it lives."""
     ref = tensor._accumulator
@@ -177,6 +186,8 @@ def edge_of(tensor):
         return (None, 0)
     else:
         fn = tensor.grad_fn
+        if fn is None and not tensor._requires_grad:
+            return (Unconnected(), 0)
     if fn is not None:
         return (fn, tensor._output_nr)
     return (grad_accumulator(tensor), 0)

@@ -20,6 +20,7 @@ import numpy as np
 from . import codegen
 from . import fastmath
 from . import kernels_reduce
+from . import layout
 from . import memory
 
 # ---------------------------------------------------------------- elementwise template
@@ -422,6 +423,40 @@ def _flat_operand(a: np.ndarray, shape: tuple):
     return flat, strides
 
 
+def result_strides(arrays, shape):
+    """The element strides PyTorch gives a new elementwise result of ``shape`` computed from
+    ``arrays`` (``layout.iterator_strides``); None for C-contiguous ones. Operands that are
+    C-contiguous, with C strides in their dims of size 1 too, always give those: they are
+    told from their flags and shapes alone."""
+    for a in arrays:
+        if not a.flags.c_contiguous or 1 in a.shape and not _c_strided(a):
+            break
+    else:
+        return None
+    if not math.prod(shape):
+        return None
+    return layout.iterator_strides(
+        shape, [(a.shape, tuple([st // a.itemsize for st in a.strides])) for a in arrays])
+
+
+def _c_strided(a) -> bool:
+    """Whether ``a``'s strides are exactly C order's, those of its dims of size 1 included (a
+    transposed or unsqueezed array may be C-contiguous with others)."""
+    step = a.itemsize
+    for n, st in zip(reversed(a.shape), reversed(a.strides)):
+        if st != step:
+            return False
+        step *= n
+    return True
+
+
+def empty_strided(shape, strides, dtype):
+    """A new array of ``shape`` with element ``strides``, a dense layout (``empty``'s memory)."""
+    dtype = np.dtype(dtype)
+    return as_strided(empty(math.prod(shape), dtype), shape,
+                      tuple([st * dtype.itemsize for st in strides]))
+
+
 def _coalesce(shape, stride_lists):
     """Drop size-1 dims and merge dims that are contiguous for every operand."""
     dims = [d for d in range(len(shape)) if shape[d] != 1]
@@ -565,9 +600,13 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
     if not same:
         shape = broadcast_shapes(*[a.shape for a in arrays])
     if out is None:
-        out = empty(shape, out_dtype)
-        if out.size and _flat_launch(mod, arrays, shape, out, params):
-            return out
+        strides = result_strides(arrays, shape)
+        if strides is None:
+            out = empty(shape, out_dtype)
+            if out.size and _flat_launch(mod, arrays, shape, out, params):
+                return out
+        else:
+            out = empty_strided(shape, strides, out_dtype)
     elif out.shape != shape:
         raise RuntimeError(
             f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}"
@@ -578,7 +617,14 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
     if out.size == 0:
         return out
     operands = [_flat_operand(out, shape)] + [_flat_operand(a, shape) for a in arrays]
-    cshape, cstrides = _coalesce(shape, [s for _, s in operands])
+    stride_lists = [s for _, s in operands]
+    if not out.flags.c_contiguous:
+        # dims in the order of out's memory, slowest first: operands laid out as ``out`` is
+        # (a transposed input of a transposed result) then coalesce to one flat run
+        order = sorted(range(len(shape)), key=lambda d: -stride_lists[0][d])
+        shape = [shape[d] for d in order]
+        stride_lists = [[st[d] for d in order] for st in stride_lists]
+    cshape, cstrides = _coalesce(shape, stride_lists)
     args = [np.array(cshape, dtype=np.int64)]
     for (flat, _), st in zip(operands, cstrides):
         args += [flat, 0, np.array(st, dtype=np.int64)]
@@ -755,7 +801,6 @@ def flat_view(a: np.ndarray):
 ascontiguousarray = np.ascontiguousarray
 moveaxis = np.moveaxis
 concatenate = np.concatenate
-stack = np.stack
 
 
 # ``a @ b``. (Not ``ndarray.dot``, cheaper on small matrices: it gives 0 for 0 * NaN where
@@ -842,6 +887,18 @@ def as_strided(a, shape, strides):
 
 def copyto(dst, src):
     dst[...] = src
+
+
+def clone(a, dtype=None):
+    """A copy of ``a`` (as ``dtype`` if given) laid out as PyTorch's ``clone`` and ``.to()``
+    lay it out (``layout.clone_strides``: a transposed array's copy is transposed)."""
+    if a.flags.c_contiguous:
+        return a.copy() if dtype is None else a.astype(dtype)
+    out = empty_strided(a.shape, layout.clone_strides(a.shape, [st // a.itemsize
+                                                               for st in a.strides]),
+                        a.dtype if dtype is None else dtype)
+    out[...] = a
+    return out
 
 
 def scatter(a, index, value, accumulate):

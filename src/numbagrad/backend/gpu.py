@@ -31,6 +31,7 @@ from . import codegen  # noqa: E402
 from . import cpu  # noqa: E402
 from . import gpu_launch  # noqa: E402
 from . import kernels_gpu  # noqa: E402
+from . import layout  # noqa: E402
 
 SIMULATOR = bool(numba.config.ENABLE_CUDASIM)
 
@@ -377,6 +378,12 @@ def empty(shape, dtype) -> DeviceArray:
     return DeviceArray(buf, 0, shape, _c_strides(shape))
 
 
+def empty_strided(shape, strides, dtype) -> DeviceArray:
+    """A new array of ``shape`` with element ``strides``, a dense layout."""
+    return DeviceArray(_flat_buffer(max(math.prod(shape), 1), np.dtype(dtype)), 0, shape,
+                       strides)
+
+
 def full(shape, value, dtype) -> DeviceArray:
     out = empty(shape, dtype)
     copyto(out, value)
@@ -560,7 +567,9 @@ def run_elementwise(kernel, arrays, out_dtype, params=(), out=None):
     shapes = [a.shape for a in arrays]
     if out is None:
         shape = cpu.broadcast_shapes(*shapes)
-        out = empty(shape, out_dtype)
+        strides = cpu.result_strides(arrays, shape)  # (PyTorch's layout, as on the CPU)
+        out = empty(shape, out_dtype) if strides is None else empty_strided(shape, strides,
+                                                                             out_dtype)
     elif (shape := cpu.broadcast_shapes(out.shape, *shapes)) != out.shape:
         raise RuntimeError(
             f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}"
@@ -604,6 +613,17 @@ def copyto(dst: DeviceArray, src) -> None:
     run_elementwise(identity_kernel("_copy", dst.dtype), [src], dst.dtype, out=dst)
 
 
+def clone(a: DeviceArray, dtype=None) -> DeviceArray:
+    """A copy of ``a`` (as ``dtype`` if given) laid out as PyTorch's ``clone`` and ``.to()``
+    lay it out (as the CPU's)."""
+    if a.flags.c_contiguous:
+        return a.copy() if dtype is None else a.astype(dtype)
+    out = empty_strided(a.shape, layout.clone_strides(a.shape, a.estrides),
+                        a.dtype if dtype is None else dtype)
+    copyto(out, a)
+    return out
+
+
 def ascontiguousarray(a: DeviceArray, force: bool = False) -> DeviceArray:
     if not force and a.flags.c_contiguous:
         return a
@@ -626,20 +646,17 @@ def moveaxis(a: DeviceArray, src, dst) -> DeviceArray:
     return a.transpose(order)
 
 
-def concatenate(parts, axis=0) -> DeviceArray:
-    shape = list(parts[0].shape)
-    shape[axis] = sum(p.shape[axis] for p in parts)
-    out = empty(shape, parts[0].dtype)
+def concatenate(parts, axis=0, out=None) -> DeviceArray:
+    if out is None:
+        shape = list(parts[0].shape)
+        shape[axis] = sum(p.shape[axis] for p in parts)
+        out = empty(shape, parts[0].dtype)
     start = 0
     for p in parts:
         n = p.shape[axis]
         copyto(_basic_view(out, (slice(None),) * axis + (slice(start, start + n),)), p)
         start += n
     return out
-
-
-def stack(parts, axis=0) -> DeviceArray:
-    return concatenate([p.reshape(p.shape[:axis] + (1,) + p.shape[axis:]) for p in parts], axis)
 
 
 # ---------------------------------------------------------------- gather / scatter (indexing)

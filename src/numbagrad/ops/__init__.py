@@ -32,7 +32,9 @@ from . import shaping  # noqa: F401 (declares its functions)
 from . import movement as M
 from . import reduce as R
 from .movement import getitem, to_device, to_dtype  # noqa: F401 (Tensor's methods use them)
-from .registry import PUBLIC, REGISTRY, OpDef, operand, public, refuse, sum_to  # noqa: F401
+from .registry import (  # noqa: F401
+    PUBLIC, REGISTRY, Elementwise, OpDef, operand, public, refuse, sum_to,
+)
 
 
 def _tensors_only(fn, variants="function method", aliases=""):
@@ -103,6 +105,9 @@ def add(input, other, *, alpha=1):
     refuse("add", (input, other))
     _check_alpha(input, other, alpha)
     return E.add_alpha(input, other, alpha)
+
+
+add.out_overlap = True  # (its in-place variant is add_ below)
 
 
 @public("function method inplace")
@@ -241,6 +246,8 @@ def pow(x, exponent):
                 raise RuntimeError("Integers to negative integer powers are not allowed.")
             elif x.dtype is D.bool_:
                 x = x.to(D.int64)  # PyTorch raises bools to integer powers as integers
+        if isinstance(exponent, bool):
+            return E.pow_bool_exponent(x, exponent)
         return _pow(x, exponent)
     return E.pow_tensor(x, exponent)
 
@@ -490,7 +497,8 @@ def equal(input, other) -> bool:
 
 from .inplace import add_ as _add_inplace  # noqa: E402
 from .inplace import (  # noqa: E402,F401
-    _CAST_NAMES, assign_inplace, check_inplace, copy_, fill_, inplace, refresh_view, setitem, zero_,
+    _CAST_NAMES, assign_inplace, check_inplace, check_no_partial_overlap, copy_, fill_, inplace,
+    refresh_view, setitem, zero_,
 )
 
 
@@ -542,12 +550,13 @@ def _parameter_names(fn) -> tuple:
     return names[1:] if forward is not None else names
 
 
-def _with_keywords(name, fn, takes_out, params):
+def _with_keywords(name, fn, takes_out, params, out_overlap=False):
     """``fn`` taking the keywords above (``out=`` if ``takes_out``); ``params``: the names of
-    its parameters. A call without them goes straight to ``fn``: through a wrapper with
-    ``fn``'s own signature where it has a plain one (``_fixed_signature``: one call more, not
-    the ``*args, **kwargs`` of the general wrapper, a third of its cost on a small op)."""
-    general = _general_keywords(name, fn, takes_out, params)
+    its parameters; ``out_overlap``: ``out=`` refuses an input sharing part of its memory.
+    A call without them goes straight to ``fn``: through a wrapper with ``fn``'s own signature
+    where it has a plain one (``_fixed_signature``: one call more, not the ``*args, **kwargs``
+    of the general wrapper, a third of its cost on a small op)."""
+    general = _general_keywords(name, fn, takes_out, params, out_overlap)
     return _fixed_signature(name, fn, general, takes_out, params) or general
 
 
@@ -603,7 +612,7 @@ def _named_like(function, name, fn):
     return function
 
 
-def _general_keywords(name, fn, takes_out, params):
+def _general_keywords(name, fn, takes_out, params, out_overlap=False):
     """The wrapper for any signature: ``*args, **kwargs``, translated as above."""
 
     def function(*args, **kwargs):
@@ -625,6 +634,9 @@ def _general_keywords(name, fn, takes_out, params):
             raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
         if _grad_state.enabled and _any_requires_grad((out, args, kwargs)):
             raise RuntimeError(ERR_OUT_GRAD.format(name))
+        if out_overlap and isinstance(out, Tensor):
+            check_no_partial_overlap(out, [t for a in (*args, *kwargs.values())
+                                           for t in (a if isinstance(a, (list, tuple)) else (a,))])
         return _write_out(name, fn(*args, **kwargs), out)
 
     return _named_like(function, name, fn)
@@ -681,8 +693,13 @@ def _tables():
                     method = _with_keywords(b.name, method, False, params)
                 table[b.name] = method
             elif kind == "function":
+                # PyTorch's elementwise ops (TensorIterator: those with an in-place variant
+                # among them) and those marked ``out_overlap`` refuse an out= sharing part of
+                # an input's memory; reductions and matmul do not check
+                overlap = ("inplace" in b.variants or getattr(b.function, "out_overlap", False)
+                           or isinstance(getattr(b.function, "op", None), Elementwise))
                 table[b.name] = _with_keywords(b.name, b.function, True,
-                                               _parameter_names(b.function))
+                                               _parameter_names(b.function), overlap)
             else:
                 table[b.name] = b.function
     return tables["function"], tables["method"], tables["inplace"], tables["functional"]

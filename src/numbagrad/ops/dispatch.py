@@ -296,7 +296,11 @@ def device_backend(tensors, scalars_ok=False):
 def _as_array(a, dt):
     if isinstance(a, Tensor):
         arr = a._data
-        return arr if arr.dtype == dt.np else arr.astype(dt.np)
+        if arr.dtype == dt.np:
+            return arr
+        # PyTorch's CPU loops cast such an operand first, with .to(): the result's layout
+        # follows that copy's
+        return backend.of(arr).clone(arr, dt.np)
     return np.array(a, dtype=dt.np)
 
 
@@ -356,7 +360,11 @@ def call_general(op, args):
         arrays.append(_as_array(a, want))
     pvals = op._param_values(compute, params) if params else ()
     kernel = op._kernels.get((compute, be)) or op.kernel(compute, be)
-    out = be.run_elementwise(kernel, arrays, op.out_dtype(compute).np, pvals)
+    out_dtype = op.out_dtype(compute).np
+    out = None
+    if op.contiguous_result:
+        out = be.empty(cpu.broadcast_shapes(*[a.shape for a in arrays]), out_dtype)
+    out = be.run_elementwise(kernel, arrays, out_dtype, pvals, out)
     result = Tensor._make(out)
     inputs = [a if isinstance(a, Tensor) else None for a in tensors]
     if op.dtype_rule != "bool" and needs_grad(inputs):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 
+from .. import dtypes as D
 from .registry import binary, unary
 
 # PyTorch's refusals of bool tensors, by op (the message names its CPU kernel where PyTorch's
@@ -491,6 +492,17 @@ def pow_vjp(grad, x, exponent):
 pow.constant_gradient = lambda exponent: exponent == 0  # (PyTorch's zeros_like for x ** 0)
 
 
+@unary("pow_bool_exponent", node="PowBackward0")
+def pow_bool_exponent(x, exponent):
+    """``x ** exponent`` for a Python bool exponent (as 0 or 1)."""
+    return pow(x, exponent)
+
+
+# PyTorch's pow_backward takes its zeros shortcut for an exponent that equals 0, which a bool
+# Scalar never does: the gradient of x ** False is grad * (0 * x ** -1), NaN at x == 0
+pow_bool_exponent.defvjp(lambda grad, x, exponent: grad * (exponent * pow(x, exponent - 1)))
+
+
 @unary("rpow", node="PowBackward2")
 def rpow(x, base):
     """``base ** x`` for a scalar base."""
@@ -506,6 +518,7 @@ def rpow_vjp(grad, x, result, base):
 
 
 rpow.always_saves = ("x", "result")  # (PowBackward2 saves the exponent and the result)
+rpow.contiguous_result = True  # (PyTorch's pow(Scalar, Tensor) makes its result so)
 
 
 @unary("rsub", node="RsubBackward1", refuse_bool=(RuntimeError, ERR_SUB_BOOL))
@@ -592,6 +605,18 @@ def pow_tensor_vjp_y(grad, x, y, result):
 
 pow_tensor.defvjp(pow_tensor_vjp_x, pow_tensor_vjp_y)
 pow_tensor.always_saves = ("x", "y", "result")
+
+
+def _pow_tensor_backward(node, grads, general=pow_tensor.backward_node):
+    # PyTorch's pow_backward_self computes ``exponent - 1``, which refuses a bool exponent:
+    # the backward of x ** bool_tensor raises (the forward runs)
+    dtypes = node.ctx.dtypes
+    if dtypes is not None and dtypes[1] is D.bool_:
+        raise RuntimeError(ERR_SUB_BOOL)
+    return general(node, grads)
+
+
+pow_tensor.backward_node = _pow_tensor_backward
 
 
 @binary("remainder", node="RemainderBackward1", refuse_bool=_no_kernel("remainder_cpu"))

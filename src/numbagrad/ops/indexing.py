@@ -307,6 +307,12 @@ def index_add_vjp(ctx, grad):
     return grad, None, g_src.reshape(ctx.input_shapes[2])
 
 
+# (their in-place variants refuse a source or index sharing any memory with the target)
+for _op in (scatter_add, scatter, index_add):
+    _op.inplace_overlap = "full"
+del _op
+
+
 @composite("index_fill", variants="function method inplace")
 def index_fill(ctx, x, dim, index, value):
     d = _dim(x, dim)
@@ -364,7 +370,9 @@ def masked_fill(ctx, x, mask, value):
     ctx.mask = mask
     with no_grad():
         out = E.where(mask, value, x)
-    return out._data if out.dtype is x.dtype else out.to(x.dtype)._data
+    out = out._data if out.dtype is x.dtype else out.to(x.dtype)._data
+    # (C order whatever x's layout: PyTorch fills a contiguous clone of x)
+    return ctx.backend.ascontiguousarray(out)
 
 
 masked_fill.defjvp(linear(masked_fill, 0, 2))

@@ -24,7 +24,7 @@ from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import enable_grad
-from ..backend import cpu
+from ..backend import cpu, layout
 from ..backend.memory import before_write
 from . import elementwise as E
 from . import movement as M
@@ -66,6 +66,10 @@ ERR_OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
 )
+ERR_PARTIAL_OVERLAP = (
+    "unsupported operation: some elements of the input tensor and the written-to tensor refer "
+    "to a single memory location. Please clone() the tensor before performing the operation."
+)
 _CAST_NAMES = D.SCALAR_TYPE
 
 
@@ -78,7 +82,7 @@ def check_inplace(x):
         if x._grad_fn is None and x._requires_grad:
             raise RuntimeError(ERR_LEAF)
         return
-    if not base._requires_grad:
+    if not x.requires_grad:  # (a view made while its base required grad still does)
         return
     kind = x._view_kind
     if kind == "no_grad":
@@ -111,6 +115,52 @@ def _self_overlapping(a) -> bool:
         st == 0 and n > 1 for n, st in zip(a.shape, a.strides))
 
 
+def check_no_partial_overlap(x, inputs, full=False):
+    """Refuse writing into ``x`` what is computed from an input whose memory is partly ``x``'s
+    (an input read after parts of it were written): PyTorch's elementwise ops, ``out=`` and
+    copy_ refuse it (``assert_no_partial_overlap``). ``x`` itself, or all of its memory laid
+    out alike, is fine; with ``full`` that is refused too (index_put_'s
+    ``assert_no_overlap``). Layouts that are not dense are too hard to tell: allowed."""
+    a = x._data
+    for t in inputs:
+        if isinstance(t, Tensor) and t is not x and t._lazy is None:
+            b = t._data
+            if _may_share(a, b) and _overlap(a, b) in (("partial", "full") if full
+                                                       else ("partial",)):
+                raise RuntimeError(ERR_PARTIAL_OVERLAP)
+
+
+def _may_share(a, b) -> bool:
+    """Whether arrays ``a`` and ``b`` may share memory (GPU arrays: one buffer; a NumPy
+    scalar, one element selected by integers, is a copy)."""
+    if type(a) is np.ndarray:
+        return type(b) is np.ndarray and np.may_share_memory(a, b)
+    return getattr(b, "buf", None) is getattr(a, "buf", False)
+
+
+def _overlap(a, b):
+    """How arrays ``a`` and ``b`` of one memory block do: "full" (the same elements at the
+    same addresses), "partial", or None (none, or too hard to tell): at::get_overlap_status."""
+    if not (a.size and b.size and _dense(a) and _dense(b)):
+        return None
+    a0, b0 = _first_byte(a), _first_byte(b)
+    a1, b1 = a0 + a.size * a.itemsize, b0 + b.size * b.itemsize
+    if a0 == b0 and a1 == b1:
+        return "full" if a.strides == b.strides else "partial"
+    return "partial" if a0 < b1 and b0 < a1 else None
+
+
+def _first_byte(a) -> int:
+    """Where array ``a`` starts: an address on the host, an offset into its buffer on a GPU."""
+    if type(a) is np.ndarray:
+        return a.__array_interface__["data"][0]
+    return a.offset * a.itemsize
+
+
+def _dense(a) -> bool:
+    return layout.is_non_overlapping_and_dense(a.shape, [st // a.itemsize for st in a.strides])
+
+
 def _writable(x):
     """``x``'s array, about to be written: expressions that read it are evaluated first."""
     a = x._data
@@ -122,6 +172,9 @@ def inplace(x, op, *args, **kwargs):
     """``x.op_(*args)``: run ``op(x, *args)`` and write its result into ``x``."""
     check_inplace(x)
     check_no_overlap(x)
+    overlap = getattr(op, "inplace_overlap", "partial")
+    if overlap is not None and (args or kwargs):
+        check_no_partial_overlap(x, (*args, *kwargs.values()), overlap == "full")
     return assign_inplace(x, op(x, *args, **kwargs))
 
 
@@ -354,6 +407,7 @@ def _tracked(*tensors) -> bool:
 def add_(x, other):
     check_inplace(x)
     check_no_overlap(x)
+    check_no_partial_overlap(x, (other,))
     if not _tracked(x, other):
         # the fast path: the kernel writes straight into x (no temporary)
         a = x._data
@@ -395,6 +449,7 @@ def fill_(x, value):
 def copy_(x, src):
     check_inplace(x)
     check_no_overlap(x)
+    check_no_partial_overlap(x, (src,))
     if not _tracked(x, src) or not x.dtype.is_floating_point:
         # (an integer or bool tensor carries no gradient: the values are only cast into it)
         _copy_into(_writable(x), x, src)
@@ -450,6 +505,16 @@ def setitem(x, index, value):
         copy_(x, value)
         return
     advanced = "advanced" in where.kinds
+    if isinstance(value, Tensor):
+        # PyTorch copies into the view x[index] (copy_), or puts into x (index_put_, which
+        # refuses a value sharing any of x's memory)
+        if advanced:
+            check_no_partial_overlap(x, (value,), True)
+        else:
+            region = x._data[where.index]
+            if "none" in where.kinds:
+                region = M.unsqueezed_as_pytorch(x._data, where.index, region)
+            check_no_partial_overlap(Tensor._make(region), (value,))
     if (advanced and isinstance(value, Tensor) and value.dtype is not x.dtype
             and not (value.numel() == 1 and _one_mask(where))):
         # (one value through a single bool mask is masked_fill in PyTorch: it casts)

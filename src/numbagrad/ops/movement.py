@@ -9,7 +9,7 @@ import numpy as np
 from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor, _wrap_dim
-from ..backend import cpu
+from ..backend import cpu, layout
 from ..factory import zeros
 from .forward import linear
 from .registry import composite, public, sum_to
@@ -395,25 +395,33 @@ alias.defjvp(linear(alias))
 
 @composite("clone", variants="function method")
 def clone(ctx, x):
-    return x._data.copy()
+    return ctx.backend.clone(x._data)  # (laid out as x, as PyTorch's preserve_format)
 
 
-clone.defvjp(lambda ctx, grad: grad)
-clone.defjvp(linear(clone))
+@composite("contiguous_copy", node="CloneBackward0")
+def contiguous_copy(ctx, x):
+    """A C-contiguous copy: PyTorch's ``contiguous()`` is a clone to contiguous_format."""
+    return ctx.backend.ascontiguousarray(x._data)
+
+
+for _op in (clone, contiguous_copy):
+    _op.defvjp(lambda ctx, grad: grad)
+    _op.defjvp(linear(_op))
+del _op
 
 
 @public("method")
 def contiguous(x):
     if x._data.flags.c_contiguous:
         return x
-    return clone(x)
+    return contiguous_copy(x)
 
 
 @composite("to_dtype", node="ToCopyBackward0")
 def to_dtype(ctx, x, dtype):
     if not dtype.is_floating_point:
         ctx.non_differentiable = (0,)
-    return x._data.astype(dtype.np)
+    return ctx.backend.clone(x._data, dtype.np)  # (laid out as x, as clone)
 
 
 to_dtype.defvjp(lambda ctx, grad: grad)
@@ -639,10 +647,116 @@ def index_select_any(ctx, x, idx):
         return ctx.backend.zeros(shape, a.dtype)
     if "advanced" in kinds:
         # (a 0-d index array selects one element: NumPy gives a scalar, a tensor holds arrays)
-        return np.asarray(out) if isinstance(out, np.generic) else out
+        if isinstance(out, np.generic):
+            return np.asarray(out)
+        return _laid_out_as_index(a, index, kinds, out) if type(a) is np.ndarray else out
     if isinstance(out, np.generic):  # full integer indexing gives a NumPy scalar
         out = x._data[index + (Ellipsis,)]
+    if "none" in kinds:
+        out = unsqueezed_as_pytorch(a, index, out)
     return out
+
+
+def unsqueezed_as_pytorch(a, index, out):
+    """``out``, NumPy's view ``a[index]`` of a basic ``index`` holding None, with PyTorch's
+    strides in the dims None makes (NumPy's are 0): PyTorch unsqueezes where it meets a None,
+    before the parts after it apply, so the new dim's stride is the size times the stride of
+    the dim then at its place (1 at the end). Layouts (and overlaps) are told from strides."""
+    if type(a) is not np.ndarray:
+        return out
+    shape, strides = list(a.shape), [st // a.itemsize for st in a.strides]
+    ellipsis = a.ndim - sum(1 for i in index if i is not None and i is not Ellipsis)
+    dim = 0
+    for item in index:
+        if item is None:
+            strides.insert(dim, shape[dim] * strides[dim] if dim < len(shape) else 1)
+            shape.insert(dim, 1)
+            dim += 1
+        elif item is Ellipsis:
+            dim += ellipsis
+        elif isinstance(item, slice):
+            start, stop, step = item.indices(shape[dim])
+            shape[dim] = len(range(start, stop, step))
+            strides[dim] *= step
+            dim += 1
+        else:  # an integer selects
+            del shape[dim], strides[dim]
+    isz = out.itemsize
+    if tuple(shape) != out.shape or [st // isz for st in out.strides] == strides:
+        return out
+    return cpu.as_strided(out, shape, [st * isz for st in strides])
+
+
+def _laid_out_as_index(a, index, kinds, out):
+    """``out``, NumPy's ``a[index]``, laid out as PyTorch's: its index kernel is a
+    TensorIterator over ``a`` restrided to the result's shape and over the index arrays, so
+    the result follows their layouts (``layout.iterator_strides``); NumPy's puts the indexed
+    dims first in memory when they come after a slice."""
+    if a.flags.c_contiguous and "narrow" not in kinds and all(
+            i.flags.c_contiguous for i in index if isinstance(i, np.ndarray)):
+        strides = None  # (then every operand is in C order, and so is PyTorch's result)
+    else:
+        strides = _index_strides(a, index, out.shape)
+        if strides is False:
+            return out
+    if strides is None:
+        return out if out.flags.c_contiguous else np.ascontiguousarray(out)
+    if tuple([st // out.itemsize for st in out.strides]) == strides:
+        return out
+    res = cpu.empty_strided(out.shape, strides, out.dtype)
+    res[...] = out
+    return res
+
+
+def _index_strides(a, index, shape):
+    """The strides PyTorch gives ``a[index]`` (of ``shape``), None for C order; False where
+    this does not follow PyTorch (a Python bool or a 0-d mask in the index, no array)."""
+    # PyTorch applies the basic part of the index first (a view), then indexes that view with
+    # the arrays, a mask being one 1-d array per dim it covers (its nonzero() columns)
+    basic, arrays = [], []  # arrays: (position in the view, shape, element strides)
+    for item in index:
+        if isinstance(item, np.ndarray):
+            if item.dtype == np.bool_:
+                if item.ndim == 0:
+                    return False
+                n = int(np.count_nonzero(item))
+                arrays.extend([(len(basic) + k, (n,), (1,)) for k in range(item.ndim)])
+                basic.extend([slice(None)] * item.ndim)
+            else:
+                arrays.append((len(basic), item.shape,
+                               tuple([st // item.itemsize for st in item.strides])))
+                basic.append(slice(None))
+        elif isinstance(item, (bool, np.bool_)):
+            return False
+        else:
+            basic.append(item)
+    if not arrays:  # (a basic index given as advanced by a backward: NumPy's result stays)
+        return False
+    view = a[tuple(basic)]
+    if Ellipsis in basic:  # (positions after it move by the dims it stands for, less one)
+        at = basic.index(Ellipsis)
+        wide = view.ndim - len(basic) + 1
+        arrays = [(p + wide - 1 if p > at else p, s, st) for p, s, st in arrays]
+    dims = list(range(view.ndim))
+    positions = [p for p, _, _ in arrays]
+    if positions != list(range(positions[0], positions[0] + len(positions))):
+        # arrays apart: PyTorch moves the indexed dims to the front (transposeToFront)
+        dims = positions + [d for d in dims if d not in positions]
+        positions = list(range(len(positions)))
+    vstrides = [view.strides[d] // view.itemsize for d in dims]
+    vshape = [view.shape[d] for d in dims]
+    before, after = positions[0], positions[-1] + 1
+    sub = cpu.broadcast_shapes(*[s for _, s, _ in arrays])
+    if (*vshape[:before], *sub, *vshape[after:]) != tuple(shape):
+        return False
+    # the view restrided over the result (0 along the indexed dims), each array broadcast
+    operands = [(tuple(shape), (*vstrides[:before], *[0] * len(sub), *vstrides[after:]))]
+    ones_before, ones_after = (1,) * before, (1,) * (len(vshape) - after)
+    for _, s, st in arrays:
+        pad = len(sub) - len(s)
+        operands.append(((*ones_before, *(1,) * pad, *s, *ones_after),
+                         (*[0] * (before + pad), *st, *[0] * len(ones_after))))
+    return layout.iterator_strides(tuple(shape), operands)
 
 
 def _index_error(e):
@@ -854,7 +968,28 @@ def cat(ctx, tensors, dim=0):
     parts = [t._data.astype(dt.np, copy=False) for t in tensors
              if not (_legacy_empty(t) and ref.ndim != 1)]
     ctx.sizes = [t.shape[d] if t.ndim == ref.ndim else 0 for t in tensors]
-    return ctx.backend.concatenate(parts, axis=d)
+    shape = list(ref.shape) if not _legacy_empty(ref) else [0]
+    shape[d] = sum(ctx.sizes)
+    shape = tuple(shape)
+    strides = layout.join_strides(shape, _layouts(tensors))
+    return _join(ctx.backend, parts, d, shape, strides, dt)
+
+
+def _layouts(tensors):
+    """The (shape, element strides) of each tensor's array, as ``layout`` reads them."""
+    for t in tensors:
+        a = t._data
+        yield a.shape, [st // a.itemsize for st in a.strides]
+
+
+def _join(be, parts, d, shape, strides, dt):
+    """``parts`` concatenated along ``d`` into a new array of ``shape`` and ``strides`` (None:
+    C order; NumPy's own result would take its layout from the parts)."""
+    if strides is None:
+        out = be.empty(shape, dt.np)
+    else:
+        out = be.empty_strided(shape, strides, dt.np)
+    return be.concatenate(parts, axis=d, out=out)
 
 
 cat.defjvp(linear(cat))
@@ -882,11 +1017,25 @@ def stack(ctx, tensors, dim=0):
                 f"stack expects each tensor to be equal size, but got {_fmt(tensors[0].shape)} "
                 f"at entry 0 and {_fmt(t.shape)} at entry {i}"
             )
-    ctx.dim = normalize_dims(dim, tensors[0].ndim + 1)[0]
-    return ctx.backend.stack([t._data.astype(dt.np, copy=False) for t in tensors], axis=ctx.dim)
+    d = ctx.dim = normalize_dims(dim, tensors[0].ndim + 1)[0]
+    each = tensors[0].shape
+    shape = (*each[:d], len(tensors), *each[d:])
+    # PyTorch's stack is cat along ``d`` viewed with the new dim split off (or, at the end,
+    # cat of the inputs unsqueezed there, C order): that layout, the split dim's stride
+    # spread over the two
+    strides = None
+    if d < len(each):
+        joined = layout.join_strides((*each[:d], len(tensors) * each[d], *each[d + 1:]),
+                                     _layouts(tensors))
+        if joined is not None:
+            strides = (*joined[:d], each[d] * joined[d], *joined[d:])
+    parts = [t._data.astype(dt.np, copy=False).reshape((*each[:d], 1, *each[d:]))
+             for t in tensors]
+    return _join(ctx.backend, parts, d, shape, strides, dt)
 
 
 stack.defjvp(linear(stack))
+cat.out_overlap = stack.out_overlap = True  # (out= refuses an input sharing part of it)
 
 
 @stack.defvjp

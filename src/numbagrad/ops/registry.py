@@ -107,6 +107,9 @@ class Elementwise(OpDef):
         # checked against in-place changes at the start of the backward, as PyTorch unpacks
         # every saved variable of a node (PowBackward1 saves self, exponent and result)
         self.always_saves: tuple = ()
+        # whether the result is C-contiguous whatever its operands' layout (else it is laid
+        # out as they are, as by PyTorch's TensorIterator: backend/layout.py)
+        self.contiguous_result = False
         self.vjps: list = [None] * n_in
         self.vjp_args: list = [()] * n_in
         self._passes_grad: list = [False] * n_in
@@ -274,6 +277,10 @@ class Composite(OpDef):
     """
 
     kind = "composite"
+    # what its in-place variant refuses of the tensors it reads (ops/inplace.py): None, each
+    # composite checks its own; "full": any memory shared with the written tensor
+    # (index_add_, scatter_: PyTorch's assert_no_overlap)
+    inplace_overlap = None
     # ``lean(*args, **kwargs)``: the op's result by a shorter path that records exactly what
     # this class's ``__call__`` would, or None when the arguments need the general one
     lean = None
