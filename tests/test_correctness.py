@@ -962,3 +962,57 @@ def test_a_view_that_kept_its_node_refuses_in_place_writes_after_its_leaf_base_s
 def test_a_none_index_has_the_strides_of_unsqueeze(expr, stride):
     x = ng.arange(12.0).reshape(3, 4)
     assert eval(expr, {"x": x}).stride() == stride
+
+
+_VIEW_WRITES = {
+    # a write that would join the graph through a view PyTorch made "in no_grad mode": one of
+    # several outputs (split) of a base that did not require grad, or any view made under
+    # no_grad; then the same views read after their base was written so
+    "split_view_written": lambda L, c: L.zeros(2, 3).split(1)[0].mul_(c),
+    "chunk_view_setitem": lambda L, c: L.zeros(2, 3).chunk(2)[0].__setitem__(0, c),
+    "no_grad_view_written": lambda L, c: _no_grad_view(L).mul_(c),
+    "no_grad_view_number": lambda L, c: _no_grad_view(L).mul_(2.0).requires_grad,
+    "split_view_after_base_write": lambda L, c: _after_base_write(L, c, lambda x: x.split(1)[0]),
+    "no_grad_view_after_base_write": lambda L, c: _after_base_write(
+        L, c, lambda x: _no_grad_view(L, x)),
+}
+
+
+def _no_grad_view(L, x=None):
+    x = L.zeros(2, 3) if x is None else x
+    with L.no_grad():
+        return x[0]
+
+
+def _after_base_write(L, c, make):
+    x = L.zeros(2, 3)
+    v = make(x)
+    x.mul_(c)
+    return v.grad_fn
+
+
+@pytest.mark.parametrize("case", sorted(_VIEW_WRITES))
+def test_writes_through_views_made_in_no_grad_mode_as_pytorch(case):
+    torch = pytest.importorskip("torch")
+    outcomes = []
+    for L in (ng, torch):
+        try:
+            r = _VIEW_WRITES[case](L, L.tensor(1.0, requires_grad=True))
+            outcomes.append(("ok", r if isinstance(r, bool) else None))
+        except RuntimeError as e:
+            outcomes.append(("raised", str(e)))
+    assert outcomes[0] == outcomes[1]
+
+
+def test_a_cast_to_an_integer_dtype_records_no_node_so_asks_no_edge():
+    """x.long() of a split view whose base was written under no_grad: PyTorch records nothing
+    for an op with no differentiable output, so it never re-derives the view's node (which
+    would raise); fuzzer seed 22100."""
+    x = ng.ones(4, 6, requires_grad=True)
+    parts = ng.chunk(x, 2, -1)
+    with ng.no_grad():
+        parts[1].mul_(0.5)
+    out = parts[1].long()
+    assert out.grad_fn is None and not out.requires_grad and out.tolist() == [[0] * 3] * 4
+    with pytest.raises(RuntimeError, match=r"^Output 1 of Split is a view and its base"):
+        parts[1].double()  # (a float result: recorded, so the view's node is asked for)

@@ -341,14 +341,15 @@ def test_errors_at_decoration():
 BUILT_INS = sorted(n for n, op in REGISTRY.items() if isinstance(op, Elementwise)
                    and any(r is not None for r in op.vjps))
 PARAMS = {"pow": [(2.0,), (3.0,), (0.5,), (-1.5,), (0.0,)], "softplus": [(1.0, 20.0), (2.0, 0.5)],
-          "rpow": [(2.0,), (0.7,)], "rsub": [(1.5,)], "clamp": [(-0.5, 0.5)],
+          "pow_bool_exponent": [(True,), (False,)], "rpow": [(2.0,), (0.7,)], "rsub": [(1.5,)],
+          "clamp": [(-0.5, 0.5)],
           "add_alpha": [(2.5,)], "sub_alpha": [(-0.5,)], "round_decimals": [(1,)],
           "remainder_scalar": [(0.75,)], "fmod_scalar": [(0.75,)], "logit": [(0.2,)],
           "lerp": [(0.3,)], "elu": [(1.5,)], "leaky_relu": [(0.2,)], "addcmul": [(0.5,)],
           "addcdiv": [(0.5,)], "clamp_min": [(0.2,)], "clamp_max": [(0.2,)],
           "nan_to_num": [(0.0, 1e300, -1e300)]}
-POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_tensor", "reciprocal", "div",
-            "remainder", "log2", "log10"}
+POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_bool_exponent", "pow_tensor",
+            "reciprocal", "div", "remainder", "log2", "log10"}
 # samples drawn from (lo, hi) instead of (-2, 2), for the ops defined on less
 DOMAINS = {"asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "acosh": (1.1, 3.0),
            "logit": (0.05, 0.95)}

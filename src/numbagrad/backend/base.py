@@ -58,8 +58,6 @@ class Backend(Protocol):
 
     def concatenate(self, parts: Sequence, axis: int = 0, /) -> Array: ...
 
-    def stack(self, parts: Sequence, axis: int = 0, /) -> Array: ...
-
     def scatter(self, a: Array, index, value, accumulate: bool, /) -> None:
         """``a[index] = value``, or with ``accumulate`` repeated positions add up."""
 

@@ -14,10 +14,11 @@ import math
 
 from .. import dtypes as D
 from .. import factory
-from .. import ops as _ops
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from . import elementwise as E
+from . import linalg as L
+from . import reduce as R
 from .forward import through_vjp
 from .registry import composite
 
@@ -26,7 +27,7 @@ def attention_weights(query, key, scale, attn_mask=None, is_causal=False):
     """``softmax(query @ key^T * scale + mask)`` over the keys (PyTorch's math formulation). A
     bool ``attn_mask`` marks the positions that take part; a float one is added to the scores.
     Rows with every position masked are zeros, as PyTorch's kernels give them."""
-    return _masked_softmax(_ops.matmul(query, key.transpose(-2, -1)) * scale, attn_mask,
+    return _masked_softmax(L.matmul(query, key.transpose(-2, -1)) * scale, attn_mask,
                            is_causal)
 
 
@@ -34,16 +35,16 @@ def _masked_softmax(scores, attn_mask, is_causal):
     masked = is_causal or attn_mask is not None
     if is_causal:
         keep = factory.ones(scores.shape[-2:], dtype=D.bool_, device=scores.device).tril()
-        scores = _ops.where(keep, scores, -math.inf)
+        scores = E.where(keep, scores, -math.inf)
     elif attn_mask is not None:
         if attn_mask.dtype is D.bool_:
-            scores = _ops.where(attn_mask, scores, -math.inf)
+            scores = E.where(attn_mask, scores, -math.inf)
         else:
             scores = scores + attn_mask
-    weights = _ops.softmax(scores, -1)
+    weights = R.softmax(scores, -1)
     if masked:
         # (PyTorch's _safe_softmax: a row with nothing to attend to is zero, not NaN)
-        weights = _ops.where((scores == -math.inf).all(-1, keepdim=True), 0.0, weights)
+        weights = E.where((scores == -math.inf).all(-1, keepdim=True), 0.0, weights)
     return weights
 
 
@@ -85,11 +86,11 @@ def flash_attention_vjp(ctx, grad):
     query, key, value = ctx["query"], ctx["key"], ctx["value"]
     if is_grad_enabled():  # a recorded backward: the weights as functions of query and key
         w = attention_weights(query, key, ctx.scale, ctx.attn_mask, ctx.is_causal)
-        gv = _ops.matmul(w.transpose(-2, -1), grad)
-        gw = _ops.matmul(grad, value.transpose(-2, -1))
+        gv = L.matmul(w.transpose(-2, -1), grad)
+        gw = L.matmul(grad, value.transpose(-2, -1))
         # the softmax's backward (a masked weight is 0: its score gets no gradient), the scale
         gs = w * (gw - (gw * w).sum(-1, keepdim=True)) * ctx.scale
-        return _ops.matmul(gs, key), _ops.matmul(gs.transpose(-2, -1), query), gv
+        return L.matmul(gs, key), L.matmul(gs.transpose(-2, -1), query), gv
     # the same, the matmuls batched on the arrays
     be = ctx.backend
     w = ctx.weights

@@ -62,6 +62,21 @@ ERR_MULTI_VIEW_REBASE = (
     "functions do not allow the output views to be modified inplace. You should replace the "
     "inplace operation by an out-of-place one."
 )
+_MULTI_TAIL = (
+    " This view is the output of a function that returns multiple views. Such functions do not "
+    "allow the output views to be modified inplace. You should replace the inplace operation "
+    "by an out-of-place one."
+)
+# (one of several views (split) of a base that did not require grad: PyTorch words it as a
+# view made in no_grad mode, then gives the multi-output reason)
+ERR_MULTI_VIEW_NO_GRAD = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    + _MULTI_TAIL
+)
+ERR_MULTI_VIEW_NO_GRAD_REBASE = (
+    "A view was created in no_grad mode and its base or another view of its base has been "
+    "modified inplace with grad mode enabled." + _MULTI_TAIL
+)
 ERR_OVERLAP = (
     "unsupported operation: more than one element of the written-to tensor refers to a single "
     "memory location. Please clone() the tensor before performing the operation."
@@ -194,6 +209,11 @@ def assign_inplace(x, result, region=None):
             f"type {_CAST_NAMES[xdt.name]}"
         )
     tracked = result._requires_grad
+    if tracked and x._base is not None and x._view_kind is not None and not x.requires_grad:
+        # a view made in no_grad mode, or one of several views of a base that did not require
+        # grad, would join the graph here: refused, as PyTorch's view creation meta does
+        raise RuntimeError(ERR_NO_GRAD_VIEW if x._view_kind == "no_grad"
+                           else ERR_MULTI_VIEW_NO_GRAD)
     if tracked:
         _keep_old_self(x, result)
     before_write(a)
@@ -274,6 +294,8 @@ def refresh_view(v):
     if kind == "no_grad":
         raise RuntimeError(ERR_NO_GRAD_VIEW_REBASE)
     if kind is not None:
+        if v._grad_fn is None:
+            raise RuntimeError(ERR_MULTI_VIEW_NO_GRAD_REBASE)
         raise RuntimeError(ERR_MULTI_VIEW_REBASE.format(k=v._output_nr, node=_op_name(v)))
     v._view_src, v._view_version = base._grad_fn, v._version_cell[0]
     if base._requires_grad:

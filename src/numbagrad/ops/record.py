@@ -370,8 +370,12 @@ def attach(op, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), edges=Non
 def record_composite(op, ctx, inputs, outs):
     """Record ``outs``, made by composite ``op`` from ``inputs`` with ``ctx``: the shapes and
     dtypes its backward reads, the outputs its forward asked to save, the node (``attach``)."""
-    # (loops, not comprehensions: each of those is a call)
-    # (shapes as the arrays' tuples: a Size per tensor would cost a call each)
+    if len(ctx.non_differentiable) == len(outs):
+        # no output can get a gradient (x.long()): no node, so no edges asked of the inputs
+        # (PyTorch's generated code records nothing when no output is differentiable)
+        return
+    # (loops, not comprehensions: each of those is a call; shapes as the arrays' tuples: a
+    # Size per tensor would cost a call each)
     ctx.input_shapes, ctx.input_dtypes = shapes, dtypes = [], []
     for t in inputs:
         shapes.append(t._data.shape if t._lazy is None else t.shape)
@@ -539,7 +543,7 @@ def mark_views(x, outs, multi):
     kind = x._view_kind
     if multi:
         kind = "multi"
-    elif not _grad_state.enabled and base._requires_grad:
+    elif not _grad_state.enabled:
         kind = "no_grad"
     src = base._grad_fn
     version = x._version_cell[0]

@@ -15,7 +15,6 @@ differentiates that, so gradients of any order are those of the cells.
 
 from __future__ import annotations
 
-from .. import ops as _ops
 from .._tensor import Tensor
 from ..autograd.api import grad as _grad
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
@@ -32,7 +31,7 @@ from .registry import composite
 
 def _linear(x, w, b):
     # nn.functional.linear of a 2-D input (ops do not import nn): addmm, or mm without a bias
-    return _ops.matmul(x, w.t()) if b is None else _ops.addmm(b, x, w.t())
+    return L.matmul(x, w.t()) if b is None else L.addmm(b, x, w.t())
 
 
 def rnn_cell(mode, x_proj, h, w_hh, b_hh):
