@@ -442,11 +442,13 @@ def result_strides(arrays, shape):
 def _c_strided(a) -> bool:
     """Whether ``a``'s strides are exactly C order's, those of its dims of size 1 included (a
     transposed or unsqueezed array may be C-contiguous with others)."""
-    step = a.itemsize
-    for n, st in zip(reversed(a.shape), reversed(a.strides)):
-        if st != step:
+    shape, strides, step = a.shape, a.strides, a.itemsize
+    if len(shape) == 2:  # (the common case, a column (n, 1), without the loop)
+        return strides[1] == step and strides[0] == step * shape[1]
+    for k in range(len(shape) - 1, -1, -1):
+        if strides[k] != step:
             return False
-        step *= n
+        step *= shape[k]
     return True
 
 
