@@ -1091,10 +1091,19 @@ def _summary(t, grad_fn=True, values=True) -> dict:
         "requires_grad": _read(lambda: t.requires_grad),
         "is_leaf": _read(lambda: t.is_leaf),
         "grad_fn": _read(lambda: _grad_fn_name(t)) if grad_fn else None,
-        # force: autograd.grad may hand back one of PyTorch's ZeroTensors
-        "values": _read(lambda: t.detach().numpy(**({"force": True} if not isinstance(
-            t, numbagrad.Tensor) else {}))) if values else None,
+        "values": _read(lambda: _values(t)) if values else None,
     }
+
+
+def _values(t):
+    """A tensor's values as an array. autograd.grad may hand back one of PyTorch's ZeroTensors,
+    which has no memory to read: reading one through strides segfaults PyTorch 2.13 (seed
+    32139, abs's second derivative), so its zeros are made here."""
+    if isinstance(t, numbagrad.Tensor):
+        return t.detach().numpy()
+    if t._is_zerotensor():
+        return np.zeros(tuple(t.shape), str(t.dtype).split(".")[-1])
+    return t.detach().numpy(force=True)
 
 
 def _short(v) -> str:

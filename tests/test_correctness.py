@@ -1016,3 +1016,19 @@ def test_a_cast_to_an_integer_dtype_records_no_node_so_asks_no_edge():
     assert out.grad_fn is None and not out.requires_grad and out.tolist() == [[0] * 3] * 4
     with pytest.raises(RuntimeError, match=r"^Output 1 of Split is a view and its base"):
         parts[1].double()  # (a float result: recorded, so the view's node is asked for)
+
+
+@pytest.mark.parametrize("fn", ["norm", "vector_norm"])
+def test_the_2_norms_gradient_at_a_zero_vector_multiplies_grad_as_pytorch(fn):
+    """grad * (x / norm masked to 0 where norm == 0): an infinite gradient there gives NaN and
+    a negative one -0, as PyTorch's norm_backward (fuzzer seed 30961)."""
+    torch = pytest.importorskip("torch")
+    np = pytest.importorskip("numpy")
+    grads = []
+    for L in (ng, torch):
+        c = L.tensor([[0.0, 3.0], [0.0, 4.0]], requires_grad=True)
+        n = c.norm(dim=-2) if fn == "norm" else L.linalg.vector_norm(c, dim=-2)
+        (n * L.tensor([-1.25, np.inf])).sum().backward()
+        grads.append(c.grad.numpy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    assert np.array_equal(np.signbit(grads[0]), np.signbit(grads[1]))

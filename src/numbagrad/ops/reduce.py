@@ -810,8 +810,10 @@ def norm_jvp(result, tangents, x, dim=None, keepdim=False):
 @norm.defvjp
 def norm_vjp(ctx, grad):
     # at a zero vector the subgradient 0 is taken, as in PyTorch
+    # (PyTorch's order: grad times the masked x / norm, so an infinite grad at a zero norm
+    # gives NaN, a negative one -0)
     x, result = ctx["x"], unreduce(ctx["result"], ctx)
-    return where(result == 0, 0, unreduce(grad, ctx) * x / result)
+    return unreduce(grad, ctx) * where(result == 0, 0, x / result)
 
 
 @composite("vector_norm", node="LinalgVectorNormBackward0")
@@ -859,6 +861,8 @@ def vector_norm_vjp(ctx, grad):
         return x.sign() * (share * mask)
     if p < 1:
         return x.sign() * where(x == 0, 0, x.abs().pow(p - 1)) * grad * result.pow(1 - p)
+    if p == 2:
+        return grad * where(result == 0, 0, x / result)
     return x.sign() * x.abs().pow(p - 1) * where(result == 0, 0, grad / result.pow(p - 1))
 
 
