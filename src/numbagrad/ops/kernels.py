@@ -80,3 +80,10 @@ def both_args(op):
             if name not in group:
                 group.append(name)
     return tensor_args, params
+
+
+def row_buffer(be, a):
+    """A flat buffer of contiguous array ``a`` that starts at its first element: what a row
+    kernel (backend/kernels_norm.py, kernels_rnn.py) takes for an array it indexes from 0."""
+    buf, off, _ = be.flat_view(a)
+    return buf if not off else be.flat_view(a.copy())[0]

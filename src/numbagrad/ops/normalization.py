@@ -15,6 +15,7 @@ from ..backend import kernels_norm as KN
 from . import elementwise as E
 from . import reduce as R
 from .forward import through_vjp
+from .kernels import row_buffer
 from .registry import composite
 
 
@@ -95,12 +96,6 @@ def layer_norm(ctx, x, normalized_ndim, weight, bias, eps):
     return _forward(ctx, x, weight, bias, dims, eps, shape, outer)
 
 
-def _flat0(be, a):
-    """A flat buffer of contiguous array ``a`` that starts at its first element."""
-    buf, off, _ = be.flat_view(a)
-    return buf if not off else be.flat_view(a.copy())[0]
-
-
 def _layer_norm_rows(ctx, x, weight, bias, eps, n, dims, shape, outer):
     """``_forward`` of layer norm by one row kernel over the rows of ``n`` values: the same
     ctx (``xhat`` and ``rstd`` included), and ``rows`` for the backward's row kernel."""
@@ -115,12 +110,12 @@ def _layer_norm_rows(ctx, x, weight, bias, eps, n, dims, shape, outer):
     ctx.rows = rows, n
     out, xhat, rstd = be.empty(xa.shape, dt), be.empty(xa.shape, dt), be.empty((rows,), dt)
     none = be.empty((1,), dt)
-    w = none if weight is None else _flat0(be, weight._data.astype(dt, copy=False))
-    b = none if bias is None else _flat0(be, bias._data.astype(dt, copy=False))
+    w = none if weight is None else row_buffer(be, weight._data.astype(dt, copy=False))
+    b = none if bias is None else row_buffer(be, bias._data.astype(dt, copy=False))
     xb, xo, _ = be.flat_view(xa)
     be.run_row_kernel(KN.layer_norm_row, rows, xa.size, (
-        n, xb, xo, w, weight is not None, b, bias is not None, eps, _flat0(be, out),
-        _flat0(be, xhat), _flat0(be, rstd)), dt)
+        n, xb, xo, w, weight is not None, b, bias is not None, eps, row_buffer(be, out),
+        row_buffer(be, xhat), row_buffer(be, rstd)), dt)
     ctx.xhat = Tensor._make(xhat)
     ctx.rstd = Tensor._make(rstd.reshape(xa.shape[:len(outer)] + (1,) * len(dims)))
     return out
@@ -136,11 +131,11 @@ def _layer_norm_gx(ctx, grad):
     gx = be.empty(xhat.shape, xhat.dtype)
     dt = xhat.dtype
     # (the weight as it is now, as the general path reads it)
-    w = _flat0(be, ctx.weight._data.astype(dt, copy=False)) if ctx.has_weight else \
+    w = row_buffer(be, ctx.weight._data.astype(dt, copy=False)) if ctx.has_weight else \
         be.empty((1,), dt)
     be.run_row_kernel(KN.layer_norm_backward_row, rows, xhat.size, (
-        n, gb, go, w, ctx.has_weight, _flat0(be, xhat), _flat0(be, ctx.rstd._data),
-        _flat0(be, gx)), dt)
+        n, gb, go, w, ctx.has_weight, row_buffer(be, xhat), row_buffer(be, ctx.rstd._data),
+        row_buffer(be, gx)), dt)
     return Tensor._make(gx)
 
 

@@ -24,6 +24,7 @@ from . import linalg as L
 from . import movement as M
 from . import reduce as R
 from .forward import through_vjp
+from .kernels import row_buffer
 from .registry import composite
 
 # ---------------------------------------------------------------- one step, as recorded ops
@@ -79,12 +80,6 @@ def _flat(be, a):
     return buf, off
 
 
-def _flat0(be, a):
-    """A flat buffer of contiguous array ``a`` that starts at its first element."""
-    buf, off, _ = be.flat_view(a)
-    return buf if not off else be.flat_view(a.copy())[0]
-
-
 def _layer_forward(ctx, mode, x_proj, h0, c0, w_hh, b_hh, reverse):
     be = ctx.backend
     lstm = mode == "LSTM"
@@ -97,24 +92,24 @@ def _layer_forward(ctx, mode, x_proj, h0, c0, w_hh, b_hh, reverse):
     T, B, G = xa.shape
     H = w_hh.shape[1]
     wt = be.ascontiguousarray(w_hh._data.T)
-    bias = _flat0(be, be.zeros((G,), dt) if b_hh is None
+    bias = row_buffer(be, be.zeros((G,), dt) if b_hh is None
                   else be.ascontiguousarray(b_hh._data))
     h_prev = be.ascontiguousarray(h0._data)
     out = be.empty((T, B, H), dt)
-    ob = _flat0(be, out)
+    ob = row_buffer(be, out)
     xb, xo = _flat(be, xa)
     acts = ctx.acts = be.empty((T, B, 4 * H), dt) if lstm or mode == "GRU" else None
     if acts is not None:
-        ab = _flat0(be, acts)
+        ab = row_buffer(be, acts)
     if lstm:
         cs = ctx.cs = be.empty((T, B, H), dt)
-        cb = _flat0(be, cs)
+        cb = row_buffer(be, cs)
         cpb, cpo = _flat(be, be.ascontiguousarray(c0._data))
     hpb, hpo = _flat(be, h_prev)
     relu = mode == "RNN_RELU"
     rows, work = B * H, B * G  # (a step's elements of the state, of the gates)
     gh2 = be.empty((B, G), dt)  # (each step's h_prev @ w_hh.T, written in place)
-    gh = _flat0(be, gh2)
+    gh = row_buffer(be, gh2)
     for t in range(T - 1, -1, -1) if reverse else range(T):
         be.matmul(h_prev, wt, out=gh2)
         if lstm:
@@ -152,27 +147,27 @@ def _layer_backward(ctx, grads):
     g_out = be.ascontiguousarray(grads[0]._data.astype(dt, copy=False))
     gob, goo = _flat(be, g_out)
     dgx = be.empty((T, B, G), dt)
-    dxb = _flat0(be, dgx)
+    dxb = row_buffer(be, dgx)
     dgh, dhb = dgx, dxb  # (the hidden state's projection gets the gates' gradient but in GRU)
     # (dh_next and dc are read without an offset, and dc is written: fresh copies)
     dh_next = be.ascontiguousarray(grads[1]._data.astype(dt, copy=True))
     if lstm:
         acts, cs = ctx.acts, ctx.cs
-        ab = _flat0(be, acts)
-        cb = _flat0(be, cs)
+        ab = row_buffer(be, acts)
+        cb = row_buffer(be, cs)
         c0b, c0o = _flat(be, be.ascontiguousarray(ctx["c0"]._data))
         dc = be.ascontiguousarray(grads[2]._data.astype(dt, copy=True))
-        dcb = _flat0(be, dc)
+        dcb = row_buffer(be, dc)
     elif mode == "GRU":
-        ab = _flat0(be, ctx.acts)
+        ab = row_buffer(be, ctx.acts)
         dgh = be.empty((T, B, G), dt)
-        dhb = _flat0(be, dgh)
+        dhb = row_buffer(be, dgh)
         carry, dh_next = dh_next.copy(), be.zeros((B, H), dt)
-        cab = _flat0(be, carry)
-    ob = _flat0(be, out)
+        cab = row_buffer(be, carry)
+    ob = row_buffer(be, out)
     h0b, h0o = _flat(be, h0)
     relu = mode == "RNN_RELU"
-    dnb = _flat0(be, dh_next)  # (each step's dgh @ w_hh is written into dh_next)
+    dnb = row_buffer(be, dh_next)  # (each step's dgh @ w_hh is written into dh_next)
     for t in range(T) if reverse else range(T - 1, -1, -1):
         first = t == (T - 1 if reverse else 0)  # (the step that read h0, c0)
         prev = t + 1 if reverse else t - 1
