@@ -1032,3 +1032,20 @@ def test_the_2_norms_gradient_at_a_zero_vector_multiplies_grad_as_pytorch(fn):
         grads.append(c.grad.numpy())
     np.testing.assert_array_equal(grads[0], grads[1])
     assert np.array_equal(np.signbit(grads[0]), np.signbit(grads[1]))
+
+
+def test_a_multi_output_views_error_names_its_node_as_pytorch():
+    """PyTorch names the node without "Backward" and without a version 0: SplitBackward0 is
+    "Split", SqueezeBackward1 "Squeeze1" (fuzzer seed 36467)."""
+    y = ng.zeros(4, 1, requires_grad=True) * 1
+    v = y.chunk(2)[1].squeeze(-1)
+    with ng.no_grad():
+        v.mul_(2)
+    with pytest.raises(RuntimeError, match=r"^Output 0 of Squeeze1 is a view and its base"):
+        v.is_leaf
+    y = ng.zeros(4, 1, requires_grad=True) * 1
+    w = y.split(2)[0]
+    with ng.no_grad():
+        y.mul_(2)
+    with pytest.raises(RuntimeError, match=r"^Output 0 of Split is a view and its base"):
+        w.is_leaf

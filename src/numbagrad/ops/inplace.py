@@ -109,9 +109,11 @@ def check_inplace(x):
 
 
 def _op_name(v):
-    """The op that made view ``v``, as PyTorch's errors name it (``Split``)."""
-    name = type(v._grad_fn).__name__
-    return name[:name.rfind("Backward")]
+    """The op that made view ``v``, as PyTorch's errors name it (``Split``, ``Squeeze1``)."""
+    # (PyTorch drops "Backward" and a version 0: SplitBackward0 is Split, SqueezeBackward1
+    # is Squeeze1)
+    op, _, version = type(v._grad_fn).__name__.rpartition("Backward")
+    return op + (version if version != "0" else "")
 
 
 def check_no_overlap(x):
