@@ -174,6 +174,24 @@ def test_matmul_propagates_nan_through_a_zero():
     assert out[0] != out[0]
 
 
+@pytest.mark.parametrize("op", [
+    lambda x, y: x @ y,
+    lambda x, y: ng.mm(x, y),
+    lambda x, y: ng.bmm(x[None], y[None])[0],
+    lambda x, y: ng.nn.functional.linear(x, y.t()),
+    lambda x, y: ng.nn.functional.conv1d(x[None].transpose(1, 2), y.t()[:, :, None])[0].t(),
+])
+def test_matmul_of_inf_and_zero_is_nan_without_a_warning(op):
+    # PyTorch's matmul never warns; NumPy's reports FE_INVALID (inf * 0, or set spuriously by
+    # OpenBLAS on finite input) as a RuntimeWarning, an error under this suite's filters
+    x = ng.tensor([[float("inf"), 1.0]], requires_grad=True)
+    y = ng.tensor([[0.0, 1.0], [1.0, 1.0]])
+    out = op(x, y)
+    assert out.isnan().tolist() == [[True, False]]
+    out.sum().backward()
+    assert x.grad.tolist() == [[1.0, 2.0]]
+
+
 # whole-tensor reductions of small contiguous float tensors take the ops' lean hook
 # (reduce.whole); a strided view of the same values takes the general path
 WHOLE = [

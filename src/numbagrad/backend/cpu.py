@@ -805,9 +805,30 @@ moveaxis = np.moveaxis
 concatenate = np.concatenate
 
 
-# ``a @ b``. (Not ``ndarray.dot``, cheaper on small matrices: it gives 0 for 0 * NaN where
-# PyTorch, and ``np.matmul``, give NaN.)
-matmul = np.matmul
+# ``a @ b`` without NumPy's floating-point warnings: PyTorch's matmul never warns (inf * 0 is
+# NaN, silently), and OpenBLAS can leave FE_INVALID set on finite input (numpy#24067; seen
+# on a float32 (n, 5) @ (5, 1) on one CPU and not another), which NumPy then reports as
+# "invalid value encountered in matmul". NumPy 2 keeps its error state in a context
+# variable: setting a prepared "ignore" state costs 0.3 us a call where ``np.errstate``
+# costs 1 us (it builds the state each time). (Not ``ndarray.dot``, cheaper on small
+# matrices: it gives 0 for 0 * NaN where PyTorch, and ``np.matmul``, give NaN.)
+try:
+    from numpy._core._ufunc_config import _extobj_contextvar as _FP_STATE, _make_extobj
+
+    _FP_QUIET = _make_extobj(all="ignore")
+except ImportError:  # NumPy 1.x keeps its error state elsewhere
+    _FP_STATE = None
+
+
+def matmul(x, y, out=None):
+    if _FP_STATE is None:
+        with np.errstate(all="ignore"):
+            return np.matmul(x, y, out=out)
+    token = _FP_STATE.set(_FP_QUIET)
+    try:
+        return np.matmul(x, y, out=out)
+    finally:
+        _FP_STATE.reset(token)
 
 
 # ---------------------------------------------------------------- caching allocator
