@@ -193,32 +193,48 @@ def scalar_module_body(functions: list[tuple[str, object]], entry: str, n_in: in
     return "\n\n\n".join(parts)
 
 
-def with_fastmath(body: str, np_dtype, tanh: bool = False) -> str:
-    """``body`` with ``math.exp``, float32's ``math.erf`` and ``**`` routed to the vectorizable
-    helpers of fastmath.py; with ``tanh``, ``math.tanh`` too."""
-    helpers = []
-    name = np.dtype(np_dtype).name
-    erf = fastmath.ERF.get(name)
-    if erf is not None and "math.erf(" in body:  # (its source calls math.exp: made _exp below)
-        body = (codegen.jit_line(", inline='always'") + "\n"
-                + codegen.function_source(erf, "_erf") + "\n\n\n"
-                + body.replace("math.erf(", "_erf("))
-    th = fastmath.TANH.get(name) if tanh else None
-    if th is not None and "math.tanh(" in body:
-        body = body.replace("math.tanh(", "_tanh(")
-        helpers.append(codegen.function_source(th, "_tanh"))
-    exp = fastmath.EXP.get(name)
-    if exp is not None and any("math.exp(" in s for s in [body, *helpers]):
-        body = body.replace("math.exp(", "_exp(")
-        helpers = [h.replace("math.exp(", "_exp(") for h in helpers]
-        helpers.append(codegen.function_source(exp, "_exp"))
+def with_fastmath(body: str, np_dtype) -> str:
+    """``body`` with the libm calls of ``fastmath.ROUTES`` (``math.exp``, ``math.tanh``, ...)
+    and ``**`` routed to fastmath.py's vectorizable arithmetic, whose functions (and those
+    they call) are pasted in before it."""
+    routes = fastmath.ROUTES.get(np.dtype(np_dtype).name, {})
+
+    def routed(src):
+        for call, fn in routes.items():
+            src = src.replace(call, fn.__name__ + "(")
+        return src
+
+    body = routed(body)
+    sources = {}
+
+    def need(fn):  # fn's source, after those of the helpers it calls
+        if fn.__name__ in sources:
+            return
+        src = routed(codegen.function_source(fn, type_literals=getattr(fn, "type_literals", True)))
+        sources[fn.__name__] = None
+        for other in fastmath.HELPERS:
+            if other is not fn and other.__name__ + "(" in src:
+                need(other)
+        sources[fn.__name__] = src
+
+    for fn in fastmath.HELPERS:
+        if fn.__name__ + "(" in body:
+            need(fn)
     if "_pow(" in body:
-        helpers.append(codegen.function_source(fastmath.pow_, "_pow"))
-    if not helpers:
+        sources["_pow"] = codegen.function_source(fastmath.pow_, "_pow")
+    if not sources:
         return body
     jit = codegen.jit_line(", inline='always'") + "\n"
-    head = "from numbagrad.backend.fastmath import float32_from_bits, float64_from_bits"
-    return "\n\n\n".join([head] + [jit + h for h in helpers] + [body])
+    return "\n\n\n".join([_FASTMATH_HEAD] + [jit + src for src in sources.values()] + [body])
+
+
+_FASTMATH_HEAD = ("from numbagrad.backend.fastmath import float32_from_bits, float64_from_bits, "
+                  "float64_bits")
+
+
+def fastmath_pasted(src: str) -> bool:
+    """Whether ``with_fastmath`` pasted fastmath.py's functions into kernel source ``src``."""
+    return _FASTMATH_HEAD in src
 
 
 _kernels: dict[tuple, object] = {}
@@ -238,8 +254,8 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
     """
     def body():
         src = with_fastmath(build_body(), np_dtype)
-        if "_exp(" in src:
-            # fused multiply-add for the exp polynomial (inlined into these loops, so the
+        if fastmath_pasted(src):
+            # fused multiply-add for fastmath.py's polynomials (inlined into these loops, so the
             # loops carry the flag): about 30% faster; only rounding changes,
             # NaN and inf behave as without it (NUMBA_NOTES 4: never fastmath=True)
             src = "\n".join(
@@ -247,7 +263,7 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
                 else line.replace("nogil=True", "nogil=True, fastmath={'contract'}")
                 for line in src.split("\n")
             )
-        heavy = any(f in src for f in ("math.", "_exp(", "_pow("))
+        heavy = "math." in src or "_pow(" in src or fastmath_pasted(src)
         return f"PARALLEL_MIN = {PARALLEL_MIN_HEAVY if heavy else PARALLEL_MIN}\n\n\n" + src
 
     mod = codegen.cached_kernel(_kernels, key, np_dtype, body, attr=None)
@@ -782,8 +798,8 @@ def run_row_kernel(fn, rows: int, work: int, args, dtype) -> None:
                 f"    for i in {'prange' if par else 'range'}(rows):")
         inline = codegen.jit_line(", inline='always'") + "\n"
         body = "from numba import prange\n\n\n" + row_kernel_source(fn, loop, inline)
-        # (exp and tanh as arithmetic, so that a row's loops vectorize)
-        body = with_fastmath(body, dtype, tanh=True)
+        # (exp, tanh and log as arithmetic, so that a row's loops vectorize)
+        body = with_fastmath(body, dtype)
         k = _row_kernels[key] = codegen.load_module(np.dtype(dtype).name, body).kernel
     if rows:
         k(rows, *args)

@@ -3,13 +3,15 @@
 PyPI's Numba has no vector math library: ``math.exp`` in a loop is a scalar call to libm
 (about 7 ns an element, 9x slower than NumPy's SIMD exp). The functions here are plain
 arithmetic, so a loop that calls them vectorizes. The CPU backend pastes their source into each
-generated kernel module that needs them (``math.exp(`` becomes ``_exp(``, ``a ** b`` becomes
-``_pow(a, b)``), so the on-disk kernel cache sees every change to this file.
+generated kernel module that needs them (``math.exp(`` becomes ``exp_float32(`` in a float32
+kernel, ``a ** b`` becomes ``_pow(a, b)``), so the on-disk kernel cache sees every change to
+this file.
 
 Accuracy (measured against NumPy over the whole float range, see tests/test_kernels.py):
-``exp_float32`` within 3 ulp, ``exp_float64`` within 2 ulp, including the subnormal range,
-overflow to inf, underflow to 0 and NaN; ``erf_float32`` (``math.erf`` in float32 kernels:
-GELU and its gradient) within 2 ulp.
+``exp`` within 3 ulp (float32) and 2 ulp (float64), including the subnormal range, overflow
+to inf, underflow to 0 and NaN; ``tanh`` and ``log`` in float32 computed in float64 and rounded
+once (correctly rounded but for rare double roundings), in float64 within 3 and 2 ulp;
+``erf_float32`` (``math.erf`` in float32 kernels: GELU and its gradient) within 2 ulp.
 """
 
 from __future__ import annotations
@@ -41,12 +43,33 @@ def float64_from_bits(typingctx, bits):
     return types.float64(types.int64), codegen
 
 
-# The two functions below are kernel source: their literals are typed by the kernel's dtype
-# (codegen), so they must not be called from plain Python.
+@intrinsic
+def float64_bits(typingctx, x):
+    """The int64 IEEE bit pattern of the float64 ``x``."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int64))
+
+    return types.int64(types.float64), codegen
+
+
+
+def in_float64(fn):
+    """Mark kernel source that computes in float64 whatever the kernel's dtype: its literals
+    stay Python floats (float64 in Numba) instead of taking the kernel's dtype."""
+    fn.type_literals = False
+    return fn
+
+
+# The functions below are kernel source: the literals of those not marked ``in_float64`` are
+# typed by the kernel's dtype (codegen), so they must not be called from plain Python.
+# Their polynomials are our own: least-squares Chebyshev fits printed by tools/fit_fastmath.py,
+# or Taylor series where those converge fast enough on the reduced interval.
 
 
 def exp_float32(x):
-    # exp(x) = 2**n * exp(r), n = round(x / ln 2), |r| <= ln(2) / 2 (Cephes expf).
+    # exp(x) = 2**n * exp(r), n = round(x / ln 2), r = x - n ln 2 in two parts (n * the first
+    # is exact for |n| < 256), |r| <= ln(2) / 2, exp(r) = 1 + r + r*r * P(r) (fitted).
     # x is clamped just past where exp overflows (88.72) and where it rounds to 0 (-103.97):
     # the formula itself then gives inf and 0 there, with no select per element for them.
     # Numba's min and max keep a NaN, which then runs through to the result. (The clamp
@@ -54,13 +77,13 @@ def exp_float32(x):
     # 1.35x slower: 68 against 50 us for 1e5 elements.)
     xc = max(min(x, 89.0), -104.0)
     n = np.floor(xc * 1.4426950408889634 + 0.5)  # np.floor stays a float (math.floor: int)
-    r = xc - n * 0.693359375 - n * -2.12194440e-4
-    p = 1.9875691500e-4
-    p = p * r + 1.3981999507e-3
-    p = p * r + 8.3334519073e-3
-    p = p * r + 4.1665795894e-2
-    p = p * r + 1.6666665459e-1
-    p = p * r + 5.0000001201e-1
+    r = xc - n * 0.69314575 - n * 1.4286068e-06
+    p = 0.00019899275503121316
+    p = p * r + 0.0013933643931522965
+    p = p * r + 0.0083332983776927
+    p = p * r + 0.04166646674275398
+    p = p * r + 0.1666666716337204
+    p = p * r + 0.5
     p = p * r * r + r + 1.0
     # 2**n as two factors, so subnormal results and n = 128 stay representable
     k = np.int32(n)
@@ -70,23 +93,91 @@ def exp_float32(x):
     return p * float32_from_bits(e1) * float32_from_bits(e2)
 
 
+@in_float64
+def expm1_reduced(r):
+    # exp(r) - 1 for |r| <= ln(2) / 2 from the [6/6] Pade approximant of exp, P(r) / P(-r)
+    # with P(r) = E(r*r) + r O(r*r) (coefficients (12-k)! 6! / (12! k! (6-k)!), the constant
+    # made 1): exp(r) - 1 = 2 r O / (E - r O), relatively accurate at 0; its error is below
+    # 2e-19 on the interval
+    z = r * r
+    ev = ((1.503126503126503e-06 * z + 0.0012626262626262627) * z + 0.11363636363636363) * z
+    od = r * ((6.313131313131313e-05 * z + 0.015151515151515152) * z + 0.5)
+    return 2.0 * od / (ev + 1.0 - od)
+
+
+@in_float64
 def exp_float64(x):
-    # 2**n * exp(r) with a Pade form of exp(r) (Cephes exp); clamped past overflow (709.78)
-    # and underflow (-745.13) as in exp_float32
+    # 2**n * exp(r) as exp_float32, with ln 2 in two parts for float64 (n * the first is
+    # exact for |n| < 2**21) and exp(r) = 1 + expm1_reduced(r); clamped past overflow
+    # (709.78) and underflow (-745.13) as in exp_float32
     xc = max(min(x, 710.0), -746.0)
     n = np.floor(xc * 1.4426950408889634 + 0.5)
-    r = xc - n * 6.93145751953125e-1 - n * 1.42860682030941723212e-6
-    rr = r * r
-    px = r * ((1.26177193074810590878e-4 * rr + 3.02994407707441961300e-2) * rr
-              + 9.99999999999999999910e-1)
-    qx = (((3.00198505138664455042e-6 * rr + 2.52448340349684104192e-3) * rr
-           + 2.27265548208155028766e-1) * rr + 2.00000000000000000009e0)
-    p = 1.0 + 2.0 * (px / (qx - px))
+    r = xc - n * 0.6931471806019545 - n * -4.2009150715352495e-11
+    p = 1.0 + expm1_reduced(r)
     k = np.int64(n)
     h = k >> np.int64(1)
     e1 = (h + np.int64(1023)) << np.int64(52)
     e2 = (k - h + np.int64(1023)) << np.int64(52)
     return p * float64_from_bits(e1) * float64_from_bits(e2)
+
+
+@in_float64
+def tanh_float64(x):
+    # tanh |x| = E / (E + 2), E = exp(2|x|) - 1 = 2**n (1 + q) - 1 with q = expm1_reduced(r):
+    # no cancellation near 0 (E is q there). |x| is clamped at 20, where tanh rounds to 1 in
+    # float64; a NaN stays one through min and the arithmetic
+    a = min(abs(x), 20.0) * 2.0
+    n = np.floor(a * 1.4426950408889634 + 0.5)
+    r = a - n * 0.6931471806019545 - n * -4.2009150715352495e-11
+    scale = float64_from_bits((np.int64(n) + np.int64(1023)) << np.int64(52))
+    e = scale * expm1_reduced(r) + (scale - 1.0)
+    # (above 0.55 as 1 - 2 / (E + 2), whose rounding errors are smaller there)
+    t = 1.0 - 2.0 / (e + 2.0) if a > 1.1 else e / (e + 2.0)
+    return math.copysign(t, x)
+
+
+@in_float64
+def tanh_float32(x):
+    # tanh_float64 rounded once to float32: correctly rounded but for rare double roundings
+    return np.float32(tanh_float64(np.float64(x)))
+
+
+@in_float64
+def log_float64(x):
+    # log x = e ln 2 + log m, x = m 2**e with m in [sqrt(1/2), sqrt(2)) (read from the bits;
+    # a float32 subnormal is a normal float64), log m = 2 atanh(s), s = (m - 1) / (m + 1),
+    # |s| <= 0.172, by its series 2 (s + s**3/3 + ...) to s**21 (the rest is below 3e-17 of
+    # it); ln 2 in two parts so e ln 2 keeps float64's precision. Zero, negatives, inf and
+    # NaN are selected at the end.
+    sub = x < 2.2250738585072014e-308  # a float64 subnormal (or less): scaled by 2**54
+    bits = float64_bits(x * 18014398509481984.0 if sub else x)
+    e = (bits >> 52) - (1023 + 54 if sub else 1023)
+    m = float64_from_bits((bits & 0x000FFFFFFFFFFFFF) | 0x3FF0000000000000)
+    high = m > 1.4142135623730951
+    m = m * 0.5 if high else m
+    e = e + 1 if high else e
+    s = (m - 1.0) / (m + 1.0)
+    z = s * s
+    p = 0.09523809523809523
+    p = p * z + 0.10526315789473684
+    p = p * z + 0.11764705882352941
+    p = p * z + 0.13333333333333333
+    p = p * z + 0.15384615384615385
+    p = p * z + 0.18181818181818182
+    p = p * z + 0.2222222222222222
+    p = p * z + 0.2857142857142857
+    p = p * z + 0.4
+    p = p * z + 0.6666666666666666
+    fe = np.float64(e)
+    r = fe * 0.6931471806019545 + (fe * -4.2009150715352495e-11 + (s + s + s * z * p))
+    r = r if x > 0.0 else (-math.inf if x == 0.0 else math.nan)
+    return x if x == math.inf else r
+
+
+@in_float64
+def log_float32(x):
+    # log_float64 rounded once to float32
+    return np.float32(log_float64(np.float64(x)))
 
 
 def erf_float32(x):
@@ -132,30 +223,13 @@ def pow_(x, y):
     return x**y
 
 
-def tanh_float32(x):
-    # Cephes tanhf: an odd polynomial below |x| = 0.625, 1 - 2 / (exp(2|x|) + 1) above (exp:
-    # the routed _exp). Both are computed and one selected, so the loop has no branch; a NaN
-    # fails the test and takes the exp form, which keeps it
-    a = abs(x)
-    z = x * x
-    p = (((-5.70498872745e-3 * z + 2.06390887954e-2) * z - 5.37397155531e-2) * z
-         + 1.33314422036e-1) * z - 3.33332819422e-1
-    big = 1.0 - 2.0 / (math.exp(a + a) + 1.0)
-    return x + x * z * p if a < 0.625 else (big if x >= 0.0 else -big)
+# The libm calls CPU kernels route to this module, per dtype (float64 keeps libm's erf:
+# erf_float32 has float32's accuracy), and every function a routed one may call.
+ROUTES = {
+    "float32": {"math.exp(": exp_float32, "math.tanh(": tanh_float32, "math.log(": log_float32,
+                "math.erf(": erf_float32},
+    "float64": {"math.exp(": exp_float64, "math.tanh(": tanh_float64, "math.log(": log_float64},
+}
+HELPERS = (exp_float32, expm1_reduced, exp_float64, tanh_float64, tanh_float32, log_float64,
+           log_float32, erf_float32)
 
-
-def tanh_float64(x):
-    # Cephes tanh: a rational form below |x| = 0.625, as tanh_float32 above
-    a = abs(x)
-    z = x * x
-    p = (-9.64399179425052238628e-1 * z - 9.92877231001918586564e1) * z \
-        - 1.61468768441708447952e3
-    q = ((z + 1.12811678491632931402e2) * z + 2.23548839060100448583e3) * z \
-        + 4.84406305325125486048e3
-    big = 1.0 - 2.0 / (math.exp(a + a) + 1.0)
-    return x + x * z * (p / q) if a < 0.625 else (big if x >= 0.0 else -big)
-
-
-EXP = {"float32": exp_float32, "float64": exp_float64}
-ERF = {"float32": erf_float32}  # (float64 keeps libm's erf: this one is float32's accuracy)
-TANH = {"float32": tanh_float32, "float64": tanh_float64}
