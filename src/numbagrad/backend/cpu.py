@@ -13,6 +13,7 @@ import math
 import os
 import sys
 import threading
+import zlib
 
 import numba
 import numpy as np
@@ -228,8 +229,10 @@ def with_fastmath(body: str, np_dtype) -> str:
     return "\n\n\n".join([_FASTMATH_HEAD] + [jit + src for src in sources.values()] + [body])
 
 
+# (the table's checksum is part of the source, so the kernel cache sees a change to it)
 _FASTMATH_HEAD = ("from numbagrad.backend.fastmath import float32_from_bits, float64_from_bits, "
-                  "float64_bits")
+                  "float64_bits, float32_bits, TWO_OVER_PI  # TWO_OVER_PI crc32 "
+                  f"{zlib.crc32(fastmath.TWO_OVER_PI.tobytes())}")
 
 
 def fastmath_pasted(src: str) -> bool:

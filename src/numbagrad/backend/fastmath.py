@@ -16,7 +16,7 @@ once (correctly rounded but for rare double roundings), in float64 within 3 and 
 
 from __future__ import annotations
 
-import math  # noqa: F401  (kernel source: erf's and tanh's call math.exp, routed to _exp)
+import math
 
 import numpy as np
 from numba import types
@@ -52,6 +52,54 @@ def float64_bits(typingctx, x):
 
     return types.int64(types.float64), codegen
 
+
+
+@intrinsic
+def float32_bits(typingctx, x):
+    """The int32 IEEE bit pattern of the float32 ``x``."""
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(types.int32))
+
+    return types.int32(types.float32), codegen
+
+
+def _two_over_pi_table():
+    """For each float32 exponent field e, three float64 T0, T1, T2 with which ``|x| * Tj``
+    gives x 2/pi mod 4 exactly enough for any float32 x of that exponent (Payne and Hanek's
+    reduction, without its loop): x = M 2**E with M < 2**24 an integer, and
+    G = 2**E 2/pi mod 4 = G0 + G1 + G2 where G0 keeps G's bits down to 2**-27, G1 the next 29
+    bits and G2 the rest rounded to float64; Tj = Gj 2**-E. Then |x| T0 = M G0 and |x| T1 =
+    M G1 are exact products (24 + 29 bits) and M G0 mod 4 is exact, so the reduced argument is
+    accurate to float64's relative precision even next to a multiple of pi/2. Field 255 (inf,
+    NaN) gives NaN. 2/pi comes from Machin's formula in integers, to 480 bits."""
+    bits = 480
+    one = 1 << bits
+
+    def atan_inv(n):  # atan(1/n) * 2**bits by its series
+        total, term, k, sign = 0, one // n, 1, 1
+        while term:
+            total += sign * (term // k)
+            term //= n * n
+            k += 2
+            sign = -sign
+        return total
+
+    two_over_pi = (2 * one * one) // (16 * atan_inv(5) - 4 * atan_inv(239))
+    table = np.full((3, 256), np.nan)
+    for e in range(255):
+        E = max(e, 1) - 150
+        g = (two_over_pi << E if E >= 0 else two_over_pi >> -E) % (4 << bits)
+        g0 = g >> (bits - 27) << (bits - 27)
+        g1 = (g - g0) >> (bits - 56) << (bits - 56)
+        g2 = g - g0 - g1
+        table[0, e] = math.ldexp(g0 >> (bits - 27), -27 - E)
+        table[1, e] = math.ldexp(g1 >> (bits - 56), -56 - E)
+        table[2, e] = math.ldexp(g2 / (1 << 100), 100 - bits - E)
+    return table
+
+
+TWO_OVER_PI = _two_over_pi_table()
 
 
 def in_float64(fn):
@@ -180,6 +228,42 @@ def log_float32(x):
     return np.float32(log_float64(np.float64(x)))
 
 
+@in_float64
+def sin_quarter_turns(x, turns):
+    # sin(pi/2 (|x| 2/pi + turns)) for a float32 x: turns 0 gives sin |x|, 1 gives cos x.
+    # |x| 2/pi + turns mod 4 from TWO_OVER_PI (exact parts first), then reduced mod 2 to
+    # f in [-1, 1], r = f pi/2, sin(r + n pi) = (-1)**n sin r, sin r by its Taylor series to
+    # r**15 (the rest is below 7e-12 of it on [-pi/2, pi/2])
+    e = max((float32_bits(np.float32(x)) >> 23) & 0xFF, 1)
+    a = abs(np.float64(x))
+    p0 = a * TWO_OVER_PI[0, e] + turns
+    p0 = p0 - 4.0 * np.floor(p0 * 0.25)
+    p1 = a * TWO_OVER_PI[1, e]
+    n = np.floor((p0 + p1) * 0.5 + 0.5)
+    r = ((p0 - (n + n)) + p1 + a * TWO_OVER_PI[2, e]) * 1.5707963267948966
+    z = r * r
+    p = -7.647163731819816e-13
+    p = p * z + 1.6059043836821613e-10
+    p = p * z - 2.505210838544172e-08
+    p = p * z + 2.7557319223985893e-06
+    p = p * z - 0.0001984126984126984
+    p = p * z + 0.008333333333333333
+    p = p * z - 0.16666666666666666
+    v = r + r * z * p
+    return -v if np.int64(n) & 1 else v
+
+
+@in_float64
+def sin_float32(x):
+    # (times the sign of x, not copysign: sin |x| may be negative; -0.0 stays -0.0)
+    return np.float32(sin_quarter_turns(x, 0.0) * math.copysign(1.0, np.float64(x)))
+
+
+@in_float64
+def cos_float32(x):
+    return np.float32(sin_quarter_turns(x, 1.0))
+
+
 def erf_float32(x):
     # |x| < 1: x + x * r(x * x); above: sign(x) * (1 - exp(-x * x + q(t))), q(t) = log(erfc(t))
     # + t * t written in u = (t - 2.5) / 1.5 over [1, 4]; from 4 on erf rounds to +-1 (t is
@@ -227,9 +311,9 @@ def pow_(x, y):
 # erf_float32 has float32's accuracy), and every function a routed one may call.
 ROUTES = {
     "float32": {"math.exp(": exp_float32, "math.tanh(": tanh_float32, "math.log(": log_float32,
-                "math.erf(": erf_float32},
+                "math.erf(": erf_float32, "math.sin(": sin_float32, "math.cos(": cos_float32},
     "float64": {"math.exp(": exp_float64, "math.tanh(": tanh_float64, "math.log(": log_float64},
 }
 HELPERS = (exp_float32, expm1_reduced, exp_float64, tanh_float64, tanh_float32, log_float64,
-           log_float32, erf_float32)
+           log_float32, erf_float32, sin_quarter_turns, sin_float32, cos_float32)
 
