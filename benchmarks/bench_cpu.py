@@ -214,3 +214,17 @@ class W9Tutorials:
 
     def time_w9(self, model):
         self.run()
+
+
+class W10MathFunctions:
+    """``fn(x).sum().backward()`` at 1e5 elements (workloads.w10)."""
+
+    params = ["tanh", "sigmoid", "log", "sin"]
+    param_names = ["fn"]
+
+    def setup(self, fn):
+        self.run = W.w10(ng, fn)
+
+    def time_w10(self, fn):
+        self.run()
+

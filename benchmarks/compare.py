@@ -1,4 +1,4 @@
-"""Run W1-W8 in numbagrad and (if installed) PyTorch, interleaved, and print the ratios.
+"""Run W1-W10 in numbagrad and (if installed) PyTorch, interleaved, and print the ratios.
 
     python benchmarks/compare.py              # 1 and 2 threads, all workloads
     python benchmarks/compare.py --quick      # fewer rounds (a smoke run)
@@ -67,6 +67,11 @@ CASES = [
     ("W9 norm/GELU MLP + AdamW", lambda lib: W.w9(lib, "mlp_norm"), 1e3, "ms", None),
     ("W9 transformer layer", lambda lib: W.w9(lib, "transformer"), 1e3, "ms", None),
     ("W9 DataLoader epoch", lambda lib: W.w9(lib, "loader"), 1e3, "ms", None),
+    # math functions forward and backward at 1e5 (no targets were set for these)
+    ("W10 tanh 1e5", lambda lib: W.w10(lib, "tanh"), 1e6, "us", None),
+    ("W10 sigmoid 1e5", lambda lib: W.w10(lib, "sigmoid"), 1e6, "us", None),
+    ("W10 log 1e5", lambda lib: W.w10(lib, "log"), 1e6, "us", None),
+    ("W10 sin 1e5", lambda lib: W.w10(lib, "sin"), 1e6, "us", None),
 ]
 # On a GPU: the workloads whose size makes sense there. The targets are the CPU issue's; on a
 # GPU the table only reports (no targets were set for CUDA).

@@ -374,6 +374,23 @@ def w9(lib, which, dtype="float32", device="cpu"):
     return run
 
 
+def w10(lib, fn, n=10**5, dtype="float32", device="cpu"):
+    """``fn(x).sum().backward()`` for a math function ``fn`` (``"tanh"``, ``"sigmoid"``,
+    ``"log"``, ``"sin"``) of n elements: the libm functions a model or a loss calls (log's
+    input is kept positive)."""
+    values = _data(n, 11)
+    x = _leaf(lib, np.abs(values) + 0.5 if fn == "log" else values, dtype, device)
+    f = getattr(lib, fn)
+
+    def run():
+        x.grad = None
+        f(x).sum().backward()
+        _sync(lib, device)
+
+    run()
+    return run
+
+
 # W6 runs in a new interpreter: the import plus one W1 at n = 1e3.
 W6_SOURCE = """\
 import {module} as lib
