@@ -661,3 +661,41 @@ def test_size_of_a_0d_tensor_with_a_dim_raises_pytorchs_error(dim):
                                          r"dimensions$"):
         ng.tensor(1.0).size(dim)
     assert ng.ones(2, 3).size(-1) == 3 and type(ng.ones(2, 3).size(0)) is int
+
+
+# ---------------------------------------------------------------- 9. random fills of ints
+# (issue 25, fuzzer seeds 511, 2659, 40934: randn_like of an empty bool tensor)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.randn_like(lib.zeros(1, 0, dtype=lib.bool)),
+    lambda lib: lib.randn_like(lib.zeros(0, dtype=lib.int64), dtype=lib.bool),
+    lambda lib: lib.randn(0, 2, dtype=lib.int64),
+    lambda lib: lib.zeros(0, dtype=lib.int64).normal_(),
+    lambda lib: lib.zeros(0, dtype=lib.int32).log_normal_(),
+    lambda lib: lib.zeros(0, dtype=lib.bool).exponential_(),
+], ids=["randn_like", "randn_like_dtype", "randn", "normal_", "log_normal_", "exponential_"])
+def test_normal_draws_of_an_empty_integer_tensor_run(lib, make):
+    # the dtype check is the sampling kernel's, which an empty tensor never enters
+    assert make(lib).numel() == 0
+
+
+@pytest.mark.parametrize("make, exc, msg", [
+    (lambda lib: lib.randn_like(lib.zeros(2, dtype=lib.bool)), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Bool'"),
+    (lambda lib: lib.randn_like(lib.zeros(2), dtype=lib.int64), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Long'"),
+    (lambda lib: lib.rand_like(lib.zeros(0, dtype=lib.bool)), NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Bool'"),
+    (lambda lib: lib.rand(0, dtype=lib.int64), NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Long'"),
+    (lambda lib: lib.zeros(2, dtype=lib.int64).log_normal_(), NotImplementedError,
+     "\"log_normal_cpu\" not implemented for 'Long'"),
+    (lambda lib: lib.zeros(2, dtype=lib.int32).exponential_(), RuntimeError,
+     "Exponential distribution is a continuous probability distribution. dtype must be a "
+     "floating point but you specified Int"),
+    (lambda lib: lib.zeros(0, dtype=lib.int64).normal_(0, -1), RuntimeError,
+     "normal expects std >= 0.0, but found std -1"),
+])
+def test_random_float_draws_refuse_integers(lib, make, exc, msg):
+    assert raises(exc, lambda: make(lib)) == msg
