@@ -216,12 +216,13 @@ FIXED: dict[str, Known] = {
         z[torch.tensor(1)] = 5.0
         """),
     "bmm_empty_mixed_dtype": Known(
-        "torch.bmm (or batched @) of float32 and float64 operands when one is empty: an empty"
-        " float64 result; numbagrad RuntimeError (expected batch1 and batch2 to have the same"
-        " dtype)",
+        "torch.bmm (or batched @) of operands of two dtypes when the result or the sum is"
+        " empty: a result (zeros) in batch2's dtype; numbagrad RuntimeError (expected batch1"
+        " and batch2 to have the same dtype), later the promoted dtype",
         """
         r = torch.bmm(torch.zeros(3, 0, 4), torch.zeros(3, 4, 2, dtype=torch.float64))
-        r = torch.zeros(3, 0, 5) @ torch.zeros(3, 5, 2, dtype=torch.float64)
+        r = torch.zeros(3, 0, 5, dtype=torch.float64) @ torch.zeros(3, 5, 2)
+        r = torch.zeros(3, 1, 0) @ torch.zeros(3, 0, 2, dtype=torch.int64)
         """),
     "index_error_precedence_view": Known(
         "an assignment with an invalid index (more parts than dimensions, out of bounds) into"

@@ -699,3 +699,37 @@ def test_normal_draws_of_an_empty_integer_tensor_run(lib, make):
 ])
 def test_random_float_draws_refuse_integers(lib, make, exc, msg):
     assert raises(exc, lambda: make(lib)) == msg
+
+
+# ---------------------------------------------------------------- 10. empty bmm of two dtypes
+# (fuzzer seeds 540, 16270, 33769, 36578)
+
+
+@pytest.mark.parametrize("xs, ys, want", [
+    ((0, 2, 3), (0, 3, 1), (0, 2, 1)),
+    ((2, 2, 3), (2, 3, 0), (2, 2, 0)),
+    ((2, 1, 0), (2, 0, 2), (2, 1, 2)),  # an empty sum: zeros
+])
+@pytest.mark.parametrize("xd, yd", [("float32", "float64"), ("float64", "float32"),
+                                    ("float32", "int64"), ("bool", "float32")])
+def test_empty_bmm_of_two_dtypes_has_batch2_s_dtype(lib, xs, ys, want, xd, yd):
+    x, y = lib.zeros(xs, dtype=getattr(lib, xd)), lib.zeros(ys, dtype=getattr(lib, yd))
+    for out in (lib.bmm(x, y), x @ y, x[None] @ y):
+        assert out.dtype == getattr(lib, yd) and out.shape[-3:] == want
+        assert not out.any()
+
+
+def test_empty_bmm_gradients_take_each_operand_s_dtype(lib):
+    x = lib.zeros(2, 1, 0, requires_grad=True)
+    y = lib.zeros(2, 0, 2, dtype=lib.float64, requires_grad=True)
+    out = lib.bmm(x, y)
+    assert type(out.grad_fn).__name__ == "BmmBackward0" and out.dtype == lib.float64
+    out.sum().backward()
+    assert (x.grad.dtype, x.grad.shape) == (lib.float32, (2, 1, 0))
+    assert (y.grad.dtype, y.grad.shape) == (lib.float64, (2, 0, 2))
+
+
+def test_bmm_of_two_dtypes_with_work_to_do_refuses(lib):
+    msg = raises(RuntimeError, lambda: lib.bmm(lib.zeros(2, 2, 3), lib.zeros(2, 3, 2,
+                                                                           dtype=lib.float64)))
+    assert msg == "expected scalar type Float but found Double"
