@@ -773,6 +773,18 @@ FIXED: dict[str, Known] = {
         " implemented for 'Long'); numbagrad returns a tensor",
         """
         r = torch.randn_like(torch.tensor([1, 2])).shape
+        r = torch.randn_like(torch.zeros(0, dtype=torch.bool)).shape
+        """),
+    "stale_view_error_precedence": Known(
+        "an op that fails its own check on an output of split whose base was since written in"
+        " place: RuntimeError (Output 0 of Split is a view and its base ... has been modified"
+        " inplace), PyTorch's edges being collected before its kernel runs; numbagrad raised"
+        " the op's error (IndexError)",
+        """
+        x = torch.zeros(1, 4, 2, requires_grad=True) * 2
+        s = x.split(1, 2)
+        x[0, 0, 0] = -0.25
+        m = s[0].amax(5)
         """),
     "setitem_mask_value_shape_error": Known(
         "x[mask] = value of the wrong shape: RuntimeError (shape mismatch); numbagrad TypeError",

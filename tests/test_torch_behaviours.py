@@ -733,3 +733,36 @@ def test_bmm_of_two_dtypes_with_work_to_do_refuses(lib):
     msg = raises(RuntimeError, lambda: lib.bmm(lib.zeros(2, 2, 3), lib.zeros(2, 3, 2,
                                                                            dtype=lib.float64)))
     assert msg == "expected scalar type Float but found Double"
+
+
+# ---------------------------------------------------------------- 11. which error comes first
+# (fuzzer seed 12417)
+
+ERR_SPLIT_REBASE = (
+    "Output 0 of Split is a view and its base or another view of its base has been modified "
+    "inplace. This view is the output of a function that returns multiple views. Such "
+    "functions do not allow the output views to be modified inplace. You should replace the "
+    "inplace operation by an out-of-place one."
+)
+
+
+def _stale_split_view(lib):
+    """Output 0 of a split whose base was then written in place."""
+    base = lib.zeros(1, 4, 2, requires_grad=True) * 2
+    view = base.split(1, 2)[0]
+    base[0, 0, 0] = -0.25
+    return view
+
+
+@pytest.mark.parametrize("call", [lambda v: v.amax(5), lambda v: v.sum(),
+                                  lambda v: v @ v.new_ones(5, 5)],
+                         ids=["amax_bad_dim", "sum", "matmul_bad_shape"])
+def test_a_stale_multi_output_view_raises_before_the_op_s_own_check(lib, call):
+    # PyTorch collects the inputs' edges (re-deriving the view's node) before the kernel runs
+    assert raises(RuntimeError, lambda: call(_stale_split_view(lib))) == ERR_SPLIT_REBASE
+
+
+def test_a_stale_multi_output_view_runs_ops_that_record_nothing(lib):
+    v = _stale_split_view(lib)
+    assert v.long().dtype == lib.int64 and not (v > 0).requires_grad
+    assert raises(IndexError, lambda: v[7]) == "index 7 is out of bounds for dimension 0 with size 1"
