@@ -766,3 +766,65 @@ def test_a_stale_multi_output_view_runs_ops_that_record_nothing(lib):
     v = _stale_split_view(lib)
     assert v.long().dtype == lib.int64 and not (v > 0).requires_grad
     assert raises(IndexError, lambda: v[7]) == "index 7 is out of bounds for dimension 0 with size 1"
+
+
+# ---------------------------------------------------------------- 12. retain_grad on a view
+# A retain_grad hook sits on the tensor's node and moves to its new node when the tensor gets
+# one: at once for an in-place op on the tensor (or through it, when a view), and lazily for
+# a view whose base was written some other way, when its node is next asked for (issue 25,
+# retain_grad_view_base_write).
+
+
+def _write_other_view(b, a):
+    b[1:].mul_(2)
+
+
+def _write_base(b, a):
+    b.mul_(2)
+
+
+def _write_self(b, a):
+    a.mul_(2)
+
+
+def _write_view_of_self(b, a):
+    a[:].mul_(2)
+
+
+@pytest.mark.parametrize("write, through, want", [
+    (_write_other_view, "base", None),  # a's node never re-derived: the hook stays behind
+    (_write_other_view, "view", [3.0]),  # a * 3 re-derives it: the hook moves
+    (_write_base, "view", [3.0]),
+    (_write_self, "base", None),  # moved to a's new node, which b's backward does not pass
+    (_write_self, "view", [3.0]),  # the gradient of a's new value, not of its old one too
+    (_write_view_of_self, "base", None),  # a's old node is left off the path (CopySlices)
+    (_write_view_of_self, "view", [3.0]),
+])
+def test_retain_grad_on_a_view_follows_its_node(lib, write, through, want):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = x * 1
+    a = b[:1]
+    a.retain_grad()
+    write(b, a)
+    ((a if through == "view" else b) * 3).sum().backward()
+    assert (a.grad.tolist() if a.grad is not None else None) == want
+
+
+def test_retain_grad_on_a_view_written_under_no_grad(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = x * 1
+    a = b[:1]
+    a.retain_grad()
+    with lib.no_grad():
+        b[1:].mul_(2)
+    (a * 3).sum().backward()
+    assert a.grad.tolist() == [3.0]
+
+
+def test_retain_grad_on_a_base_written_through_its_view(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = x * 1
+    b.retain_grad()
+    b[:1].mul_(2)
+    (b * 3).sum().backward()
+    assert b.grad.tolist() == [3.0, 3.0] and x.grad.tolist() == [6.0, 3.0]
