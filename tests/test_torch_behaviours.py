@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 
 import numbagrad as ng
@@ -828,3 +829,21 @@ def test_retain_grad_on_a_base_written_through_its_view(lib):
     b[:1].mul_(2)
     (b * 3).sum().backward()
     assert b.grad.tolist() == [3.0, 3.0] and x.grad.tolist() == [6.0, 3.0]
+
+
+# ---------------------------------------------------------------- 13. relu's second derivative
+# (fuzzer seeds 4200, 43487: None where PyTorch gives zeros)
+
+
+@pytest.mark.parametrize("shape", [(1, 2), (0, 2)], ids=["nonempty", "empty"])
+@pytest.mark.parametrize("inplace", [False, True], ids=["relu", "relu_"])
+def test_relu_second_derivative_reaches_x_when_the_gradient_requires_grad(lib, shape, inplace):
+    # PyTorch's rule, threshold_backward(grad, result, 0), is a function of result: the
+    # second derivative is zeros, even when grad (here w's) requires grad by itself
+    x = lib.tensor(np.full(shape, -2.0, dtype=np.float32), requires_grad=True)
+    w = lib.full(shape, 3.0, requires_grad=True)
+    y = x.clone().relu_() if inplace else x.relu()
+    g, = lib.autograd.grad((y * w).sum(), x, create_graph=True)
+    gx, gw = lib.autograd.grad(g.sum(), [x, w], allow_unused=True)
+    assert gx is not None and gx.shape == shape and not gx.any()
+    assert gw is not None and gw.shape == shape and not gw.any()
