@@ -847,3 +847,29 @@ def test_relu_second_derivative_reaches_x_when_the_gradient_requires_grad(lib, s
     gx, gw = lib.autograd.grad(g.sum(), [x, w], allow_unused=True)
     assert gx is not None and gx.shape == shape and not gx.any()
     assert gw is not None and gw.shape == shape and not gw.any()
+
+
+# ---------------------------------------------------------------- 14. writes into shared memory
+# (fuzzer seeds 4658, 22492, 45857)
+
+
+@pytest.mark.parametrize("base_requires_grad", [False, True])
+def test_backward_of_a_write_into_an_expanded_view(lib, base_requires_grad):
+    # CopySlices copies the written tensor's gradient into the base's, which PyTorch refuses
+    # where the written tensor's elements share memory; with no base gradient to compute, it
+    # computes only the value's and runs
+    b = lib.tensor([2.5, -1.75, 1.25], requires_grad=base_requires_grad) * 1
+    e = b.expand(2, 3)
+    v = lib.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch: index_put_ on expanded tensors deprecated)
+        e[lib.tensor([1])] = v * 2
+    assert type(b.grad_fn).__name__ == "CopySlices"
+    loss = (e * lib.tensor([[1.0, 1.0, 1.0], [3.0, 4.0, 5.0]])).sum()
+    if base_requires_grad:
+        msg = raises(RuntimeError, loss.backward)
+        assert msg.startswith("unsupported operation: more than one element of the written-to "
+                              "tensor refers to a single memory location.")
+    else:
+        loss.backward()
+        assert v.grad.tolist() == [[8.0, 10.0, 12.0]]

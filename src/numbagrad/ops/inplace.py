@@ -356,8 +356,9 @@ def copy_slices(ctx, base, src, view, region=None):
     ctx.positions = M.view_positions(base._data, view)
     # (the backward writes the gradient of the tensor written in place into the base's:
     # PyTorch refuses that where that tensor's elements share memory, as after fill_ or zero_
-    # of an expanded view, but not after a write into one element of it)
-    ctx.overlap = _self_overlapping(view if region is None else region)
+    # of an expanded view, but not after a write into one element of it, nor where the base
+    # needs no gradient: CopySlices then computes only the value's)
+    ctx.overlap = base.requires_grad and _self_overlapping(view if region is None else region)
     return base._data
 
 
