@@ -873,3 +873,33 @@ def test_backward_of_a_write_into_an_expanded_view(lib, base_requires_grad):
     else:
         loss.backward()
         assert v.grad.tolist() == [[8.0, 10.0, 12.0]]
+
+
+# ---------------------------------------------------------------- 15. a value with extra dims
+# (fuzzer seed 42537)
+
+
+@pytest.mark.parametrize("shape, index, vshape", [
+    ((0,), slice(0, 1), (3, 0)),  # an empty value into an empty region is still checked
+    ((2, 3), slice(None), (2, 2, 3)),  # an index that selects all of x
+    ((2,), slice(0, 1), (3, 1)),
+])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_setitem_value_with_extra_leading_dims_is_refused(lib, shape, index, vshape,
+                                                          requires_grad):
+    x = lib.zeros(shape) * 1
+    v = lib.zeros(vshape, requires_grad=requires_grad)
+    msg = raises(RuntimeError, lambda: x.__setitem__(index, v))
+    target = list(x[index].shape)
+    assert msg == (f"expand({lib.__name__}.FloatTensor{{{list(vshape)}}}, size={target}): the "
+                   f"number of sizes provided ({len(target)}) must be greater or equal to the "
+                   f"number of dimensions in the tensor ({len(vshape)})")
+
+
+def test_setitem_value_with_leading_ones_is_taken(lib):
+    x = lib.zeros(2, 3) * 1
+    x[:] = lib.ones(1, 1, 3, requires_grad=True) * 2
+    assert x.tolist() == [[2.0] * 3] * 2 and type(x.grad_fn).__name__ == "CopyBackwards"
+    y = lib.zeros(0) * 1
+    y[0:1] = lib.zeros(1, 0, requires_grad=True) * 1
+    assert y.requires_grad and y.shape == (0,)

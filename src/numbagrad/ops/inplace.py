@@ -554,7 +554,10 @@ def setitem(x, index, value):
         if not isinstance(value, Tensor):
             value = Tensor._make(np.asarray(value, dtype=x.dtype.np))
         elif value.ndim > x.ndim:
-            value = value.reshape(value.shape[value.ndim - x.ndim:])  # (leading 1s go)
+            lead = value.shape[:value.ndim - x.ndim]
+            if any(n != 1 for n in lead):  # (PyTorch drops leading 1s only)
+                raise M.expand_error(list(value.shape), list(x.shape))
+            value = value.reshape(value.shape[value.ndim - x.ndim:])
         if value.ndim == 0 and x.ndim:  # (into a 0-d tensor PyTorch copies)
             fill_(x, value)
             return
