@@ -1212,6 +1212,8 @@ class Gen:
         self.sign_grad = False  # sign() of a tensor that requires grad
         self.full_setitem = False  # x[...] = v (see setitem_full_index_grad_fn)
         self.multi_views: set[str] = set()  # outputs of split and chunk
+        # integer or bool tensors that require grad, which no statement uses again (emit)
+        self.nonfloat_grad: set[str] = set()
         self.loose: set[str] = set()  # expressions whose grad_fn name is not compared
         # laid out in memory unlike numbagrad's: expression -> the class
         self.tainted: dict[str, str] = {}
@@ -1363,6 +1365,19 @@ class Gen:
                     if i in self.tainted:
                         self.tainted[name] = self.tainted[i]
                         break
+        # PyTorch records a write of a value that requires grad into an integer or bool tensor
+        # (x[mask] = v is IndexPutBackward0, x[1:] = v CopySlices, x.fill_(v) FillBackward3;
+        # numbagrad records the same), but that history is unusable, a PyTorch bug: only
+        # floating tensors may require grad, an op on such a tensor raises or not by accident
+        # of implementation (x + 1: "Autograd not support dtype: Long"; x.add_(1), x * 2.5:
+        # recorded; x.abs_(): raises), and a backward through it fails an INTERNAL ASSERT
+        # (isDifferentiableType(grad.scalar_type()), engine.cpp: seed 38249). So such a tensor
+        # and its aliases are compared as they are, then not used again (``pick``).
+        for t_ in (*touches, *(name for name, _ in outs)):
+            if t_ in self.pool and t_ not in self.nonfloat_grad:
+                w = self.val(t_)
+                if isinstance(w, torch.Tensor) and not self.is_float(w) and w.requires_grad:
+                    self.nonfloat_grad.update(self.aliases(t_))
         return True
 
     def _magnitude(self, v) -> float:
@@ -1375,7 +1390,8 @@ class Gen:
 
     def pick(self, pred=None, exclude=()):
         """A pool expression (recent ones more likely) whose PyTorch value satisfies pred."""
-        cands = [e for e in self.pool if e not in exclude and (pred is None or pred(self.val(e)))]
+        cands = [e for e in self.pool if e not in exclude and e not in self.nonfloat_grad
+                 and (pred is None or pred(self.val(e)))]
         if not cands:
             return None
         w = np.arange(1, len(cands) + 1, dtype=float) ** 1.5
