@@ -883,6 +883,15 @@ def _is_leaf(t) -> bool:
         return False
 
 
+def _retained_nonleaf(t) -> bool:
+    """``t`` is a non-leaf whose ``.grad`` backward fills (retain_grad); False where asking
+    for its node raises (see ``_is_leaf``)."""
+    try:
+        return not t.is_leaf and t.retains_grad
+    except RuntimeError:
+        return False
+
+
 def avoid(key: str) -> bool:
     """True while mismatch class ``key`` is open: the generator then avoids it."""
     if key not in KNOWN_OPEN and key not in FIXED:
@@ -2945,8 +2954,7 @@ class Gen:
         if "loss" not in self.ns:
             return
         grads_of = tuple(f"{e}.grad" for e in leaves) + tuple(
-            f"{e}.grad" for e in dict.fromkeys(self.retained) if not self.val(e).is_leaf
-            and self.val(e).retains_grad)
+            f"{e}.grad" for e in dict.fromkeys(self.retained) if _retained_nonleaf(self.val(e)))
         mode = self.choice(["backward", "backward", "grad", "grad2", "twice", "create_graph"])
         if mode == "twice" and avoid("inplace_on_empty") and any(
                 self.val(e).numel() == 0 and self.val(e).ndim >= 2 for e in leaves):

@@ -903,3 +903,19 @@ def test_setitem_value_with_leading_ones_is_taken(lib):
     y = lib.zeros(0) * 1
     y[0:1] = lib.zeros(1, 0, requires_grad=True) * 1
     assert y.requires_grad and y.shape == (0,)
+
+
+def test_writes_through_views_of_a_base_laid_out_as_a_transpose(lib):
+    # x.T ** 2 keeps x.T's layout (not C order): the nodes that route a view's gradient into
+    # its base count offsets in memory (fuzzer seeds 30385, 31439, 32532, 34421)
+    x = lib.tensor(np.arange(1.0, 21.0).reshape(4, 5) / 8, requires_grad=True)
+    y = x.T ** 2
+    y[2].sin_()
+    r = y[1]
+    y[3, 1:] = 0.5
+    assert type(r.grad_fn).__name__ == "AsStridedBackward0"
+    (y * lib.tensor(np.arange(20.0).reshape(5, 4))).sum().backward()
+    col2 = [5.940771530220642, 9.725441505626517, -28.506342580806866, 16.978603659894443]
+    assert x.grad[:, 2].tolist() == pytest.approx(col2, rel=1e-12)
+    assert x.grad[:, 3].tolist() == [12.0, 0.0, 0.0, 0.0]
+    assert x.grad[:, 0].tolist() == [0.0, 1.5, 5.5, 12.0]

@@ -257,7 +257,10 @@ def _reroute_old_view(x, result, base):
     node = result._grad_fn
     edges = getattr(node, "next_functions", ())
     if not edges or edges[0][0] is None or edges[0][0] is not x._grad_fn or \
-            base._grad_fn is None:
+            base._grad_fn is None or not x._data.size:
+        # (an empty view keeps its path: AsStridedBackward0's gradient of an empty view is
+        # zeros that are not recorded, where CopySlices' copy into the base's is, under
+        # create_graph)
         return
     old_base = Tensor._make(base._data)  # (stands for the old value: only its node is read)
     old_base._grad_fn, old_base._output_nr = base._grad_fn, base._output_nr
@@ -272,9 +275,16 @@ def _reroute_old_view(x, result, base):
 def _as_strided_node(base, view):
     """The AsStridedBackward0 node of array ``view`` taken from ``base``'s memory."""
     isz = view.itemsize
+    a = base._data
+    # (as_strided's offset counts in memory from base's first element, as its strides do: a
+    # base laid out as a transpose (x.T ** 2) is not in C order)
+    if not view.size:
+        start = 0
+    elif type(a) is np.ndarray:
+        start = (view.__array_interface__["data"][0] - a.__array_interface__["data"][0]) // isz
+    else:
+        start = view.offset - a.offset
     with enable_grad():
-        pos = M.view_positions(base._data, view)
-        start = int(pos.flat[0]) if pos.size else 0
         return M.as_strided(base, view.shape, [st // isz for st in view.strides],
                             start)._grad_fn
 
