@@ -7,11 +7,11 @@ twice, once with ``torch`` bound to PyTorch and once bound to numbagrad, and aft
 statement compares what the statement names in ``touches``: a tensor's shape, dtype,
 ``requires_grad``, ``is_leaf``, ``grad_fn`` class name and (unless deferred) its values; a tuple
 element by element; a number by value. When one side raises, the other must raise the same kind
-of exception (TypeError, RuntimeError, IndexError, ValueError); messages are not compared. A
-program ends with gradients: ``backward()`` and the ``.grad`` of every leaf, ``autograd.grad``
-results, or second-order gradients through ``create_graph=True``, then a final comparison of
-every tensor it made (large results are left unread until then, so the lazy forward and the
-fused backward really run).
+of exception (TypeError, RuntimeError, IndexError, ValueError, OverflowError); messages are not
+compared. A program ends with gradients: ``backward()`` and the ``.grad`` of every leaf,
+``autograd.grad`` results, or second-order gradients through ``create_graph=True``, then a final
+comparison of every tensor it made (large results are left unread until then, so the lazy
+forward and the fused backward really run).
 
 The generator runs each statement in PyTorch as it writes it, and chooses the next one from the
 values it sees: operands of log/sqrt/reciprocal/division stay in a safe range (except in the
@@ -913,7 +913,8 @@ LARGE = 1 << 15  # a tensor this big may be lazy in numbagrad: its values are re
 MAX_ITEMS = 2_000_000  # no broadcast beyond this many elements (memory)
 # the exception types compared (NotImplementedError, which PyTorch raises for a dtype a kernel
 # lacks, is a RuntimeError: ``except RuntimeError`` catches it)
-CATEGORIES = (IndexError, ValueError, TypeError, RuntimeError)
+# (OverflowError: int() of an infinite 0-d tensor, Python's own error in both libraries)
+CATEGORIES = (IndexError, ValueError, TypeError, RuntimeError, OverflowError)
 
 
 def _category(exc) -> str | None:
@@ -2943,11 +2944,12 @@ class Gen:
         st = len(self.stmts)
         # the loss: a weighted sum of one to three results
         outs = [cands[-1]] + [self.choice(cands) for _ in range(int(self.rng.integers(0, 3)))]
-        for i, o in enumerate(dict.fromkeys(outs)):
+        made = False  # (a first term PyTorch refuses leaves loss undefined: the next starts it)
+        for o in dict.fromkeys(outs):
             w = self.weights_for(self.val(o))
-            if i == 0:
-                self.emit(f"loss = ({o} * {w}).sum()", "grad:loss", out=None, touches=("loss",),
-                          inputs=[o], keep_errors=1.0)
+            if not made:
+                made = self.emit(f"loss = ({o} * {w}).sum()", "grad:loss", out=None,
+                                 touches=("loss",), inputs=[o], keep_errors=1.0)
             else:
                 self.emit(f"loss = loss + ({o} * {w}).sum()", "grad:loss", touches=("loss",),
                           inputs=[o], keep_errors=1.0)
