@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 
 import numbagrad as ng
@@ -661,3 +662,260 @@ def test_size_of_a_0d_tensor_with_a_dim_raises_pytorchs_error(dim):
                                          r"dimensions$"):
         ng.tensor(1.0).size(dim)
     assert ng.ones(2, 3).size(-1) == 3 and type(ng.ones(2, 3).size(0)) is int
+
+
+# ---------------------------------------------------------------- 9. random fills of ints
+# (issue 25, fuzzer seeds 511, 2659, 40934: randn_like of an empty bool tensor)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.randn_like(lib.zeros(1, 0, dtype=lib.bool)),
+    lambda lib: lib.randn_like(lib.zeros(0, dtype=lib.int64), dtype=lib.bool),
+    lambda lib: lib.randn(0, 2, dtype=lib.int64),
+    lambda lib: lib.zeros(0, dtype=lib.int64).normal_(),
+    lambda lib: lib.zeros(0, dtype=lib.int32).log_normal_(),
+    lambda lib: lib.zeros(0, dtype=lib.bool).exponential_(),
+], ids=["randn_like", "randn_like_dtype", "randn", "normal_", "log_normal_", "exponential_"])
+def test_normal_draws_of_an_empty_integer_tensor_run(lib, make):
+    # the dtype check is the sampling kernel's, which an empty tensor never enters
+    assert make(lib).numel() == 0
+
+
+@pytest.mark.parametrize("make, exc, msg", [
+    (lambda lib: lib.randn_like(lib.zeros(2, dtype=lib.bool)), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Bool'"),
+    (lambda lib: lib.randn_like(lib.zeros(2), dtype=lib.int64), NotImplementedError,
+     "\"normal_kernel_cpu\" not implemented for 'Long'"),
+    (lambda lib: lib.rand_like(lib.zeros(0, dtype=lib.bool)), NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Bool'"),
+    (lambda lib: lib.rand(0, dtype=lib.int64), NotImplementedError,
+     "\"check_uniform_bounds\" not implemented for 'Long'"),
+    (lambda lib: lib.zeros(2, dtype=lib.int64).log_normal_(), NotImplementedError,
+     "\"log_normal_cpu\" not implemented for 'Long'"),
+    (lambda lib: lib.zeros(2, dtype=lib.int32).exponential_(), RuntimeError,
+     "Exponential distribution is a continuous probability distribution. dtype must be a "
+     "floating point but you specified Int"),
+    (lambda lib: lib.zeros(0, dtype=lib.int64).normal_(0, -1), RuntimeError,
+     "normal expects std >= 0.0, but found std -1"),
+])
+def test_random_float_draws_refuse_integers(lib, make, exc, msg):
+    assert raises(exc, lambda: make(lib)) == msg
+
+
+# ---------------------------------------------------------------- 10. empty bmm of two dtypes
+# (fuzzer seeds 540, 16270, 33769, 36578)
+
+
+@pytest.mark.parametrize("xs, ys, want", [
+    ((0, 2, 3), (0, 3, 1), (0, 2, 1)),
+    ((2, 2, 3), (2, 3, 0), (2, 2, 0)),
+    ((2, 1, 0), (2, 0, 2), (2, 1, 2)),  # an empty sum: zeros
+])
+@pytest.mark.parametrize("xd, yd", [("float32", "float64"), ("float64", "float32"),
+                                    ("float32", "int64"), ("bool", "float32")])
+def test_empty_bmm_of_two_dtypes_has_batch2_s_dtype(lib, xs, ys, want, xd, yd):
+    x, y = lib.zeros(xs, dtype=getattr(lib, xd)), lib.zeros(ys, dtype=getattr(lib, yd))
+    for out in (lib.bmm(x, y), x @ y, x[None] @ y):
+        assert out.dtype == getattr(lib, yd) and out.shape[-3:] == want
+        assert not out.any()
+
+
+def test_empty_bmm_gradients_take_each_operand_s_dtype(lib):
+    x = lib.zeros(2, 1, 0, requires_grad=True)
+    y = lib.zeros(2, 0, 2, dtype=lib.float64, requires_grad=True)
+    out = lib.bmm(x, y)
+    assert type(out.grad_fn).__name__ == "BmmBackward0" and out.dtype == lib.float64
+    out.sum().backward()
+    assert (x.grad.dtype, x.grad.shape) == (lib.float32, (2, 1, 0))
+    assert (y.grad.dtype, y.grad.shape) == (lib.float64, (2, 0, 2))
+
+
+def test_bmm_of_two_dtypes_with_work_to_do_refuses(lib):
+    msg = raises(RuntimeError, lambda: lib.bmm(lib.zeros(2, 2, 3), lib.zeros(2, 3, 2,
+                                                                           dtype=lib.float64)))
+    assert msg == "expected scalar type Float but found Double"
+
+
+# ---------------------------------------------------------------- 11. which error comes first
+# (fuzzer seed 12417)
+
+ERR_SPLIT_REBASE = (
+    "Output 0 of Split is a view and its base or another view of its base has been modified "
+    "inplace. This view is the output of a function that returns multiple views. Such "
+    "functions do not allow the output views to be modified inplace. You should replace the "
+    "inplace operation by an out-of-place one."
+)
+
+
+def _stale_split_view(lib):
+    """Output 0 of a split whose base was then written in place."""
+    base = lib.zeros(1, 4, 2, requires_grad=True) * 2
+    view = base.split(1, 2)[0]
+    base[0, 0, 0] = -0.25
+    return view
+
+
+@pytest.mark.parametrize("call", [lambda v: v.amax(5), lambda v: v.sum(),
+                                  lambda v: v @ v.new_ones(5, 5)],
+                         ids=["amax_bad_dim", "sum", "matmul_bad_shape"])
+def test_a_stale_multi_output_view_raises_before_the_op_s_own_check(lib, call):
+    # PyTorch collects the inputs' edges (re-deriving the view's node) before the kernel runs
+    assert raises(RuntimeError, lambda: call(_stale_split_view(lib))) == ERR_SPLIT_REBASE
+
+
+def test_a_stale_multi_output_view_runs_ops_that_record_nothing(lib):
+    v = _stale_split_view(lib)
+    assert v.long().dtype == lib.int64 and not (v > 0).requires_grad
+    assert raises(IndexError, lambda: v[7]) == "index 7 is out of bounds for dimension 0 with size 1"
+
+
+# ---------------------------------------------------------------- 12. retain_grad on a view
+# A retain_grad hook sits on the tensor's node and moves to its new node when the tensor gets
+# one: at once for an in-place op on the tensor (or through it, when a view), and lazily for
+# a view whose base was written some other way, when its node is next asked for (issue 25,
+# retain_grad_view_base_write).
+
+
+def _write_other_view(b, a):
+    b[1:].mul_(2)
+
+
+def _write_base(b, a):
+    b.mul_(2)
+
+
+def _write_self(b, a):
+    a.mul_(2)
+
+
+def _write_view_of_self(b, a):
+    a[:].mul_(2)
+
+
+@pytest.mark.parametrize("write, through, want", [
+    (_write_other_view, "base", None),  # a's node never re-derived: the hook stays behind
+    (_write_other_view, "view", [3.0]),  # a * 3 re-derives it: the hook moves
+    (_write_base, "view", [3.0]),
+    (_write_self, "base", None),  # moved to a's new node, which b's backward does not pass
+    (_write_self, "view", [3.0]),  # the gradient of a's new value, not of its old one too
+    (_write_view_of_self, "base", None),  # a's old node is left off the path (CopySlices)
+    (_write_view_of_self, "view", [3.0]),
+])
+def test_retain_grad_on_a_view_follows_its_node(lib, write, through, want):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = x * 1
+    a = b[:1]
+    a.retain_grad()
+    write(b, a)
+    ((a if through == "view" else b) * 3).sum().backward()
+    assert (a.grad.tolist() if a.grad is not None else None) == want
+
+
+def test_retain_grad_on_a_view_written_under_no_grad(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = x * 1
+    a = b[:1]
+    a.retain_grad()
+    with lib.no_grad():
+        b[1:].mul_(2)
+    (a * 3).sum().backward()
+    assert a.grad.tolist() == [3.0]
+
+
+def test_retain_grad_on_a_base_written_through_its_view(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = x * 1
+    b.retain_grad()
+    b[:1].mul_(2)
+    (b * 3).sum().backward()
+    assert b.grad.tolist() == [3.0, 3.0] and x.grad.tolist() == [6.0, 3.0]
+
+
+# ---------------------------------------------------------------- 13. relu's second derivative
+# (fuzzer seeds 4200, 43487: None where PyTorch gives zeros)
+
+
+@pytest.mark.parametrize("shape", [(1, 2), (0, 2)], ids=["nonempty", "empty"])
+@pytest.mark.parametrize("inplace", [False, True], ids=["relu", "relu_"])
+def test_relu_second_derivative_reaches_x_when_the_gradient_requires_grad(lib, shape, inplace):
+    # PyTorch's rule, threshold_backward(grad, result, 0), is a function of result: the
+    # second derivative is zeros, even when grad (here w's) requires grad by itself
+    x = lib.tensor(np.full(shape, -2.0, dtype=np.float32), requires_grad=True)
+    w = lib.full(shape, 3.0, requires_grad=True)
+    y = x.clone().relu_() if inplace else x.relu()
+    g, = lib.autograd.grad((y * w).sum(), x, create_graph=True)
+    gx, gw = lib.autograd.grad(g.sum(), [x, w], allow_unused=True)
+    assert gx is not None and gx.shape == shape and not gx.any()
+    assert gw is not None and gw.shape == shape and not gw.any()
+
+
+# ---------------------------------------------------------------- 14. writes into shared memory
+# (fuzzer seeds 4658, 22492, 45857)
+
+
+@pytest.mark.parametrize("base_requires_grad", [False, True])
+def test_backward_of_a_write_into_an_expanded_view(lib, base_requires_grad):
+    # CopySlices copies the written tensor's gradient into the base's, which PyTorch refuses
+    # where the written tensor's elements share memory; with no base gradient to compute, it
+    # computes only the value's and runs
+    b = lib.tensor([2.5, -1.75, 1.25], requires_grad=base_requires_grad) * 1
+    e = b.expand(2, 3)
+    v = lib.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch: index_put_ on expanded tensors deprecated)
+        e[lib.tensor([1])] = v * 2
+    assert type(b.grad_fn).__name__ == "CopySlices"
+    loss = (e * lib.tensor([[1.0, 1.0, 1.0], [3.0, 4.0, 5.0]])).sum()
+    if base_requires_grad:
+        msg = raises(RuntimeError, loss.backward)
+        assert msg.startswith("unsupported operation: more than one element of the written-to "
+                              "tensor refers to a single memory location.")
+    else:
+        loss.backward()
+        assert v.grad.tolist() == [[8.0, 10.0, 12.0]]
+
+
+# ---------------------------------------------------------------- 15. a value with extra dims
+# (fuzzer seed 42537)
+
+
+@pytest.mark.parametrize("shape, index, vshape", [
+    ((0,), slice(0, 1), (3, 0)),  # an empty value into an empty region is still checked
+    ((2, 3), slice(None), (2, 2, 3)),  # an index that selects all of x
+    ((2,), slice(0, 1), (3, 1)),
+])
+@pytest.mark.parametrize("requires_grad", [False, True])
+def test_setitem_value_with_extra_leading_dims_is_refused(lib, shape, index, vshape,
+                                                          requires_grad):
+    x = lib.zeros(shape) * 1
+    v = lib.zeros(vshape, requires_grad=requires_grad)
+    msg = raises(RuntimeError, lambda: x.__setitem__(index, v))
+    target = list(x[index].shape)
+    assert msg == (f"expand({lib.__name__}.FloatTensor{{{list(vshape)}}}, size={target}): the "
+                   f"number of sizes provided ({len(target)}) must be greater or equal to the "
+                   f"number of dimensions in the tensor ({len(vshape)})")
+
+
+def test_setitem_value_with_leading_ones_is_taken(lib):
+    x = lib.zeros(2, 3) * 1
+    x[:] = lib.ones(1, 1, 3, requires_grad=True) * 2
+    assert x.tolist() == [[2.0] * 3] * 2 and type(x.grad_fn).__name__ == "CopyBackwards"
+    y = lib.zeros(0) * 1
+    y[0:1] = lib.zeros(1, 0, requires_grad=True) * 1
+    assert y.requires_grad and y.shape == (0,)
+
+
+def test_writes_through_views_of_a_base_laid_out_as_a_transpose(lib):
+    # x.T ** 2 keeps x.T's layout (not C order): the nodes that route a view's gradient into
+    # its base count offsets in memory (fuzzer seeds 30385, 31439, 32532, 34421)
+    x = lib.tensor(np.arange(1.0, 21.0).reshape(4, 5) / 8, requires_grad=True)
+    y = x.T ** 2
+    y[2].sin_()
+    r = y[1]
+    y[3, 1:] = 0.5
+    assert type(r.grad_fn).__name__ == "AsStridedBackward0"
+    (y * lib.tensor(np.arange(20.0).reshape(5, 4))).sum().backward()
+    col2 = [5.940771530220642, 9.725441505626517, -28.506342580806866, 16.978603659894443]
+    assert x.grad[:, 2].tolist() == pytest.approx(col2, rel=1e-12)
+    assert x.grad[:, 3].tolist() == [12.0, 0.0, 0.0, 0.0]
+    assert x.grad[:, 0].tolist() == [0.0, 1.5, 5.5, 12.0]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 
@@ -227,9 +228,12 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(np.eye(n, n if m is None else m, dtype=_dt(dtype).np), requires_grad, device)
 
 
-def _random_float(dt, kernel):
-    """PyTorch's refusal of an integer or bool dtype for a random float fill."""
-    if not dt.is_floating_point:
+def _random_float(dt, kernel, shape=None):
+    """PyTorch's refusal of an integer or bool dtype for a random float fill. Given the
+    ``shape`` to fill, the refusal is the sampling kernel's own, which PyTorch never enters
+    for an empty tensor (``randn(0, dtype=torch.long)`` runs; ``rand``'s bounds check does
+    not wait for the kernel)."""
+    if not dt.is_floating_point and (shape is None or math.prod(shape)):
         name = D.SCALAR_TYPE.get(dt.name, dt.name)
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
@@ -245,8 +249,9 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) ->
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype)
-    _random_float(dt, "normal_kernel_cpu")
-    data = _rng(generator).standard_normal(_shape(size, "randn")).astype(dt.np)
+    shape = _shape(size, "randn")
+    _random_float(dt, "normal_kernel_cpu", shape)
+    data = _rng(generator).standard_normal(shape).astype(dt.np)
     return _finish(data, requires_grad, device)
 
 

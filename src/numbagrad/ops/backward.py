@@ -89,8 +89,12 @@ def elementwise_backward(op, node, grads):
             constant = op.constant_gradient
             if constant is True or constant and constant(*ctx.params):
                 g = g.detach()
-            elif op.zero_second_order and not g._requires_grad:
-                sources = [v for v in values if isinstance(v, Tensor) and v.requires_grad]
+            elif op.zero_second_order:
+                # the saved tensors the rule reads only through a comparison: PyTorch's rule
+                # (threshold_backward) is a function of them, so a second derivative reaches
+                # them (zeros, not None) even when g requires grad through ``grad`` alone
+                sources = [v for v in values if isinstance(v, Tensor) and v.requires_grad
+                           and (v is not grad or not g._requires_grad)]
                 if sources:
                     # (registry.py defines depends_on with the classes that bind this module's
                     # functions, so it is found in the op table, not imported)

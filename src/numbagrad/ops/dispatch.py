@@ -397,7 +397,18 @@ def call_composite(op, *args, **kwargs):
     recorded = op.backward is not None and _grad_state.enabled and needs_grad(inputs)
     if not recorded:
         ctx.recorded = False
-    res = op.forward(ctx, *args, **kwargs) if kwargs else op.forward(ctx, *args)
+    try:
+        res = op.forward(ctx, *args, **kwargs) if kwargs else op.forward(ctx, *args)
+    except Exception:
+        if recorded:
+            # PyTorch collects its inputs' edges before it runs the kernel: a view whose base
+            # was written in place raises its error (re-deriving its node) before the op's own
+            # (the forward runs first here, as only it knows whether an output is
+            # differentiable, x.long() collects none)
+            for t in inputs:
+                if t._base is not None:
+                    t.grad_fn  # noqa: B018
+        raise
     multi = isinstance(res, tuple)
     if multi:
         outs = [Tensor._make(a) for a in res]

@@ -226,35 +226,79 @@ def assign_inplace(x, result, region=None):
     if not tracked:
         return x
     _saved_result_is_x(x, result)
-    retained = x._retains_grad and _drop_retain_grad(x)
     base = x._base
-    base_retained = base is not None and base._retains_grad and _drop_retain_grad(base)
+    # .grad is now the gradient of the new value, as in PyTorch (a write through a view
+    # changes its base's value too): a retain_grad hook moves to the new node
     if base is None:
+        old = x._grad_fn, x._output_nr
         x._grad_fn = result._grad_fn
         x._requires_grad = True
         x._output_nr = result._output_nr
+        move_retain_grad(x, *old)
     else:
+        old = base._grad_fn, base._output_nr
+        _reroute_old_view(x, result, base)
         node = copy_slices(base, result, x._data, region)._grad_fn
         base._grad_fn = node
         base._requires_grad = True
         base._output_nr = 0
-        # x itself (like every other view of base) now re-derives its node from base
-    # .grad is now the gradient of the new value, as in PyTorch (a write through a view
-    # changes its base's value too)
-    if retained:
-        x.retain_grad()
-    if base_retained:
-        base.retain_grad()
+        move_retain_grad(base, *old)
+        # x itself (like every other view of base) re-derives its node from base, at once as
+        # PyTorch's rebase_history does (the other views when next asked: refresh_view)
+        x.grad_fn  # noqa: B018
     return x
 
 
-def _drop_retain_grad(x) -> bool:
-    """Take ``x``'s retain_grad hook off its current node."""
-    hooks = x.grad_fn.__dict__.get("_retain_grad_hooks")
-    if hooks is not None:
-        hooks.pop(x._output_nr, None)
-    x._retains_grad = False
-    return True
+def _reroute_old_view(x, result, base):
+    """Send the gradient of view ``x``'s old value (input 0 of ``result``'s node, the in-place
+    op's) into its base's old node directly, as PyTorch's CopySlices puts it into the base's
+    gradient: the view's own old node (and a view it was made from) is left off the path, so
+    hooks and retain_grad there see nothing."""
+    node = result._grad_fn
+    edges = getattr(node, "next_functions", ())
+    if not edges or edges[0][0] is None or edges[0][0] is not x._grad_fn or \
+            base._grad_fn is None or not x._data.size:
+        # (an empty view keeps its path: AsStridedBackward0's gradient of an empty view is
+        # zeros that are not recorded, where CopySlices' copy into the base's is, under
+        # create_graph)
+        return
+    old_base = Tensor._make(base._data)  # (stands for the old value: only its node is read)
+    old_base._grad_fn, old_base._output_nr = base._grad_fn, base._output_nr
+    old_base._requires_grad = True
+    view_node = _as_strided_node(old_base, x._data)
+    # (it stands where the view's old node stood, between the base's old node and the op's:
+    # the engine runs nodes in the order of their sequence numbers)
+    view_node._sequence_nr = edges[0][0]._sequence_nr
+    node.next_functions = ((view_node, 0),) + edges[1:]
+
+
+def _as_strided_node(base, view):
+    """The AsStridedBackward0 node of array ``view`` taken from ``base``'s memory."""
+    isz = view.itemsize
+    a = base._data
+    # (as_strided's offset counts in memory from base's first element, as its strides do: a
+    # base laid out as a transpose (x.T ** 2) is not in C order)
+    if not view.size:
+        start = 0
+    elif type(a) is np.ndarray:
+        start = (view.__array_interface__["data"][0] - a.__array_interface__["data"][0]) // isz
+    else:
+        start = view.offset - a.offset
+    with enable_grad():
+        return M.as_strided(base, view.shape, [st // isz for st in view.strides],
+                            start)._grad_fn
+
+
+def move_retain_grad(x, old_node, old_nr):
+    """Move ``x``'s retain_grad hook from ``old_node`` (its output ``old_nr``) to ``x``'s
+    node now, as PyTorch's update_tensor_hooks_on_new_gradfn: ``.grad`` is the gradient of
+    the value ``x`` holds when backward runs, not of the one it held at retain_grad()."""
+    if not x._retains_grad or old_node is None or old_node is x._grad_fn:
+        return
+    hooks = old_node.__dict__.get("_retain_grad_hooks")
+    capture = hooks.pop(old_nr, None) if hooks is not None else None
+    if capture is not None and x._grad_fn is not None:
+        x._grad_fn._own("_retain_grad_hooks")[x._output_nr] = capture
 
 
 def _keep_old_self(x, result):
@@ -301,13 +345,12 @@ def refresh_view(v):
         raise RuntimeError(ERR_MULTI_VIEW_REBASE.format(k=v._output_nr, node=_op_name(v)))
     v._view_src, v._view_version = base._grad_fn, v._version_cell[0]
     if base._requires_grad:
-        isz = v._data.itemsize
-        with enable_grad():
-            pos = M.view_positions(base._data, v._data)
-            start = int(pos.flat[0]) if pos.size else 0
-            node = M.as_strided(base, v.shape, [st // isz for st in v._data.strides],
-                                start)._grad_fn
+        node = _as_strided_node(base, v._data)
+        old = v._grad_fn, v._output_nr
         v._grad_fn, v._output_nr, v._requires_grad = node, 0, True
+        # (a view asked for its node only after backward keeps the hook on the old node,
+        # where the backward through its base may not pass: .grad stays None, as PyTorch's)
+        move_retain_grad(v, *old)
     else:
         v._grad_fn, v._requires_grad = None, False
 
@@ -323,8 +366,9 @@ def copy_slices(ctx, base, src, view, region=None):
     ctx.positions = M.view_positions(base._data, view)
     # (the backward writes the gradient of the tensor written in place into the base's:
     # PyTorch refuses that where that tensor's elements share memory, as after fill_ or zero_
-    # of an expanded view, but not after a write into one element of it)
-    ctx.overlap = _self_overlapping(view if region is None else region)
+    # of an expanded view, but not after a write into one element of it, nor where the base
+    # needs no gradient: CopySlices then computes only the value's)
+    ctx.overlap = base.requires_grad and _self_overlapping(view if region is None else region)
     return base._data
 
 
@@ -520,7 +564,10 @@ def setitem(x, index, value):
         if not isinstance(value, Tensor):
             value = Tensor._make(np.asarray(value, dtype=x.dtype.np))
         elif value.ndim > x.ndim:
-            value = value.reshape(value.shape[value.ndim - x.ndim:])  # (leading 1s go)
+            lead = value.shape[:value.ndim - x.ndim]
+            if any(n != 1 for n in lead):  # (PyTorch drops leading 1s only)
+                raise M.expand_error(list(value.shape), list(x.shape))
+            value = value.reshape(value.shape[value.ndim - x.ndim:])
         if value.ndim == 0 and x.ndim:  # (into a 0-d tensor PyTorch copies)
             fill_(x, value)
             return

@@ -16,6 +16,7 @@ from . import movement as M
 from .forward import multilinear
 from .registry import composite, public, sum_to
 
+_TYPE = D.SCALAR_TYPE
 _NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "bool": "bool"}
 
 
@@ -124,12 +125,14 @@ def bmm(ctx, x, y):
             f"[{x.shape[0]}, {x.shape[2]}] but got: [{y.shape[0]}, {y.shape[1]}]."
         )
     ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
-    if not (x.shape[0] and x.shape[1] and y.shape[2]):
-        # an empty result: PyTorch returns it, in the promoted dtype, before it compares the
-        # operands' dtypes
+    if not (x.shape[0] and x.shape[1] and y.shape[2] and x.shape[2]):
+        # an empty result, or an empty sum (zeros): PyTorch makes it in batch2's dtype and
+        # returns before it compares the operands' dtypes
         shape = (x.shape[0], x.shape[1], y.shape[2])
-        return ctx.backend.zeros(shape, D.result_type(x, y).np)
-    _same_dtype(x, y, ("batch1", "batch2"))
+        return ctx.backend.zeros(shape, y._data.dtype)
+    if x.dtype is not y.dtype:
+        raise RuntimeError(f"expected scalar type {_TYPE[x.dtype.name]} but found "
+                           f"{_TYPE[y.dtype.name]}")
     return ctx.backend.matmul(x._data, y._data)
 
 
@@ -138,7 +141,7 @@ bmm.defjvp(multilinear(bmm, 0, 1))
 
 @bmm.defvjp
 def bmm_vjp(ctx, grad):
-    # (an empty product of two dtypes has the promoted one, which its gradients take)
+    # (an empty product of two dtypes has batch2's, which its gradients take)
     x = ctx["x"] if "x" in ctx.saved else None
     y = ctx["y"] if "y" in ctx.saved else None
     gx = grad.bmm(y.transpose(1, 2).to(grad.dtype)) if y is not None else None
@@ -431,7 +434,6 @@ def inner(input, other):
     return tensordot(input, other, ([-1], [-1]))
 
 
-_TYPE = D.SCALAR_TYPE
 
 
 @public("function")

@@ -856,10 +856,12 @@ def write_region(a, index, value, advanced):
     # PyTorch drops a value's leading size-1 dims first (x[i] = ones(1) into a 0-d region)
     while np.ndim(value) and np.shape(value)[0] == 1:
         value = value[0]
-    if advanced and not np.size(value):  # (NumPy takes any empty value into an empty region)
+    if not np.size(value):  # (NumPy takes any empty value into an empty region)
         region = region_shape(a.shape, index)
         if region is not None and not _fits(np.shape(value), region):
-            raise _shape_mismatch(np.shape(value), region)
+            if advanced:
+                raise _shape_mismatch(np.shape(value), region)
+            raise expand_error(list(np.shape(value)), list(region))
     try:
         a[index] = value
     except IndexError as e:

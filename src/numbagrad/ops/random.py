@@ -62,9 +62,9 @@ def _fmt(v):
 
 @public("method", name="normal_")
 def normal_fill(x, mean=0.0, std=1.0, *, generator=None):
-    _random_float(x.dtype, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
+    _random_float(x.dtype, "normal_kernel_cpu", x.shape)
     rng = _generator_rng(generator)
     return _fill(x, "NormalBackward0", mean + std * rng.standard_normal(x.shape))
 
@@ -101,9 +101,12 @@ def random_fill_(x, from_=None, to=None, *, generator=None, **kwargs):
 
 @public("method", name="exponential_")
 def exponential_fill(x, lambd=1.0, *, generator=None):
-    _random_float(x.dtype, "exponential_cpu")
     if lambd <= 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_fmt(lambd)}")
+    if not x.dtype.is_floating_point and x.numel():  # (checked in the kernel, as normal_'s)
+        name = D.SCALAR_TYPE.get(x.dtype.name, x.dtype.name)
+        raise RuntimeError("Exponential distribution is a continuous probability distribution."
+                           f" dtype must be a floating point but you specified {name}")
     rng = _generator_rng(generator)
     return _fill(x, "ExponentialBackward0", rng.exponential(1.0 / lambd, x.shape))
 
@@ -118,9 +121,9 @@ def geometric_fill(x, p, *, generator=None):
 
 @public("method", name="log_normal_")
 def log_normal_fill(x, mean=1.0, std=2.0, *, generator=None):
-    _random_float(x.dtype, "log_normal_cpu")
     if std <= 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_fmt(std)}")
+    _random_float(x.dtype, "log_normal_cpu", x.shape)
     rng = _generator_rng(generator)
     return _fill(x, "LogNormalBackward0", rng.lognormal(mean, std, x.shape))
 
