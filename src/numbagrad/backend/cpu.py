@@ -824,13 +824,14 @@ moveaxis = np.moveaxis
 concatenate = np.concatenate
 
 
-# ``a @ b`` without NumPy's floating-point warnings: PyTorch's matmul never warns (inf * 0 is
-# NaN, silently), and OpenBLAS can leave FE_INVALID set on finite input (numpy#24067; seen
-# on a float32 (n, 5) @ (5, 1) on one CPU and not another), which NumPy then reports as
-# "invalid value encountered in matmul". NumPy 2 keeps its error state in a context
-# variable: setting a prepared "ignore" state costs 0.3 us a call where ``np.errstate``
-# costs 1 us (it builds the state each time). (Not ``ndarray.dot``, cheaper on small
-# matrices: it gives 0 for 0 * NaN where PyTorch, and ``np.matmul``, give NaN.)
+# ``a @ b`` and casts to integers without NumPy's floating-point warnings: PyTorch never warns
+# (inf * 0 is NaN, inf or NaN cast to an integer is its minimum, silently), and OpenBLAS can
+# leave FE_INVALID set on finite input (numpy#24067; seen on a float32 (n, 5) @ (5, 1) on one
+# CPU and not another), which NumPy then reports as "invalid value encountered in matmul".
+# NumPy 2 keeps its error state in a context variable: setting a prepared "ignore" state
+# costs 0.3 us a call where ``np.errstate`` costs 1 us (it builds the state each time). (Not
+# ``ndarray.dot``, cheaper on small matrices: it gives 0 for 0 * NaN where PyTorch, and
+# ``np.matmul``, give NaN.)
 try:
     from numpy._core._ufunc_config import _extobj_contextvar as _FP_STATE, _make_extobj
 
@@ -839,15 +840,20 @@ except ImportError:  # NumPy 1.x keeps its error state elsewhere
     _FP_STATE = None
 
 
-def matmul(x, y, out=None):
+def without_fp_warnings(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with NumPy's floating-point warnings off."""
     if _FP_STATE is None:
         with np.errstate(all="ignore"):
-            return np.matmul(x, y, out=out)
+            return fn(*args, **kwargs)
     token = _FP_STATE.set(_FP_QUIET)
     try:
-        return np.matmul(x, y, out=out)
+        return fn(*args, **kwargs)
     finally:
         _FP_STATE.reset(token)
+
+
+def matmul(x, y, out=None):
+    return without_fp_warnings(np.matmul, x, y, out=out)
 
 
 # ---------------------------------------------------------------- caching allocator
@@ -928,18 +934,25 @@ def as_strided(a, shape, strides):
 
 
 def copyto(dst, src):
-    dst[...] = src
+    if dst.dtype.kind in "iu" and getattr(src, "dtype", dst.dtype).kind in "fc":
+        without_fp_warnings(dst.__setitem__, Ellipsis, src)  # (see matmul)
+    else:
+        dst[...] = src
 
 
 def clone(a, dtype=None):
     """A copy of ``a`` (as ``dtype`` if given) laid out as PyTorch's ``clone`` and ``.to()``
     lay it out (``layout.clone_strides``: a transposed array's copy is transposed)."""
     if a.flags.c_contiguous:
-        return a.copy() if dtype is None else a.astype(dtype)
+        if dtype is None:
+            return a.copy()
+        if a.dtype.kind in "fc" and np.dtype(dtype).kind in "iu":  # (see matmul)
+            return without_fp_warnings(a.astype, dtype)
+        return a.astype(dtype)
     out = empty_strided(a.shape, layout.clone_strides(a.shape, [st // a.itemsize
                                                                for st in a.strides]),
                         a.dtype if dtype is None else dtype)
-    out[...] = a
+    copyto(out, a)
     return out
 
 

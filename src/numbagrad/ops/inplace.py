@@ -431,7 +431,10 @@ def _copy_into(a, x, src):
     try:
         if src.ndim > x.ndim:
             raise ValueError  # NumPy drops leading size-1 dims; PyTorch refuses them
-        a[...] = src._data
+        if type(a) is np.ndarray:
+            cpu.copyto(a, src._data)  # (without NumPy's warning for inf cast to an integer)
+        else:
+            a[...] = src._data
     except (ValueError, RuntimeError):
         bad = next((d for d in range(-1, -min(x.ndim, src.ndim) - 1, -1)
                     if 1 not in (src.shape[d], x.shape[d]) and src.shape[d] != x.shape[d]), None)
