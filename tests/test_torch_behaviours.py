@@ -930,3 +930,18 @@ def test_casting_inf_and_nan_to_an_integer_gives_its_minimum_without_a_warning(l
     assert x[None].t().int()[:, 0].tolist() == [low, low, low, low, 2]  # (a strided copy)
     assert lib.zeros(5, dtype=lib.int32).copy_(x).tolist() == [low, low, low, low, 2]
     assert x.long().tolist() == [-2**63, -2**63, -2**63, 10**10, 2]
+
+
+@pytest.mark.parametrize("index", [0, slice(None), Ellipsis])
+@pytest.mark.parametrize("dtypes", [("float64", "float64"), ("float64", "float32"),
+                                    ("float32", "float64"), ("int64", "float32")])
+def test_setitem_expand_error_names_the_value_s_type(lib, index, dtypes):
+    x = lib.zeros(2, 3, dtype=getattr(lib, dtypes[0]))
+    v = lib.ones(2, 2, 3, dtype=getattr(lib, dtypes[1]))
+    name = {"float64": "DoubleTensor", "float32": "FloatTensor"}[dtypes[1]]
+    size = [3] if index == 0 else [2, 3]
+    with pytest.raises(RuntimeError) as e:
+        x[index] = v
+    assert str(e.value) == (f"expand({lib.__name__}.{name}{{[2, 2, 3]}}, size={size}): the "
+                            f"number of sizes provided ({len(size)}) must be greater or equal "
+                            "to the number of dimensions in the tensor (3)")

@@ -569,13 +569,13 @@ def setitem(x, index, value):
         elif value.ndim > x.ndim:
             lead = value.shape[:value.ndim - x.ndim]
             if any(n != 1 for n in lead):  # (PyTorch drops leading 1s only)
-                raise M.expand_error(list(value.shape), list(x.shape))
+                raise M.expand_error(list(value.shape), list(x.shape), value._data.dtype)
             value = value.reshape(value.shape[value.ndim - x.ndim:])
         if value.ndim == 0 and x.ndim:  # (into a 0-d tensor PyTorch copies)
             fill_(x, value)
             return
         if any(n not in (1, m) for n, m in zip(value.shape[::-1], x.shape[::-1])):
-            raise M.expand_error(list(value.shape), list(x.shape))
+            raise M.expand_error(list(value.shape), list(x.shape), value._data.dtype)
         copy_(x, value)
         return
     advanced = "advanced" in where.kinds

@@ -314,9 +314,12 @@ def expand_vjp(ctx, grad):
     return sum_to(grad, ctx.input_shapes[0])
 
 
+_TNAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
+           "int32": "IntTensor", "bool": "BoolTensor"}
+
+
 def _tname(x):
-    return {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
-            "int32": "IntTensor", "bool": "BoolTensor"}[x.dtype.name]
+    return _TNAMES[x.dtype.name]
 
 
 def view_positions(base: np.ndarray, view: np.ndarray) -> np.ndarray:
@@ -861,7 +864,7 @@ def write_region(a, index, value, advanced):
         if region is not None and not _fits(np.shape(value), region):
             if advanced:
                 raise _shape_mismatch(np.shape(value), region)
-            raise expand_error(list(np.shape(value)), list(region))
+            raise expand_error(list(np.shape(value)), list(region), getattr(value, "dtype", None))
     try:
         a[index] = value
     except IndexError as e:
@@ -875,7 +878,7 @@ def write_region(a, index, value, advanced):
         got = list(np.shape(value))
         if advanced:
             raise _shape_mismatch(got, region) from None
-        raise expand_error(got, region) from None
+        raise expand_error(got, region, getattr(value, "dtype", None)) from None
 
 
 def _fits(got, region):
@@ -889,11 +892,13 @@ def _shape_mismatch(got, region):
         f"result of shape {list(region)}")
 
 
-def expand_error(got, target):
-    """PyTorch's error for a shape ``got`` that does not expand to ``target``."""
+def expand_error(got, target, dtype=None):
+    """PyTorch's error for a shape ``got`` (of a value of NumPy ``dtype``, float32 when not
+    given) that does not expand to ``target``."""
     if len(got) > len(target):
+        name = _TNAMES.get(getattr(dtype, "name", None), "FloatTensor")
         return RuntimeError(
-            f"expand(numbagrad.FloatTensor{{{got}}}, size={target}): the number of sizes "
+            f"expand(numbagrad.{name}{{{got}}}, size={target}): the number of sizes "
             f"provided ({len(target)}) must be greater or equal to the number of dimensions in "
             f"the tensor ({len(got)})"
         )
