@@ -106,6 +106,13 @@ OPS = [
     U("tanh", lambda x: x.tanh(), np.tanh),
     U("sigmoid", lambda x: x.sigmoid(), lambda a: 1 / (1 + np.exp(-a))),
     U("relu", lambda x: x.relu(), lambda a: np.maximum(a, 0), kink=0.1, int_ok=True),
+    # the rules' own ops, under create_graph (their double backward is PyTorch's formula)
+    U("tanh_backward", lambda g, y: ng.ops.elementwise.tanh_backward(g, y),
+      lambda g, b: g * (1 - b * b), 2, B2),
+    U("sigmoid_backward", lambda g, y: ng.ops.elementwise.sigmoid_backward(g, y),
+      lambda g, b: g * b * (1 - b), 2, B2),
+    U("threshold_backward", lambda g, x: ng.ops.elementwise.threshold_backward(g, x, 0.5),
+      lambda g, a: np.where(a <= 0.5, 0, g), 2, B2, domain=(-1.0, 2.0), kink=0.1),
     U("softplus", lambda x: ng.nn.functional.softplus(x, beta=1.5, threshold=2.0),
       lambda a: np.where(1.5 * a > 2.0, a, np.log1p(np.exp(1.5 * a)) / 1.5), kink=0.05,
       domain=(-2.0, 2.5)),

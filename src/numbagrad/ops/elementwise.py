@@ -162,7 +162,21 @@ def tanh(x):
     return math.tanh(x)
 
 
-tanh.defvjp(lambda grad, result: grad * (1 - result * result))
+tanh.defvjp(lambda grad, result: tanh_backward(grad, result))
+
+
+# PyTorch's tanh_backward: a node of its own under create_graph (TanhBackwardBackward0), whose
+# double-backward formula keeps an infinite grad_output infinite (inf * 0 is not formed)
+@binary("tanh_backward", dtype="float")
+def tanh_backward(grad_output, output):
+    return grad_output * (1 - output * output)
+
+
+def tanh_backward_vjp_output(grad, grad_output, output):
+    return grad * (-2 * output * grad_output)
+
+
+tanh_backward.defvjp(lambda grad, output: tanh_backward(grad, output), tanh_backward_vjp_output)
 
 
 @unary("sigmoid", dtype="float", variants="function method inplace")
@@ -174,7 +188,21 @@ def sigmoid(x):
     return e / (1 + e)
 
 
-sigmoid.defvjp(lambda grad, result: grad * result * (1 - result))
+sigmoid.defvjp(lambda grad, result: sigmoid_backward(grad, result))
+
+
+@binary("sigmoid_backward", dtype="float")
+def sigmoid_backward(grad_output, output):
+    """PyTorch's sigmoid_backward (SigmoidBackwardBackward0; see tanh_backward)."""
+    return grad_output * output * (1 - output)
+
+
+def sigmoid_backward_vjp_output(grad, grad_output, output):
+    return grad * grad_output * (-2 * output + 1)
+
+
+sigmoid_backward.defvjp(lambda grad, output: sigmoid_backward(grad, output),
+                        sigmoid_backward_vjp_output)
 
 
 @unary("softplus", dtype="float", variants="functional")
@@ -193,10 +221,25 @@ def relu(x):
     return 0 if x <= 0 else x  # (NaN stays NaN, as in PyTorch)
 
 
-# (result <= 0, not result > 0: at NaN the gradient passes, as PyTorch's threshold_backward)
-relu.defvjp(lambda grad, result: where(result <= 0, 0, grad))
-# PyTorch's rule (threshold_backward) is a function of result: relu'' is 0, not undefined
-relu.zero_second_order = True
+relu.defvjp(lambda grad, result: threshold_backward(grad, result, 0))
+
+
+@binary("threshold_backward", dtype="same")
+def threshold_backward(grad_output, x, threshold):
+    """PyTorch's threshold_backward, relu's rule (ThresholdBackwardBackward0): a function of
+    ``x``, so relu'' is 0, not undefined."""
+    # (x <= threshold, not x > threshold: at NaN the gradient passes, as PyTorch's)
+    return 0 if x <= threshold else grad_output
+
+
+# the gradient of x is PyTorch's zeros_like(grad): not recorded
+def threshold_backward_vjp_x(grad):
+    return abs(sign(grad)) * 0
+
+
+threshold_backward.defvjp(lambda grad, x, threshold: threshold_backward(grad, x, threshold),
+                          threshold_backward_vjp_x)
+threshold_backward.constant_gradient = (False, True)
 
 
 @unary("log10", dtype="float", variants="function method inplace")
