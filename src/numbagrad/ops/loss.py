@@ -62,9 +62,39 @@ def mse_loss_jvp(result, tangents, input, target, reduction="mean"):
 
 @mse_loss.defvjp
 def mse_loss_vjp(ctx, grad):
-    d = E.sub(ctx["x"], ctx["target"])
-    scale = 2.0 / max(d.numel(), 1) if ctx.reduction == "mean" else 2.0
-    return _both(ctx, E.mul(d, E.mul(grad, scale)))
+    x, target = ctx["x"], ctx["target"]
+    # (target's is (target - x) * ..., as PyTorch's: the negation of input's, exactly)
+    return (sum_to(mse_loss_backward(grad, x, target, ctx.reduction), ctx.input_shapes[0]),
+            sum_to(mse_loss_backward(grad, target, x, ctx.reduction), ctx.input_shapes[1]))
+
+
+@composite("mse_loss_backward", node="MseLossBackwardBackward0")
+def mse_loss_backward(ctx, grad_output, x, target, reduction="mean"):
+    """PyTorch's mse_loss_backward: ``(x - target) * 2 / n * grad_output`` (``n`` the number
+    of losses for a mean, else 1), the gradient of ``x``; a node of its own under create_graph,
+    whose backward is PyTorch's double-backward formula."""
+    ctx.save(grad_output=grad_output, x=x, target=target)
+    ctx.reduction = reduction
+    with no_grad():
+        d = E.sub(x, target)
+        ctx.scale = 2.0 / max(d.numel(), 1) if reduction == "mean" else 2.0
+        return E.mul(d, E.mul(grad_output, ctx.scale))._data
+
+
+@mse_loss_backward.defvjp
+def mse_loss_backward_vjp(ctx, grad):
+    grad_output, x, target = ctx["grad_output"], ctx["x"], ctx["target"]
+    # PyTorch's mse_loss_double_backward_grad_output and mse_loss_double_backward
+    if ctx.reduction == "none":
+        g_out = mse_loss_backward(grad, x, target, "none")
+    else:
+        ones = Tensor._make(ctx.backend.full(grad_output.shape, 1, grad_output.dtype.np))
+        g_out = R.sum(E.mul(mse_loss_backward(ones, x, target, ctx.reduction), grad))
+    g_x = E.mul(E.mul(grad, grad_output), 2.0)
+    if ctx.reduction == "mean":
+        g_x = E.div(g_x, 2.0 / ctx.scale)
+    shapes = ctx.input_shapes
+    return (sum_to(g_out, shapes[0]), sum_to(g_x, shapes[1]), sum_to(E.neg(g_x), shapes[2]))
 
 
 def _piecewise_forward(ctx, input, target, reduction, width, outer):
