@@ -243,6 +243,13 @@ OPS = [
     U("log_softmax", lambda x: x.log_softmax(0),
       lambda a: a - np.log(np.exp(a).sum(0, keepdims=True)), shapes=REDUCE_SHAPES,
       node="LogSoftmaxBackward0"),
+    U("softmax_backward_data", lambda g, y: ng.ops.reduce.softmax_backward_data(g, y, -1),
+      lambda g, b: b * (g - (g * b).sum(-1, keepdims=True)), 2,
+      [((2, 3), (2, 3)), ("transposed", (2, 3))]),
+    U("log_softmax_backward_data",
+      lambda g, y: ng.ops.reduce.log_softmax_backward_data(g, y, 0),
+      lambda g, b: g - np.exp(b) * g.sum(0, keepdims=True), 2,
+      [((2, 3), (2, 3)), ("transposed", (2, 3))]),
     # ---------------------------------------------------------------- linear algebra
     U("mm", lambda x, y: x.mm(y), np.matmul, 2, [((2, 3), (3, 4)), ("transposed", (3, 2))]),
     U("squeeze_result", lambda x, y: x @ y, np.matmul, 2, [((3,), (3, 4)), ((2,), "transposed")],

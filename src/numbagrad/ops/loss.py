@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import no_grad
 from . import elementwise as E
 from . import reduce as R
@@ -60,25 +61,36 @@ def mse_loss_jvp(result, tangents, input, target, reduction="mean"):
     return _reduce(E.mul(E.mul(E.sub(input, target), dt), 2.0), reduction)
 
 
+def _mse_gradient(grad_output, x, target, reduction):
+    """``(x - target) * (grad_output * 2 / n)``: the gradient of ``x``, ``n`` the number of
+    losses for a mean, else 1."""
+    d = E.sub(x, target)
+    return E.mul(d, E.mul(grad_output, _mse_scale(d, reduction)))
+
+
+def _mse_scale(d, reduction):
+    return 2.0 / max(d.numel(), 1) if reduction == "mean" else 2.0
+
+
 @mse_loss.defvjp
 def mse_loss_vjp(ctx, grad):
     x, target = ctx["x"], ctx["target"]
-    # (target's is (target - x) * ..., as PyTorch's: the negation of input's, exactly)
+    if not _grad_state.enabled:
+        return _both(ctx, _mse_gradient(grad, x, target, ctx.reduction))
+    # recorded (create_graph): PyTorch's nodes; target's gradient is (target - x) * ..., the
+    # negation of x's, exactly
     return (sum_to(mse_loss_backward(grad, x, target, ctx.reduction), ctx.input_shapes[0]),
             sum_to(mse_loss_backward(grad, target, x, ctx.reduction), ctx.input_shapes[1]))
 
 
 @composite("mse_loss_backward", node="MseLossBackwardBackward0")
 def mse_loss_backward(ctx, grad_output, x, target, reduction="mean"):
-    """PyTorch's mse_loss_backward: ``(x - target) * 2 / n * grad_output`` (``n`` the number
-    of losses for a mean, else 1), the gradient of ``x``; a node of its own under create_graph,
+    """PyTorch's mse_loss_backward (``_mse_gradient``): a node of its own under create_graph,
     whose backward is PyTorch's double-backward formula."""
     ctx.save(grad_output=grad_output, x=x, target=target)
     ctx.reduction = reduction
     with no_grad():
-        d = E.sub(x, target)
-        ctx.scale = 2.0 / max(d.numel(), 1) if reduction == "mean" else 2.0
-        return E.mul(d, E.mul(grad_output, ctx.scale))._data
+        return _mse_gradient(grad_output, x, target, reduction)._data
 
 
 @mse_loss_backward.defvjp
@@ -92,7 +104,7 @@ def mse_loss_backward_vjp(ctx, grad):
         g_out = R.sum(E.mul(mse_loss_backward(ones, x, target, ctx.reduction), grad))
     g_x = E.mul(E.mul(grad, grad_output), 2.0)
     if ctx.reduction == "mean":
-        g_x = E.div(g_x, 2.0 / ctx.scale)
+        g_x = E.div(g_x, max(math.prod(np.broadcast_shapes(x.shape, target.shape)), 1))
     shapes = ctx.input_shapes
     return (sum_to(g_out, shapes[0]), sum_to(g_x, shapes[1]), sum_to(E.neg(g_x), shapes[2]))
 

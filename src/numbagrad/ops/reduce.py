@@ -967,8 +967,33 @@ def softmax_jvp(result, tangents, x, dim):
 
 @softmax.defvjp
 def softmax_vjp(ctx, grad):
-    y = ctx["result"]
-    return y * (grad - (grad * y).sum(dim=ctx.dim, keepdim=True))
+    if _grad_state.enabled:  # recorded (create_graph): PyTorch's node
+        return softmax_backward_data(grad, ctx["result"], ctx.dim)
+    return _softmax_gradient(grad, ctx["result"], ctx.dim)
+
+
+def _softmax_gradient(grad_output, output, dim):
+    return output * (grad_output - (grad_output * output).sum(dim=dim, keepdim=True))
+
+
+@composite("softmax_backward_data")
+def softmax_backward_data(ctx, grad_output, output, dim):
+    """PyTorch's _softmax_backward_data, softmax's gradient: a node of its own under
+    create_graph, whose backward is PyTorch's double-backward formula."""
+    ctx.save(grad_output=grad_output, output=output)
+    ctx.dim = dim
+    with no_grad():
+        return _softmax_gradient(grad_output, output, dim)._data
+
+
+@softmax_backward_data.defvjp
+def softmax_backward_data_vjp(ctx, grad):
+    grad_output, output, dim = ctx["grad_output"], ctx["output"], ctx.dim
+    # (the map is symmetric: grad_output's gradient is the op itself; output's is PyTorch's
+    # softmax_double_backward)
+    return (softmax_backward_data(grad, output, dim),
+            grad_output * grad - (output * grad_output).sum(dim, True) * grad
+            - grad_output * (output * grad).sum(dim, True))
 
 
 @composite("log_softmax", node="LogSoftmaxBackward0", variants="function method")
@@ -985,5 +1010,27 @@ def log_softmax_jvp(result, tangents, x, dim):
 
 @log_softmax.defvjp
 def log_softmax_vjp(ctx, grad):
-    y = ctx["result"]
-    return grad - exp(y) * grad.sum(dim=ctx.dim, keepdim=True)
+    if _grad_state.enabled:  # recorded (create_graph): PyTorch's node
+        return log_softmax_backward_data(grad, ctx["result"], ctx.dim)
+    return _log_softmax_gradient(grad, ctx["result"], ctx.dim)
+
+
+def _log_softmax_gradient(grad_output, output, dim):
+    return grad_output - exp(output) * grad_output.sum(dim=dim, keepdim=True)
+
+
+@composite("log_softmax_backward_data")
+def log_softmax_backward_data(ctx, grad_output, output, dim):
+    """PyTorch's _log_softmax_backward_data, log_softmax's gradient (see
+    softmax_backward_data)."""
+    ctx.save(grad_output=grad_output, output=output)
+    ctx.dim = dim
+    with no_grad():
+        return _log_softmax_gradient(grad_output, output, dim)._data
+
+
+@log_softmax_backward_data.defvjp
+def log_softmax_backward_data_vjp(ctx, grad):
+    grad_output, output, dim = ctx["grad_output"], ctx["output"], ctx.dim
+    return (grad - (grad * exp(output)).sum(dim, True),
+            -grad_output.sum(dim, True) * exp(output) * grad)
