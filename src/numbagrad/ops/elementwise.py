@@ -528,8 +528,12 @@ def pow(x, exponent):
 
 @pow.defvjp
 def pow_vjp(grad, x, exponent):
-    # d/dx x**0 is 0 everywhere, including x == 0 where the formula gives 0 * inf
-    return where(exponent == 0, 0, grad * exponent * pow(x, exponent - 1))
+    # d/dx x**0 is 0 everywhere, including x == 0 where the formula gives 0 * inf; else
+    # PyTorch's pow_backward, grad * (exponent * x ** (exponent - 1)): MulBackward0 on Tensors
+    # (where the parameter is a 0-d tensor, read here as a bool)
+    if exponent == 0:
+        return abs(sign(grad)) * 0  # (zeros of grad's shape and dtype, as sign's rule)
+    return grad * (exponent * pow(x, exponent - 1))
 
 
 pow.constant_gradient = lambda exponent: exponent == 0  # (PyTorch's zeros_like for x ** 0)
