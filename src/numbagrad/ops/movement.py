@@ -9,6 +9,7 @@ import numpy as np
 from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import _state as _grad_state
 from ..backend import cpu, layout
 from ..factory import zeros
 from .forward import linear
@@ -94,6 +95,20 @@ def _reshape_back(ctx, grad):
     return grad.reshape(ctx.input_shapes[0])
 
 
+def _unsqueeze_back(ctx, grad):
+    """The gradient of a squeeze of ``ctx.dims`` (None: all dims): a reshape, or under
+    create_graph PyTorch's unsqueeze_to, one unsqueeze per squeezed dim (UnsqueezeBackward0;
+    none, and no node, where no dim had size 1)."""
+    shape = ctx.input_shapes[0]
+    if not _grad_state.enabled:
+        return grad.reshape(shape)
+    dims = range(len(shape)) if ctx.dims is None else sorted(ctx.dims)
+    for d in dims:
+        if shape[d] == 1:
+            grad = unsqueeze(grad, d)
+    return grad
+
+
 # ---------------------------------------------------------------- views
 
 
@@ -143,10 +158,11 @@ unsafe_view.defjvp(linear(unsafe_view))
 def squeeze_result(ctx, x, dim):
     """``x`` with size-1 dim ``dim`` dropped, for a fresh result that nothing else holds
     (PyTorch squeezes it in place: ``squeeze_``, no view)."""
+    ctx.dims = (dim,)
     return x._data.reshape(x.shape[:dim] + x.shape[dim + 1:])
 
 
-squeeze_result.defvjp(_reshape_back)
+squeeze_result.defvjp(_unsqueeze_back)
 squeeze_result.defjvp(linear(squeeze_result))
 
 
@@ -244,23 +260,27 @@ t.defjvp(linear(t))
 def squeeze(ctx, x, dim=None):
     if dim is None:
         ctx.node_name = "SqueezeBackward0"
+        ctx.dims = None
         return x._data.reshape(tuple(n for n in x.shape if n != 1))
     ctx.node_name = "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
-    dims = normalize_dims(dim, x.ndim) if x.ndim else ()
+    dims = ctx.dims = normalize_dims(dim, x.ndim) if x.ndim else ()
     return x._data.reshape(tuple(n for d, n in enumerate(x.shape) if not (d in dims and n == 1)))
 
 
-squeeze.defvjp(_reshape_back)
+squeeze.defvjp(_unsqueeze_back)
 squeeze.defjvp(linear(squeeze))
 
 
 @composite("unsqueeze", view=True, variants="function method")
 def unsqueeze(ctx, x, dim):
-    d = normalize_dims(dim, x.ndim + 1)[0]
+    d = ctx.dim = normalize_dims(dim, x.ndim + 1)[0]
     return x._data.reshape(x.shape[:d] + (1,) + x.shape[d:])
 
 
-unsqueeze.defvjp(_reshape_back)
+@unsqueeze.defvjp
+def unsqueeze_vjp(ctx, grad):
+    # (under create_graph PyTorch's squeeze(dim): SqueezeBackward1)
+    return squeeze(grad, ctx.dim) if _grad_state.enabled else grad.reshape(ctx.input_shapes[0])
 unsqueeze.defjvp(linear(unsqueeze))
 
 
@@ -311,7 +331,10 @@ expand.defjvp(linear(expand))
 
 @expand.defvjp
 def expand_vjp(ctx, grad):
-    return sum_to(grad, ctx.input_shapes[0])
+    shape = ctx.input_shapes[0]
+    if not shape and _grad_state.enabled:
+        return grad.sum()  # (PyTorch's sum_to sums to a 0-d shape even from one: SumBackward0)
+    return sum_to(grad, shape)
 
 
 def _tname(x):
