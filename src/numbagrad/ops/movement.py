@@ -569,6 +569,38 @@ def _last_view_node(index, shape):
     return name
 
 
+def _first_part_backward(index, shape):
+    """The node of the gradient of indexing under create_graph: PyTorch applies the basic parts
+    left to right (select, slice, unsqueeze; a slice over the whole dim does nothing), then the
+    advanced index, so the input's gradient comes from the backward of the first part that does
+    something; none: the gradient itself (AliasBackward0 passes it on)."""
+    n_dims = sum(1 if not isinstance(i, np.ndarray) or i.dtype != np.bool_ else i.ndim
+                 for i in index if i is not None and i is not Ellipsis)
+    dim = 0
+    for item in index:
+        if item is None:
+            return "SqueezeBackward1"
+        if item is Ellipsis:
+            dim += len(shape) - n_dims
+        elif isinstance(item, np.ndarray):
+            dim += item.ndim if item.dtype == np.bool_ else 1
+        elif isinstance(item, slice):
+            if not _whole(item, shape[dim]):
+                return "SliceBackwardBackward0"
+            dim += 1
+        else:
+            return "SelectBackwardBackward0"
+    return "IndexPutImplBackward0" if any(isinstance(i, np.ndarray) for i in index) else None
+
+
+def slice_dim(x, index):
+    """``x[index]`` for ``index`` slices, the last one the slice: PyTorch's ``slice``, whose node
+    is SliceBackward0 even over a whole dim (indexing's ``x[:, 0:n]`` has none)."""
+    where = _Index.of(x, index)
+    where.bare_slice = True
+    return index_select_any(x, where)
+
+
 def getitem(x, index):
     """``x[index]``: the index is turned into NumPy terms first, so it is not an input."""
     where = _Index.of(x, index)
@@ -650,6 +682,7 @@ def _ints_first(index):
 def index_select_any(ctx, x, idx):
     index, kinds = idx.index, idx.kinds
     ctx.index = index
+    ctx.bare_slice = idx.bare_slice
     _save_sources(ctx, idx)
     ctx.view = "advanced" not in kinds
     ctx.node_name = ("SelectBackward0" if kinds is _SELECT
@@ -833,12 +866,24 @@ index_select_any.defjvp(linear(index_select_any))
 @index_select_any.defvjp
 def getitem_vjp(ctx, grad):
     _check_sources(ctx)
-    return index_put_zeros(grad, _Index(ctx.index, ()), ctx.input_shapes[0])
+    shape = ctx.input_shapes[0]
+    if not _grad_state.enabled:
+        return index_put_zeros(grad, _Index(ctx.index, ()), shape)
+    # recorded: one node, named as the top one of PyTorch's chain of backward ops
+    node = ("SliceBackwardBackward0" if ctx.bare_slice
+            else _first_part_backward(ctx.index, shape))
+    if node is None:
+        return grad
+    return index_put_zeros(grad, _Index(ctx.index, ()), shape, node)
 
 
 @composite("index_put_zeros", node="IndexBackwardBackward0")
-def index_put_zeros(ctx, grad, idx, shape):
-    """Zeros of ``shape`` with ``grad`` added at ``index`` (repeated indices accumulate)."""
+def index_put_zeros(ctx, grad, idx, shape, node=None):
+    """Zeros of ``shape`` with ``grad`` added at ``index`` (repeated indices accumulate).
+    ``node``: the node's name, PyTorch's for the index (SliceBackwardBackward0,
+    IndexPutImplBackward0, ...)."""
+    if node is not None:
+        ctx.node_name = node
     index = ctx.index = idx.index
     be = backend.of(grad._data)
     out = be.zeros(shape, grad._data.dtype)
@@ -1026,7 +1071,10 @@ def cat_vjp(ctx, grad):
             out.append(zeros(0, dtype=grad.dtype, device=grad.device))
             continue
         idx = (slice(None),) * ctx.dim + (slice(start, start + n),)
-        out.append(grad[idx])
+        if _grad_state.enabled:  # recorded: PyTorch's slice, a node even over the whole dim
+            out.append(slice_dim(grad, idx))
+        else:
+            out.append(grad[idx])
         start += n
     return tuple(out)
 
