@@ -166,6 +166,8 @@ OPS = [
     U("add", lambda x, y: x + y, np.add, 2, B, int_ok=True),
     U("sub", lambda x, y: x - y, np.subtract, 2, B, int_ok=True),
     U("mul", lambda x, y: x * y, np.multiply, 2, B, int_ok=True),
+    U("div_scalar", lambda x: ng.ops.elementwise.div_scalar(x, 2.5), lambda a: a / 2.5,
+      node="DivBackward1"),
     U("div", lambda x, y: x / y, np.divide, 2, B, domain=(0.5, 2.0)),
     U("pow_tensor", lambda x, y: x**y, np.power, 2, B, domain=(0.5, 2.0), node="PowBackward1"),
     U("remainder", lambda x, y: x % y, np.remainder, 2, B, domain=(0.5, 2.0), int_ok=True,

@@ -635,6 +635,15 @@ def div(x, y):
 div.defvjp(lambda grad, y: grad / y, lambda grad, x, y: -grad * x / (y * y))
 
 
+@unary("div_scalar", node="DivBackward1", dtype="float")
+def div_scalar(x, other):
+    """``x / other`` for a scalar ``other``, as PyTorch's formulas divide (mean's gradient)."""
+    return x / other
+
+
+div_scalar.defvjp(lambda grad, other: grad / other)
+
+
 @binary("pow_tensor", node="PowBackward1", refuse_bool=_no_kernel("pow"))
 def pow_tensor(x, y):
     return x**y

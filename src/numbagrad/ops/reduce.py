@@ -22,7 +22,7 @@ from ..factory import arange
 from . import lazy
 from . import movement as M
 from .forward import linear
-from .elementwise import exp, where
+from .elementwise import div_scalar, exp, where
 from .elementwise import sqrt as sqrt_op
 from .movement import normalize_dims
 from .record import needs_grad, record_composite
@@ -68,7 +68,11 @@ def _finish(out, shape, dims, keepdim):
 def unreduce(grad, ctx):
     """Broadcast a reduction's gradient back over the reduced dims (the inverse movement)."""
     if not ctx.keepdim and len(ctx.dims) < len(ctx.shape):
-        grad = grad.reshape(_keep_shape(ctx.shape, ctx.dims))
+        if _grad_state.enabled:  # recorded: PyTorch's unsqueeze_multiple (UnsqueezeBackward0)
+            for d in sorted(ctx.dims):
+                grad = M.unsqueeze(grad, d)
+        else:
+            grad = grad.reshape(_keep_shape(ctx.shape, ctx.dims))
     # (a full reduction's 0-d gradient expands as it is: new dims are added in front)
     return grad.expand(ctx.shape)
 
@@ -396,6 +400,8 @@ mean.defjvp(linear(mean))
 
 @mean.defvjp
 def mean_vjp(ctx, grad):
+    if _grad_state.enabled:  # recorded: PyTorch's order (DivBackward1 on top)
+        return div_scalar(unreduce(grad, ctx), ctx.n)
     # divide before expanding: one small division, not one per element
     return unreduce(grad / ctx.n, ctx)
 
