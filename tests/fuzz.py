@@ -66,15 +66,6 @@ class Known(NamedTuple):
 
 
 KNOWN_OPEN: dict[str, Known] = {
-    "create_graph_grad_fn_names": Known(
-        "gradients made with create_graph=True: PyTorch's double-backward nodes"
-        " (SigmoidBackwardBackward0, a leaf's .grad is CopyBackwards); numbagrad builds them"
-        " from forward ops (MulBackward0, MvBackward0, ...)",
-        """
-        x = torch.tensor([1.0, 2.0], requires_grad=True)
-        g, = torch.autograd.grad(x.sigmoid().sum(), x, create_graph=True)
-        (torch.ones(3, 2) @ x).sum().backward(create_graph=True)  # compare: x.grad
-        """),
     "retain_grad_view_base_write": Known(
         "retain_grad() on a view, then a write into its base through another view: the"
         " view's .grad stays None after backward (its node was replaced); numbagrad fills it",
@@ -86,6 +77,20 @@ KNOWN_OPEN: dict[str, Known] = {
         v[...] = torch.tensor(2.0, requires_grad=True) * 2
         (v[...] * 3).sum().backward()  # compare: a.grad
         """),
+}
+
+# Classes found earlier (or reported on the tracker) and fixed since; kept so that their
+# repros keep being checked by --known and ``avoid`` accepts their keys.
+FIXED: dict[str, Known] = {
+    "create_graph_grad_fn_names": Known(
+        "gradients made with create_graph=True: PyTorch's double-backward nodes"
+        " (SigmoidBackwardBackward0, a leaf's .grad is CopyBackwards); numbagrad builds them"
+        " from forward ops (MulBackward0, MvBackward0, ...)",
+        """
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        g, = torch.autograd.grad(x.sigmoid().sum(), x, create_graph=True)
+        (torch.ones(3, 2) @ x).sum().backward(create_graph=True)  # compare: x.grad
+        """),
     "create_graph_inf_grad": Known(
         "second derivatives with an infinite incoming gradient: PyTorch's double-backward nodes"
         " give +-inf (SigmoidBackwardBackward0); numbagrad's, built from forward ops, give nan"
@@ -95,11 +100,6 @@ KNOWN_OPEN: dict[str, Known] = {
         g, = torch.autograd.grad(x.sigmoid(), x, torch.tensor([np.inf]), create_graph=True)
         gg = torch.autograd.grad(g, x, torch.tensor([0.08]))
         """),
-}
-
-# Classes found earlier (or reported on the tracker) and fixed since; kept so that their
-# repros keep being checked by --known and ``avoid`` accepts their keys.
-FIXED: dict[str, Known] = {
     "setitem_into_expanded_overlap": Known(
         "y[:-1] = v where the region of an expanded y has several elements at one address:"
         " RuntimeError (unsupported operation: more than one element of the written-to tensor"
