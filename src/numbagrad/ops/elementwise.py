@@ -632,7 +632,9 @@ def div(x, y):
     return x / y
 
 
-div.defvjp(lambda grad, y: grad / y, lambda grad, x, y: -grad * x / (y * y))
+# (y's rule is PyTorch's form, -grad * ((x / y) / y): y * y would overflow or underflow first,
+# and at y = inf its derivative is -0, not nan)
+div.defvjp(lambda grad, y: grad / y, lambda grad, x, y: -grad * ((x / y) / y))
 
 
 @unary("div_scalar", node="DivBackward1", dtype="float")
