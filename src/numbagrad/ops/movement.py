@@ -400,8 +400,14 @@ def as_strided_vjp(ctx, grad):
     if not grad._data.size:  # (an empty view: PyTorch's gradient is zeros, not recorded)
         return Tensor._make(backend.of(grad._data).zeros(ctx.input_shapes[0], grad._data.dtype))
     where = _Index((ctx.positions,), {"advanced"})
-    flat = index_put_zeros(grad, where, (math.prod(ctx.input_shapes[0]),))
-    return flat.reshape(ctx.input_shapes[0])
+    shape = ctx.input_shapes[0]
+    flat = index_put_zeros(grad, where, (math.prod(shape),))
+    if _grad_state.enabled:  # recorded: PyTorch's as_strided view of the storage
+        strides = [1] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):
+            strides[d] = strides[d + 1] * max(shape[d + 1], 1)
+        return as_strided(flat, shape, strides)
+    return flat.reshape(shape)
 
 
 @composite("alias", view=True)
