@@ -372,8 +372,9 @@ def masked_fill(ctx, x, mask, value):
     with no_grad():
         out = E.where(mask, value, x)
     out = out._data if out.dtype is x.dtype else out.to(x.dtype)._data
-    # (C order whatever x's layout: PyTorch fills a contiguous clone of x)
-    return ctx.backend.ascontiguousarray(out)
+    # (C order whatever x's layout: PyTorch fills a contiguous clone of x; NumPy's
+    # ascontiguousarray makes a 0-d array 1-d)
+    return ctx.backend.ascontiguousarray(out).reshape(out.shape)
 
 
 masked_fill.defjvp(linear(masked_fill, 0, 2))

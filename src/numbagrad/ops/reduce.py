@@ -27,6 +27,7 @@ from .elementwise import sqrt as sqrt_op
 from .movement import normalize_dims
 from .record import needs_grad, record_composite
 from .registry import CompositeCtx, attach, composite, public
+from .table import REGISTRY
 
 _values_indices = {}
 
@@ -551,12 +552,15 @@ def _index_backward(ctx, grad):
     # the gradient goes to the one position each index points at
     grad = grad[0]
     idx = ctx["indices"]  # (checked against in-place changes, as PyTorch does, also for 0-d)
+    recorded = _grad_state.enabled
     if not ctx.dims:  # a 0-d input: its one element is the max
         return grad
     (d,) = ctx.dims
     if not ctx.keepdim:
         grad = grad.unsqueeze(d)
         idx = idx.unsqueeze(d)
+    if recorded:  # PyTorch's value_selecting_reduction_backward: ScatterBackward0
+        return _op("scatter")(_zeros(ctx, grad), d, idx.detach(), grad)
     shape = [1] * len(ctx.shape)
     shape[d] = ctx.shape[d]
     positions = arange(ctx.shape[d], device=grad.device).reshape(shape)
@@ -593,7 +597,20 @@ def _all_backward(ctx, grad):
     with no_grad():
         nan = bool(result != result)
     mask = x != x if nan else x == result
+    if _grad_state.enabled:  # recorded: PyTorch's zeros.masked_fill_(mask, grad / count)
+        return _op("masked_fill")(_zeros(ctx, grad), mask, grad / mask.sum())
     return where(mask, grad / mask.sum(), 0)
+
+
+def _zeros(ctx, grad):
+    """Zeros of the reduced input's shape, as ``grad``: what PyTorch's formulas scatter or
+    fill into."""
+    return Tensor._make(ctx.backend.zeros(tuple(ctx.input_shapes[0]), grad._data.dtype))
+
+
+def _op(name):
+    # (ops of indexing.py, which imports this module: found in the op table, not imported)
+    return REGISTRY[name]
 
 
 max_all.defvjp(_all_backward)
@@ -916,6 +933,11 @@ cumsum.defjvp(linear(cumsum))
 
 @cumsum.defvjp
 def cumsum_vjp(ctx, grad):
+    if _grad_state.enabled:  # recorded: PyTorch's cumsum_backward, flip(cumsum(flip(grad)))
+        if not grad.ndim:
+            return grad
+        flip = _op("flip")
+        return flip(cumsum(flip(grad, ctx.dim), ctx.dim), ctx.dim)
     return rcumsum(grad, ctx.dim)
 
 
