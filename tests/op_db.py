@@ -78,6 +78,20 @@ def _well(x):
     return x + 3 * ng.eye(x.shape[-1], dtype=x.dtype)
 
 
+def _nll_loss_backward(g, x):
+    """nll_loss_backward (reduction='none', targets 0 and 2) of ``x``, from the ctx of the
+    loss it is the gradient of."""
+    loss = ng.nn.functional.nll_loss(x.detach().requires_grad_(), ng.tensor([0, 2]),
+                                     reduction="none")
+    return ng.ops.loss.nll_loss_backward(g, x, loss.grad_fn.ctx)
+
+
+def _nll_loss_backward_np(g, a):
+    out = np.zeros(a.shape, a.dtype)
+    out[[0, 1], [0, 2]] = -g
+    return out
+
+
 def _well_np(a):
     return a + 3 * np.eye(a.shape[-1], dtype=a.dtype)
 
@@ -263,6 +277,8 @@ OPS = [
       [((), (2, 3), (2, 3)), ((), "transposed", (2, 3))]),
     U("nll_loss", lambda x: ng.nn.functional.nll_loss(x, ng.tensor([0, 2])),
       lambda a: -(a[0, 0] + a[1, 2]) / 2, shapes=[(2, 3), "transposed"], node="NllLossBackward0"),
+    U("nll_loss_backward", lambda g, x: _nll_loss_backward(g, x), _nll_loss_backward_np, 2,
+      [((2,), (2, 3)), ((2,), "transposed")]),
     U("smooth_l1_loss", lambda x, y: ng.nn.functional.smooth_l1_loss(x, y, beta=0.5),
       lambda a, b: np.where(np.abs(a - b) < 0.5, (a - b) ** 2, np.abs(a - b) - 0.25).mean(), 2,
       [((2, 3), (2, 3)), ("transposed", (2, 3))], node="SmoothL1LossBackward0"),

@@ -58,6 +58,10 @@ NODE_CASES = {
         lib.ones(3, 2), x, reduction="sum"), "MseLossBackwardBackward0"),
     "mse_loss_none": ((3, 2), lambda lib, x: lib.nn.functional.mse_loss(
         x, lib.ones(3, 2), reduction="none"), "MseLossBackwardBackward0"),
+    "nll_loss": ((2, 3), lambda lib, x: lib.nn.functional.nll_loss(x, lib.tensor([0, 2])),
+                 "NllLossBackwardBackward0"),
+    "cross_entropy": ((2, 3), lambda lib, x: lib.nn.functional.cross_entropy(
+        x, lib.tensor([0, 2]), reduction="none"), "LogSoftmaxBackwardDataBackward0"),
     "softmax": ((3, 2), lambda lib, x: x.softmax(1), "SoftmaxBackwardDataBackward0"),
     "log_softmax": ((3, 2), lambda lib, x: x.log_softmax(0), "LogSoftmaxBackwardDataBackward0"),
     "slice": ((3, 2), lambda lib, x: x[1:], "SliceBackwardBackward0"),
@@ -240,3 +244,20 @@ def test_pow_gradient_and_second_derivative(lib, exponent):
                 -1: [INF, INF, -96.0, math.nan], 0.5: [-INF, -INF, 4.2426405, math.nan],
                 3: [INF, 0.0, -18.0, math.nan]}[exponent]
     np.testing.assert_allclose(np.array(gg.tolist()), expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"reduction": "sum"}, {"reduction": "none"},
+                                    {"ignore_index": 1}])
+def test_nll_loss_second_derivatives(lib, kwargs):
+    F = lib.nn.functional
+    x = lib.tensor([[1.0, 2.0, -1.0], [3.0, 4.0, 0.5]], requires_grad=True)
+    loss = F.nll_loss(x, lib.tensor([0, 1]), **kwargs)
+    go = (lib.ones(loss.shape) * 1.5).requires_grad_()
+    g, = lib.autograd.grad(loss, x, go, create_graph=True)
+    a, b = lib.autograd.grad((g * lib.tensor([[1.0, 2.0, -1.0], [3.0, 4.0, 0.5]])).sum(),
+                             [go, x])
+    # go's: the loss of the weights (linear in its input); x's: zeros (PyTorch's zeros_like)
+    expected = {"": -2.5, "sum": -5.0, "none": [-1.0, -4.0], "ignore_index": -1.0}
+    key = kwargs.get("reduction", "ignore_index" if kwargs else "")
+    assert a.tolist() == expected[key]
+    assert b.tolist() == [[0.0] * 3] * 2

@@ -172,6 +172,9 @@ def nll_loss(ctx, input, target, reduction="mean", weight=None, ignore_index=-10
         w[ignored] = 0
     ctx.index, ctx.kept, ctx.reduction = index, ~ignored, reduction
     ctx.weight = w = None if w is None else Tensor._make(w).to(input.device)
+    # (PyTorch's node saves its input: writing it in place before backward is an error)
+    ctx.save(x=input)
+    ctx.args = (target, weight, ignore_index)
     with no_grad():
         loss = E.neg(_weighted(picked, w))
         if reduction == "mean" and w is not None:
@@ -186,7 +189,14 @@ nll_loss.defjvp(linear(nll_loss))
 
 @nll_loss.defvjp
 def nll_loss_vjp(ctx, grad):
-    shape = ctx.input_shapes[0]
+    x = ctx["x"]
+    if _grad_state.enabled:  # recorded: PyTorch's node, NllLossBackwardBackward0
+        return nll_loss_backward(grad, x, ctx), None
+    return _nll_gradient(ctx, grad, ctx.input_shapes[0]), None
+
+
+def _nll_gradient(ctx, grad, shape):
+    """nll_loss's gradient of its input (of ``shape``) from ``grad``; ``ctx``: the loss's."""
     # the targets' positions, a constant: the gradient is -grad * weight there
     mask = np.zeros(shape, np.bool_)
     mask[ctx.index] = ctx.kept
@@ -197,7 +207,32 @@ def nll_loss_vjp(ctx, grad):
     if len(shape) > 1 and grad.ndim:  # (one loss per target: spread along the classes)
         grad = grad.unsqueeze(1)
     # (a select, not -mask * grad: an infinite gradient must not make 0 * inf elsewhere)
-    return E.where(mask, E.neg(grad), 0), None
+    return E.where(mask, E.neg(grad), 0)
+
+
+class _NllSpec:
+    """What nll_loss_backward reads of the loss's ctx (not the ctx: its saved input)."""
+
+    def __init__(self, ctx):
+        self.index, self.kept, self.reduction = ctx.index, ctx.kept, ctx.reduction
+        self.weight, self.total, self.args = ctx.weight, ctx.total, ctx.args
+
+
+@composite("nll_loss_backward")
+def nll_loss_backward(ctx, grad_output, x, loss_ctx):
+    """PyTorch's nll_loss_backward, the gradient of nll_loss's input ``x`` (only its shape is
+    read): a node of its own under create_graph, whose backward is PyTorch's formula."""
+    spec = ctx.spec = loss_ctx if isinstance(loss_ctx, _NllSpec) else _NllSpec(loss_ctx)
+    with no_grad():
+        return _nll_gradient(spec, grad_output, tuple(x.shape))._data
+
+
+@nll_loss_backward.defvjp
+def nll_loss_backward_vjp(ctx, grad):
+    # grad_output's: the loss itself (linear in its input); x's: PyTorch's zeros_like(grad)
+    target, weight, ignore_index = ctx.spec.args
+    g_out = nll_loss(grad, target, ctx.spec.reduction, weight, ignore_index)
+    return g_out, Tensor._make(ctx.backend.zeros(tuple(grad.shape), grad._data.dtype))
 
 
 # PyTorch clamps the logarithms of binary cross-entropy here, so a certain wrong prediction costs
