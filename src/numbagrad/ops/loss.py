@@ -93,6 +93,19 @@ def mse_loss_backward(ctx, grad_output, x, target, reduction="mean"):
         return _mse_gradient(grad_output, x, target, reduction)._data
 
 
+@mse_loss_backward.defjvp
+def mse_loss_backward_jvp(result, tangents, grad_output, x, target, reduction="mean"):
+    # linear in grad_output, and in x - target
+    t_out, tx, tt = tangents[:3]
+    out = None if t_out is None else _mse_gradient(t_out, x, target, reduction)
+    if tx is not None or tt is not None:
+        dt = tx if tt is None else E.neg(tt) if tx is None else E.sub(tx, tt)
+        d = E.mul(dt, E.mul(grad_output, 2.0 / max(math.prod(result.shape), 1)
+                            if reduction == "mean" else 2.0))
+        out = d if out is None else E.add(out, d)
+    return out
+
+
 @mse_loss_backward.defvjp
 def mse_loss_backward_vjp(ctx, grad):
     grad_output, x, target = ctx["grad_output"], ctx["x"], ctx["target"]
@@ -225,6 +238,9 @@ def nll_loss_backward(ctx, grad_output, x, loss_ctx):
     spec = ctx.spec = loss_ctx if isinstance(loss_ctx, _NllSpec) else _NllSpec(loss_ctx)
     with no_grad():
         return _nll_gradient(spec, grad_output, tuple(x.shape))._data
+
+
+nll_loss_backward.defjvp(linear(nll_loss_backward))  # (x's derivative is zero)
 
 
 @nll_loss_backward.defvjp

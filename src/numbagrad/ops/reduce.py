@@ -21,7 +21,7 @@ from ..backend import kernels_reduce as KR
 from ..factory import arange
 from . import lazy
 from . import movement as M
-from .forward import linear
+from .forward import linear, zeros_like
 from .elementwise import div_scalar, exp, where
 from .elementwise import sqrt as sqrt_op
 from .movement import normalize_dims
@@ -1014,6 +1014,15 @@ def softmax_backward_data(ctx, grad_output, output, dim):
         return _softmax_gradient(grad_output, output, dim)._data
 
 
+@softmax_backward_data.defjvp
+def softmax_backward_data_jvp(result, tangents, grad_output, output, dim):
+    t_go, t_y = tangents[:2]
+    t_go = t_go if t_go is not None else zeros_like(grad_output)
+    t_y = t_y if t_y is not None else zeros_like(output)
+    return (t_y * (grad_output - (grad_output * output).sum(dim, True))
+            + output * (t_go - (t_go * output + grad_output * t_y).sum(dim, True)))
+
+
 @softmax_backward_data.defvjp
 def softmax_backward_data_vjp(ctx, grad):
     grad_output, output, dim = ctx["grad_output"], ctx["output"], ctx.dim
@@ -1055,6 +1064,15 @@ def log_softmax_backward_data(ctx, grad_output, output, dim):
     ctx.dim = dim
     with no_grad():
         return _log_softmax_gradient(grad_output, output, dim)._data
+
+
+@log_softmax_backward_data.defjvp
+def log_softmax_backward_data_jvp(result, tangents, grad_output, output, dim):
+    t_go, t_y = tangents[:2]
+    t_go = t_go if t_go is not None else zeros_like(grad_output)
+    t_y = t_y if t_y is not None else zeros_like(output)
+    e = exp(output)
+    return t_go - e * t_y * grad_output.sum(dim, True) - e * t_go.sum(dim, True)
 
 
 @log_softmax_backward_data.defvjp
