@@ -261,3 +261,23 @@ def test_nll_loss_second_derivatives(lib, kwargs):
     key = kwargs.get("reduction", "ignore_index" if kwargs else "")
     assert a.tolist() == expected[key]
     assert b.tolist() == [[0.0] * 3] * 2
+
+
+def test_written_tensors_gradients(lib):
+    x = lib.tensor([1.5, -1.0, 2.0], requires_grad=True)
+    w = lib.ones(3, requires_grad=True)
+    v = x.clone()
+    v[lib.tensor([True, False, True])] = lib.tensor(0.5)
+    g, = lib.autograd.grad(v, x, w, create_graph=True)
+    assert _node(g) == "IndexPutBackward0" and g.tolist() == [0.0, 1.0, 0.0]
+    v = x.clone()
+    v[1:] = lib.tensor(0.5)
+    g, = lib.autograd.grad(v, x, w, create_graph=True)
+    assert _node(g) == "CopySlices" and g.tolist() == [1.0, 0.0, 0.0]
+    # an in-place op on a view: PyTorch hands it a clone of the region's gradient
+    c = lib.tensor(1.75, requires_grad=True)
+    b = lib.tensor([2.0, -1.0, 0.5])
+    b[1].add_(c)
+    g, = lib.autograd.grad(b, c, lib.tensor([1.0, 2.0, 3.0], requires_grad=True),
+                           create_graph=True)
+    assert _node(g) == "CloneBackward0" and g.item() == 2.0

@@ -919,7 +919,7 @@ def index_put(ctx, x, index, value):
     if advanced and index.kinds <= _INDEX_PUT_KINDS:
         # PyTorch writes other index kinds through a view first: its node is then CopySlices
         ctx.node_name = "IndexPutBackward0"
-    ctx.index = index.index
+    ctx.index, ctx.kinds = index.index, index.kinds
     out = x._data.copy()
     write_region(out, index.index, value._data if isinstance(value, Tensor) else value, advanced)
     return out
@@ -984,7 +984,9 @@ index_put.defjvp(linear(index_put, 0, 2))
 @index_put.defvjp
 def index_put_vjp(ctx, grad):
     _check_sources(ctx)
-    g_x = index_put(grad, _Index(ctx.index, ()), 0)
+    # (recorded: x's gradient is the same index_put as the forward's, PyTorch's
+    # grad.index_put(indices, zeros): IndexPutBackward0, or CopySlices through a view)
+    g_x = index_put(grad, _Index(ctx.index, ctx.kinds if _grad_state.enabled else ()), 0)
     if len(ctx.input_shapes) == 1:
         return g_x
     shape = tuple(ctx.input_shapes[1])
