@@ -92,6 +92,12 @@ def _nll_loss_backward_np(g, a):
     return out
 
 
+def _gelu_tanh_grad_np(a):
+    k = math.sqrt(2 / math.pi)
+    t = np.tanh(k * (a + 0.044715 * a**3))
+    return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * 0.044715 * a * a)
+
+
 def _well_np(a):
     return a + 3 * np.eye(a.shape[-1], dtype=a.dtype)
 
@@ -125,6 +131,17 @@ OPS = [
       lambda g, b: g * (1 - b * b), 2, B2),
     U("sigmoid_backward", lambda g, y: ng.ops.elementwise.sigmoid_backward(g, y),
       lambda g, b: g * b * (1 - b), 2, B2),
+    U("leaky_relu_backward", lambda g, x: ng.ops.elementwise.leaky_relu_backward(g, x, 0.2),
+      lambda g, a: np.where(a > 0, g, g * 0.2), 2, B2, kink=0.1),
+    U("softplus_backward",
+      lambda g, x: ng.ops.elementwise.softplus_backward(g, x, 1.5, 2.0),
+      lambda g, a: np.where(1.5 * a > 2.0, g, g / (1 + np.exp(-1.5 * a))), 2, B2,
+      domain=(-2.0, 2.5), kink=0.05),
+    U("gelu_backward", lambda g, x: ng.ops.elementwise.gelu_backward(g, x),
+      lambda g, a: g * (0.5 * (1 + np.vectorize(math.erf)(a / math.sqrt(2)))
+                        + a * np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)), 2, B2),
+    U("gelu_tanh_backward", lambda g, x: ng.ops.elementwise.gelu_tanh_backward(g, x),
+      lambda g, a: g * _gelu_tanh_grad_np(a), 2, B2, node="GeluBackwardBackward0"),
     U("threshold_backward", lambda g, x: ng.ops.elementwise.threshold_backward(g, x, 0.5),
       lambda g, a: np.where(a <= 0.5, 0, g), 2, B2, domain=(-1.0, 2.0), kink=0.1),
     U("softplus", lambda x: ng.nn.functional.softplus(x, beta=1.5, threshold=2.0),

@@ -62,6 +62,13 @@ NODE_CASES = {
                  "NllLossBackwardBackward0"),
     "cross_entropy": ((2, 3), lambda lib, x: lib.nn.functional.cross_entropy(
         x, lib.tensor([0, 2]), reduction="none"), "LogSoftmaxBackwardDataBackward0"),
+    "leaky_relu": ((3, 2), lambda lib, x: lib.nn.functional.leaky_relu(x, 0.2),
+                   "LeakyReluBackwardBackward0"),
+    "softplus": ((3, 2), lambda lib, x: lib.nn.functional.softplus(x, beta=1.5, threshold=2.0),
+                 "SoftplusBackwardBackward0"),
+    "gelu": ((3, 2), lambda lib, x: lib.nn.functional.gelu(x), "GeluBackwardBackward0"),
+    "gelu_tanh": ((3, 2), lambda lib, x: lib.nn.functional.gelu(x, approximate="tanh"),
+                  "GeluBackwardBackward0"),
     "softmax": ((3, 2), lambda lib, x: x.softmax(1), "SoftmaxBackwardDataBackward0"),
     "log_softmax": ((3, 2), lambda lib, x: x.log_softmax(0), "LogSoftmaxBackwardDataBackward0"),
     "slice": ((3, 2), lambda lib, x: x[1:], "SliceBackwardBackward0"),
@@ -281,3 +288,23 @@ def test_written_tensors_gradients(lib):
     g, = lib.autograd.grad(b, c, lib.tensor([1.0, 2.0, 3.0], requires_grad=True),
                            create_graph=True)
     assert _node(g) == "CloneBackward0" and g.item() == 2.0
+
+
+@pytest.mark.parametrize("fn, g_expected, gx_expected, gg_expected", [
+    (lambda F, x: F.leaky_relu(x, 0.2), [1.0, 0.4, INF, -1.5], [0.0, 0.0, 0.0, 0.0],
+     [1.0, -0.4, 3.0, 0.5]),
+    (lambda F, x: F.softplus(x, beta=1.5, threshold=2.0), [0.81757, 0.09485, INF, -1.5],
+     [0.22372, -0.27106, INF, -0.0], [0.81757, -0.09485, 2.03754, 0.5]),
+    (lambda F, x: F.gelu(x), [1.08332, -0.17046, INF, -1.51792],
+     [0.24197, 0.43193, INF, 0.02327], [1.08332, 0.17046, 2.60249, 0.50597]),
+    (lambda F, x: F.gelu(x, approximate="tanh"), [1.08296, -0.1722, INF, -1.51738],
+     [0.24215, 0.4315, INF, 0.02383], [1.08296, 0.1722, 2.60211, 0.50579]),
+])
+def test_activation_second_derivatives(lib, fn, g_expected, gx_expected, gg_expected):
+    x = lib.tensor([1.0, -2.0, 0.5, 3.0], requires_grad=True)
+    go = lib.tensor([1.0, 2.0, INF, -1.5], requires_grad=True)
+    g, = lib.autograd.grad(fn(lib.nn.functional, x), x, go, create_graph=True)
+    a, b = lib.autograd.grad((g * lib.tensor([1.0, -2.0, 3.0, 0.5])).sum(), [x, go])
+    np.testing.assert_allclose(np.array(g.tolist()), g_expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.array(a.tolist()), gx_expected, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(np.array(b.tolist()), gg_expected, rtol=1e-4, atol=1e-5)

@@ -211,8 +211,24 @@ def softplus(x, beta=1.0, threshold=20.0):
     return x if x * beta > threshold else math.log1p(math.exp(x * beta)) / beta
 
 
-softplus.defvjp(lambda grad, x, beta, threshold:
-                where(x * beta > threshold, grad, grad * sigmoid(x * beta)))
+softplus.defvjp(lambda grad, x, beta, threshold: softplus_backward(grad, x, beta, threshold))
+
+
+@binary("softplus_backward", dtype="float")
+def softplus_backward(grad_output, x, beta, threshold):
+    """PyTorch's softplus_backward, softplus's rule (SoftplusBackwardBackward0)."""
+    return grad_output if x * beta > threshold else grad_output * sigmoid(x * beta)
+
+
+def softplus_backward_vjp_x(grad, grad_output, x, beta, threshold):
+    # PyTorch's softplus_double_backward
+    z = x * beta
+    return sigmoid_backward(grad * grad_output, sigmoid(z)) * (z < threshold) * beta
+
+
+softplus_backward.defvjp(
+    lambda grad, x, beta, threshold: softplus_backward(grad, x, beta, threshold),
+    softplus_backward_vjp_x)
 
 
 @unary("relu", refuse_bool=(RuntimeError, "Boolean inputs not supported for relu"),
@@ -291,9 +307,24 @@ def leaky_relu(x, negative_slope=0.01):
     return x if x > 0 else x * negative_slope
 
 
-leaky_relu.defvjp(lambda grad, x, negative_slope:
-                  where(x > 0, grad, grad * negative_slope))
-leaky_relu.zero_second_order = True  # (as relu: PyTorch's rule is recorded as a function of x)
+leaky_relu.defvjp(lambda grad, x, negative_slope: leaky_relu_backward(grad, x, negative_slope))
+
+
+@binary("leaky_relu_backward", dtype="float")
+def leaky_relu_backward(grad_output, x, negative_slope):
+    """PyTorch's leaky_relu_backward, leaky_relu's rule (LeakyReluBackwardBackward0; see
+    threshold_backward)."""
+    return grad_output if x > 0 else grad_output * negative_slope
+
+
+def leaky_relu_backward_vjp_x(grad):
+    return abs(sign(grad)) * 0
+
+
+leaky_relu_backward.defvjp(
+    lambda grad, x, negative_slope: leaky_relu_backward(grad, x, negative_slope),
+    leaky_relu_backward_vjp_x)
+leaky_relu_backward.constant_gradient = (False, True)  # (x's: PyTorch's zeros_like(grad))
 
 
 @unary("elu", dtype="float")
@@ -310,9 +341,24 @@ def gelu(x):
     return 0.5 * x * (1 + math.erf(x * 0.7071067811865476))
 
 
-# Phi(x) + x * phi(x), phi the standard normal density (1 / sqrt(2 pi) = 0.3989...)
-gelu.defvjp(lambda grad, x: grad * (0.5 * (1 + erf(x * 0.7071067811865476))
-                                    + x * exp(-0.5 * x * x) * 0.3989422804014327))
+gelu.defvjp(lambda grad, x: gelu_backward(grad, x))
+
+
+@binary("gelu_backward", dtype="float")
+def gelu_backward(grad_output, x):
+    """PyTorch's gelu_backward, gelu's rule (GeluBackwardBackward0): ``grad_output`` times
+    Phi(x) + x * phi(x), phi the standard normal density (1 / sqrt(2 pi) = 0.3989...)."""
+    return grad_output * (0.5 * (1 + math.erf(x * 0.7071067811865476))
+                          + x * math.exp(-0.5 * x * x) * 0.3989422804014327)
+
+
+def gelu_backward_vjp_x(grad, grad_output, x):
+    # PyTorch's gelu_double_backward: phi(x) * (2 - x^2)
+    pdf = exp(-0.5 * x * x) * 0.3989422804014327
+    return grad * grad_output * (2 * pdf - x * x * pdf)
+
+
+gelu_backward.defvjp(lambda grad, x: gelu_backward(grad, x), gelu_backward_vjp_x)
 
 
 @unary("gelu_tanh", node="GeluBackward0", dtype="float")
@@ -321,11 +367,33 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + math.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
 
 
-@gelu_tanh.defvjp
-def gelu_tanh_vjp(grad, x):
-    t = tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))
-    return grad * (0.5 * (1 + t)
-                   + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 0.134145 * x * x))
+gelu_tanh.defvjp(lambda grad, x: gelu_tanh_backward(grad, x))
+
+
+@binary("gelu_tanh_backward", node="GeluBackwardBackward0", dtype="float")
+def gelu_tanh_backward(grad_output, x):
+    """PyTorch's gelu_backward for the tanh approximation (GeluBackwardBackward0)."""
+    t = math.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))
+    return grad_output * (0.5 * (1 + t)
+                          + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 0.134145 * x * x))
+
+
+def gelu_tanh_backward_vjp_x(grad, grad_output, x):
+    # PyTorch's gelu_double_backward (tanh): the derivative of 0.5 x (1 + tanh(inner)),
+    # product rule over f = x / 2, g = 1 - tanh^2, h = inner'
+    inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    t = tanh(inner)
+    sech = 1 / cosh(inner)
+    f = 0.5 * x
+    g = 1 - t * t
+    h = 0.7978845608028654 * (1 + 3 * 0.044715 * x * x)
+    f_prime_gh = 0.5 * g * h
+    g_prime_fh = f * h * ((2 * sech) * (-sech * t) * h)
+    h_prime_fg = f * g * (6 * 0.044715 * x * 0.7978845608028654)
+    return grad * grad_output * (2 * f_prime_gh + g_prime_fh + h_prime_fg)
+
+
+gelu_tanh_backward.defvjp(lambda grad, x: gelu_tanh_backward(grad, x), gelu_tanh_backward_vjp_x)
 
 
 @unary("silu", dtype="float")
