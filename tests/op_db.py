@@ -78,6 +78,26 @@ def _well(x):
     return x + 3 * ng.eye(x.shape[-1], dtype=x.dtype)
 
 
+def _nll_loss_backward(g, x):
+    """nll_loss_backward (reduction='none', targets 0 and 2) of ``x``, from the ctx of the
+    loss it is the gradient of."""
+    loss = ng.nn.functional.nll_loss(x.detach().requires_grad_(), ng.tensor([0, 2]),
+                                     reduction="none")
+    return ng.ops.loss.nll_loss_backward(g, x, loss.grad_fn.ctx)
+
+
+def _nll_loss_backward_np(g, a):
+    out = np.zeros(a.shape, a.dtype)
+    out[[0, 1], [0, 2]] = -g
+    return out
+
+
+def _gelu_tanh_grad_np(a):
+    k = math.sqrt(2 / math.pi)
+    t = np.tanh(k * (a + 0.044715 * a**3))
+    return 0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * 0.044715 * a * a)
+
+
 def _well_np(a):
     return a + 3 * np.eye(a.shape[-1], dtype=a.dtype)
 
@@ -106,6 +126,24 @@ OPS = [
     U("tanh", lambda x: x.tanh(), np.tanh),
     U("sigmoid", lambda x: x.sigmoid(), lambda a: 1 / (1 + np.exp(-a))),
     U("relu", lambda x: x.relu(), lambda a: np.maximum(a, 0), kink=0.1, int_ok=True),
+    # the rules' own ops, under create_graph (their double backward is PyTorch's formula)
+    U("tanh_backward", lambda g, y: ng.ops.elementwise.tanh_backward(g, y),
+      lambda g, b: g * (1 - b * b), 2, B2),
+    U("sigmoid_backward", lambda g, y: ng.ops.elementwise.sigmoid_backward(g, y),
+      lambda g, b: g * b * (1 - b), 2, B2),
+    U("leaky_relu_backward", lambda g, x: ng.ops.elementwise.leaky_relu_backward(g, x, 0.2),
+      lambda g, a: np.where(a > 0, g, g * 0.2), 2, B2, kink=0.1),
+    U("softplus_backward",
+      lambda g, x: ng.ops.elementwise.softplus_backward(g, x, 1.5, 2.0),
+      lambda g, a: np.where(1.5 * a > 2.0, g, g / (1 + np.exp(-1.5 * a))), 2, B2,
+      domain=(-2.0, 2.5), kink=0.05),
+    U("gelu_backward", lambda g, x: ng.ops.elementwise.gelu_backward(g, x),
+      lambda g, a: g * (0.5 * (1 + np.vectorize(math.erf)(a / math.sqrt(2)))
+                        + a * np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)), 2, B2),
+    U("gelu_tanh_backward", lambda g, x: ng.ops.elementwise.gelu_tanh_backward(g, x),
+      lambda g, a: g * _gelu_tanh_grad_np(a), 2, B2, node="GeluBackwardBackward0"),
+    U("threshold_backward", lambda g, x: ng.ops.elementwise.threshold_backward(g, x, 0.5),
+      lambda g, a: np.where(a <= 0.5, 0, g), 2, B2, domain=(-1.0, 2.0), kink=0.1),
     U("softplus", lambda x: ng.nn.functional.softplus(x, beta=1.5, threshold=2.0),
       lambda a: np.where(1.5 * a > 2.0, a, np.log1p(np.exp(1.5 * a)) / 1.5), kink=0.05,
       domain=(-2.0, 2.5)),
@@ -159,6 +197,8 @@ OPS = [
     U("add", lambda x, y: x + y, np.add, 2, B, int_ok=True),
     U("sub", lambda x, y: x - y, np.subtract, 2, B, int_ok=True),
     U("mul", lambda x, y: x * y, np.multiply, 2, B, int_ok=True),
+    U("div_scalar", lambda x: ng.ops.elementwise.div_scalar(x, 2.5), lambda a: a / 2.5,
+      node="DivBackward1"),
     U("div", lambda x, y: x / y, np.divide, 2, B, domain=(0.5, 2.0)),
     U("pow_tensor", lambda x, y: x**y, np.power, 2, B, domain=(0.5, 2.0), node="PowBackward1"),
     U("remainder", lambda x, y: x % y, np.remainder, 2, B, domain=(0.5, 2.0), int_ok=True,
@@ -236,14 +276,26 @@ OPS = [
     U("log_softmax", lambda x: x.log_softmax(0),
       lambda a: a - np.log(np.exp(a).sum(0, keepdims=True)), shapes=REDUCE_SHAPES,
       node="LogSoftmaxBackward0"),
+    U("softmax_backward_data", lambda g, y: ng.ops.reduce.softmax_backward_data(g, y, -1),
+      lambda g, b: b * (g - (g * b).sum(-1, keepdims=True)), 2,
+      [((2, 3), (2, 3)), ("transposed", (2, 3))]),
+    U("log_softmax_backward_data",
+      lambda g, y: ng.ops.reduce.log_softmax_backward_data(g, y, 0),
+      lambda g, b: g - np.exp(b) * g.sum(0, keepdims=True), 2,
+      [((2, 3), (2, 3)), ("transposed", (2, 3))]),
     # ---------------------------------------------------------------- linear algebra
     U("mm", lambda x, y: x.mm(y), np.matmul, 2, [((2, 3), (3, 4)), ("transposed", (3, 2))]),
     U("squeeze_result", lambda x, y: x @ y, np.matmul, 2, [((3,), (3, 4)), ((2,), "transposed")],
       node="SqueezeBackward4"),
     U("mse_loss", lambda x, y: ng.nn.functional.mse_loss(x, y), lambda a, b: ((a - b) ** 2).mean(),
       2, [((2, 3), (2, 3)), ((3,), (3,)), ("transposed", (2, 3))], node="MseLossBackward0"),
+    U("mse_loss_backward", lambda g, x, y: ng.ops.loss.mse_loss_backward(g, x, y),
+      lambda g, a, b: (a - b) * (2 / a.size) * g, 3,
+      [((), (2, 3), (2, 3)), ((), "transposed", (2, 3))]),
     U("nll_loss", lambda x: ng.nn.functional.nll_loss(x, ng.tensor([0, 2])),
       lambda a: -(a[0, 0] + a[1, 2]) / 2, shapes=[(2, 3), "transposed"], node="NllLossBackward0"),
+    U("nll_loss_backward", lambda g, x: _nll_loss_backward(g, x), _nll_loss_backward_np, 2,
+      [((2,), (2, 3)), ((2,), "transposed")]),
     U("smooth_l1_loss", lambda x, y: ng.nn.functional.smooth_l1_loss(x, y, beta=0.5),
       lambda a, b: np.where(np.abs(a - b) < 0.5, (a - b) ** 2, np.abs(a - b) - 0.25).mean(), 2,
       [((2, 3), (2, 3)), ("transposed", (2, 3))], node="SmoothL1LossBackward0"),

@@ -347,7 +347,9 @@ PARAMS = {"pow": [(2.0,), (3.0,), (0.5,), (-1.5,), (0.0,)], "softplus": [(1.0, 2
           "remainder_scalar": [(0.75,)], "fmod_scalar": [(0.75,)], "logit": [(0.2,)],
           "lerp": [(0.3,)], "elu": [(1.5,)], "leaky_relu": [(0.2,)], "addcmul": [(0.5,)],
           "addcdiv": [(0.5,)], "clamp_min": [(0.2,)], "clamp_max": [(0.2,)],
-          "nan_to_num": [(0.0, 1e300, -1e300)]}
+          "nan_to_num": [(0.0, 1e300, -1e300)], "threshold_backward": [(0.5,)],
+          "div_scalar": [(2.5,)], "leaky_relu_backward": [(0.2,)],
+          "softplus_backward": [(1.0, 20.0), (2.0, 0.5)]}
 POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_bool_exponent", "pow_tensor",
             "reciprocal", "div", "remainder", "log2", "log10"}
 # samples drawn from (lo, hi) instead of (-2, 2), for the ops defined on less

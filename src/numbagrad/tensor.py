@@ -78,7 +78,8 @@ class _Methods:
             t = ref()
             if t is not None:
                 if t._grad is None:
-                    t._grad = grad.detach().clone() if not is_grad_enabled() else grad
+                    # a copy, recorded under create_graph (CloneBackward0), as PyTorch's hook
+                    t._grad = grad.detach().clone() if not is_grad_enabled() else grad.clone()
                 else:
                     t._grad = t._grad + grad
         node._own("_retain_grad_hooks")[self._output_nr] = capture

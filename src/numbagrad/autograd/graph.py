@@ -199,6 +199,8 @@ def sum_to(g, shape):
     have = g.shape
     if have == shape:
         return g
+    if not shape:
+        return g.sum()  # (one node, SumBackward0, as PyTorch's sum_to to a 0-d shape)
     lead = len(have) - len(shape)
     dims = list(range(lead))
     for i, n in enumerate(shape):

@@ -87,6 +87,8 @@ def elementwise_backward(op, node, grads):
             if not isinstance(g, Tensor):
                 g = as_tensor(g, compute)
             constant = op.constant_gradient
+            if type(constant) is tuple:
+                constant = constant[i]
             if constant is True or constant and constant(*ctx.params):
                 g = g.detach()
             elif op.zero_second_order:

@@ -162,7 +162,21 @@ def tanh(x):
     return math.tanh(x)
 
 
-tanh.defvjp(lambda grad, result: grad * (1 - result * result))
+tanh.defvjp(lambda grad, result: tanh_backward(grad, result))
+
+
+# PyTorch's tanh_backward: a node of its own under create_graph (TanhBackwardBackward0), whose
+# double-backward formula keeps an infinite grad_output infinite (inf * 0 is not formed)
+@binary("tanh_backward", dtype="float")
+def tanh_backward(grad_output, output):
+    return grad_output * (1 - output * output)
+
+
+def tanh_backward_vjp_output(grad, grad_output, output):
+    return grad * (-2 * output * grad_output)
+
+
+tanh_backward.defvjp(lambda grad, output: tanh_backward(grad, output), tanh_backward_vjp_output)
 
 
 @unary("sigmoid", dtype="float", variants="function method inplace")
@@ -174,7 +188,21 @@ def sigmoid(x):
     return e / (1 + e)
 
 
-sigmoid.defvjp(lambda grad, result: grad * result * (1 - result))
+sigmoid.defvjp(lambda grad, result: sigmoid_backward(grad, result))
+
+
+@binary("sigmoid_backward", dtype="float")
+def sigmoid_backward(grad_output, output):
+    """PyTorch's sigmoid_backward (SigmoidBackwardBackward0; see tanh_backward)."""
+    return grad_output * output * (1 - output)
+
+
+def sigmoid_backward_vjp_output(grad, grad_output, output):
+    return grad * grad_output * (-2 * output + 1)
+
+
+sigmoid_backward.defvjp(lambda grad, output: sigmoid_backward(grad, output),
+                        sigmoid_backward_vjp_output)
 
 
 @unary("softplus", dtype="float", variants="functional")
@@ -183,8 +211,24 @@ def softplus(x, beta=1.0, threshold=20.0):
     return x if x * beta > threshold else math.log1p(math.exp(x * beta)) / beta
 
 
-softplus.defvjp(lambda grad, x, beta, threshold:
-                where(x * beta > threshold, grad, grad * sigmoid(x * beta)))
+softplus.defvjp(lambda grad, x, beta, threshold: softplus_backward(grad, x, beta, threshold))
+
+
+@binary("softplus_backward", dtype="float")
+def softplus_backward(grad_output, x, beta, threshold):
+    """PyTorch's softplus_backward, softplus's rule (SoftplusBackwardBackward0)."""
+    return grad_output if x * beta > threshold else grad_output * sigmoid(x * beta)
+
+
+def softplus_backward_vjp_x(grad, grad_output, x, beta, threshold):
+    # PyTorch's softplus_double_backward
+    z = x * beta
+    return sigmoid_backward(grad * grad_output, sigmoid(z)) * (z < threshold) * beta
+
+
+softplus_backward.defvjp(
+    lambda grad, x, beta, threshold: softplus_backward(grad, x, beta, threshold),
+    softplus_backward_vjp_x)
 
 
 @unary("relu", refuse_bool=(RuntimeError, "Boolean inputs not supported for relu"),
@@ -193,10 +237,25 @@ def relu(x):
     return 0 if x <= 0 else x  # (NaN stays NaN, as in PyTorch)
 
 
-# (result <= 0, not result > 0: at NaN the gradient passes, as PyTorch's threshold_backward)
-relu.defvjp(lambda grad, result: where(result <= 0, 0, grad))
-# PyTorch's rule (threshold_backward) is a function of result: relu'' is 0, not undefined
-relu.zero_second_order = True
+relu.defvjp(lambda grad, result: threshold_backward(grad, result, 0))
+
+
+@binary("threshold_backward", dtype="same")
+def threshold_backward(grad_output, x, threshold):
+    """PyTorch's threshold_backward, relu's rule (ThresholdBackwardBackward0): a function of
+    ``x``, so relu'' is 0, not undefined."""
+    # (x <= threshold, not x > threshold: at NaN the gradient passes, as PyTorch's)
+    return 0 if x <= threshold else grad_output
+
+
+# the gradient of x is PyTorch's zeros_like(grad): not recorded
+def threshold_backward_vjp_x(grad):
+    return abs(sign(grad)) * 0
+
+
+threshold_backward.defvjp(lambda grad, x, threshold: threshold_backward(grad, x, threshold),
+                          threshold_backward_vjp_x)
+threshold_backward.constant_gradient = (False, True)
 
 
 @unary("log10", dtype="float", variants="function method inplace")
@@ -248,9 +307,24 @@ def leaky_relu(x, negative_slope=0.01):
     return x if x > 0 else x * negative_slope
 
 
-leaky_relu.defvjp(lambda grad, x, negative_slope:
-                  where(x > 0, grad, grad * negative_slope))
-leaky_relu.zero_second_order = True  # (as relu: PyTorch's rule is recorded as a function of x)
+leaky_relu.defvjp(lambda grad, x, negative_slope: leaky_relu_backward(grad, x, negative_slope))
+
+
+@binary("leaky_relu_backward", dtype="float")
+def leaky_relu_backward(grad_output, x, negative_slope):
+    """PyTorch's leaky_relu_backward, leaky_relu's rule (LeakyReluBackwardBackward0; see
+    threshold_backward)."""
+    return grad_output if x > 0 else grad_output * negative_slope
+
+
+def leaky_relu_backward_vjp_x(grad):
+    return abs(sign(grad)) * 0
+
+
+leaky_relu_backward.defvjp(
+    lambda grad, x, negative_slope: leaky_relu_backward(grad, x, negative_slope),
+    leaky_relu_backward_vjp_x)
+leaky_relu_backward.constant_gradient = (False, True)  # (x's: PyTorch's zeros_like(grad))
 
 
 @unary("elu", dtype="float")
@@ -267,9 +341,24 @@ def gelu(x):
     return 0.5 * x * (1 + math.erf(x * 0.7071067811865476))
 
 
-# Phi(x) + x * phi(x), phi the standard normal density (1 / sqrt(2 pi) = 0.3989...)
-gelu.defvjp(lambda grad, x: grad * (0.5 * (1 + erf(x * 0.7071067811865476))
-                                    + x * exp(-0.5 * x * x) * 0.3989422804014327))
+gelu.defvjp(lambda grad, x: gelu_backward(grad, x))
+
+
+@binary("gelu_backward", dtype="float")
+def gelu_backward(grad_output, x):
+    """PyTorch's gelu_backward, gelu's rule (GeluBackwardBackward0): ``grad_output`` times
+    Phi(x) + x * phi(x), phi the standard normal density (1 / sqrt(2 pi) = 0.3989...)."""
+    return grad_output * (0.5 * (1 + math.erf(x * 0.7071067811865476))
+                          + x * math.exp(-0.5 * x * x) * 0.3989422804014327)
+
+
+def gelu_backward_vjp_x(grad, grad_output, x):
+    # PyTorch's gelu_double_backward: phi(x) * (2 - x^2)
+    pdf = exp(-0.5 * x * x) * 0.3989422804014327
+    return grad * grad_output * (2 * pdf - x * x * pdf)
+
+
+gelu_backward.defvjp(lambda grad, x: gelu_backward(grad, x), gelu_backward_vjp_x)
 
 
 @unary("gelu_tanh", node="GeluBackward0", dtype="float")
@@ -278,11 +367,33 @@ def gelu_tanh(x):
     return 0.5 * x * (1 + math.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)))
 
 
-@gelu_tanh.defvjp
-def gelu_tanh_vjp(grad, x):
-    t = tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))
-    return grad * (0.5 * (1 + t)
-                   + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 0.134145 * x * x))
+gelu_tanh.defvjp(lambda grad, x: gelu_tanh_backward(grad, x))
+
+
+@binary("gelu_tanh_backward", node="GeluBackwardBackward0", dtype="float")
+def gelu_tanh_backward(grad_output, x):
+    """PyTorch's gelu_backward for the tanh approximation (GeluBackwardBackward0)."""
+    t = math.tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))
+    return grad_output * (0.5 * (1 + t)
+                          + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 0.134145 * x * x))
+
+
+def gelu_tanh_backward_vjp_x(grad, grad_output, x):
+    # PyTorch's gelu_double_backward (tanh): the derivative of 0.5 x (1 + tanh(inner)),
+    # product rule over f = x / 2, g = 1 - tanh^2, h = inner'
+    inner = 0.7978845608028654 * (x + 0.044715 * x * x * x)
+    t = tanh(inner)
+    sech = 1 / cosh(inner)
+    f = 0.5 * x
+    g = 1 - t * t
+    h = 0.7978845608028654 * (1 + 3 * 0.044715 * x * x)
+    f_prime_gh = 0.5 * g * h
+    g_prime_fh = f * h * ((2 * sech) * (-sech * t) * h)
+    h_prime_fg = f * g * (6 * 0.044715 * x * 0.7978845608028654)
+    return grad * grad_output * (2 * f_prime_gh + g_prime_fh + h_prime_fg)
+
+
+gelu_tanh_backward.defvjp(lambda grad, x: gelu_tanh_backward(grad, x), gelu_tanh_backward_vjp_x)
 
 
 @unary("silu", dtype="float")
@@ -485,8 +596,12 @@ def pow(x, exponent):
 
 @pow.defvjp
 def pow_vjp(grad, x, exponent):
-    # d/dx x**0 is 0 everywhere, including x == 0 where the formula gives 0 * inf
-    return where(exponent == 0, 0, grad * exponent * pow(x, exponent - 1))
+    # d/dx x**0 is 0 everywhere, including x == 0 where the formula gives 0 * inf; else
+    # PyTorch's pow_backward, grad * (exponent * x ** (exponent - 1)): MulBackward0 on Tensors
+    # (where the parameter is a 0-d tensor, read here as a bool)
+    if exponent == 0:
+        return abs(sign(grad)) * 0  # (zeros of grad's shape and dtype, as sign's rule)
+    return grad * (exponent * pow(x, exponent - 1))
 
 
 pow.constant_gradient = lambda exponent: exponent == 0  # (PyTorch's zeros_like for x ** 0)
@@ -585,7 +700,18 @@ def div(x, y):
     return x / y
 
 
-div.defvjp(lambda grad, y: grad / y, lambda grad, x, y: -grad * x / (y * y))
+# (y's rule is PyTorch's form, -grad * ((x / y) / y): y * y would overflow or underflow first,
+# and at y = inf its derivative is -0, not nan)
+div.defvjp(lambda grad, y: grad / y, lambda grad, x, y: -grad * ((x / y) / y))
+
+
+@unary("div_scalar", node="DivBackward1", dtype="float")
+def div_scalar(x, other):
+    """``x / other`` for a scalar ``other``, as PyTorch's formulas divide (mean's gradient)."""
+    return x / other
+
+
+div_scalar.defvjp(lambda grad, other: grad / other)
 
 
 @binary("pow_tensor", node="PowBackward1", refuse_bool=_no_kernel("pow"))

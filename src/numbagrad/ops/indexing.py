@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .._tensor import Tensor, _on, _wrap_dim
+from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..backend import cpu
 from ..factory import arange, eye, zeros
@@ -371,8 +372,9 @@ def masked_fill(ctx, x, mask, value):
     with no_grad():
         out = E.where(mask, value, x)
     out = out._data if out.dtype is x.dtype else out.to(x.dtype)._data
-    # (C order whatever x's layout: PyTorch fills a contiguous clone of x)
-    return ctx.backend.ascontiguousarray(out)
+    # (C order whatever x's layout: PyTorch fills a contiguous clone of x; NumPy's
+    # ascontiguousarray makes a 0-d array 1-d)
+    return ctx.backend.ascontiguousarray(out).reshape(out.shape)
 
 
 masked_fill.defjvp(linear(masked_fill, 0, 2))
@@ -605,9 +607,29 @@ repeat.defjvp(linear(repeat))
 
 @repeat.defvjp
 def repeat_vjp(ctx, grad):
+    if _grad_state.enabled:
+        return _repeat_backward(grad, ctx.sizes, ctx.input_shapes[0])
     pairs = [v for r, n in zip(ctx.sizes, ctx.shape) for v in (r, n)]
     summed = R.sum(M.reshape(grad, pairs), tuple(range(0, len(pairs), 2)))
     return M.reshape(summed, ctx.input_shapes[0])
+
+
+def _repeat_backward(grad, sizes, shape):
+    """PyTorch's repeat_backward, recorded: the leading repeats summed one by one, then each
+    repeated dim split as (repeat, size) and the repeats summed at once (SumBackward1)."""
+    if 0 in sizes:
+        return zeros(shape, dtype=grad.dtype, device=grad.device)
+    for _ in range(grad.ndim - len(shape)):
+        grad = R.sum(grad, 0)
+    split, summed = [], []
+    for r, n in zip(sizes[len(sizes) - len(shape):], shape):
+        if r != 1:
+            split.append(r)
+            summed.append(len(split) - 1)
+        split.append(n)
+    if tuple(split) != tuple(grad.shape):
+        grad = M.reshape(grad, split)
+    return R.sum(grad, tuple(summed)) if summed else grad
 
 
 @public("function method")

@@ -379,7 +379,10 @@ def copy_slices_vjp(ctx, grad):
     where = M._Index((ctx.positions,), {"advanced"})
     flat = grad.reshape(-1)
     g_base = M.index_put(flat, where, 0).reshape(ctx.input_shapes[0])
-    return g_base, sum_to(M.index_select_any(flat, where), ctx.input_shapes[1])
+    g_src = M.index_select_any(flat, where)
+    if _grad_state.enabled:  # recorded: PyTorch hands the op a clone of the region's gradient
+        g_src = g_src.clone()
+    return g_base, sum_to(g_src, ctx.input_shapes[1])
 
 
 # (the write into the base is done before the op runs: the derived rule cannot run it again)

@@ -223,6 +223,9 @@ def matmul(x, y):
         return M.squeeze_result(mm(M.unsqueeze(x, 0), y), 0)
     if x.ndim == 2 and y.ndim == 2:
         return mm(x, y)
+    if x.ndim == 3 and y.ndim == 3 and y.shape[0] == 1 and x.shape[0] != 1:
+        # PyTorch drops y's batch of one (squeeze: SqueezeBackward1) and folds x's into rows
+        y = M.squeeze(y, 0)
     if y.ndim <= 2 and x.ndim >= 3:
         # fold the batch into the rows: one mm (or mv) on a (batch*n, k) matrix
         k = x.shape[-1]

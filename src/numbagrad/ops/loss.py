@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import no_grad
 from . import elementwise as E
 from . import reduce as R
@@ -60,11 +61,65 @@ def mse_loss_jvp(result, tangents, input, target, reduction="mean"):
     return _reduce(E.mul(E.mul(E.sub(input, target), dt), 2.0), reduction)
 
 
+def _mse_gradient(grad_output, x, target, reduction):
+    """``(x - target) * (grad_output * 2 / n)``: the gradient of ``x``, ``n`` the number of
+    losses for a mean, else 1."""
+    d = E.sub(x, target)
+    return E.mul(d, E.mul(grad_output, _mse_scale(d, reduction)))
+
+
+def _mse_scale(d, reduction):
+    return 2.0 / max(d.numel(), 1) if reduction == "mean" else 2.0
+
+
 @mse_loss.defvjp
 def mse_loss_vjp(ctx, grad):
-    d = E.sub(ctx["x"], ctx["target"])
-    scale = 2.0 / max(d.numel(), 1) if ctx.reduction == "mean" else 2.0
-    return _both(ctx, E.mul(d, E.mul(grad, scale)))
+    x, target = ctx["x"], ctx["target"]
+    if not _grad_state.enabled:
+        return _both(ctx, _mse_gradient(grad, x, target, ctx.reduction))
+    # recorded (create_graph): PyTorch's nodes; target's gradient is (target - x) * ..., the
+    # negation of x's, exactly
+    return (sum_to(mse_loss_backward(grad, x, target, ctx.reduction), ctx.input_shapes[0]),
+            sum_to(mse_loss_backward(grad, target, x, ctx.reduction), ctx.input_shapes[1]))
+
+
+@composite("mse_loss_backward", node="MseLossBackwardBackward0")
+def mse_loss_backward(ctx, grad_output, x, target, reduction="mean"):
+    """PyTorch's mse_loss_backward (``_mse_gradient``): a node of its own under create_graph,
+    whose backward is PyTorch's double-backward formula."""
+    ctx.save(grad_output=grad_output, x=x, target=target)
+    ctx.reduction = reduction
+    with no_grad():
+        return _mse_gradient(grad_output, x, target, reduction)._data
+
+
+@mse_loss_backward.defjvp
+def mse_loss_backward_jvp(result, tangents, grad_output, x, target, reduction="mean"):
+    # linear in grad_output, and in x - target
+    t_out, tx, tt = tangents[:3]
+    out = None if t_out is None else _mse_gradient(t_out, x, target, reduction)
+    if tx is not None or tt is not None:
+        dt = tx if tt is None else E.neg(tt) if tx is None else E.sub(tx, tt)
+        d = E.mul(dt, E.mul(grad_output, 2.0 / max(math.prod(result.shape), 1)
+                            if reduction == "mean" else 2.0))
+        out = d if out is None else E.add(out, d)
+    return out
+
+
+@mse_loss_backward.defvjp
+def mse_loss_backward_vjp(ctx, grad):
+    grad_output, x, target = ctx["grad_output"], ctx["x"], ctx["target"]
+    # PyTorch's mse_loss_double_backward_grad_output and mse_loss_double_backward
+    if ctx.reduction == "none":
+        g_out = mse_loss_backward(grad, x, target, "none")
+    else:
+        ones = Tensor._make(ctx.backend.full(grad_output.shape, 1, grad_output.dtype.np))
+        g_out = R.sum(E.mul(mse_loss_backward(ones, x, target, ctx.reduction), grad))
+    g_x = E.mul(E.mul(grad, grad_output), 2.0)
+    if ctx.reduction == "mean":
+        g_x = E.div(g_x, max(math.prod(np.broadcast_shapes(x.shape, target.shape)), 1))
+    shapes = ctx.input_shapes
+    return (sum_to(g_out, shapes[0]), sum_to(g_x, shapes[1]), sum_to(E.neg(g_x), shapes[2]))
 
 
 def _piecewise_forward(ctx, input, target, reduction, width, outer):
@@ -130,6 +185,9 @@ def nll_loss(ctx, input, target, reduction="mean", weight=None, ignore_index=-10
         w[ignored] = 0
     ctx.index, ctx.kept, ctx.reduction = index, ~ignored, reduction
     ctx.weight = w = None if w is None else Tensor._make(w).to(input.device)
+    # (PyTorch's node saves its input: writing it in place before backward is an error)
+    ctx.save(x=input)
+    ctx.args = (target, weight, ignore_index)
     with no_grad():
         loss = E.neg(_weighted(picked, w))
         if reduction == "mean" and w is not None:
@@ -144,7 +202,14 @@ nll_loss.defjvp(linear(nll_loss))
 
 @nll_loss.defvjp
 def nll_loss_vjp(ctx, grad):
-    shape = ctx.input_shapes[0]
+    x = ctx["x"]
+    if _grad_state.enabled:  # recorded: PyTorch's node, NllLossBackwardBackward0
+        return nll_loss_backward(grad, x, ctx), None
+    return _nll_gradient(ctx, grad, ctx.input_shapes[0]), None
+
+
+def _nll_gradient(ctx, grad, shape):
+    """nll_loss's gradient of its input (of ``shape``) from ``grad``; ``ctx``: the loss's."""
     # the targets' positions, a constant: the gradient is -grad * weight there
     mask = np.zeros(shape, np.bool_)
     mask[ctx.index] = ctx.kept
@@ -155,7 +220,35 @@ def nll_loss_vjp(ctx, grad):
     if len(shape) > 1 and grad.ndim:  # (one loss per target: spread along the classes)
         grad = grad.unsqueeze(1)
     # (a select, not -mask * grad: an infinite gradient must not make 0 * inf elsewhere)
-    return E.where(mask, E.neg(grad), 0), None
+    return E.where(mask, E.neg(grad), 0)
+
+
+class _NllSpec:
+    """What nll_loss_backward reads of the loss's ctx (not the ctx: its saved input)."""
+
+    def __init__(self, ctx):
+        self.index, self.kept, self.reduction = ctx.index, ctx.kept, ctx.reduction
+        self.weight, self.total, self.args = ctx.weight, ctx.total, ctx.args
+
+
+@composite("nll_loss_backward")
+def nll_loss_backward(ctx, grad_output, x, loss_ctx):
+    """PyTorch's nll_loss_backward, the gradient of nll_loss's input ``x`` (only its shape is
+    read): a node of its own under create_graph, whose backward is PyTorch's formula."""
+    spec = ctx.spec = loss_ctx if isinstance(loss_ctx, _NllSpec) else _NllSpec(loss_ctx)
+    with no_grad():
+        return _nll_gradient(spec, grad_output, tuple(x.shape))._data
+
+
+nll_loss_backward.defjvp(linear(nll_loss_backward))  # (x's derivative is zero)
+
+
+@nll_loss_backward.defvjp
+def nll_loss_backward_vjp(ctx, grad):
+    # grad_output's: the loss itself (linear in its input); x's: PyTorch's zeros_like(grad)
+    target, weight, ignore_index = ctx.spec.args
+    g_out = nll_loss(grad, target, ctx.spec.reduction, weight, ignore_index)
+    return g_out, Tensor._make(ctx.backend.zeros(tuple(grad.shape), grad._data.dtype))
 
 
 # PyTorch clamps the logarithms of binary cross-entropy here, so a certain wrong prediction costs

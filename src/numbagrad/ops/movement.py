@@ -9,6 +9,7 @@ import numpy as np
 from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor, _wrap_dim
+from ..autograd.grad_mode import _state as _grad_state
 from ..backend import cpu, layout
 from ..factory import zeros
 from .forward import linear
@@ -94,6 +95,20 @@ def _reshape_back(ctx, grad):
     return grad.reshape(ctx.input_shapes[0])
 
 
+def _unsqueeze_back(ctx, grad):
+    """The gradient of a squeeze of ``ctx.dims`` (None: all dims): a reshape, or under
+    create_graph PyTorch's unsqueeze_to, one unsqueeze per squeezed dim (UnsqueezeBackward0;
+    none, and no node, where no dim had size 1)."""
+    shape = ctx.input_shapes[0]
+    if not _grad_state.enabled:
+        return grad.reshape(shape)
+    dims = range(len(shape)) if ctx.dims is None else sorted(ctx.dims)
+    for d in dims:
+        if shape[d] == 1:
+            grad = unsqueeze(grad, d)
+    return grad
+
+
 # ---------------------------------------------------------------- views
 
 
@@ -143,10 +158,11 @@ unsafe_view.defjvp(linear(unsafe_view))
 def squeeze_result(ctx, x, dim):
     """``x`` with size-1 dim ``dim`` dropped, for a fresh result that nothing else holds
     (PyTorch squeezes it in place: ``squeeze_``, no view)."""
+    ctx.dims = (dim,)
     return x._data.reshape(x.shape[:dim] + x.shape[dim + 1:])
 
 
-squeeze_result.defvjp(_reshape_back)
+squeeze_result.defvjp(_unsqueeze_back)
 squeeze_result.defjvp(linear(squeeze_result))
 
 
@@ -244,23 +260,27 @@ t.defjvp(linear(t))
 def squeeze(ctx, x, dim=None):
     if dim is None:
         ctx.node_name = "SqueezeBackward0"
+        ctx.dims = None
         return x._data.reshape(tuple(n for n in x.shape if n != 1))
     ctx.node_name = "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
-    dims = normalize_dims(dim, x.ndim) if x.ndim else ()
+    dims = ctx.dims = normalize_dims(dim, x.ndim) if x.ndim else ()
     return x._data.reshape(tuple(n for d, n in enumerate(x.shape) if not (d in dims and n == 1)))
 
 
-squeeze.defvjp(_reshape_back)
+squeeze.defvjp(_unsqueeze_back)
 squeeze.defjvp(linear(squeeze))
 
 
 @composite("unsqueeze", view=True, variants="function method")
 def unsqueeze(ctx, x, dim):
-    d = normalize_dims(dim, x.ndim + 1)[0]
+    d = ctx.dim = normalize_dims(dim, x.ndim + 1)[0]
     return x._data.reshape(x.shape[:d] + (1,) + x.shape[d:])
 
 
-unsqueeze.defvjp(_reshape_back)
+@unsqueeze.defvjp
+def unsqueeze_vjp(ctx, grad):
+    # (under create_graph PyTorch's squeeze(dim): SqueezeBackward1)
+    return squeeze(grad, ctx.dim) if _grad_state.enabled else grad.reshape(ctx.input_shapes[0])
 unsqueeze.defjvp(linear(unsqueeze))
 
 
@@ -311,7 +331,10 @@ expand.defjvp(linear(expand))
 
 @expand.defvjp
 def expand_vjp(ctx, grad):
-    return sum_to(grad, ctx.input_shapes[0])
+    shape = ctx.input_shapes[0]
+    if not shape and _grad_state.enabled:
+        return grad.sum()  # (PyTorch's sum_to sums to a 0-d shape even from one: SumBackward0)
+    return sum_to(grad, shape)
 
 
 _TNAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
@@ -380,8 +403,14 @@ def as_strided_vjp(ctx, grad):
     if not grad._data.size:  # (an empty view: PyTorch's gradient is zeros, not recorded)
         return Tensor._make(backend.of(grad._data).zeros(ctx.input_shapes[0], grad._data.dtype))
     where = _Index((ctx.positions,), {"advanced"})
-    flat = index_put_zeros(grad, where, (math.prod(ctx.input_shapes[0]),))
-    return flat.reshape(ctx.input_shapes[0])
+    shape = ctx.input_shapes[0]
+    flat = index_put_zeros(grad, where, (math.prod(shape),))
+    if _grad_state.enabled:  # recorded: PyTorch's as_strided view of the storage
+        strides = [1] * len(shape)
+        for d in range(len(shape) - 2, -1, -1):
+            strides[d] = strides[d + 1] * max(shape[d + 1], 1)
+        return as_strided(flat, shape, strides)
+    return flat.reshape(shape)
 
 
 @composite("alias", view=True)
@@ -549,6 +578,38 @@ def _last_view_node(index, shape):
     return name
 
 
+def _first_part_backward(index, shape):
+    """The node of the gradient of indexing under create_graph: PyTorch applies the basic parts
+    left to right (select, slice, unsqueeze; a slice over the whole dim does nothing), then the
+    advanced index, so the input's gradient comes from the backward of the first part that does
+    something; none: the gradient itself (AliasBackward0 passes it on)."""
+    n_dims = sum(1 if not isinstance(i, np.ndarray) or i.dtype != np.bool_ else i.ndim
+                 for i in index if i is not None and i is not Ellipsis)
+    dim = 0
+    for item in index:
+        if item is None:
+            return "SqueezeBackward1"
+        if item is Ellipsis:
+            dim += len(shape) - n_dims
+        elif isinstance(item, np.ndarray):
+            dim += item.ndim if item.dtype == np.bool_ else 1
+        elif isinstance(item, slice):
+            if not _whole(item, shape[dim]):
+                return "SliceBackwardBackward0"
+            dim += 1
+        else:
+            return "SelectBackwardBackward0"
+    return "IndexPutImplBackward0" if any(isinstance(i, np.ndarray) for i in index) else None
+
+
+def slice_dim(x, index):
+    """``x[index]`` for ``index`` slices, the last one the slice: PyTorch's ``slice``, whose node
+    is SliceBackward0 even over a whole dim (indexing's ``x[:, 0:n]`` has none)."""
+    where = _Index.of(x, index)
+    where.bare_slice = True
+    return index_select_any(x, where)
+
+
 def getitem(x, index):
     """``x[index]``: the index is turned into NumPy terms first, so it is not an input."""
     where = _Index.of(x, index)
@@ -630,6 +691,7 @@ def _ints_first(index):
 def index_select_any(ctx, x, idx):
     index, kinds = idx.index, idx.kinds
     ctx.index = index
+    ctx.bare_slice = idx.bare_slice
     _save_sources(ctx, idx)
     ctx.view = "advanced" not in kinds
     ctx.node_name = ("SelectBackward0" if kinds is _SELECT
@@ -813,12 +875,24 @@ index_select_any.defjvp(linear(index_select_any))
 @index_select_any.defvjp
 def getitem_vjp(ctx, grad):
     _check_sources(ctx)
-    return index_put_zeros(grad, _Index(ctx.index, ()), ctx.input_shapes[0])
+    shape = ctx.input_shapes[0]
+    if not _grad_state.enabled:
+        return index_put_zeros(grad, _Index(ctx.index, ()), shape)
+    # recorded: one node, named as the top one of PyTorch's chain of backward ops
+    node = ("SliceBackwardBackward0" if ctx.bare_slice
+            else _first_part_backward(ctx.index, shape))
+    if node is None:
+        return grad
+    return index_put_zeros(grad, _Index(ctx.index, ()), shape, node)
 
 
 @composite("index_put_zeros", node="IndexBackwardBackward0")
-def index_put_zeros(ctx, grad, idx, shape):
-    """Zeros of ``shape`` with ``grad`` added at ``index`` (repeated indices accumulate)."""
+def index_put_zeros(ctx, grad, idx, shape, node=None):
+    """Zeros of ``shape`` with ``grad`` added at ``index`` (repeated indices accumulate).
+    ``node``: the node's name, PyTorch's for the index (SliceBackwardBackward0,
+    IndexPutImplBackward0, ...)."""
+    if node is not None:
+        ctx.node_name = node
     index = ctx.index = idx.index
     be = backend.of(grad._data)
     out = be.zeros(shape, grad._data.dtype)
@@ -848,7 +922,7 @@ def index_put(ctx, x, index, value):
     if advanced and index.kinds <= _INDEX_PUT_KINDS:
         # PyTorch writes other index kinds through a view first: its node is then CopySlices
         ctx.node_name = "IndexPutBackward0"
-    ctx.index = index.index
+    ctx.index, ctx.kinds = index.index, index.kinds
     out = x._data.copy()
     write_region(out, index.index, value._data if isinstance(value, Tensor) else value, advanced)
     return out
@@ -917,7 +991,9 @@ index_put.defjvp(linear(index_put, 0, 2))
 @index_put.defvjp
 def index_put_vjp(ctx, grad):
     _check_sources(ctx)
-    g_x = index_put(grad, _Index(ctx.index, ()), 0)
+    # (recorded: x's gradient is the same index_put as the forward's, PyTorch's
+    # grad.index_put(indices, zeros): IndexPutBackward0, or CopySlices through a view)
+    g_x = index_put(grad, _Index(ctx.index, ctx.kinds if _grad_state.enabled else ()), 0)
     if len(ctx.input_shapes) == 1:
         return g_x
     shape = tuple(ctx.input_shapes[1])
@@ -1010,7 +1086,10 @@ def cat_vjp(ctx, grad):
             out.append(zeros(0, dtype=grad.dtype, device=grad.device))
             continue
         idx = (slice(None),) * ctx.dim + (slice(start, start + n),)
-        out.append(grad[idx])
+        if _grad_state.enabled:  # recorded: PyTorch's slice, a node even over the whole dim
+            out.append(slice_dim(grad, idx))
+        else:
+            out.append(grad[idx])
         start += n
     return tuple(out)
 

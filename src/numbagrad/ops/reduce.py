@@ -21,12 +21,13 @@ from ..backend import kernels_reduce as KR
 from ..factory import arange
 from . import lazy
 from . import movement as M
-from .forward import linear
-from .elementwise import exp, where
+from .forward import linear, zeros_like
+from .elementwise import div_scalar, exp, where
 from .elementwise import sqrt as sqrt_op
 from .movement import normalize_dims
 from .record import needs_grad, record_composite
 from .registry import CompositeCtx, attach, composite, public
+from .table import REGISTRY
 
 _values_indices = {}
 
@@ -68,7 +69,11 @@ def _finish(out, shape, dims, keepdim):
 def unreduce(grad, ctx):
     """Broadcast a reduction's gradient back over the reduced dims (the inverse movement)."""
     if not ctx.keepdim and len(ctx.dims) < len(ctx.shape):
-        grad = grad.reshape(_keep_shape(ctx.shape, ctx.dims))
+        if _grad_state.enabled:  # recorded: PyTorch's unsqueeze_multiple (UnsqueezeBackward0)
+            for d in sorted(ctx.dims):
+                grad = M.unsqueeze(grad, d)
+        else:
+            grad = grad.reshape(_keep_shape(ctx.shape, ctx.dims))
     # (a full reduction's 0-d gradient expands as it is: new dims are added in front)
     return grad.expand(ctx.shape)
 
@@ -396,6 +401,8 @@ mean.defjvp(linear(mean))
 
 @mean.defvjp
 def mean_vjp(ctx, grad):
+    if _grad_state.enabled:  # recorded: PyTorch's order (DivBackward1 on top)
+        return div_scalar(unreduce(grad, ctx), ctx.n)
     # divide before expanding: one small division, not one per element
     return unreduce(grad / ctx.n, ctx)
 
@@ -545,12 +552,15 @@ def _index_backward(ctx, grad):
     # the gradient goes to the one position each index points at
     grad = grad[0]
     idx = ctx["indices"]  # (checked against in-place changes, as PyTorch does, also for 0-d)
+    recorded = _grad_state.enabled
     if not ctx.dims:  # a 0-d input: its one element is the max
         return grad
     (d,) = ctx.dims
     if not ctx.keepdim:
         grad = grad.unsqueeze(d)
         idx = idx.unsqueeze(d)
+    if recorded:  # PyTorch's value_selecting_reduction_backward: ScatterBackward0
+        return _op("scatter")(_zeros(ctx, grad), d, idx.detach(), grad)
     shape = [1] * len(ctx.shape)
     shape[d] = ctx.shape[d]
     positions = arange(ctx.shape[d], device=grad.device).reshape(shape)
@@ -587,7 +597,20 @@ def _all_backward(ctx, grad):
     with no_grad():
         nan = bool(result != result)
     mask = x != x if nan else x == result
+    if _grad_state.enabled:  # recorded: PyTorch's zeros.masked_fill_(mask, grad / count)
+        return _op("masked_fill")(_zeros(ctx, grad), mask, grad / mask.sum())
     return where(mask, grad / mask.sum(), 0)
+
+
+def _zeros(ctx, grad):
+    """Zeros of the reduced input's shape, as ``grad``: what PyTorch's formulas scatter or
+    fill into."""
+    return Tensor._make(ctx.backend.zeros(tuple(ctx.input_shapes[0]), grad._data.dtype))
+
+
+def _op(name):
+    # (ops of indexing.py, which imports this module: found in the op table, not imported)
+    return REGISTRY[name]
 
 
 max_all.defvjp(_all_backward)
@@ -910,6 +933,11 @@ cumsum.defjvp(linear(cumsum))
 
 @cumsum.defvjp
 def cumsum_vjp(ctx, grad):
+    if _grad_state.enabled:  # recorded: PyTorch's cumsum_backward, flip(cumsum(flip(grad)))
+        if not grad.ndim:
+            return grad
+        flip = _op("flip")
+        return flip(cumsum(flip(grad, ctx.dim), ctx.dim), ctx.dim)
     return rcumsum(grad, ctx.dim)
 
 
@@ -967,8 +995,42 @@ def softmax_jvp(result, tangents, x, dim):
 
 @softmax.defvjp
 def softmax_vjp(ctx, grad):
-    y = ctx["result"]
-    return y * (grad - (grad * y).sum(dim=ctx.dim, keepdim=True))
+    if _grad_state.enabled:  # recorded (create_graph): PyTorch's node
+        return softmax_backward_data(grad, ctx["result"], ctx.dim)
+    return _softmax_gradient(grad, ctx["result"], ctx.dim)
+
+
+def _softmax_gradient(grad_output, output, dim):
+    return output * (grad_output - (grad_output * output).sum(dim=dim, keepdim=True))
+
+
+@composite("softmax_backward_data")
+def softmax_backward_data(ctx, grad_output, output, dim):
+    """PyTorch's _softmax_backward_data, softmax's gradient: a node of its own under
+    create_graph, whose backward is PyTorch's double-backward formula."""
+    ctx.save(grad_output=grad_output, output=output)
+    ctx.dim = dim
+    with no_grad():
+        return _softmax_gradient(grad_output, output, dim)._data
+
+
+@softmax_backward_data.defjvp
+def softmax_backward_data_jvp(result, tangents, grad_output, output, dim):
+    t_go, t_y = tangents[:2]
+    t_go = t_go if t_go is not None else zeros_like(grad_output)
+    t_y = t_y if t_y is not None else zeros_like(output)
+    return (t_y * (grad_output - (grad_output * output).sum(dim, True))
+            + output * (t_go - (t_go * output + grad_output * t_y).sum(dim, True)))
+
+
+@softmax_backward_data.defvjp
+def softmax_backward_data_vjp(ctx, grad):
+    grad_output, output, dim = ctx["grad_output"], ctx["output"], ctx.dim
+    # (the map is symmetric: grad_output's gradient is the op itself; output's is PyTorch's
+    # softmax_double_backward)
+    return (softmax_backward_data(grad, output, dim),
+            grad_output * grad - (output * grad_output).sum(dim, True) * grad
+            - grad_output * (output * grad).sum(dim, True))
 
 
 @composite("log_softmax", node="LogSoftmaxBackward0", variants="function method")
@@ -985,5 +1047,36 @@ def log_softmax_jvp(result, tangents, x, dim):
 
 @log_softmax.defvjp
 def log_softmax_vjp(ctx, grad):
-    y = ctx["result"]
-    return grad - exp(y) * grad.sum(dim=ctx.dim, keepdim=True)
+    if _grad_state.enabled:  # recorded (create_graph): PyTorch's node
+        return log_softmax_backward_data(grad, ctx["result"], ctx.dim)
+    return _log_softmax_gradient(grad, ctx["result"], ctx.dim)
+
+
+def _log_softmax_gradient(grad_output, output, dim):
+    return grad_output - exp(output) * grad_output.sum(dim=dim, keepdim=True)
+
+
+@composite("log_softmax_backward_data")
+def log_softmax_backward_data(ctx, grad_output, output, dim):
+    """PyTorch's _log_softmax_backward_data, log_softmax's gradient (see
+    softmax_backward_data)."""
+    ctx.save(grad_output=grad_output, output=output)
+    ctx.dim = dim
+    with no_grad():
+        return _log_softmax_gradient(grad_output, output, dim)._data
+
+
+@log_softmax_backward_data.defjvp
+def log_softmax_backward_data_jvp(result, tangents, grad_output, output, dim):
+    t_go, t_y = tangents[:2]
+    t_go = t_go if t_go is not None else zeros_like(grad_output)
+    t_y = t_y if t_y is not None else zeros_like(output)
+    e = exp(output)
+    return t_go - e * t_y * grad_output.sum(dim, True) - e * t_go.sum(dim, True)
+
+
+@log_softmax_backward_data.defvjp
+def log_softmax_backward_data_vjp(ctx, grad):
+    grad_output, output, dim = ctx["grad_output"], ctx["output"], ctx.dim
+    return (grad - (grad * exp(output)).sum(dim, True),
+            -grad_output.sum(dim, True) * exp(output) * grad)

@@ -100,8 +100,9 @@ class Elementwise(OpDef):
         # function (derivative zero), as PyTorch's formula for the op is (relu's)
         self.zero_second_order = False
         # whether the gradient is a constant (sign's zeros), or a function of the op's
-        # parameters saying when it is (x ** 0): then it is not recorded under create_graph,
-        # as PyTorch's formula does not depend on the incoming gradient
+        # parameters saying when it is (x ** 0), or a tuple of either per input: then it is not
+        # recorded under create_graph, as PyTorch's formula does not depend on the incoming
+        # gradient
         self.constant_gradient = False
         # what the op saves whenever it is recorded, beyond what the needed rules read: each is
         # checked against in-place changes at the start of the backward, as PyTorch unpacks
