@@ -3105,7 +3105,7 @@ def textwrap_dedent(text):
 def check_known(classes=None) -> dict[str, Mismatch | None]:
     """Run each class's repro: its first mismatch, or None where PyTorch and numbagrad agree."""
     out = {}
-    for key, known in (classes or {**KNOWN_OPEN, **FIXED}).items():
+    for key, known in (classes if classes is not None else {**KNOWN_OPEN, **FIXED}).items():
         try:
             out[key] = run_program(parse_repro(known.repro))
         except Invalid as e:
