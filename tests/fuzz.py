@@ -1643,6 +1643,12 @@ class Gen:
         err = self.err_of([x])
         if name in self.KINKED and self.near(t, 0, err):
             return
+        if name in ("sin", "cos") and t.numel() and t.is_floating_point() and \
+                err * float(t.detach().abs().max()) > 1e-3:
+            # sin of a large inexact value: its absolute error is |x| times the input's relative
+            # one (tan(1.5707934) is 340539.03 in PyTorch, .06 in numbagrad, both within 1 ulp;
+            # their sines 0.187 and 0.156: seed 61722)
+            return
         if name == "relu" and t.is_floating_point() and bool(t.isnan().any()) and \
                 avoid("relu_grad_nan"):
             return
@@ -2540,7 +2546,12 @@ class Gen:
 
     def may_write(self, tgt, setitem=False) -> bool:
         """Whether an in-place write into ``tgt`` stays clear of the KNOWN_OPEN classes."""
-        t = self.val(tgt)
+        try:
+            t = self.val(tgt)
+        except RuntimeError:
+            # (a view of an output of split/chunk whose base was written: PyTorch refuses to
+            # make it, seed 60230; the statement would only repeat that error)
+            return False
         if t.numel() == 0 and t.ndim >= 2 and not setitem and avoid("inplace_on_empty"):
             return False
         if self.unsaved_hit(tgt):

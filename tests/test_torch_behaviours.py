@@ -945,3 +945,21 @@ def test_setitem_expand_error_names_the_value_s_type(lib, index, dtypes):
     assert str(e.value) == (f"expand({lib.__name__}.{name}{{[2, 2, 3]}}, size={size}): the "
                             f"number of sizes provided ({len(size)}) must be greater or equal "
                             "to the number of dimensions in the tensor (3)")
+
+
+def test_split_output_written_under_no_grad_refuses_its_node_after_its_base_stops_requiring_grad(
+        lib):
+    # (PyTorch re-derives a view's node when its version moved, unless the view has no node
+    # and its base needs none; an output of split/chunk then refuses: fuzzer seed 60006)
+    x = lib.tensor([0.5, 2.0, -2.0], requires_grad=True)
+    v = x.chunk(1, -1)
+    with lib.no_grad():
+        v[0][0] = 1.0
+    x.requires_grad_(False)
+    with pytest.raises(RuntimeError, match="Output 0 of Split is a view and its base"):
+        v[0].is_leaf  # noqa: B018
+    # a base detached in place (its version unchanged) leaves its views their history
+    h = lib.tensor([1.0, 2.0], requires_grad=True) * 2
+    w = h[1:]
+    h.detach_()
+    assert type(w.grad_fn).__name__ == "SliceBackward0"

@@ -332,8 +332,13 @@ def refresh_view(v):
     """Re-derive a view's node after its base, or memory they share, was modified in place,
     recorded or not (PyTorch does it lazily, when the version counter moved)."""
     base = v._base
-    if base._grad_fn is None and not base._requires_grad:
-        # the base was detached in place (detach_): its views keep their history, as in PyTorch
+    if v._version_cell[0] == v._view_version:
+        # the base's node changed but not the memory: it was detached in place (detach_, which
+        # PyTorch's version counter does not see): its views keep their history, as in PyTorch
+        v._view_src = base._grad_fn
+        return
+    if v._grad_fn is None and not base._requires_grad:
+        # (PyTorch returns a view's node at once when it has none and its base needs none)
         v._view_src, v._view_version = base._grad_fn, v._version_cell[0]
         return
     kind = v._view_kind
