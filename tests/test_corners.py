@@ -438,6 +438,15 @@ def test_logsumexp_of_integers_is_a_default_float():
     assert ng.tensor(5).logsumexp(0).item() == 5.0
 
 
+def test_logsumexp_of_empty_rows_is_minus_inf_whatever_lies_next_to_them():
+    # (its row kernel once began from the row's first element, which an empty row does not
+    # have: it read the NaN next to it in memory; fuzzer seed 891)
+    nan = float("nan")
+    assert ng.full((3, 4), nan)[:, :0].logsumexp(1).tolist() == [-math.inf] * 3
+    assert ng.full((2, 5), nan)[:, 1:1].logsumexp(-1).tolist() == [-math.inf] * 2
+    assert ng.full((4, 3), nan).t()[:0].logsumexp(0).tolist() == [-math.inf] * 4
+
+
 def test_softmax_and_norm_refuse_integers_with_pytorchs_messages():
     x = ng.tensor([[1, 2]])
     with pytest.raises(NotImplementedError) as e:
