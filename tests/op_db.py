@@ -142,6 +142,8 @@ OPS = [
                         + a * np.exp(-0.5 * a * a) / math.sqrt(2 * math.pi)), 2, B2),
     U("gelu_tanh_backward", lambda g, x: ng.ops.elementwise.gelu_tanh_backward(g, x),
       lambda g, a: g * _gelu_tanh_grad_np(a), 2, B2, node="GeluBackwardBackward0"),
+    U("masked_fill_scalar", lambda x: ng.ops.elementwise.masked_fill_scalar(x, x > 0, 0.5),
+      lambda a: np.where(a > 0, 0.5, a), kink=0.1, node="MaskedFillBackward0"),
     U("threshold_backward", lambda g, x: ng.ops.elementwise.threshold_backward(g, x, 0.5),
       lambda g, a: np.where(a <= 0.5, 0, g), 2, B2, domain=(-1.0, 2.0), kink=0.1),
     U("softplus", lambda x: ng.nn.functional.softplus(x, beta=1.5, threshold=2.0),

@@ -49,6 +49,14 @@ def _node(t):
 NODE_CASES = {
     # PyTorch's dedicated backward ops
     "sigmoid": ((3, 2), lambda lib, x: x.sigmoid(), "SigmoidBackwardBackward0"),
+    # maximum/minimum: where(ties, grad / 2, grad).masked_fill_(the other side, 0)
+    "maximum": ((3, 2), lambda lib, x: lib.maximum(x, lib.zeros(2)), "MaskedFillBackward0"),
+    "minimum_other": ((3, 2), lambda lib, x: lib.minimum(lib.zeros(2), x),
+                      "MaskedFillBackward0"),
+    # a (1, 1) matrix is column-major by PyTorch's test (strides (1, 1)): its mm gradient
+    # is a transpose
+    "mm_1x1_mat2": ((1, 1), lambda lib, x: lib.ones(4, 1).mm(x), "TBackward0"),
+    "mm_1x1_mat1": ((1, 1), lambda lib, x: x.mm(lib.ones(1, 3)), "TBackward0"),
     "sigmoid_0d": ((), lambda lib, x: x.sigmoid(), "SigmoidBackwardBackward0"),
     "tanh": ((3, 2), lambda lib, x: x.tanh(), "TanhBackwardBackward0"),
     "relu": ((3, 2), lambda lib, x: lib.nn.functional.relu(x), "ThresholdBackwardBackward0"),

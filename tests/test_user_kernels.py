@@ -349,6 +349,7 @@ PARAMS = {"pow": [(2.0,), (3.0,), (0.5,), (-1.5,), (0.0,)], "softplus": [(1.0, 2
           "addcdiv": [(0.5,)], "clamp_min": [(0.2,)], "clamp_max": [(0.2,)],
           "nan_to_num": [(0.0, 1e300, -1e300)], "threshold_backward": [(0.5,)],
           "div_scalar": [(2.5,)], "leaky_relu_backward": [(0.2,)],
+          "masked_fill_scalar": [(0.5,)],
           "softplus_backward": [(1.0, 20.0), (2.0, 0.5)]}
 POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_bool_exponent", "pow_tensor",
             "reciprocal", "div", "remainder", "log2", "log10"}
@@ -382,7 +383,11 @@ def _normalized(name):
     return op.scalar, name, op.n_in
 
 
-@pytest.mark.parametrize("name", [n for n in BUILT_INS if n != "where" and n not in NOT_DERIVED])
+# (where and masked_fill_scalar take a bool condition: their own test below)
+MASKED = ("where", "masked_fill_scalar")
+
+
+@pytest.mark.parametrize("name", [n for n in BUILT_INS if n not in MASKED and n not in NOT_DERIVED])
 def test_derived_rule_equals_the_hand_written_one(name):
     """Derived from the op's scalar source, the rules give the hand-written ones' gradients
     and second derivatives (through create_graph) on samples away from kinks and ties."""
@@ -417,6 +422,10 @@ def test_where_rules_derived_equal_the_hand_written_ones():
     grad = ng.tensor([1.5, -2.0, 0.25])
     for k in (1, 2):
         np.testing.assert_array_equal(rules[k](grad, cond).numpy(), op.vjps[k](grad, cond).numpy())
+    op = REGISTRY["masked_fill_scalar"]
+    rule = derive(*_normalized("masked_fill_scalar"))[0]
+    np.testing.assert_array_equal(rule(grad, cond).numpy(), [0.0, -2.0, 0.0])
+    np.testing.assert_array_equal(op.vjps[0](grad, cond, 0.5).numpy(), [0.0, -2.0, 0.0])
 
 
 # ---------------------------------------------------------------- CUDA (the simulator in CI)

@@ -910,13 +910,13 @@ def maximum(x, y):
 
 
 def maximum_vjp_x(grad, x, y):
-    # ties share the gradient equally, as PyTorch does; where either is NaN (no order), both
-    # inputs get the whole gradient, as in PyTorch
-    return where(x < y, 0, where(x == y, grad * 0.5, grad))
+    # PyTorch's formula: ties share the gradient equally; where either is NaN (no order), both
+    # inputs get the whole gradient (MaskedFillBackward0 under create_graph)
+    return masked_fill_scalar(where(x == y, grad / 2, grad), x < y, 0)
 
 
 def maximum_vjp_y(grad, x, y):
-    return where(y < x, 0, where(x == y, grad * 0.5, grad))
+    return masked_fill_scalar(where(x == y, grad / 2, grad), x > y, 0)
 
 
 maximum.defvjp(maximum_vjp_x, maximum_vjp_y)
@@ -932,14 +932,25 @@ def minimum(x, y):
 
 
 def minimum_vjp_x(grad, x, y):
-    return where(x > y, 0, where(x == y, grad * 0.5, grad))
+    return masked_fill_scalar(where(x == y, grad / 2, grad), x > y, 0)
 
 
 def minimum_vjp_y(grad, x, y):
-    return where(y > x, 0, where(x == y, grad * 0.5, grad))
+    return masked_fill_scalar(where(x == y, grad / 2, grad), x < y, 0)
 
 
 minimum.defvjp(minimum_vjp_x, minimum_vjp_y)
+
+
+@binary("masked_fill_scalar", node="MaskedFillBackward0")
+def masked_fill_scalar(x, mask, value):
+    """``x.masked_fill(mask, value)`` for a number ``value``, as PyTorch's formulas call it
+    (maximum's and minimum's rules)."""
+    return value if mask else x
+
+
+masked_fill_scalar.defvjp(lambda grad, mask, value: masked_fill_scalar(grad, mask, 0), None)
+masked_fill_scalar._defers = False  # (its bool mask never shares the float dtype deferral needs)
 
 
 @binary("where", n_in=3, dtype="where")  # (public in ops/indexing.py: also where(cond))

@@ -49,8 +49,11 @@ def mm(ctx, x, y):
 
 
 def _column_major(a) -> bool:
-    """Whether matrix ``a`` is laid out by columns (``w.t()`` of a row-major ``w``)."""
-    return a.shape[0] > 1 and a.shape[1] > 1 and a.strides[0] < a.strides[1]
+    """Whether matrix ``a`` is laid out by columns (``w.t()`` of a row-major ``w``), by
+    PyTorch's test (strides (1, rows)): a (1, 1) matrix is, so its gradient is a transpose
+    (TBackward0 under create_graph)."""
+    st0, st1 = a.strides
+    return st0 == a.itemsize and st1 == a.shape[0] * a.itemsize
 
 
 _mm_jvp = mm.defjvp(multilinear(mm, 0, 1))
