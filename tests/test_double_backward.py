@@ -57,6 +57,12 @@ NODE_CASES = {
     # is a transpose
     "mm_1x1_mat2": ((1, 1), lambda lib, x: lib.ones(4, 1).mm(x), "TBackward0"),
     "mm_1x1_mat1": ((1, 1), lambda lib, x: x.mm(lib.ones(1, 3)), "TBackward0"),
+    # a 1-D or 2-D operand that requires grad times a batch: PyTorch folds the batch into
+    # the rows of y.mT (one mv or mm), so y's gradient comes back through a transpose
+    "matmul_1d_3d": ((2, 3, 1), lambda lib, x: lib.ones(3, requires_grad=True) @ x,
+                     "TransposeBackward0"),
+    "matmul_2d_3d": ((5, 3, 6), lambda lib, x: lib.ones(2, 3, requires_grad=True) @ x,
+                     "TransposeBackward0"),
     "sigmoid_0d": ((), lambda lib, x: x.sigmoid(), "SigmoidBackwardBackward0"),
     "tanh": ((3, 2), lambda lib, x: x.tanh(), "TanhBackwardBackward0"),
     "relu": ((3, 2), lambda lib, x: lib.nn.functional.relu(x), "ThresholdBackwardBackward0"),

@@ -242,6 +242,16 @@ def matmul(x, y):
                 f"{y.shape[0]}x{y.shape[1]})"
             )
         return M.unsafe_view(mm(rows, y), x.shape[:-1] + (y.shape[1],))
+    if x.ndim <= 2 and y.ndim >= 3 and _folds_transposed(x, y):
+        # PyTorch folds y's batch into the rows of y.mT and runs one mv or mm (its gradient
+        # then reaches y through TransposeBackward0, and a 2-D x's result is made contiguous)
+        t1 = M.transpose(y, -2, -1)
+        t2 = M.t(x) if x.ndim == 2 else x
+        rows = M.reshape(t1, math.prod(t1.shape[:-1]), t1.shape[-1])
+        if t2.ndim == 1:
+            return M.unsafe_view(mv(rows, t2), t1.shape[:-1])
+        out = M.unsafe_view(mm(rows, t2), t1.shape[:-1] + (t2.shape[1],))
+        return M.contiguous(M.transpose(out, -2, -1))
     # general case: broadcast the batch dims and run one bmm
     xe = M.unsqueeze(x, 0) if x.ndim == 1 else x
     ye = M.unsqueeze(y, -1) if y.ndim == 1 else y
@@ -260,6 +270,21 @@ def matmul(x, y):
     return M.unsafe_view(
         bmm(xb, yb), batch + ((n,) if x.ndim > 1 else ()) + ((m,) if y.ndim > 1 else ())
     )
+
+
+def _folds_transposed(x, y) -> bool:
+    """Whether PyTorch's matmul folds ``x @ y`` (x 1-D or 2-D, y at least 3-D) into one mm or
+    mv on the rows of ``y.mT`` (its ``should_fold``): always when x requires grad; never for
+    a 2-D x otherwise; else when y.mT's batch dims fold into rows without a copy."""
+    if x.requires_grad:
+        return True
+    if x.ndim == 2:
+        return False
+    if y.numel() == 0:
+        return True
+    shape, strides = list(y.shape), list(y.stride())
+    shape[-2:], strides[-2:] = shape[:-3:-1], strides[:-3:-1]  # (y.mT's)
+    return all(strides[i] == strides[i + 1] * shape[i + 1] for i in range(len(shape) - 2))
 
 
 # ---------------------------------------------------------------- products of more operands
