@@ -445,6 +445,12 @@ def test_logsumexp_of_empty_rows_is_minus_inf_whatever_lies_next_to_them():
     assert ng.full((3, 4), nan)[:, :0].logsumexp(1).tolist() == [-math.inf] * 3
     assert ng.full((2, 5), nan)[:, 1:1].logsumexp(-1).tolist() == [-math.inf] * 2
     assert ng.full((4, 3), nan).t()[:0].logsumexp(0).tolist() == [-math.inf] * 4
+    # (the kernel's start, -inf, must be of the row's dtype: as a Python float it made a
+    # float32 row's sum float64, where exp(89) does not overflow: [inf] gave 89.0)
+    x = ng.tensor([[math.inf, 1.0, 0.5], [-math.inf] * 3, [nan, math.inf, 1.0],
+                   [-math.inf, -math.inf, 1.0]])
+    got = x.logsumexp(1).tolist()
+    assert got[:2] == [math.inf, -math.inf] and got[2] != got[2] and got[3] == 1.0
 
 
 def test_softmax_and_norm_refuse_integers_with_pytorchs_messages():

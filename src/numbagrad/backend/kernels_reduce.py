@@ -196,7 +196,7 @@ def norm2_rows(x, out):
 @jit_options(REASSOC)  # (the sum of exponentials vectorizes)
 def logsumexp_rows(x, out):
     for i in range(x.shape[0]):
-        m = -math.inf  # (not x[i, 0]: an empty row has none, and its result is -inf)
+        m = _c(-math.inf)  # (not x[i, 0]: an empty row has none, and its result is -inf)
         for j in range(x.shape[1]):
             if x[i, j] > m:
                 m = x[i, j]
