@@ -102,37 +102,6 @@ FIXED: dict[str, Known] = {
         v[...] = torch.tensor(2.0, requires_grad=True) * 2
         (v[...] * 3).sum().backward()  # compare: a.grad
         """),
-    "create_graph_grad_fn_names": Known(
-        "gradients made with create_graph=True: PyTorch's double-backward nodes"
-        " (SigmoidBackwardBackward0, a leaf's .grad is CopyBackwards); numbagrad builds them"
-        " from forward ops (MulBackward0, MvBackward0, ...)",
-        """
-        x = torch.tensor([1.0, 2.0], requires_grad=True)
-        g, = torch.autograd.grad(x.sigmoid().sum(), x, create_graph=True)
-        (torch.ones(3, 2) @ x).sum().backward(create_graph=True)  # compare: x.grad
-        """),
-    "create_graph_inf_grad": Known(
-        "second derivatives with an infinite incoming gradient: PyTorch's double-backward nodes"
-        " give +-inf (SigmoidBackwardBackward0); numbagrad's, built from forward ops, give nan"
-        " (inf * 0)",
-        """
-        x = torch.tensor([2.0], requires_grad=True)
-        g, = torch.autograd.grad(x.sigmoid(), x, torch.tensor([np.inf]), create_graph=True)
-        gg = torch.autograd.grad(g, x, torch.tensor([0.08]))
-        """),
-    "retain_grad_view_base_write": Known(
-        "retain_grad() on a view, then a write into its base through another view: the"
-        " view's .grad stays None after a backward that does not ask for the view's node (the"
-        " retain_grad hook moves to a node only when one is re-derived); numbagrad filled it"
-        " (and a write through the view itself left hooks on both nodes)",
-        """
-        x = torch.tensor(1.0, requires_grad=True)
-        a = (x * 1).flatten()
-        a.retain_grad()
-        v = a.squeeze(-1)
-        v[...] = torch.tensor(2.0, requires_grad=True) * 2
-        (v[...] * 3).sum().backward()  # compare: a.grad
-        """),
     "setitem_into_expanded_overlap": Known(
         "y[:-1] = v where the region of an expanded y has several elements at one address:"
         " RuntimeError (unsupported operation: more than one element of the written-to tensor"
