@@ -20,6 +20,15 @@ def device(request):
     ng.set_default_device(None)
 
 
+@pytest.fixture(params=["numbagrad", "torch"])
+def lib(request):
+    """Tests written once for both libraries run on numbagrad and, when it is installed, on
+    PyTorch, against the same literals (PyTorch's values and messages)."""
+    if request.param == "numbagrad":
+        return ng
+    return pytest.importorskip("torch", reason="torch not installed")
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     np.random.seed(0)

@@ -15,24 +15,10 @@ import pytest
 
 import numbagrad as ng
 
-try:
-    import torch
-except ImportError:  # the PyTorch runs are skipped; numbagrad's still check the literals
-    torch = None
-
 INF = math.inf
 
 # (PyTorch warns of the reference cycle that backward(create_graph=True) makes)
 pytestmark = pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph")
-
-
-@pytest.fixture(params=[
-    pytest.param("numbagrad", id="numbagrad"),
-    pytest.param("torch", id="torch", marks=pytest.mark.skipif(torch is None,
-                                                                  reason="torch not installed")),
-])
-def lib(request):
-    return ng if request.param == "numbagrad" else torch
 
 
 def _leaf(lib, shape):

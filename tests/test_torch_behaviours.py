@@ -22,15 +22,6 @@ except ImportError:  # the PyTorch runs are skipped; numbagrad's still check the
     torch = None
 
 
-@pytest.fixture(params=[
-    pytest.param("numbagrad", id="numbagrad"),
-    pytest.param("torch", id="torch", marks=pytest.mark.skipif(torch is None,
-                                                                  reason="torch not installed")),
-])
-def lib(request):
-    return ng if request.param == "numbagrad" else torch
-
-
 ERR_FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
     "they have already been freed). Saved intermediate values of the graph are freed when you "

@@ -1008,10 +1008,7 @@ def _softmax_gradient(grad_output, output, dim):
 def softmax_backward_data(ctx, grad_output, output, dim):
     """PyTorch's _softmax_backward_data, softmax's gradient: a node of its own under
     create_graph, whose backward is PyTorch's double-backward formula."""
-    ctx.save(grad_output=grad_output, output=output)
-    ctx.dim = dim
-    with no_grad():
-        return _softmax_gradient(grad_output, output, dim)._data
+    return _backward_data(ctx, _softmax_gradient, grad_output, output, dim)
 
 
 @softmax_backward_data.defjvp
@@ -1060,10 +1057,16 @@ def _log_softmax_gradient(grad_output, output, dim):
 def log_softmax_backward_data(ctx, grad_output, output, dim):
     """PyTorch's _log_softmax_backward_data, log_softmax's gradient (see
     softmax_backward_data)."""
+    return _backward_data(ctx, _log_softmax_gradient, grad_output, output, dim)
+
+
+def _backward_data(ctx, gradient, grad_output, output, dim):
+    """The forward of softmax's and log_softmax's backward ops: ``gradient`` computed without
+    recording, its inputs saved for the op's own backward."""
     ctx.save(grad_output=grad_output, output=output)
     ctx.dim = dim
     with no_grad():
-        return _log_softmax_gradient(grad_output, output, dim)._data
+        return gradient(grad_output, output, dim)._data
 
 
 @log_softmax_backward_data.defjvp
