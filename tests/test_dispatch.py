@@ -240,7 +240,8 @@ def test_whole_reduction_lean_version_check():
 
 
 @pytest.mark.parametrize("shapes", [((4, 3), (3,)), ((3,), (4, 3)), ((4, 1), (1,)), ((2, 1, 3), (4, 1)),
-                                    ((4, 3), ()), ((), (2,))], ids=str)
+                                    ((4, 3), ()), ((), (2,)), ((1,), (2, 3)), ((1, 1), (3,)),
+                                    ((2, 1), (1, 1))], ids=str)
 def test_broadcasting_operands_take_the_broadcast_path_with_the_general_gradients(general, shapes):
     """Two C-contiguous tensors of one dtype and different shapes (a bias added to rows): the
     op's loops over the broadcast shape, and the general node, whose backward sums each
@@ -261,6 +262,18 @@ def test_broadcasting_operands_take_the_broadcast_path_with_the_general_gradient
         np.testing.assert_allclose(b.grad.numpy(), tb.grad.numpy(), rtol=1e-5, atol=1e-6)
     assert general == []
     assert (ng.tensor(va) < ng.tensor(vb)).tolist() == (torch.tensor(va) < torch.tensor(vb)).tolist()
+
+
+def test_a_single_value_operand_of_an_integer_tensor(lib):
+    # (the flat loop that takes the value as a number: integer arithmetic stays integer)
+    x = lib.tensor([[7, -7], [5, 2]])
+    cases = [(x + lib.tensor([3]), [[10, -4], [8, 5]], lib.int64),
+             (lib.tensor(3) * x, [[21, -21], [15, 6]], lib.int64),
+             (x // lib.tensor([[2]]), [[3, -4], [2, 1]], lib.int64),
+             (lib.tensor([-9]) - x, [[-16, -2], [-14, -11]], lib.int64),
+             (x > lib.tensor(4), [[True, False], [True, False]], lib.bool)]
+    for out, want, dtype in cases:
+        assert out.tolist() == want and out.dtype == dtype
 
 
 def test_shapes_that_do_not_broadcast_raise_pytorchs_error():

@@ -4,6 +4,7 @@ it had when saved, so that the backward can tell it was modified in place since.
 from __future__ import annotations
 
 from .._tensor import Tensor
+from ..dtypes import _BY_NP
 from .grad_mode import is_grad_enabled
 
 
@@ -25,7 +26,9 @@ class SavedTensor:
         self.tensor = None if is_output else tensor
         expr = self.expr = tensor._lazy
         if expr is None:
-            self.data = tensor._data
+            data = self.data = tensor._data
+            if dtype is None:  # (Tensor.dtype's lookup, without the property's call)
+                dtype = _BY_NP.get(data.dtype)
         else:
             self.data = None
             expr.saved = True  # (a forward evaluation keeps it if it is heavy: lazy.py)

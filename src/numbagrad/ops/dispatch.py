@@ -236,13 +236,29 @@ def call_broadcast(op, input, other, records):
         plan = make_plan(op, a.dtype)
     if not plan:
         return op._call((input, other))
-    shape = cpu.broadcast_shapes(a.shape, other._data.shape)  # (PyTorch's error if they don't)
+    b = other._data
+    shape = cpu.broadcast_shapes(a.shape, b.shape)  # (PyTorch's error if they don't)
     size = 1
     for n in shape:
         size *= n
     if size >= plan.small_below:
         return op._call((input, other))
-    result = _make(cpu.run_elementwise(plan.kernels, [a, other._data], plan.out))
+    if b.size == 1 and shape == a.shape or a.size == 1 and shape == b.shape:
+        # one operand a single value (``x + b`` with b of shape (1,), a 0-d tensor's scale):
+        # the flat loop that takes it as a number, through its entry point
+        out = np.empty(shape, plan.out)
+        if b.size == 1:
+            pattern, values = "as", (a.ravel(), b.reshape(-1)[0])
+        else:
+            pattern, values = "sa", (a.reshape(-1)[0], b.ravel())
+        entry = plan.entries.get(pattern)
+        if entry is None:
+            first_launch(plan, pattern, out.ravel(), values)
+        else:
+            entry(out.ravel(), *values)
+        result = _make(out)
+    else:
+        result = _make(cpu.run_elementwise(plan.kernels, [a, b], plan.out))
     if records:
         inputs = [input, other]
         if needs_grad(inputs):
@@ -382,19 +398,25 @@ def call_composite(op, *args, **kwargs):
     ctx = object.__new__(CompositeCtx)  # (Ctx.__init__, without its call)
     ctx.saved = {}
     inputs = []
+    on_cpu = True
+    # whether the call is recorded: an input needs a gradient (a view's flags come through
+    # its property), asked first so that a forward saves nothing for a call not recorded
+    can_record = op.backward is not None and _grad_state.enabled
+    recorded = False
     for a in args:
         if isinstance(a, Tensor):
             inputs.append(a)
+            if a._lazy is None and type(a._data) is not np.ndarray:
+                on_cpu = False
+            if can_record and not recorded and (
+                    a._requires_grad if a._base is None else a.requires_grad):
+                recorded = True
         elif (isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor)
               and all(isinstance(t, Tensor) for t in a)):
             inputs.extend(a)
-    ctx.backend = cpu
-    for t in inputs:
-        if t._lazy is None and type(t._data) is not np.ndarray:
-            ctx.backend = device_backend(inputs)  # (which also refuses mixed devices)
-            break
-    # (asked first, so that a forward saves nothing for a call that is not recorded)
-    recorded = op.backward is not None and _grad_state.enabled and needs_grad(inputs)
+            on_cpu = on_cpu and device_backend(a) is cpu
+            recorded = recorded or can_record and needs_grad(a)
+    ctx.backend = cpu if on_cpu else device_backend(inputs)  # (which refuses mixed devices)
     if not recorded:
         ctx.recorded = False
     try:

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .. import backend
+from ..dtypes import _BY_NP
 from .._tensor import PLAIN_SUBCLASSES, LazyTensor, Tensor
 from ..autograd.anomaly_mode import _state as _anomaly_state
 from ..autograd.anomaly_mode import forward_stack as _anomaly_forward_stack
@@ -378,12 +379,22 @@ def record_composite(op, ctx, inputs, outs):
     # Size per tensor would cost a call each)
     ctx.input_shapes, ctx.input_dtypes = shapes, dtypes = [], []
     for t in inputs:
-        shapes.append(t._data.shape if t._lazy is None else t.shape)
-        dtypes.append(t.dtype)
+        if t._lazy is None:
+            a = t._data
+            shapes.append(a.shape)
+            dtypes.append(_BY_NP.get(a.dtype) or t.dtype)  # (Tensor.dtype's lookup, no call)
+        else:
+            shapes.append(t.shape)
+            dtypes.append(t.dtype)
     ctx.out_shapes, ctx.out_dtypes = shapes, dtypes = [], []
     for o in outs:
-        shapes.append(o._data.shape if o._lazy is None else o.shape)
-        dtypes.append(o.dtype)
+        if o._lazy is None:
+            a = o._data
+            shapes.append(a.shape)
+            dtypes.append(_BY_NP.get(a.dtype) or o.dtype)
+        else:
+            shapes.append(o.shape)
+            dtypes.append(o.dtype)
     if ctx.save_outputs:
         for name, idx in ctx.save_outputs.items():
             ctx.save_output(name, outs[idx], idx)
