@@ -278,3 +278,55 @@ def test_views_share_the_version_counter():
     idx = x[[0, 1]]  # advanced indexing copies
     x.add_(1)
     assert idx._version == 0 and vals(idx[0]) == [2.0, 2.0, 2.0]
+
+
+def test_in_place_ops_no_graph_records_write_into_the_tensor(lib):
+    """Small contiguous tensors under no_grad (an optimizer's step): the op's loop writes into
+    the tensor's memory; values, dtypes, versions and views as PyTorch's."""
+    def run(dtype):
+        x = lib.tensor([[0.5, -1.25], [2.0, 3.5]], dtype=dtype)
+        y = lib.tensor([[2.0, 4.0], [-0.5, 1.5]], dtype=dtype)
+        row = x[1]  # (a C-contiguous view: the write reaches the base)
+        out = []
+        with lib.no_grad():
+            x.mul_(y)
+            x.sub_(0.25)
+            x.div_(y)
+            x.add_(x)  # (an operand that is x itself is read before it is written)
+            x.clamp_(-1.0, 3.0)
+            row.sin_()
+            x.addcmul_(y, y, value=0.5)
+        out.append((x.tolist(), x._version, row.tolist()))
+        i = lib.tensor([3, -4, 5])
+        i.mul_(lib.tensor([2, 2, -1]))
+        i.sub_(1)
+        out.append((i.tolist(), str(i.dtype).split(".")[-1], i._version))
+        return out
+
+    for dtype in (lib.float32, lib.float64):
+        got = run(dtype)
+        x = np.array([[0.5, -1.25], [2.0, 3.5]])
+        y = np.array([[2.0, 4.0], [-0.5, 1.5]])
+        x = np.clip(2 * ((x * y - 0.25) / y), -1.0, 3.0)
+        x[1] = np.sin(x[1])
+        x = x + 0.5 * y * y
+        np.testing.assert_allclose(got[0][0], x, rtol=1e-6)
+        np.testing.assert_allclose(got[0][2], x[1], rtol=1e-6)
+        assert got[0][1] == 7
+        assert got[1] == ([5, -9, -6], "int64", 2)
+
+
+def test_in_place_ops_that_cannot_write_into_the_tensor_raise_pytorchs_errors(lib):
+    i = lib.tensor([1, 2])
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
+                                           "output type Long"):
+        i.mul_(1.5)
+    with pytest.raises(RuntimeError, match="result type Float can't be cast to the desired "
+                                           "output type Long"):
+        i.div_(lib.tensor([2, 2]))
+    assert i.tolist() == [1, 2] and i._version == 0
+    x = lib.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match="output with shape \\[2\\] doesn't match the "
+                                           "broadcast shape \\[2, 2\\]"):
+        x.mul_(lib.ones(2, 2))
+    assert x.tolist() == [1.0, 2.0]

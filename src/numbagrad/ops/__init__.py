@@ -213,6 +213,12 @@ def div(input, other, *, rounding_mode=None):
     return E.where(E.logical_and(q < 0, E.mul(q, other) != input), q + 1, q)
 
 
+# what ``x.sub_(y)``, ``x.div_(y)`` and ``x.clamp_(lo, hi)`` are when called without keywords
+# (and numbers for clamp's bounds): the elementwise op whose loop may write into x
+# (``inplace.inplace``)
+sub.inplace_op, div.inplace_op = E.sub, E.div
+
+
 def rdiv(x, other):
     """``other / x``; like PyTorch, a scalar numerator is ``reciprocal(x) * other``."""
     if _is_scalar(other):
@@ -365,6 +371,9 @@ def clamp(x, min=None, max=None):
         info = np.iinfo(dt.np)
         lo, hi = int(info.min), int(info.max)
     return E.clamp(x, lo if min is None else min, hi if max is None else max)
+
+
+clamp.inplace_op = E.clamp
 
 
 @public("function method")

@@ -26,6 +26,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import backward_passes
 from ..autograd.graph import _wrap
 from ..backend import cpu
+from ..backend.memory import before_write
 from . import lazy
 from .record import (
     CompositeCtx, edges, mark_views, needs_grad, record_composite, record_general, record_lean,
@@ -264,6 +265,52 @@ def call_broadcast(op, input, other, records):
         if needs_grad(inputs):
             record_general(op, inputs, inputs, (), plan.compute, result, cpu)
     return result
+
+
+def write_into(op, x, args) -> bool:
+    """``x.op_(*args)`` written straight into ``x``'s memory by the fast path's loop (no
+    result array, no copy), for a call no graph records: True when done; False when the call
+    takes the general path (an in-place op is its op, then a write). Taken by the same calls as
+    the fast path: a small C-contiguous CPU ``x`` whose dtype the op keeps; each operand a
+    tensor of ``x``'s shape, dtype and layout or a Python number (with a float ``x``); numbers
+    as parameters. (The loop reads element i of each operand before it writes element i of
+    ``x``, so an operand that is ``x`` itself is read as it was.)"""
+    a = x._data
+    if type(a) is not np.ndarray or not a.flags.carray or x._fw_grad is not None:
+        return False
+    n_params = len(op.param_names)
+    n_other = op.n_in - 1
+    if len(args) != n_other + n_params:
+        return False
+    plan = op._plans.get(a.dtype)
+    if plan is None:
+        plan = make_plan(op, a.dtype)
+    if not plan or plan.out is not a.dtype or a.size >= plan.small_below:
+        return False
+    flat = a if a.ndim == 1 else a.ravel()
+    values = [flat]
+    key = "a"
+    for k, v in enumerate(args):
+        kind = type(v)
+        if k < n_other and (kind is Tensor or kind in PLAIN_SUBCLASSES):
+            b = v._data
+            if (type(b) is not np.ndarray or b.dtype is not a.dtype or b.shape != a.shape
+                    or not b.flags.carray or v._fw_grad is not None):
+                return False
+            values.append(b if b.ndim == 1 else b.ravel())
+            key += "a"
+        elif (kind is float or kind is int) and a.dtype.kind == "f":
+            values.append(v)  # (the entry point converts it to the tensor's dtype)
+            key += "s" if k < n_other else "p"
+        else:
+            return False
+    before_write(a)  # (lazy expressions that read x are computed first)
+    entry = plan.entries.get(key)
+    if entry is None:
+        first_launch(plan, key, flat, values)
+    else:
+        entry(flat, *values)
+    return True
 
 
 def _numbers(params, dtype) -> bool:
