@@ -227,6 +227,7 @@ OPS = [
     U("where", lambda x, y: ng.where(x > y, x, y), lambda a, b: np.where(a > b, a, b), 2, B),
     U("logical_and", ng.logical_and, np.logical_and, 2, B, kink=0.1, grad=False),
     U("logical_or", ng.logical_or, np.logical_or, 2, B, kink=0.1, grad=False),
+    U("logical_xor", ng.logical_xor, np.logical_xor, 2, B, kink=0.1, grad=False),
     # (bitwise ops have no float kernel: the rows run them on the inputs made integers and bools)
     U("bitwise_and", lambda x, y: x.to(ng.int64) & y.to(ng.int64),
       lambda a, b: a.astype(np.int64) & b.astype(np.int64), 2, B, domain=(-20.0, 20.0),

@@ -67,6 +67,18 @@ def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
 
 
+def is_nonzero(input: Tensor) -> bool:
+    return input.is_nonzero()
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    return input.is_same_size(other)
+
+
+def is_signed(input: Tensor) -> bool:
+    return input.is_signed()
+
+
 def numel(t: Tensor) -> int:
     return t.numel()
 

@@ -739,7 +739,7 @@ def unbind_vjp(ctx, grads):
 # ---------------------------------------------------------------- cumulative products
 
 
-@composite("cumprod", variants="function method")
+@composite("cumprod", variants="function method inplace")
 def cumprod(ctx, x, dim, *, dtype=None):
     """The running products of ``x`` along ``dim`` (integer and bool products are int64)."""
     ctx.dim = _dim(x, dim)

@@ -202,6 +202,13 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, shape)
 
 
+@public("function method")
+def ravel(input):
+    """``input`` flattened: a view when it is contiguous, else a contiguous copy viewed (as
+    PyTorch's ``contiguous().view(-1)``: CloneBackward0, then ViewBackward0)."""
+    return view(contiguous(input), -1)
+
+
 @composite("permute", view=True, variants="function method")
 def permute(ctx, x, *dims):
     if not dims:

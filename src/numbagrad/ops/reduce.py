@@ -914,7 +914,7 @@ def logsumexp_vjp(ctx, grad):
 # ---------------------------------------------------------------- cumulative sums
 
 
-@composite("cumsum", variants="function method")
+@composite("cumsum", variants="function method inplace")
 def cumsum(ctx, x, dim, *, dtype=None):
     """The running sums of ``x`` along ``dim`` (integer and bool sums are int64)."""
     ctx.dim = _wrap_dim(dim, max(x.ndim, 1))

@@ -15,6 +15,7 @@ from . import elementwise as E
 from . import indexing as I
 from . import movement as M
 from .forward import linear
+from .inplace import view_inplace
 from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- dims
@@ -45,6 +46,33 @@ def movedim(input, source, destination):
 @public("function method", aliases="swapdims")
 def swapaxes(input, axis0, axis1):
     return M.transpose(input, axis0, axis1)
+
+
+# the in-place view changes (methods only, as PyTorch's)
+
+
+@public("method", name="t_")
+def t_(input):
+    if input.ndim > 2:  # (t's refusal, in the in-place variant's name)
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return view_inplace(input, M.t, "TBackward1")
+
+
+@public("method", name="transpose_", aliases="swapaxes_ swapdims_")
+def transpose_(input, dim0, dim1):
+    return view_inplace(input, M.transpose, "TransposeBackward1", dim0, dim1)
+
+
+@public("method", name="unsqueeze_")
+def unsqueeze_(input, dim):
+    return view_inplace(input, M.unsqueeze, "UnsqueezeBackward1", dim)
+
+
+@public("method", name="squeeze_")
+def squeeze_(input, dim=None):
+    # (squeeze's nodes SqueezeBackward0, 1, 2 (no dim, a dim, dims) are 3, 4, 5 in place)
+    node = 3 if dim is None else 4 if isinstance(dim, int) else 5
+    return view_inplace(input, M.squeeze, f"SqueezeBackward{node}", dim)
 
 
 @public("function method")
