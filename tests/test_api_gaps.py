@@ -218,3 +218,108 @@ def test_inplace_view_change_errors():
     with pytest.raises(IndexError):
         x.transpose_(0, 5)
     assert x.shape == (2, 3) and x._version == 0  # (left unchanged)
+
+
+# ---------------------------------------------------------------- splits and joins
+
+
+@pytest.mark.parametrize("how", [3, 7, 9, [1, 5], [5, 1, 9], (2,), "t0", "t1"])
+def test_tensor_split(how):
+    def run(lib, x):
+        h = {"t0": lib.tensor(2), "t1": lib.tensor([2, 3])}.get(how, how) if isinstance(
+            how, str) else how
+        parts = lib.tensor_split(x, h, 1) if isinstance(how, int) else x.tensor_split(h, dim=-1)
+        sum((p * (i + 1)).sum() for i, p in enumerate(parts)).backward()
+        return parts, x.grad
+
+    a = np.arange(14.0).reshape(2, 7)
+    (p, g), (pt, gt) = [run(lib, lib.tensor(a, requires_grad=True)) for lib in LIBS]
+    assert len(p) == len(pt)
+    for u, w in zip(p, pt):
+        _same(u, w)
+        assert _node(u) == _node(w) == "SliceBackward0" and u._base is not None
+    _same(g, gt)
+
+
+@pytest.mark.parametrize("name, how", [("hsplit", 3), ("hsplit", [1]), ("vsplit", 2),
+                                       ("vsplit", [1, 1]), ("dsplit", [1, 3]), ("dsplit", 2)])
+def test_hsplit_vsplit_dsplit(name, how):
+    for lib_parts in zip(*[
+            (getattr(lib, name)(lib.arange(24.0).reshape(2, 3, 4), how),
+             getattr(lib.arange(24.0).reshape(2, 3, 4), name)(how)) for lib in LIBS]):
+        for u, w in zip(*lib_parts):
+            _same(u, w)
+    for u, w in zip(ng.hsplit(ng.arange(6.0), 3), torch.hsplit(torch.arange(6.0), 3)):
+        _same(u, w)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib: lib.tensor_split(lib.zeros(3), 0),
+    lambda lib: lib.tensor_split(lib.tensor(1.0), 2),
+    lambda lib: lib.tensor_split(lib.zeros(3), lib.tensor([[1]])),
+    lambda lib: lib.tensor_split(lib.zeros(3), lib.tensor([1.0])),
+    lambda lib: lib.tensor_split(lib.zeros(3), 2.5),
+    lambda lib: lib.tensor_split(lib.zeros(3), [1.5]),
+    lambda lib: lib.tensor_split(lib.zeros(3), 2, 1),
+    lambda lib: lib.hsplit(lib.zeros(2, 5), 2),
+    lambda lib: lib.hsplit(lib.zeros(2, 6), 0),
+    lambda lib: lib.hsplit(lib.tensor(1.0), 2),
+    lambda lib: lib.vsplit(lib.zeros(5), 2),
+    lambda lib: lib.dsplit(lib.zeros(2, 2), 2),
+    lambda lib: lib.zeros(7).split_with_sizes([3, 3]),
+    lambda lib: lib.hstack([]),
+    lambda lib: lib.vstack([]),
+    lambda lib: lib.row_stack([]),
+    lambda lib: lib.dstack([]),
+    lambda lib: lib.column_stack([]),
+    lambda lib: lib.vstack([lib.zeros(2), lib.zeros(3)]),
+])
+def test_split_and_stack_errors(bad):
+    _raises_like(bad)
+
+
+def test_split_with_sizes():
+    def run(lib, x):
+        parts = x.split_with_sizes([1, 2], 1) + lib.split_with_sizes(x, [2, 0])
+        sum((p * (i + 1)).sum() for i, p in enumerate(parts)).backward()
+        return parts, x.grad
+
+    (p, g), (pt, gt) = _both(run)
+    for u, w in zip(p, pt):
+        _same(u, w)
+        assert _node(u) == _node(w) == "SplitWithSizesBackward0"
+    _same(g, gt)
+
+
+@pytest.mark.parametrize("name", ["hstack", "vstack", "row_stack", "dstack", "column_stack"])
+def test_stacks(name):
+    def run(lib, x):
+        f = getattr(lib, name)
+        v = x[0]
+        outs = [f([v, v.detach() * 2]), f((x, x * 3)), f([x.sum(), x[1, 1]]),
+                f([x[:, :1], lib.ones(2, 1, dtype=lib.int64)])]
+        sum((o * lib.arange(o.numel()).reshape(o.shape)).sum() for o in outs).backward()
+        return outs, x.grad
+
+    (o, g), (ot, gt) = _both(run)
+    for u, w in zip(o, ot):
+        _same(u, w)
+        assert _node(u) == _node(w) == "CatBackward0"
+        assert [type(n[0]).__name__ for n in u.grad_fn.next_functions] == [
+            type(n[0]).__name__ for n in w.grad_fn.next_functions]
+    _same(g, gt)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_atleast(n):
+    for shape in [(), (2,), (2, 3), (2, 3, 1)]:
+        got, want = [getattr(lib, f"atleast_{n}d")(lib.ones(shape, requires_grad=True))
+                     for lib in LIBS]
+        _same(got, want)
+        assert _node(got) == _node(want)
+    for args in [lambda lib: (lib.ones(2), lib.tensor(1.0)),
+                 lambda lib: ([lib.ones(2), lib.tensor(1.0)],)]:
+        got, want = [getattr(lib, f"atleast_{n}d")(*args(lib)) for lib in LIBS]
+        assert isinstance(got, tuple) and len(got) == len(want) == 2
+        for u, w in zip(got, want):
+            _same(u, w)
