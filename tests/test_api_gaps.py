@@ -323,3 +323,183 @@ def test_atleast(n):
         assert isinstance(got, tuple) and len(got) == len(want) == 2
         for u, w in zip(got, want):
             _same(u, w)
+
+
+# ---------------------------------------------------------------- reductions and scans
+
+NAN = float("nan")
+
+
+def _grads_match(run, data, dtype="float64"):
+    """``run(lib, x)`` -> (outputs...) for a leaf ``x`` of ``data``, with weighted sums of the
+    float outputs backpropagated: the outputs, their nodes and x's gradient must match."""
+    res = []
+    for lib in LIBS:
+        x = lib.tensor(data, dtype=getattr(lib, dtype), requires_grad=True)
+        outs = run(lib, x)
+        total = sum((o * lib.arange(1, o.numel() + 1, dtype=o.dtype).reshape(o.shape)).sum()
+                    for o in outs if o.requires_grad)
+        total.backward()
+        res.append((outs, x.grad))
+    (outs, g), (outs_t, gt) = res
+    for o, w in zip(outs, outs_t):
+        _same(o, w)
+        assert _node(o) == _node(w)
+    _same(g, gt)
+
+
+def test_nansum_nanmean():
+    data = [[1.0, NAN, 3.0], [4.0, 5.0, NAN]]
+    _grads_match(lambda lib, x: [lib.nansum(x), x.nansum(1, keepdim=True), lib.nanmean(x),
+                                 x.nanmean(dim=0), lib.nanmean(x, 1, dtype=lib.float32)], data)
+    for lib_pair in zip(*[(lib.nansum(lib.tensor([1, 2])), lib.nansum(lib.tensor([True, True])),
+                           lib.nansum(lib.tensor([1, 2]), dtype=lib.float64),
+                           lib.nanmean(lib.tensor([NAN])), lib.nansum(lib.tensor([NAN])))
+                          for lib in LIBS]):
+        _same(*lib_pair)
+    _raises_like(lambda lib: lib.nanmean(lib.tensor([1, 2])))
+    _raises_like(lambda lib: lib.nansum(lib.zeros(2), 1))
+
+
+def test_aminmax():
+    data = [[3.0, 1.0, 4.0], [1.0, 4.0, 1.0]]  # (ties share the gradient)
+    _grads_match(lambda lib, x: [*lib.aminmax(x), *x.aminmax(dim=1, keepdim=True),
+                                 *lib.aminmax(x, dim=-2)], data)
+    r = ng.aminmax(ng.tensor([[2.0, 5.0]], requires_grad=True), dim=1)
+    assert r._fields == ("min", "max") and r.min.grad_fn is r.max.grad_fn
+    assert _node(r.min) == "AminmaxBackward0"
+    assert repr(r).startswith("numbagrad.return_types.aminmax(\nmin=tensor([2.]")
+    for u, w in zip(ng.aminmax(ng.tensor([True, False])), torch.aminmax(torch.tensor([True,
+                                                                                     False]))):
+        _same(u, w)
+    _raises_like(lambda lib: lib.aminmax(lib.zeros(0)))
+    _raises_like(lambda lib: lib.aminmax(lib.zeros(2, 0), dim=1))
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, float("inf"), 0])
+def test_dist(p):
+    res = []
+    for lib in LIBS:
+        a = lib.tensor([1.0, 3.0, 2.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 2.5]], dtype=lib.float64)
+        d = lib.dist(a, b, p) if p != 2 else a.dist(b)
+        d.backward()
+        res.append((d, a.grad))
+    (d, g), (dt, gt) = res
+    _same(d, dt)
+    assert _node(d) == _node(dt) == "DistBackward0"
+    if p == 0:
+        assert g is None and gt is None  # (PyTorch leaves it undefined)
+    else:
+        _same(g, gt)
+    _raises_like(lambda lib: lib.dist(lib.tensor([1, 2]), lib.tensor([1, 2])))
+
+
+def test_dist_double_backward():
+    res = []
+    for lib in LIBS:
+        a = lib.tensor([1.0, 3.0, 2.0], dtype=lib.float64, requires_grad=True)
+        b = lib.tensor([0.5, -1.0, 2.5], dtype=lib.float64, requires_grad=True)
+        (ga,) = lib.autograd.grad(lib.dist(a, b, 3), a, create_graph=True)
+        ga.sum().backward()
+        res.append((ga, a.grad, b.grad))
+    for u, w in zip(*res):
+        _same(u, w)
+
+
+@pytest.mark.parametrize("name", ["cummax", "cummin"])
+def test_cummax_cummin(name):
+    data = [[3.0, 1.0, 4.0, 4.0], [1.0, 5.0, 2.0, 9.0], [2.0, 2.0, 0.0, 9.0]]
+
+    def run(lib, x):
+        a, b = getattr(lib, name)(x, 1), getattr(x, name)(dim=0)
+        return [a.values, a.indices, b.values, b.indices]
+
+    _grads_match(run, data)
+    got, want = [getattr(lib, name)(lib.tensor([1.0, 3.0, 3.0, 2.0, NAN, 5.0, NAN]), 0)
+                 for lib in LIBS]
+    _same(got.values, want.values)
+    _same(got.indices, want.indices)
+    assert type(got).__name__ == name and got._fields == ("values", "indices")
+    for lib_pair in zip(*[(*getattr(lib, name)(lib.tensor([2, 1, 1, 3]), 0),
+                           *getattr(lib, name)(lib.tensor(2.0), 0),
+                           *getattr(lib, name)(lib.zeros(0, 2), 0)) for lib in LIBS]):
+        _same(*lib_pair)
+    _raises_like(lambda lib: getattr(lib, name)(lib.zeros(2, 3), 2))
+
+
+def test_logcumsumexp():
+    _grads_match(lambda lib, x: [lib.logcumsumexp(x, 1), x.logcumsumexp(0)],
+                 [[0.5, 1000.0, -2.0], [0.1, 0.2, -50.0]])
+    got, want = [lib.logcumsumexp(lib.tensor([-float("inf"), 0.0, float("inf")]), 0)
+                 for lib in LIBS]
+    _same(got, want)
+    res = []
+    for lib in LIBS:  # (its backward is made of ops: differentiable again)
+        x = lib.tensor([[0.5, 1.0, -2.0], [0.1, 0.2, 0.3]], dtype=lib.float64,
+                       requires_grad=True)
+        (g,) = lib.autograd.grad(lib.logcumsumexp(x, 0).pow(2).sum(), x, create_graph=True)
+        g.sum().backward()
+        res.append((g, x.grad))
+    for u, w in zip(*res):
+        _same(u, w)
+    _raises_like(lambda lib: lib.logcumsumexp(lib.tensor([1, 2]), 0))
+
+
+def test_msort_diagflat_kron():
+    _grads_match(lambda lib, x: [lib.msort(x), x.msort(), lib.diagflat(x), x.diagflat(-1),
+                                 x[0].diagflat(2), lib.kron(x, x[0]), x.kron(x)],
+                 [[3.0, 1.0, 4.0], [1.0, 5.0, 9.0]])
+    got, want = [lib.diagflat(lib.ones(2, 2, requires_grad=True)) for lib in LIBS]
+    assert type(got.grad_fn.next_functions[0][0]).__name__ == type(
+        want.grad_fn.next_functions[0][0]).__name__ == "ViewBackward0"
+
+
+def test_logspace():
+    for args, kwargs in [((0, 2, 3), {}), ((0, 2, 3), {"base": 2, "dtype": "float64"}),
+                         ((0, 2, 3), {"dtype": "int64"}), ((0, 1, 1), {}), ((0, 1, 0), {}),
+                         ((-1.0, 1.5, 4), {"base": 3.0})]:
+        got, want = [lib.logspace(*args, **{k: getattr(lib, v) if k == "dtype" else v
+                                            for k, v in kwargs.items()}) for lib in LIBS]
+        _same(got, want)
+    _raises_like(lambda lib: lib.logspace(0, 1, -1))
+
+
+def test_fmax_fmin():
+    for name in ["fmax", "fmin"]:
+        res = []
+        for lib in LIBS:
+            a = lib.tensor([1.0, NAN, 3.0, NAN, 2.0], requires_grad=True)
+            b = lib.tensor([2.0, 2.0, NAN, NAN, 2.0], requires_grad=True)
+            f = getattr(lib, name)(a, b)
+            f.sum().backward()
+            res.append((f, a.grad, b.grad, getattr(lib.tensor([1, 5]), name)(lib.tensor([3, 2])),
+                        getattr(lib, name)(lib.tensor([1, 5]), lib.tensor([3.0, 2.0]))))
+        for u, w in zip(*res):
+            _same(u, w)
+        assert _node(res[0][0]) == _node(res[1][0])
+        _raises_like(lambda lib: getattr(lib, name)(lib.zeros(2), 1.0))
+
+
+def test_signbit():
+    for data in [[-0.0, 0.0, -1.0, NAN, -NAN, 2.5], [-1, 2, 0], [True, False]]:
+        got, want = [lib.signbit(lib.tensor(data)) for lib in LIBS]
+        _same(got, want)
+        _same(ng.tensor(data).signbit(), want)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"return_inverse": True}, {"return_counts": True},
+                                    {"return_inverse": True, "return_counts": True, "dim": 0},
+                                    {"return_counts": True, "dim": 1}])
+def test_unique_consecutive(kwargs):
+    for data in [[1, 1, 2, 2, 3, 1, 1, 2], [[1, 1, 2], [1, 1, 3], [1, 1, 3]], [1.5, 1.5, 2.0]]:
+        if "dim" in kwargs and np.ndim(data) < 2:
+            continue
+        got, want = [lib.unique_consecutive(lib.tensor(data), **kwargs) for lib in LIBS]
+        if not isinstance(want, tuple):
+            got, want = (got,), (want,)
+        assert len(got) == len(want)
+        for u, w in zip(got, want):
+            _same(u, w)
+    _same(ng.tensor([[1, 1], [2, 2]]).unique_consecutive(),
+          torch.tensor([[1, 1], [2, 2]]).unique_consecutive())

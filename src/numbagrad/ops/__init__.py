@@ -63,6 +63,8 @@ def _tensors_only(fn, variants="function method", aliases=""):
 
 maximum = _tensors_only(E.maximum.function)
 minimum = _tensors_only(E.minimum.function)
+fmax = _tensors_only(E.fmax.function)
+fmin = _tensors_only(E.fmin.function)
 
 
 def _is_scalar(v) -> bool:

@@ -942,6 +942,49 @@ def minimum_vjp_y(grad, x, y):
 minimum.defvjp(minimum_vjp_x, minimum_vjp_y)
 
 
+@binary("fmax")
+def fmax(x, y):
+    """``maximum`` ignoring NaN: the other operand where one is NaN."""
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x >= y else y
+
+
+# (PyTorch's formulas: x's gradient where x >= y or y is NaN, y's everywhere else)
+def fmax_vjp_x(grad, x, y):
+    return masked_fill_scalar(grad, logical_not(logical_or(x >= y, y != y)), 0)
+
+
+def fmax_vjp_y(grad, x, y):
+    return masked_fill_scalar(grad, logical_or(x >= y, y != y), 0)
+
+
+fmax.defvjp(fmax_vjp_x, fmax_vjp_y)
+
+
+@binary("fmin")
+def fmin(x, y):
+    """``minimum`` ignoring NaN: the other operand where one is NaN."""
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x <= y else y
+
+
+def fmin_vjp_x(grad, x, y):
+    return masked_fill_scalar(grad, logical_not(logical_or(x <= y, y != y)), 0)
+
+
+def fmin_vjp_y(grad, x, y):
+    return masked_fill_scalar(grad, logical_or(x <= y, y != y), 0)
+
+
+fmin.defvjp(fmin_vjp_x, fmin_vjp_y)
+
+
 @binary("masked_fill_scalar", node="MaskedFillBackward0")
 def masked_fill_scalar(x, mask, value):
     """``x.masked_fill(mask, value)`` for a number ``value``, as PyTorch's formulas call it
@@ -1057,6 +1100,11 @@ def isposinf(x):
 @unary("isneginf", dtype="bool")
 def isneginf(x):
     return x < 0 and x - x != 0
+
+
+@unary("signbit", dtype="bool")  # (float inputs: ops/pointwise.py's signbit)
+def signbit(x):
+    return math.copysign(1.0, x) < 0  # (-0.0 and a NaN with its sign bit set too)
 
 
 @unary("isfinite", dtype="bool")

@@ -541,6 +541,12 @@ diag_embed.defjvp(linear(diag_embed))
 
 
 @public("function method")
+def diagflat(input, offset=0):
+    """The elements of ``input``, flattened, as the diagonal ``offset`` of a square matrix."""
+    return diag(M.ravel(input), offset)
+
+
+@public("function method")
 def diag(input, diagonal=0):
     """A 1-D tensor as a diagonal matrix, or a matrix's diagonal as a 1-D copy."""
     if input.ndim == 1:
@@ -852,6 +858,87 @@ def sort(input, dim=-1, descending=False, stable=False):
 
 
 @public("function method")
+def msort(input):
+    """``input`` sorted along its first dim."""
+    return sort_op(input, 0).values
+
+
+def _cumulative_extreme(ctx, x, dim, name, better):
+    """(values, indices) of the running maximum or minimum along ``dim``: an element takes
+    over where ``better(it, current)`` (ties included: the last of equal values), and a NaN
+    takes over and stays, as PyTorch's cummax and cummin."""
+    d = _selected(ctx, x, dim, name, name.capitalize() + "Backward0")
+    a = _host(ctx, x)
+    if x.ndim == 0:
+        return _device(ctx, (a.copy(), np.zeros((), np.int64)))
+    rows = np.moveaxis(a, d, 0)
+    values, indices = np.empty_like(rows), np.zeros(rows.shape, np.int64)
+    if len(rows):
+        current, at = rows[0], indices[0]
+        for i, row in enumerate(rows):
+            take = better(row, current) | (row != row)
+            current, at = np.where(take, row, current), np.where(take, i, at)
+            values[i], indices[i] = current, at
+    return _device(ctx, (np.ascontiguousarray(np.moveaxis(values, 0, d)),
+                         np.ascontiguousarray(np.moveaxis(indices, 0, d))))
+
+
+def _cumulative_extreme_vjp(ctx, grads):
+    """Each value's gradient added into the element its index names (PyTorch's
+    cummaxmin_backward: several values may name one element)."""
+    grad, idx = grads[0], ctx["indices"]
+    shape = ctx.input_shapes[0]
+    if not shape:
+        return grad
+    return scatter_add(_zeros_like_shape(shape, grad), ctx.dim, idx, grad)
+
+
+@composite("cummax", variants="function method")
+def cummax(ctx, x, dim):
+    return _cumulative_extreme(ctx, x, dim, "cummax", np.greater_equal)
+
+
+@composite("cummin", variants="function method")
+def cummin(ctx, x, dim):
+    return _cumulative_extreme(ctx, x, dim, "cummin", np.less_equal)
+
+
+cummax.defvjp(_cumulative_extreme_vjp)
+cummin.defvjp(_cumulative_extreme_vjp)
+
+
+@composite("logcumsumexp", variants="function method")
+def logcumsumexp(ctx, x, dim):
+    """``log(cumsum(exp(x)))`` along ``dim``, without overflow."""
+    d = ctx.dim = _dim(x, dim)
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError('"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{D.SCALAR_TYPE[x.dtype.name]}'")
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    a = _host(ctx, x)
+    return _device(ctx, a.copy() if x.ndim == 0 else np.logaddexp.accumulate(a, axis=d))
+
+
+@logcumsumexp.defvjp
+def logcumsumexp_vjp(ctx, grad):
+    # PyTorch's logcumsumexp_backward: sum_{k >= i} g_k exp(x_i - result_k), with the positive
+    # and the negative parts of g each summed in log space (no overflow, no cancellation)
+    x, result, d = ctx["x"], ctx["result"], ctx.dim
+    if x.ndim == 0:
+        return grad
+    lowest = float(np.finfo(grad.dtype.np).min)
+    log_abs = E.log(E.abs(grad))
+
+    def summed_from_the_end(t):
+        return flip(logcumsumexp(flip(t, d), d), d)
+
+    positive = summed_from_the_end(E.where(grad > 0, log_abs, lowest) - result)
+    negative = summed_from_the_end(E.where(grad < 0, log_abs, lowest) - result)
+    return E.exp(positive + x) - E.exp(negative + x)
+
+
+@public("function method")
 def argsort(input, dim=-1, descending=False, stable=False):
     return sort_op(input, dim, descending, stable).indices
 
@@ -1046,15 +1133,44 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
         inverse = inverse.reshape(-1)
 
-    def out(v, dtype=None):
+    return _unique_results(dev, values, inverse, counts, return_inverse, return_counts)
+
+
+def _unique_results(dev, values, inverse, counts, return_inverse, return_counts):
+    """``unique``'s result: the values, then the inverse and the counts asked for (int64)."""
+
+    def out(v, dtype):
         return Tensor._make(_on(np.ascontiguousarray(v, dtype), dev))
 
-    res = (out(values, a.dtype),)
+    res = (out(values, values.dtype),)
     if return_inverse:
         res += (out(inverse, np.int64),)
     if return_counts:
         res += (out(counts, np.int64),)
     return res[0] if len(res) == 1 else res
+
+
+@public("function method")
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """The values (or slices along ``dim``) with each run of equal neighbours kept once, with
+    the index of each element's run (``return_inverse``) and each run's length
+    (``return_counts``)."""
+    a = input._host()
+    if dim is None:
+        rows = a.reshape(-1)
+        changed = rows[1:] != rows[:-1]
+    else:
+        d = _wrap_dim(dim, a.ndim)
+        rows = np.moveaxis(a, d, 0)
+        changed = (rows[1:] != rows[:-1]).reshape(max(len(rows) - 1, 0), -1).any(axis=1)
+    run = np.cumsum(np.concatenate([[0], changed]).astype(np.int64)) if len(rows) else (
+        np.zeros(0, np.int64))
+    starts = np.flatnonzero(np.concatenate([[True], changed])) if len(rows) else run
+    values = rows[starts] if dim is None else np.moveaxis(rows[starts], 0, d)
+    counts = np.diff(np.append(starts, len(rows)))
+    inverse = run.reshape(a.shape) if dim is None else run
+    return _unique_results(input.device, values, inverse, counts, return_inverse,
+                           return_counts)
 
 
 @public("function method")

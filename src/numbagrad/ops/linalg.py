@@ -411,7 +411,7 @@ def cross(input, other, dim=None):
     return linalg_cross(input, other, dim)
 
 
-@public("function")
+@public("function method")
 def kron(input, other):
     """The Kronecker product: every element of ``input`` times the whole of ``other``."""
     n = max(input.ndim, other.ndim)

@@ -44,6 +44,14 @@ isfinite = _classify(E.isfinite, True)
 
 
 @public("function method")
+def signbit(input):
+    """Whether each element's sign bit is set (-0.0 included); False for a bool tensor."""
+    if input.dtype.is_floating_point:
+        return E.signbit(input)
+    return E.lt(input, 0) if input.dtype is not D.bool_ else E.ne(input, input)
+
+
+@public("function method")
 def isreal(input):
     """All True: numbagrad has no complex dtypes (a NaN is real too, as in PyTorch)."""
     be = backend.of(input._data)
