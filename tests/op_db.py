@@ -433,6 +433,12 @@ OPS = [
       lambda a: a[[1, 0, 1]], shapes=[(2, 3), "transposed"]),
     U("index_add", lambda x, s: x.index_add(0, ng.tensor([1, 0, 1]), s, alpha=2.0),
       lambda a, b: _index_add_np(a, b), 2, [((2, 3), (3, 3)), ((3,), (3,))]),
+    U("index_copy", lambda x, s: x.index_copy(0, ng.tensor([2, 0]), s),
+      lambda a, b: _index_copy_np(a, b), 2, [((3, 3), (2, 3)), ((3,), (2,))]),
+    U("take", lambda x: x.take(ng.tensor([[0, 3], [-1, 1]])),
+      lambda a: a.reshape(-1)[[[0, 3], [-1, 1]]], shapes=[(4,), (2, 3), "transposed"]),
+    U("put", lambda x, s: x.put(ng.tensor([1, -1, 1]), s, accumulate=True),
+      lambda a, b: _put_np(a, b), 2, [((2, 3), (3,)), ((4,), (3,))]),
     U("index_fill", lambda x: x.index_fill(1, ng.tensor([0, 2]), -1.5),
       lambda a: _index_fill_np(a), shapes=[(2, 3), "transposed"]),
     U("masked_fill", lambda x: x.masked_fill(ng.tensor([True, False, True]), 0.5),
@@ -749,6 +755,18 @@ def _index_put(x):
     y = x * 1
     y[0] = x[1] * 2
     return y
+
+
+def _index_copy_np(a, b):
+    out = a.copy()
+    out[[2, 0]] = b
+    return out
+
+
+def _put_np(a, b):
+    out = a.copy().reshape(-1)
+    np.add.at(out, [1, -1, 1], b)
+    return out.reshape(a.shape)
 
 
 def _inplace_on_copy(x, method, *args):

@@ -503,3 +503,113 @@ def test_unique_consecutive(kwargs):
             _same(u, w)
     _same(ng.tensor([[1, 1], [2, 2]]).unique_consecutive(),
           torch.tensor([[1, 1], [2, 2]]).unique_consecutive())
+
+
+# ---------------------------------------------------------------- indexing
+
+def _index_run(fn):
+    """``fn(lib, x, s)`` for x (3, 2) and s (2, 2) float64 leaves needing gradients, the
+    result weighted and backpropagated: result, node and both gradients must match."""
+    res = []
+    for lib in LIBS:
+        x = lib.tensor(np.arange(6.0).reshape(3, 2), dtype=lib.float64, requires_grad=True)
+        s = lib.tensor([[10.0, 20.0], [30.0, 40.0]], dtype=lib.float64, requires_grad=True)
+        r = fn(lib, x, s)
+        (r * lib.arange(1.0, r.numel() + 1, dtype=lib.float64).reshape(r.shape)).sum().backward()
+        res.append((r, x.grad, s.grad))
+    (r, g, gs), (rt, gt, gst) = res
+    _same(r, rt)
+    assert _node(r) == _node(rt)
+    for u, w in ((g, gt), (gs, gst)):
+        assert (u is None) == (w is None)
+        if u is not None:
+            _same(u, w)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x, s: lib.index_copy(x, 0, lib.tensor([2, 0]), s),
+    lambda lib, x, s: x.index_copy(1, lib.tensor([1, 0]), lib.cat([s, s[:1]])),
+    lambda lib, x, s: (x * 1).index_copy_(0, lib.tensor([1]), s[:1]),
+    lambda lib, x, s: lib.index_copy(x[0], 0, lib.tensor(1), s[0, 0]),
+])
+def test_index_copy(fn):
+    _index_run(fn)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda z: z.index_copy(0, z.new_tensor([5], dtype=None).long(), z.new_ones(1, 2)),
+    lambda z: z.index_copy(0, z.new_tensor([-1]).long(), z.new_ones(1, 2)),
+    lambda z: z.index_copy(0, z.new_tensor([0.0]), z.new_ones(1, 2)),
+    lambda z: z.index_copy(0, z.new_tensor([0]).int(), z.new_ones(1, 2)),
+    lambda z: z.index_copy(0, z.new_tensor([0]).long(), z.new_ones(2, 2)),
+    lambda z: z.index_copy(0, z.new_tensor([0, 1]).long(), z.new_ones(2, 2).double()),
+    lambda z: z.index_copy(0, z.new_tensor([[0, 1]]).long(), z.new_ones(2, 2)),
+    lambda z: z.index_copy(0, z.new_tensor([0]).long(), z.new_ones(1, 3)),
+    lambda z: z.index_copy(0, z.new_tensor(1).long(), z.new_ones(2)),
+    lambda z: z.index_copy(0, z.new_tensor([0, 1]).long(), z.new_tensor(1.0)),
+    lambda z: z.index_copy(2, z.new_tensor([0]).long(), z.new_ones(1, 2)),
+])
+def test_index_copy_errors(bad):
+    _raises_like(lambda lib: bad(lib.zeros(3, 2)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x, s: lib.index_put(x, (lib.tensor([0, 2]), lib.tensor([1, 0])), s[0]),
+    lambda lib, x, s: x.index_put((lib.tensor([0, 0]),), s[1], accumulate=True),
+    lambda lib, x, s: x.index_put([lib.tensor([0, 0]), lib.tensor([1, 1])], s[0],
+                                  accumulate=True),
+    lambda lib, x, s: x.index_put((lib.tensor([True, False, True]),), s[0, 0]),
+    lambda lib, x, s: x.index_put((lib.tensor([True, False, True]), lib.tensor([0, 1])),
+                                  s[0, :1], accumulate=True),
+    lambda lib, x, s: (x * 1).index_put_((lib.tensor([1, -1]),), s),
+    lambda lib, x, s: lib.index_put_(x * 1, (lib.tensor([1]),), s[1], accumulate=True),
+])
+def test_index_put(fn):
+    _index_run(fn)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib, z: z.index_put((lib.tensor([5]),), lib.tensor(1.0)),
+    lambda lib, z: z.index_put((lib.tensor([5]),), lib.tensor(1.0), accumulate=True),
+    lambda lib, z: z.index_put((lib.tensor([-4]),), lib.tensor(1.0), accumulate=True),
+    lambda lib, z: z.index_put((lib.tensor([1]),), lib.tensor(1.0, dtype=lib.float64)),
+    lambda lib, z: z.index_put((lib.tensor([1.0]),), lib.tensor(1.0)),
+    lambda lib, z: z.index_put((lib.tensor([1]), slice(None)), lib.tensor(1.0)),
+    lambda lib, z: z.index_put((lib.tensor([0]),), lib.ones(3)),
+    lambda lib, z: z.index_put((lib.tensor([0]),), lib.ones(3), accumulate=True),
+    lambda lib, z: lib.zeros(2, requires_grad=True).index_put_((lib.tensor([0]),),
+                                                               lib.tensor(1.0)),
+])
+def test_index_put_errors(bad):
+    _raises_like(lambda lib: bad(lib, lib.zeros(3, 2)))
+    z = ng.zeros(3, 2)
+    with pytest.raises(IndexError):
+        z.index_put_((ng.tensor([1, 5]),), ng.tensor(1.0), accumulate=True)
+    assert not z.any() and z._version == 0  # (left unchanged)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x, s: lib.take(x, lib.tensor([[0, 5], [-1, 1]])),
+    lambda lib, x, s: x.t().take(lib.tensor([1, 1, 2])),
+    lambda lib, x, s: x.put(lib.tensor([0, 5]), s[0]),
+    lambda lib, x, s: lib.put(x.t(), lib.tensor([[1, -1]]), s[:1]),
+    lambda lib, x, s: x.put(lib.tensor([1, 1, 3, 1]), s, accumulate=True),
+    lambda lib, x, s: (x * 1).put_(lib.tensor([2, 3]), s[1], accumulate=True),
+])
+def test_take_put(fn):
+    _index_run(fn)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib, z: lib.take(z, lib.tensor([6])),
+    lambda lib, z: lib.take(z, lib.tensor([-7])),
+    lambda lib, z: lib.take(z, lib.tensor([1.0])),
+    lambda lib, z: lib.take(z, lib.tensor([1], dtype=lib.int32)),
+    lambda lib, z: z.put(lib.tensor([6]), lib.tensor([1.0])),
+    lambda lib, z: z.put(lib.tensor([0, 1]), lib.tensor([1.0])),
+    lambda lib, z: z.put(lib.tensor([0]), lib.tensor([1])),
+    lambda lib, z: z.put_(lib.tensor([0.0]), lib.tensor([1.0])),
+    lambda lib, z: lib.zeros(2, requires_grad=True).put_(lib.tensor([0]), lib.tensor([1.0])),
+])
+def test_take_put_errors(bad):
+    _raises_like(lambda lib: bad(lib, lib.zeros(3, 2)))

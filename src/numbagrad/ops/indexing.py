@@ -22,6 +22,7 @@ from . import elementwise as E
 from . import movement as M
 from . import reduce as R
 from .forward import ERR_NO_JVP, linear
+from .inplace import inplace
 from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- helpers
@@ -346,6 +347,157 @@ def index_fill_vjp(ctx, grad):
     if len(ctx.input_shapes) == 2:
         return g_x, None
     return g_x, None, index_select(grad, ctx.dim, ctx.index).sum()
+
+
+def _long_index(index, name):
+    """An index tensor's values on the host, where PyTorch's ``name`` takes int64 only."""
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got "
+                           f"{R._TYPE[index.dtype.name]}")
+    return index._host()
+
+
+@composite("index_copy", variants="function method inplace")
+def index_copy(ctx, x, dim, index, source):
+    """``x`` with the slices ``index`` along ``dim`` replaced by those of ``source``."""
+    d = _dim(x, dim)
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    n_idx = index.numel()
+    if source.ndim == 0 and n_idx != 1:
+        raise IndexError("index_copy_(): When source is scalar, index should have one element "
+                         f"(got {n_idx})")
+    if source.ndim != x.ndim and source.ndim and x.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({source.ndim}), "
+                         f"destination dimensionality ({x.ndim})")
+    idx = _long_index(index, "index_copy_").reshape(-1)
+    if source.dtype is not x.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
+                           f"got (self) {R._TYPE[x.dtype.name]} and (source) "
+                           f"{R._TYPE[source.dtype.name]}")
+    rest_x = [n for k, n in enumerate(x.shape) if k != d]
+    rest_src = [n for k, n in enumerate(source.shape) if k != d]
+    if source.ndim and x.ndim and rest_x != rest_src:
+        raise RuntimeError(
+            "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+            f"slice shape: {' '.join(map(str, rest_x))} at dimension {d} and source slice "
+            f"shape: {' '.join(map(str, rest_src))} at dimension 0.")
+    n_src = source.shape[d] if source.ndim else 1
+    if n_idx != n_src:
+        raise IndexError(f"index_copy_(): Number of indices ({n_idx}) should be equal to "
+                         f"source.size(dim) ({n_src})")
+    n = x.shape[d] if x.ndim else 1
+    bad = (idx < 0) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"index_copy_(): index {int(idx[bad][0])} is out of bounds for "
+                         f"dimension {d} with size {n}")
+    ctx.dim, ctx.index = d, index
+    out = x._data.copy()
+    if x.ndim == 0:
+        return source._data.reshape(()).copy()
+    src = source._data.reshape((n_idx,)) if source.ndim == 0 else source._data
+    ctx.backend.scatter(out, (slice(None),) * d + (idx,), src, False)
+    return out
+
+
+@index_copy.defvjp
+def index_copy_vjp(ctx, grad):
+    # (PyTorch's: x's gradient with the copied slices zeroed, the source's those slices)
+    g_src = index_select(grad, ctx.dim, ctx.index).reshape(ctx.input_shapes[2])
+    return index_fill(grad, ctx.dim, ctx.index, 0), None, g_src
+
+
+index_copy.defjvp(linear(index_copy, 0, 3))
+
+
+@public("function method inplace")
+def index_put(input, indices, values, accumulate=False):
+    """``input`` with ``values`` written at the positions the index tensors ``indices`` give
+    (``input[indices] = values``), or with ``accumulate`` added there: IndexPutBackward0."""
+    for k, i in enumerate(indices):
+        if not isinstance(i, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got "
+                            f"{type(i).__name__}")
+        if i.dtype.is_floating_point:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if values.dtype is not input.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{R._TYPE[input.dtype.name]} for the destination and {R._TYPE[values.dtype.name]} "
+            "for the source.")
+    # (the index as arrays: its tensors are no inputs of the node)
+    return M.index_put(input, M._Index.of(input, tuple(indices)), values, accumulate)
+
+
+index_put.inplace_overlap = "full"  # (index_put_ refuses values sharing the target's memory)
+
+
+@public("function")
+def index_put_(input, indices, values, accumulate=False):
+    return inplace(input, index_put, indices, values, accumulate)
+
+
+def _flat_index(index, n, name):
+    """``take``'s and ``put``'s index: int64 positions in the flattened tensor of ``n``
+    elements (negative ones from the end), range-checked."""
+    idx = _long_index(index, name).reshape(-1)
+    bad = (idx < -n) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(idx[bad][0])} on a tensor "
+                         f"of {n} elements.")
+    return idx % n if n else idx
+
+
+@composite("take", variants="function method")
+def take(ctx, x, index):
+    """The elements of ``x``, flattened, at ``index`` (the result has its shape)."""
+    idx = _flat_index(index, x.numel(), "take")
+    ctx.index = index
+    return _take(ctx.backend, x._data.reshape(-1), (idx,)).reshape(index.shape)
+
+
+@take.defvjp
+def take_vjp(ctx, grad):
+    # (PyTorch's: the gradient added into zeros at the positions read)
+    zeros = _zeros_like_shape(ctx.input_shapes[0], grad)
+    return put(zeros, ctx.index, grad, accumulate=True), None
+
+
+take.defjvp(linear(take))
+
+
+@composite("put", variants="function method inplace")
+def put(ctx, x, index, source, accumulate=False):
+    """``x`` with its elements, flattened, at ``index`` set to (or with ``accumulate``
+    increased by) those of ``source``."""
+    idx = _flat_index(index, x.numel(), "put_")
+    if source.numel() != idx.size:
+        raise IndexError("put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, "
+                         f"index.numel() = {idx.size}")
+    if source.dtype is not x.dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {R._TYPE[x.dtype.name]} and source.dtype = "
+                           f"{R._TYPE[source.dtype.name]}")
+    ctx.index, ctx.accumulate = index, accumulate
+    flat = x._data.reshape(-1).copy()  # (x's elements in C order, x left as it is)
+    ctx.backend.scatter(flat, (idx,), source._data.reshape(-1), accumulate)
+    return flat.reshape(x.shape)
+
+
+@put.defvjp
+def put_vjp(ctx, grad):
+    g_src = take(grad, ctx.index).reshape(ctx.input_shapes[2])
+    if ctx.accumulate:
+        return grad, None, g_src
+    zeros = _zeros_like_shape(ctx.input_shapes[2], grad)
+    return put(grad, ctx.index, zeros), None, g_src
+
+
+put.defjvp(linear(put, 0, 2))
+# (their in-place variants refuse a source or index sharing any memory with the target)
+put.inplace_overlap = index_copy.inplace_overlap = "full"
 
 
 # ---------------------------------------------------------------- masks
