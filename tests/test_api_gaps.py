@@ -613,3 +613,53 @@ def test_take_put(fn):
 ])
 def test_take_put_errors(bad):
     _raises_like(lambda lib: bad(lib, lib.zeros(3, 2)))
+
+
+# ---------------------------------------------------------------- cov, corrcoef
+
+COV_DATA = [[1.0, 2.0, 4.0, 7.0], [2.0, 1.0, 0.0, 5.0], [0.0, 3.0, 3.0, 1.0]]
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"correction": 0}, {"fweights": [1, 2, 1, 3]},
+                                    {"aweights": [0.5, 1.0, 2.0, 1.0]},
+                                    {"fweights": [1, 2, 1, 3], "aweights": [0.5, 1.0, 2.0, 1.0],
+                                     "correction": 2}])
+def test_cov(kwargs):
+    def run(lib, x):
+        kw = {k: lib.tensor(v, dtype=lib.float64) if k == "aweights" else
+              lib.tensor(v) if k == "fweights" else v for k, v in kwargs.items()}
+        return [lib.cov(x, **kw), x[1].cov(**kw)]
+
+    _grads_match(run, COV_DATA)
+
+
+def test_corrcoef():
+    _grads_match(lambda lib, x: [lib.corrcoef(x), x[:2].corrcoef(), lib.corrcoef(x[0])],
+                 COV_DATA)
+    for make in [lambda lib: lib.tensor([[1, 2, 4], [0, 1, 1]]),
+                 lambda lib: lib.tensor([[1.0, 2.0], [3.0, 3.0]])]:
+        for name in ["cov", "corrcoef"]:
+            got, want = [getattr(lib, name)(make(lib)) for lib in LIBS]
+            _same(got, want)
+
+
+def test_cov_degrees_of_freedom_warning():
+    for lib in LIBS:
+        with pytest.warns(UserWarning, match=r"^cov\(\): degrees of freedom is <= 0\."):
+            c = lib.cov(lib.tensor([1.0, 2.0]), correction=3)
+        assert c.item() == float("inf")
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib, x: lib.cov(lib.zeros(2, 2, 2)),
+    lambda lib, x: lib.cov(lib.tensor([True])),
+    lambda lib, x: lib.cov(x, fweights=lib.ones(4)),
+    lambda lib, x: lib.cov(x, aweights=lib.ones(4, dtype=lib.int64)),
+    lambda lib, x: lib.cov(x, fweights=lib.tensor([1, 2])),
+    lambda lib, x: lib.cov(x, fweights=lib.tensor([1, -2, 1, 1])),
+    lambda lib, x: lib.cov(x, aweights=lib.ones(2, 2)),
+    lambda lib, x: lib.cov(x, fweights=lib.zeros(4, dtype=lib.int64)),
+    lambda lib, x: lib.corrcoef(lib.zeros(1, 1, 1)),
+])
+def test_cov_errors(bad):
+    _raises_like(lambda lib: bad(lib, lib.tensor(COV_DATA)))
