@@ -443,6 +443,8 @@ OPS = [
       lambda a: _index_fill_np(a), shapes=[(2, 3), "transposed"]),
     U("masked_fill", lambda x: x.masked_fill(ng.tensor([True, False, True]), 0.5),
       lambda a: np.where([True, False, True], 0.5, a), shapes=[(3,), (2, 3)]),
+    U("masked_scatter", lambda x, s: x.masked_scatter(ng.tensor([True, False, True]), s),
+      lambda a, b: _masked_scatter_np(a, b), 2, [((3,), (4,)), ((2, 3), (2, 3))]),
     U("masked_select", lambda x: x.masked_select(ng.tensor([True, False, True])),
       lambda a: np.broadcast_to(a, np.broadcast_shapes(a.shape, (3,)))[
           np.broadcast_to([True, False, True], np.broadcast_shapes(a.shape, (3,)))],
@@ -767,6 +769,13 @@ def _put_np(a, b):
     out = a.copy().reshape(-1)
     np.add.at(out, [1, -1, 1], b)
     return out.reshape(a.shape)
+
+
+def _masked_scatter_np(a, b):
+    out = np.array(a)
+    where = np.broadcast_to([True, False, True], a.shape)
+    out[where] = b.reshape(-1)[:where.sum()]
+    return out
 
 
 def _inplace_on_copy(x, method, *args):

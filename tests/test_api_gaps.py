@@ -663,3 +663,26 @@ def test_cov_degrees_of_freedom_warning():
 ])
 def test_cov_errors(bad):
     _raises_like(lambda lib: bad(lib, lib.tensor(COV_DATA)))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib, x, s: lib.masked_scatter(x, lib.tensor([[True, False], [False, False],
+                                                        [True, True]]), s),
+    lambda lib, x, s: x.masked_scatter(lib.tensor([False, True]), s.t()),
+    lambda lib, x, s: x[0].masked_scatter(lib.tensor([[True, False], [True, True]]), s),
+    lambda lib, x, s: (x * 1).masked_scatter_(lib.tensor([True, False]), s),
+])
+def test_masked_scatter(fn):
+    _index_run(fn)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib, z, m: z.masked_scatter(m.long(), lib.ones(6)),
+    lambda lib, z, m: z.masked_scatter(m, lib.ones(2)),
+    lambda lib, z, m: z.masked_scatter(m, lib.ones(6, dtype=lib.float64)),
+    lambda lib, z, m: z.masked_scatter(lib.ones(3, 3, dtype=lib.bool), lib.ones(9)),
+    lambda lib, z, m: lib.zeros(2, requires_grad=True).masked_scatter_(m[0, :2], lib.ones(2)),
+])
+def test_masked_scatter_errors(bad):
+    _raises_like(lambda lib: bad(lib, lib.zeros(2, 3), lib.tensor([[True, False, True],
+                                                                   [False, True, True]])))

@@ -560,6 +560,46 @@ def masked_select_vjp(ctx, grad):
     return sum_to(full, ctx.input_shapes[0]), None
 
 
+@composite("masked_scatter", variants="function method inplace")
+def masked_scatter(ctx, x, mask, source):
+    """``x`` (broadcast with ``mask``) with the elements where ``mask`` is True replaced, in
+    order, by the first elements of ``source``."""
+    if mask.dtype is not D.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           + R._TYPE[mask.dtype.name])
+    if source.dtype is not x.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           f"{R._TYPE[x.dtype.name]} and {R._TYPE[source.dtype.name]}")
+    shape = cpu.broadcast_shapes(tuple(mask.shape), tuple(x.shape))  # (PyTorch's order)
+    where = np.broadcast_to(mask._host(), shape)
+    k = int(np.count_nonzero(where))
+    if source.numel() < k:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    ctx.mask = mask
+    out = np.array(np.broadcast_to(_host(ctx, x), shape))  # (a C-ordered copy)
+    out[where] = _host(ctx, source).reshape(-1)[:k]
+    return _device(ctx, out)
+
+
+masked_scatter.defjvp(linear(masked_scatter, 0, 2))
+
+
+@masked_scatter.defvjp
+def masked_scatter_vjp(ctx, grad):
+    # (PyTorch's: x's gradient zero where replaced; the source's the gradient where it went,
+    # in order, zeros for the elements not used)
+    g_x = sum_to(masked_fill(grad, ctx.mask, 0), ctx.input_shapes[0])
+    shape = ctx.input_shapes[2]
+    g_src = masked_select(grad, ctx.mask)
+    unused = math.prod(shape) - g_src.numel()
+    if unused:
+        g_src = M.cat([g_src, _zeros_like_shape((unused,), grad)])
+    return g_x, None, M.view(g_src, tuple(shape))
+
+
+masked_scatter.inplace_overlap = "full"
+
+
 @public("function method")
 def nonzero(input, *, as_tuple=False):
     """The indices of the nonzero elements (int64): one row each, or one tensor per dim."""
