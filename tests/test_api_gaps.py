@@ -82,6 +82,7 @@ def test_aliases():
     assert [_node(t) for t in got] == [_node(t) for t in want]
     assert ng.positive(got[-1]) is got[-1]
     _raises_like(lambda lib: lib.positive(lib.tensor([True])))
+    _raises_like(lambda lib: +lib.tensor([True]))
 
 
 def test_ravel():
