@@ -224,9 +224,12 @@ OPS = [
       int_ok=True),
     U("maximum", ng.maximum, np.maximum, 2, B),
     U("minimum", ng.minimum, np.minimum, 2, B),
+    U("fmax", ng.fmax, np.fmax, 2, B),
+    U("fmin", ng.fmin, np.fmin, 2, B),
     U("where", lambda x, y: ng.where(x > y, x, y), lambda a, b: np.where(a > b, a, b), 2, B),
     U("logical_and", ng.logical_and, np.logical_and, 2, B, kink=0.1, grad=False),
     U("logical_or", ng.logical_or, np.logical_or, 2, B, kink=0.1, grad=False),
+    U("logical_xor", ng.logical_xor, np.logical_xor, 2, B, kink=0.1, grad=False),
     # (bitwise ops have no float kernel: the rows run them on the inputs made integers and bools)
     U("bitwise_and", lambda x, y: x.to(ng.int64) & y.to(ng.int64),
       lambda a, b: a.astype(np.int64) & b.astype(np.int64), 2, B, domain=(-20.0, 20.0),
@@ -273,6 +276,12 @@ OPS = [
       node="LinalgVectorNormBackward0", rtol32=1e-4),
     U("logsumexp", lambda x: x.logsumexp(-1),
       lambda a: np.log(np.exp(a).sum(-1)), shapes=REDUCE_SHAPES),
+    U("nansum", lambda x: ng.nansum(x, -1), lambda a: np.nansum(a, -1),
+      shapes=[(4,), (2, 3), "transposed"]),
+    U("aminmax", lambda x: x.aminmax(dim=0).max, lambda a: a.max(0),
+      shapes=[(4,), (2, 3), "transposed"]),
+    U("dist", lambda x, y: ng.dist(x, y, 3), lambda a, b: (np.abs(a - b) ** 3).sum() ** (1 / 3),
+      2, [((3,), (3,)), ((2, 3), (3,))], rtol32=1e-4),
     U("softmax", lambda x: x.softmax(-1),
       lambda a: np.exp(a) / np.exp(a).sum(-1, keepdims=True), shapes=REDUCE_SHAPES),
     U("log_softmax", lambda x: x.log_softmax(0),
@@ -424,10 +433,18 @@ OPS = [
       lambda a: a[[1, 0, 1]], shapes=[(2, 3), "transposed"]),
     U("index_add", lambda x, s: x.index_add(0, ng.tensor([1, 0, 1]), s, alpha=2.0),
       lambda a, b: _index_add_np(a, b), 2, [((2, 3), (3, 3)), ((3,), (3,))]),
+    U("index_copy", lambda x, s: x.index_copy(0, ng.tensor([2, 0]), s),
+      lambda a, b: _index_copy_np(a, b), 2, [((3, 3), (2, 3)), ((3,), (2,))]),
+    U("take", lambda x: x.take(ng.tensor([[0, 3], [-1, 1]])),
+      lambda a: a.reshape(-1)[[[0, 3], [-1, 1]]], shapes=[(4,), (2, 3), "transposed"]),
+    U("put", lambda x, s: x.put(ng.tensor([1, -1, 1]), s, accumulate=True),
+      lambda a, b: _put_np(a, b), 2, [((2, 3), (3,)), ((4,), (3,))]),
     U("index_fill", lambda x: x.index_fill(1, ng.tensor([0, 2]), -1.5),
       lambda a: _index_fill_np(a), shapes=[(2, 3), "transposed"]),
     U("masked_fill", lambda x: x.masked_fill(ng.tensor([True, False, True]), 0.5),
       lambda a: np.where([True, False, True], 0.5, a), shapes=[(3,), (2, 3)]),
+    U("masked_scatter", lambda x, s: x.masked_scatter(ng.tensor([True, False, True]), s),
+      lambda a, b: _masked_scatter_np(a, b), 2, [((3,), (4,)), ((2, 3), (2, 3))]),
     U("masked_select", lambda x: x.masked_select(ng.tensor([True, False, True])),
       lambda a: np.broadcast_to(a, np.broadcast_shapes(a.shape, (3,)))[
           np.broadcast_to([True, False, True], np.broadcast_shapes(a.shape, (3,)))],
@@ -452,6 +469,12 @@ OPS = [
       shapes=[(4,), (2, 3), "transposed"], domain=(0.5, 1.5)),
     U("sort", lambda x: x.sort(-1, descending=True).values, lambda a: -np.sort(-a, -1),
       shapes=[(4,), (2, 3), "transposed"]),
+    U("cummax", lambda x: x.cummax(-1).values, lambda a: np.maximum.accumulate(a, -1),
+      shapes=[(4,), (2, 3), "transposed"]),
+    U("cummin", lambda x: x.cummin(0).values, lambda a: np.minimum.accumulate(a, 0),
+      shapes=[(4,), (2, 3)]),
+    U("logcumsumexp", lambda x: x.logcumsumexp(-1), lambda a: np.logaddexp.accumulate(a, -1),
+      shapes=[(4,), (2, 3), "transposed"]),
     U("topk", lambda x: x.topk(2, 0).values, lambda a: -np.sort(-a, 0)[:2],
       shapes=[(4,), (3, 2), "transposed"]),
     U("kthvalue", lambda x: x.kthvalue(2, 0, keepdim=True).values,
@@ -471,6 +494,10 @@ OPS = [
     U("isneginf", lambda x: ng.isneginf(x / x.round()), lambda a: np.isneginf(a / np.round(a)),
       shapes=S2, grad=False, same_dtype=False),
     U("isfinite", lambda x: ng.isfinite(x / x.round()), lambda a: np.isfinite(a / np.round(a)),
+      shapes=S2, grad=False, same_dtype=False),
+    U("compare", lambda x, y: _inplace_on_copy(x, "gt_", y), lambda a, b: (a > b).astype(a.dtype),
+      2, [((2, 3), (3,)), ((3,), (3,))], node="GtBackward1"),
+    U("signbit", lambda x: ng.signbit(x * x.round()), lambda a: np.signbit(a * np.round(a)),
       shapes=S2, grad=False, same_dtype=False),
     U("nan_to_num", lambda x: ng.nan_to_num(x, nan=0.5, posinf=2.0), lambda a: a, shapes=S2),
     U("lgamma", lambda x: x.lgamma(), np.vectorize(math.lgamma), domain=(0.5, 3.0), shapes=S2),
@@ -730,6 +757,25 @@ def _index_put(x):
     y = x * 1
     y[0] = x[1] * 2
     return y
+
+
+def _index_copy_np(a, b):
+    out = a.copy()
+    out[[2, 0]] = b
+    return out
+
+
+def _put_np(a, b):
+    out = a.copy().reshape(-1)
+    np.add.at(out, [1, -1, 1], b)
+    return out.reshape(a.shape)
+
+
+def _masked_scatter_np(a, b):
+    out = np.array(a)
+    where = np.broadcast_to([True, False, True], a.shape)
+    out[where] = b.reshape(-1)[:where.sum()]
+    return out
 
 
 def _inplace_on_copy(x, method, *args):

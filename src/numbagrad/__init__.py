@@ -26,8 +26,8 @@ from .dtypes import dtype, float32, float64, int32, int64  # noqa: F401
 from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
 from .factory import (  # noqa: F401
     BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace,
-    manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm, tensor,
-    zeros, zeros_like,
+    logspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
+    tensor, zeros, zeros_like,
 )
 from .random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state,
@@ -65,6 +65,18 @@ def is_tensor(obj) -> bool:
 
 def is_floating_point(input: Tensor) -> bool:
     return input.is_floating_point()
+
+
+def is_nonzero(input: Tensor) -> bool:
+    return input.is_nonzero()
+
+
+def is_same_size(input: Tensor, other: Tensor) -> bool:
+    return input.is_same_size(other)
+
+
+def is_signed(input: Tensor) -> bool:
+    return input.is_signed()
 
 
 def numel(t: Tensor) -> int:

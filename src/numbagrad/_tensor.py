@@ -253,6 +253,33 @@ class Tensor:
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
 
+    def is_complex(self) -> bool:
+        return False  # (numbagrad has no complex dtypes)
+
+    def is_signed(self) -> bool:
+        return self.dtype.is_signed
+
+    @property
+    def is_cpu(self) -> bool:
+        return not self.is_cuda
+
+    @property
+    def itemsize(self) -> int:
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes of its elements (an expanded tensor's counted once per element, as
+        PyTorch's ``numel() * itemsize``)."""
+        return self.numel() * self.dtype.itemsize
+
+    def is_same_size(self, other) -> bool:
+        return self.shape == other.shape
+
+    def is_nonzero(self) -> bool:
+        """The one element's truth, with ``bool(t)``'s refusals of other sizes."""
+        return self.__bool__()
+
     def data_ptr(self) -> int:
         a = self._data
         if type(a) is np.ndarray:
@@ -514,8 +541,8 @@ class Tensor:
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(
-                f"Boolean value of Tensor with {'more than one' if self._data.size else 'no'} "
-                "value is ambiguous"
+                "Boolean value of Tensor with "
+                f"{'more than one value' if self._data.size else 'no values'} is ambiguous"
             )
         return bool(self._host().reshape(-1)[0])
 

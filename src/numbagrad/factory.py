@@ -223,6 +223,16 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     return _finish(np.linspace(start, end, int(steps)).astype(_dt(dtype).np), requires_grad, device)
 
 
+def logspace(start, end, steps, base=10.0, dtype=None, device=None,
+             requires_grad=False) -> Tensor:
+    """``base ** linspace(start, end, steps)``, computed in float64 and then cast."""
+    device = _check_device(device)
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    values = np.power(float(base), np.linspace(start, end, int(steps)))
+    return _finish(values.astype(_dt(dtype).np), requires_grad, device)
+
+
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     return _finish(np.eye(n, n if m is None else m, dtype=_dt(dtype).np), requires_grad, device)

@@ -226,7 +226,7 @@ class _Methods:
         return _F.matmul(other, self)
 
     def __pos__(self):
-        return self
+        return _F.positive(self)  # (itself; refused for a bool tensor, as PyTorch's)
 
     def __invert__(self):
         return _F.bitwise_not(self)

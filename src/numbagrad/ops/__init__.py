@@ -63,6 +63,8 @@ def _tensors_only(fn, variants="function method", aliases=""):
 
 maximum = _tensors_only(E.maximum.function)
 minimum = _tensors_only(E.minimum.function)
+fmax = _tensors_only(E.fmax.function)
+fmin = _tensors_only(E.fmin.function)
 
 
 def _is_scalar(v) -> bool:
@@ -110,7 +112,7 @@ def add(input, other, *, alpha=1):
 add.out_overlap = True  # (its in-place variant is add_ below)
 
 
-@public("function method inplace")
+@public("function method inplace", aliases="subtract")
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``."""
     if alpha == 1 and type(alpha) is not bool:
@@ -129,6 +131,14 @@ def rsub(x, other):
         dt = D.result_type(x, other)
         return E.rsub(x if dt is x.dtype else x.to(dt), other)
     return _sub(other, x)
+
+
+@public("function method")
+def positive(input):
+    """``input`` itself (``+input``), which PyTorch refuses for a bool tensor."""
+    if input.dtype is D.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
 
 
 @public("function method")

@@ -52,7 +52,7 @@ def abs(x):
 abs.defvjp(lambda grad, x: grad * sign(x))
 
 
-@unary("sign", variants="function method")
+@unary("sign", variants="function method inplace")
 def sign(x):
     # NaN has no sign: PyTorch returns 0 for it, as for 0 itself
     if x > 0:
@@ -89,7 +89,7 @@ def log(x):
 log.defvjp(lambda grad, x: grad / x)
 
 
-@unary("log1p", node="Log1PBackward0", dtype="float", variants="function method")
+@unary("log1p", node="Log1PBackward0", dtype="float", variants="function method inplace")
 def log1p(x):
     if x > -1:
         return math.log1p(x)
@@ -101,7 +101,7 @@ def log1p(x):
 log1p.defvjp(lambda grad, x: grad / (x + 1))
 
 
-@unary("expm1", dtype="float", variants="function method")
+@unary("expm1", dtype="float", variants="function method inplace")
 def expm1(x):
     return math.expm1(x)
 
@@ -117,7 +117,7 @@ def sqrt(x):
 sqrt.defvjp(lambda grad, result: grad / (2 * result))
 
 
-@unary("rsqrt", dtype="float", variants="function method")
+@unary("rsqrt", dtype="float", variants="function method inplace")
 def rsqrt(x):
     return 1 / math.sqrt(x) if x >= 0 else math.nan
 
@@ -149,7 +149,7 @@ def cos(x):
 cos.defvjp(lambda grad, x: -grad * sin(x))
 
 
-@unary("tan", dtype="float", variants="function method")
+@unary("tan", dtype="float", variants="function method inplace")
 def tan(x):
     return math.tan(x)
 
@@ -662,7 +662,7 @@ def clamp_vjp(grad, x, min, max):
     return where(x >= min, where(x <= max, grad, 0), 0)
 
 
-@unary("logical_not", dtype="bool", variants="function method")
+@unary("logical_not", dtype="bool", variants="function method inplace")
 def logical_not(x):
     return not x
 
@@ -942,6 +942,49 @@ def minimum_vjp_y(grad, x, y):
 minimum.defvjp(minimum_vjp_x, minimum_vjp_y)
 
 
+@binary("fmax")
+def fmax(x, y):
+    """``maximum`` ignoring NaN: the other operand where one is NaN."""
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x >= y else y
+
+
+# (PyTorch's formulas: x's gradient where x >= y or y is NaN, y's everywhere else)
+def fmax_vjp_x(grad, x, y):
+    return masked_fill_scalar(grad, logical_not(logical_or(x >= y, y != y)), 0)
+
+
+def fmax_vjp_y(grad, x, y):
+    return masked_fill_scalar(grad, logical_or(x >= y, y != y), 0)
+
+
+fmax.defvjp(fmax_vjp_x, fmax_vjp_y)
+
+
+@binary("fmin")
+def fmin(x, y):
+    """``minimum`` ignoring NaN: the other operand where one is NaN."""
+    if x != x:
+        return y
+    if y != y:
+        return x
+    return x if x <= y else y
+
+
+def fmin_vjp_x(grad, x, y):
+    return masked_fill_scalar(grad, logical_not(logical_or(x <= y, y != y)), 0)
+
+
+def fmin_vjp_y(grad, x, y):
+    return masked_fill_scalar(grad, logical_or(x <= y, y != y), 0)
+
+
+fmin.defvjp(fmin_vjp_x, fmin_vjp_y)
+
+
 @binary("masked_fill_scalar", node="MaskedFillBackward0")
 def masked_fill_scalar(x, mask, value):
     """``x.masked_fill(mask, value)`` for a number ``value``, as PyTorch's formulas call it
@@ -961,14 +1004,19 @@ def where(cond, x, y):
 where.defvjp(None, lambda grad, cond: where(cond, grad, 0), lambda grad, cond: where(cond, 0, grad))
 
 
-@binary("logical_and", dtype="bool", variants="function method")
+@binary("logical_and", dtype="bool", variants="function method inplace")
 def logical_and(x, y):
     return (x != 0) and (y != 0)
 
 
-@binary("logical_or", dtype="bool", variants="function method")
+@binary("logical_or", dtype="bool", variants="function method inplace")
 def logical_or(x, y):
     return (x != 0) or (y != 0)
+
+
+@binary("logical_xor", dtype="bool", variants="function method inplace")
+def logical_xor(x, y):
+    return (x != 0) != (y != 0)
 
 
 @binary("bitwise_and", refuse_float=_no_kernel("bitwise_and_cpu", "Float"),
@@ -1000,7 +1048,7 @@ def eq(x, y):
     return x == y
 
 
-@binary("ne", dtype="bool", variants="function method")
+@binary("ne", dtype="bool", variants="function method", aliases="not_equal")
 def ne(x, y):
     return x != y
 
@@ -1010,7 +1058,7 @@ def lt(x, y):
     return x < y
 
 
-@binary("le", dtype="bool", variants="function method")
+@binary("le", dtype="bool", variants="function method", aliases="less_equal")
 def le(x, y):
     return x <= y
 
@@ -1020,7 +1068,7 @@ def gt(x, y):
     return x > y
 
 
-@binary("ge", dtype="bool", variants="function method")
+@binary("ge", dtype="bool", variants="function method", aliases="greater_equal")
 def ge(x, y):
     return x >= y
 
@@ -1052,6 +1100,11 @@ def isposinf(x):
 @unary("isneginf", dtype="bool")
 def isneginf(x):
     return x < 0 and x - x != 0
+
+
+@unary("signbit", dtype="bool")  # (float inputs: ops/pointwise.py's signbit)
+def signbit(x):
+    return math.copysign(1.0, x) < 0  # (-0.0 and a NaN with its sign bit set too)
 
 
 @unary("isfinite", dtype="bool")

@@ -22,6 +22,7 @@ from . import elementwise as E
 from . import movement as M
 from . import reduce as R
 from .forward import ERR_NO_JVP, linear
+from .inplace import inplace
 from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- helpers
@@ -348,6 +349,157 @@ def index_fill_vjp(ctx, grad):
     return g_x, None, index_select(grad, ctx.dim, ctx.index).sum()
 
 
+def _long_index(index, name):
+    """An index tensor's values on the host, where PyTorch's ``name`` takes int64 only."""
+    if index.dtype is not D.int64:
+        raise RuntimeError(f"{name}(): Expected a long tensor for index, but got "
+                           f"{R._TYPE[index.dtype.name]}")
+    return index._host()
+
+
+@composite("index_copy", variants="function method inplace")
+def index_copy(ctx, x, dim, index, source):
+    """``x`` with the slices ``index`` along ``dim`` replaced by those of ``source``."""
+    d = _dim(x, dim)
+    if index.ndim > 1:
+        raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
+    n_idx = index.numel()
+    if source.ndim == 0 and n_idx != 1:
+        raise IndexError("index_copy_(): When source is scalar, index should have one element "
+                         f"(got {n_idx})")
+    if source.ndim != x.ndim and source.ndim and x.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({source.ndim}), "
+                         f"destination dimensionality ({x.ndim})")
+    idx = _long_index(index, "index_copy_").reshape(-1)
+    if source.dtype is not x.dtype:
+        raise RuntimeError("index_copy_(): self and source expected to have the same dtype, but "
+                           f"got (self) {R._TYPE[x.dtype.name]} and (source) "
+                           f"{R._TYPE[source.dtype.name]}")
+    rest_x = [n for k, n in enumerate(x.shape) if k != d]
+    rest_src = [n for k, n in enumerate(source.shape) if k != d]
+    if source.ndim and x.ndim and rest_x != rest_src:
+        raise RuntimeError(
+            "index_copy_(): Source/destination tensor must have same slice shapes. Destination "
+            f"slice shape: {' '.join(map(str, rest_x))} at dimension {d} and source slice "
+            f"shape: {' '.join(map(str, rest_src))} at dimension 0.")
+    n_src = source.shape[d] if source.ndim else 1
+    if n_idx != n_src:
+        raise IndexError(f"index_copy_(): Number of indices ({n_idx}) should be equal to "
+                         f"source.size(dim) ({n_src})")
+    n = x.shape[d] if x.ndim else 1
+    bad = (idx < 0) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"index_copy_(): index {int(idx[bad][0])} is out of bounds for "
+                         f"dimension {d} with size {n}")
+    ctx.dim, ctx.index = d, index
+    out = x._data.copy()
+    if x.ndim == 0:
+        return source._data.reshape(()).copy()
+    src = source._data.reshape((n_idx,)) if source.ndim == 0 else source._data
+    ctx.backend.scatter(out, (slice(None),) * d + (idx,), src, False)
+    return out
+
+
+@index_copy.defvjp
+def index_copy_vjp(ctx, grad):
+    # (PyTorch's: x's gradient with the copied slices zeroed, the source's those slices)
+    g_src = index_select(grad, ctx.dim, ctx.index).reshape(ctx.input_shapes[2])
+    return index_fill(grad, ctx.dim, ctx.index, 0), None, g_src
+
+
+index_copy.defjvp(linear(index_copy, 0, 3))
+
+
+@public("function method inplace")
+def index_put(input, indices, values, accumulate=False):
+    """``input`` with ``values`` written at the positions the index tensors ``indices`` give
+    (``input[indices] = values``), or with ``accumulate`` added there: IndexPutBackward0."""
+    for k, i in enumerate(indices):
+        if not isinstance(i, Tensor):
+            raise TypeError(f"expected Tensor as element {k} in argument 0, but got "
+                            f"{type(i).__name__}")
+        if i.dtype.is_floating_point:
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+    if values.dtype is not input.dtype:
+        raise RuntimeError(
+            "Index put requires the source and destination dtypes match, got "
+            f"{R._TYPE[input.dtype.name]} for the destination and {R._TYPE[values.dtype.name]} "
+            "for the source.")
+    # (the index as arrays: its tensors are no inputs of the node)
+    return M.index_put(input, M._Index.of(input, tuple(indices)), values, accumulate)
+
+
+index_put.inplace_overlap = "full"  # (index_put_ refuses values sharing the target's memory)
+
+
+@public("function")
+def index_put_(input, indices, values, accumulate=False):
+    return inplace(input, index_put, indices, values, accumulate)
+
+
+def _flat_index(index, n, name):
+    """``take``'s and ``put``'s index: int64 positions in the flattened tensor of ``n``
+    elements (negative ones from the end), range-checked."""
+    idx = _long_index(index, name).reshape(-1)
+    bad = (idx < -n) | (idx >= n)
+    if bad.any():
+        raise IndexError(f"out of range: tried to access index {int(idx[bad][0])} on a tensor "
+                         f"of {n} elements.")
+    return idx % n if n else idx
+
+
+@composite("take", variants="function method")
+def take(ctx, x, index):
+    """The elements of ``x``, flattened, at ``index`` (the result has its shape)."""
+    idx = _flat_index(index, x.numel(), "take")
+    ctx.index = index
+    return _take(ctx.backend, x._data.reshape(-1), (idx,)).reshape(index.shape)
+
+
+@take.defvjp
+def take_vjp(ctx, grad):
+    # (PyTorch's: the gradient added into zeros at the positions read)
+    zeros = _zeros_like_shape(ctx.input_shapes[0], grad)
+    return put(zeros, ctx.index, grad, accumulate=True), None
+
+
+take.defjvp(linear(take))
+
+
+@composite("put", variants="function method inplace")
+def put(ctx, x, index, source, accumulate=False):
+    """``x`` with its elements, flattened, at ``index`` set to (or with ``accumulate``
+    increased by) those of ``source``."""
+    idx = _flat_index(index, x.numel(), "put_")
+    if source.numel() != idx.size:
+        raise IndexError("put_(): Expected source and index to have the same number of "
+                         f"elements, but got source.numel() = {source.numel()}, "
+                         f"index.numel() = {idx.size}")
+    if source.dtype is not x.dtype:
+        raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
+                           f"self.dtype = {R._TYPE[x.dtype.name]} and source.dtype = "
+                           f"{R._TYPE[source.dtype.name]}")
+    ctx.index, ctx.accumulate = index, accumulate
+    flat = x._data.reshape(-1).copy()  # (x's elements in C order, x left as it is)
+    ctx.backend.scatter(flat, (idx,), source._data.reshape(-1), accumulate)
+    return flat.reshape(x.shape)
+
+
+@put.defvjp
+def put_vjp(ctx, grad):
+    g_src = take(grad, ctx.index).reshape(ctx.input_shapes[2])
+    if ctx.accumulate:
+        return grad, None, g_src
+    zeros = _zeros_like_shape(ctx.input_shapes[2], grad)
+    return put(grad, ctx.index, zeros), None, g_src
+
+
+put.defjvp(linear(put, 0, 2))
+# (their in-place variants refuse a source or index sharing any memory with the target)
+put.inplace_overlap = index_copy.inplace_overlap = "full"
+
+
 # ---------------------------------------------------------------- masks
 
 
@@ -406,6 +558,46 @@ masked_select.defjvp(linear(masked_select))
 def masked_select_vjp(ctx, grad):
     full = M.index_put_zeros(grad, M._Index(ctx.where, {"advanced"}), ctx.shape)
     return sum_to(full, ctx.input_shapes[0]), None
+
+
+@composite("masked_scatter", variants="function method inplace")
+def masked_scatter(ctx, x, mask, source):
+    """``x`` (broadcast with ``mask``) with the elements where ``mask`` is True replaced, in
+    order, by the first elements of ``source``."""
+    if mask.dtype is not D.bool_:
+        raise RuntimeError("masked_scatter_ only supports boolean masks, but got mask with dtype "
+                           + R._TYPE[mask.dtype.name])
+    if source.dtype is not x.dtype:
+        raise RuntimeError("masked_scatter: expected self and source to have same dtypes but got"
+                           f"{R._TYPE[x.dtype.name]} and {R._TYPE[source.dtype.name]}")
+    shape = cpu.broadcast_shapes(tuple(mask.shape), tuple(x.shape))  # (PyTorch's order)
+    where = np.broadcast_to(mask._host(), shape)
+    k = int(np.count_nonzero(where))
+    if source.numel() < k:
+        raise RuntimeError("Number of elements of source < number of ones in mask")
+    ctx.mask = mask
+    out = np.array(np.broadcast_to(_host(ctx, x), shape))  # (a C-ordered copy)
+    out[where] = _host(ctx, source).reshape(-1)[:k]
+    return _device(ctx, out)
+
+
+masked_scatter.defjvp(linear(masked_scatter, 0, 2))
+
+
+@masked_scatter.defvjp
+def masked_scatter_vjp(ctx, grad):
+    # (PyTorch's: x's gradient zero where replaced; the source's the gradient where it went,
+    # in order, zeros for the elements not used)
+    g_x = sum_to(masked_fill(grad, ctx.mask, 0), ctx.input_shapes[0])
+    shape = ctx.input_shapes[2]
+    g_src = masked_select(grad, ctx.mask)
+    unused = math.prod(shape) - g_src.numel()
+    if unused:
+        g_src = M.cat([g_src, _zeros_like_shape((unused,), grad)])
+    return g_x, None, M.view(g_src, tuple(shape))
+
+
+masked_scatter.inplace_overlap = "full"
 
 
 @public("function method")
@@ -538,6 +730,12 @@ def diag_embed(ctx, x, offset=0, dim1=-2, dim2=-1):
 
 diag_embed.defvjp(lambda ctx, grad: diagonal(grad, *ctx.args))
 diag_embed.defjvp(linear(diag_embed))
+
+
+@public("function method")
+def diagflat(input, offset=0):
+    """The elements of ``input``, flattened, as the diagonal ``offset`` of a square matrix."""
+    return diag(M.ravel(input), offset)
 
 
 @public("function method")
@@ -739,7 +937,7 @@ def unbind_vjp(ctx, grads):
 # ---------------------------------------------------------------- cumulative products
 
 
-@composite("cumprod", variants="function method")
+@composite("cumprod", variants="function method inplace")
 def cumprod(ctx, x, dim, *, dtype=None):
     """The running products of ``x`` along ``dim`` (integer and bool products are int64)."""
     ctx.dim = _dim(x, dim)
@@ -849,6 +1047,87 @@ sort_op.defvjp(_selected_vjp)
 @public("function method")
 def sort(input, dim=-1, descending=False, stable=False):
     return sort_op(input, dim, descending, stable)
+
+
+@public("function method")
+def msort(input):
+    """``input`` sorted along its first dim."""
+    return sort_op(input, 0).values
+
+
+def _cumulative_extreme(ctx, x, dim, name, better):
+    """(values, indices) of the running maximum or minimum along ``dim``: an element takes
+    over where ``better(it, current)`` (ties included: the last of equal values), and a NaN
+    takes over and stays, as PyTorch's cummax and cummin."""
+    d = _selected(ctx, x, dim, name, name.capitalize() + "Backward0")
+    a = _host(ctx, x)
+    if x.ndim == 0:
+        return _device(ctx, (a.copy(), np.zeros((), np.int64)))
+    rows = np.moveaxis(a, d, 0)
+    values, indices = np.empty_like(rows), np.zeros(rows.shape, np.int64)
+    if len(rows):
+        current, at = rows[0], indices[0]
+        for i, row in enumerate(rows):
+            take = better(row, current) | (row != row)
+            current, at = np.where(take, row, current), np.where(take, i, at)
+            values[i], indices[i] = current, at
+    return _device(ctx, (np.ascontiguousarray(np.moveaxis(values, 0, d)),
+                         np.ascontiguousarray(np.moveaxis(indices, 0, d))))
+
+
+def _cumulative_extreme_vjp(ctx, grads):
+    """Each value's gradient added into the element its index names (PyTorch's
+    cummaxmin_backward: several values may name one element)."""
+    grad, idx = grads[0], ctx["indices"]
+    shape = ctx.input_shapes[0]
+    if not shape:
+        return grad
+    return scatter_add(_zeros_like_shape(shape, grad), ctx.dim, idx, grad)
+
+
+@composite("cummax", variants="function method")
+def cummax(ctx, x, dim):
+    return _cumulative_extreme(ctx, x, dim, "cummax", np.greater_equal)
+
+
+@composite("cummin", variants="function method")
+def cummin(ctx, x, dim):
+    return _cumulative_extreme(ctx, x, dim, "cummin", np.less_equal)
+
+
+cummax.defvjp(_cumulative_extreme_vjp)
+cummin.defvjp(_cumulative_extreme_vjp)
+
+
+@composite("logcumsumexp", variants="function method")
+def logcumsumexp(ctx, x, dim):
+    """``log(cumsum(exp(x)))`` along ``dim``, without overflow."""
+    d = ctx.dim = _dim(x, dim)
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError('"logcumsumexp_out_cpu" not implemented for '
+                                  f"'{D.SCALAR_TYPE[x.dtype.name]}'")
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    a = _host(ctx, x)
+    return _device(ctx, a.copy() if x.ndim == 0 else np.logaddexp.accumulate(a, axis=d))
+
+
+@logcumsumexp.defvjp
+def logcumsumexp_vjp(ctx, grad):
+    # PyTorch's logcumsumexp_backward: sum_{k >= i} g_k exp(x_i - result_k), with the positive
+    # and the negative parts of g each summed in log space (no overflow, no cancellation)
+    x, result, d = ctx["x"], ctx["result"], ctx.dim
+    if x.ndim == 0:
+        return grad
+    lowest = float(np.finfo(grad.dtype.np).min)
+    log_abs = E.log(E.abs(grad))
+
+    def summed_from_the_end(t):
+        return flip(logcumsumexp(flip(t, d), d), d)
+
+    positive = summed_from_the_end(E.where(grad > 0, log_abs, lowest) - result)
+    negative = summed_from_the_end(E.where(grad < 0, log_abs, lowest) - result)
+    return E.exp(positive + x) - E.exp(negative + x)
 
 
 @public("function method")
@@ -1046,15 +1325,44 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
         inverse = inverse.reshape(-1)
 
-    def out(v, dtype=None):
+    return _unique_results(dev, values, inverse, counts, return_inverse, return_counts)
+
+
+def _unique_results(dev, values, inverse, counts, return_inverse, return_counts):
+    """``unique``'s result: the values, then the inverse and the counts asked for (int64)."""
+
+    def out(v, dtype):
         return Tensor._make(_on(np.ascontiguousarray(v, dtype), dev))
 
-    res = (out(values, a.dtype),)
+    res = (out(values, values.dtype),)
     if return_inverse:
         res += (out(inverse, np.int64),)
     if return_counts:
         res += (out(counts, np.int64),)
     return res[0] if len(res) == 1 else res
+
+
+@public("function method")
+def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
+    """The values (or slices along ``dim``) with each run of equal neighbours kept once, with
+    the index of each element's run (``return_inverse``) and each run's length
+    (``return_counts``)."""
+    a = input._host()
+    if dim is None:
+        rows = a.reshape(-1)
+        changed = rows[1:] != rows[:-1]
+    else:
+        d = _wrap_dim(dim, a.ndim)
+        rows = np.moveaxis(a, d, 0)
+        changed = (rows[1:] != rows[:-1]).reshape(max(len(rows) - 1, 0), -1).any(axis=1)
+    run = np.cumsum(np.concatenate([[0], changed]).astype(np.int64)) if len(rows) else (
+        np.zeros(0, np.int64))
+    starts = np.flatnonzero(np.concatenate([[True], changed])) if len(rows) else run
+    values = rows[starts] if dim is None else np.moveaxis(rows[starts], 0, d)
+    counts = np.diff(np.append(starts, len(rows)))
+    inverse = run.reshape(a.shape) if dim is None else run
+    return _unique_results(input.device, values, inverse, counts, return_inverse,
+                           return_counts)
 
 
 @public("function method")

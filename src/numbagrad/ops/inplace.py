@@ -552,6 +552,24 @@ def copy_(x, src):
     return assign_inplace(x, copy(x, src))
 
 
+def view_inplace(x, op, node, *args):
+    """``x.t_()``, ``x.unsqueeze_(d)``: ``x`` takes the shape and strides of the view
+    ``op(x, *args)`` of its memory, and that view's node under ``node``, PyTorch's name for the
+    in-place variant (TBackward1). Its version moves, as PyTorch's does."""
+    check_inplace(x)
+    v = op(x, *args)  # (a bad argument raises here, x unchanged)
+    x._data = v._data
+    x._bump()
+    if v._grad_fn is None:
+        return x
+    v._grad_fn.__class__ = op.node_class(node)
+    x._grad_fn, x._output_nr, x._requires_grad = v._grad_fn, 0, True
+    if x._base is not None:
+        # (x stays a view of its base: its node is this one, not one re-derived from the base)
+        x._view_src, x._view_version = x._base._grad_fn, x._version_cell[0]
+    return x
+
+
 def _one_mask(where):
     """Whether the index is one bool mask."""
     return len(where.index) == 1 and getattr(where.index[0], "dtype", None) == np.bool_

@@ -411,7 +411,7 @@ def cross(input, other, dim=None):
     return linalg_cross(input, other, dim)
 
 
-@public("function")
+@public("function method")
 def kron(input, other):
     """The Kronecker product: every element of ``input`` times the whole of ``other``."""
     n = max(input.ndim, other.ndim)
@@ -420,6 +420,76 @@ def kron(input, other):
     a = M.reshape(input, tuple(v for s in a_shape for v in (s, 1)))
     b = M.reshape(other, tuple(v for s in b_shape for v in (1, s)))
     return M.unsafe_view(E.mul(a, b), tuple(p * q for p, q in zip(a_shape, b_shape)))
+
+
+def _check_weights(w, kind, n, integral):
+    """PyTorch's checks of ``cov``'s fweights (``integral``) or aweights."""
+    if w.ndim > 1:
+        raise RuntimeError(f"cov(): expected {kind} to have one or fewer dimensions but got "
+                           f"{kind} with {w.ndim} dimensions")
+    if w.dtype.is_floating_point == integral or w.dtype is D.bool_:
+        raise RuntimeError(f"cov(): expected {kind} to have "
+                           f"{'integral' if integral else 'floating point'} dtype but got "
+                           f"{kind} with {_TYPE[w.dtype.name]} dtype")
+    if w.numel() != n:
+        raise RuntimeError(f"cov(): expected {kind} to have the same numel as there are "
+                           f"observations in the input but got {w.numel()} != {n}")
+    if n and bool(w.min() < 0):
+        raise RuntimeError(f"cov(): {kind} cannot be negative")
+
+
+@public("function method")
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables (rows) of ``input`` over its observations
+    (columns), optionally weighted: PyTorch's composition (DivBackward0, then squeezed)."""
+    if input.ndim > 2:
+        raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.ndim} dimensions")
+    if input.dtype is D.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = M.view(input, 1, -1) if input.ndim < 2 else input
+    n = x.shape[1]
+    w = None
+    if fweights is not None:
+        _check_weights(fweights, "fweights", n, True)
+        w = fweights
+    if aweights is not None:
+        _check_weights(aweights, "aweights", n, False)
+        w = aweights if w is None else w * aweights
+    if w is None:
+        w_sum = Tensor._make(np.asarray(n, np.int64)).to(input.device)
+    else:
+        w_sum = w.sum()
+        if not bool(w_sum != 0):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = (x if w is None else x * w).sum(1) / w_sum
+    if w is not None and aweights is not None and correction != 0:
+        norm_factor = w_sum - correction * (w * aweights).sum() / w_sum
+    else:
+        norm_factor = w_sum - correction
+    if bool(norm_factor <= 0):
+        warnings.warn("cov(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the number of observations.", UserWarning, stacklevel=3)
+        norm_factor = norm_factor.zero_()
+    x = x - M.unsqueeze(avg, 1)
+    c = mm(x, M.t(x if w is None else x * w))
+    return M.squeeze(c / norm_factor)
+
+
+@public("function method")
+def corrcoef(input):
+    """Pearson's correlation coefficients of the variables (rows) of ``input``: ``cov``
+    normalized by the standard deviations, clipped to [-1, 1] (as PyTorch and NumPy)."""
+    if input.ndim > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer dimensions but got "
+                           f"an input with {input.ndim} dimensions")
+    c = cov(input)
+    if c.ndim == 0:
+        return c / c  # (NaN for a covariance of 0, NaN or inf: 1 otherwise)
+    stddev = c.diagonal().sqrt()
+    c = c / M.view(stddev, -1, 1)
+    c = c / M.view(stddev, 1, -1)
+    return c.clip(-1, 1)
 
 
 @public("function")

@@ -202,6 +202,13 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, shape)
 
 
+@public("function method")
+def ravel(input):
+    """``input`` flattened: a view when it is contiguous, else a contiguous copy viewed (as
+    PyTorch's ``contiguous().view(-1)``: CloneBackward0, then ViewBackward0)."""
+    return view(contiguous(input), -1)
+
+
 @composite("permute", view=True, variants="function method")
 def permute(ctx, x, *dims):
     if not dims:
@@ -913,8 +920,9 @@ _INDEX_PUT_KINDS = {"advanced", "slice", "ellipsis"}
 
 
 @composite("index_put", node="CopySlices")
-def index_put(ctx, x, index, value):
-    """``x`` with ``value`` written at ``index`` (the out-of-place core of ``x[index] = value``)."""
+def index_put(ctx, x, index, value, accumulate=False):
+    """``x`` with ``value`` written at ``index`` (the out-of-place core of ``x[index] = value``);
+    with ``accumulate`` (an advanced index), added there, repeated positions adding up."""
     if not isinstance(index, _Index):
         index = _Index.of(x, index)
     _save_sources(ctx, index)
@@ -922,10 +930,36 @@ def index_put(ctx, x, index, value):
     if advanced and index.kinds <= _INDEX_PUT_KINDS:
         # PyTorch writes other index kinds through a view first: its node is then CopySlices
         ctx.node_name = "IndexPutBackward0"
-    ctx.index, ctx.kinds = index.index, index.kinds
+    ctx.index, ctx.kinds, ctx.accumulate = index.index, index.kinds, accumulate
     out = x._data.copy()
+    if accumulate:
+        where = _in_bounds(out.shape, index.index)
+        region = region_shape(out.shape, where)
+        if not _fits(value.shape, region):
+            raise _shape_mismatch(value.shape, region)
+        ctx.backend.scatter(out, where, expand(value.detach(), region)._data, True)
+        return out
     write_region(out, index.index, value._data if isinstance(value, Tensor) else value, advanced)
     return out
+
+
+def _in_bounds(shape, index):
+    """An index of integer and bool arrays (``index_put``'s), its integers range-checked (in
+    PyTorch's words) and made non-negative: an accumulating write checks none itself."""
+    out, d = [], 0
+    for item in index:
+        if item.dtype == np.bool_:
+            out.append(item)
+            d += item.ndim
+            continue
+        n = shape[d]
+        bad = (item < -n) | (item >= n)
+        if bad.any():
+            raise IndexError(f"index {int(item[bad].flat[0])} is out of bounds for dimension "
+                             f"{d} with size {n}")
+        out.append(item % n if n else item)
+        d += 1
+    return tuple(out)
 
 
 def write_region(a, index, value, advanced):
@@ -993,7 +1027,8 @@ def index_put_vjp(ctx, grad):
     _check_sources(ctx)
     # (recorded: x's gradient is the same index_put as the forward's, PyTorch's
     # grad.index_put(indices, zeros): IndexPutBackward0, or CopySlices through a view)
-    g_x = index_put(grad, _Index(ctx.index, ctx.kinds if _grad_state.enabled else ()), 0)
+    g_x = grad if ctx.accumulate else index_put(
+        grad, _Index(ctx.index, ctx.kinds if _grad_state.enabled else ()), 0)
     if len(ctx.input_shapes) == 1:
         return g_x
     shape = tuple(ctx.input_shapes[1])

@@ -10,8 +10,8 @@ from .. import dtypes as D
 from .._tensor import Tensor
 from . import elementwise as E
 from . import movement as M
-from .inplace import _CAST_NAMES, inplace
-from .registry import public
+from .inplace import _CAST_NAMES, _zeros, inplace
+from .registry import composite, public
 
 
 def _no_kernel(kernel, dt):
@@ -44,6 +44,14 @@ isfinite = _classify(E.isfinite, True)
 
 
 @public("function method")
+def signbit(input):
+    """Whether each element's sign bit is set (-0.0 included); False for a bool tensor."""
+    if input.dtype.is_floating_point:
+        return E.signbit(input)
+    return E.lt(input, 0) if input.dtype is not D.bool_ else E.ne(input, input)
+
+
+@public("function method")
 def isreal(input):
     """All True: numbagrad has no complex dtypes (a NaN is real too, as in PyTorch)."""
     be = backend.of(input._data)
@@ -64,6 +72,40 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
 @public("function")
 def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
     return inplace(input, nan_to_num, nan, posinf, neginf)
+
+
+# ---------------------------------------------------------------- in-place comparisons
+
+
+@composite("compare", node="EqBackward0")
+def compare(ctx, x, other, op):
+    """The comparison ``op(x, other)`` in ``x``'s dtype: what ``x.eq_(other)`` writes. PyTorch
+    records it (EqBackward0; EqBackward1 for a tensor ``other``), its gradients zero."""
+    ctx.node_name = f"{op.name.capitalize()}Backward{int(isinstance(other, Tensor))}"
+    return ctx.backend.clone(op(x, other)._data, x._data.dtype)
+
+
+@compare.defvjp
+def compare_vjp(ctx, grad):
+    return tuple(_zeros(ctx, i) for i in range(len(ctx.input_shapes)))
+
+
+def _compare_inplace(op, aliases=""):
+    """``Tensor.<op>_`` (and its aliases'): ``x`` holds ``op(x, other)`` in its own dtype."""
+
+    def function(input, other):
+        return compare(input, other, op)
+
+    function.__name__ = function.__qualname__ = op.name
+    return public("inplace", aliases=aliases)(function)
+
+
+eq_ = _compare_inplace(E.eq)
+ne_ = _compare_inplace(E.ne, "not_equal")
+lt_ = _compare_inplace(E.lt, "less")
+le_ = _compare_inplace(E.le, "less_equal")
+gt_ = _compare_inplace(E.gt, "greater")
+ge_ = _compare_inplace(E.ge, "greater_equal")
 
 
 # ---------------------------------------------------------------- two-input math

@@ -26,21 +26,21 @@ from .elementwise import div_scalar, exp, where
 from .elementwise import sqrt as sqrt_op
 from .movement import normalize_dims
 from .record import needs_grad, record_composite
-from .registry import CompositeCtx, attach, composite, public
+from .registry import CompositeCtx, attach, composite, public, sum_to
 from .table import REGISTRY
 
 _values_indices = {}
 
 
-def _named(name):
-    """PyTorch's ``return_types.max`` style (values, indices) named tuple."""
+def _named(name, fields=("values", "indices")):
+    """PyTorch's ``return_types.max`` style named tuple: (values, indices), or ``fields``."""
     cls = _values_indices.get(name)
     if cls is None:
-        base = namedtuple(name, ["values", "indices"])
+        base = namedtuple(name, fields)
 
         def __repr__(self):
-            return (f"numbagrad.return_types.{name}(\nvalues={self.values!r},\n"
-                    f"indices={self.indices!r})")
+            parts = ",\n".join(f"{f}={v!r}" for f, v in zip(fields, self))
+            return f"numbagrad.return_types.{name}(\n{parts})"
 
         cls = _values_indices[name] = type(name, (base,), {"__repr__": __repr__, "__slots__": ()})
     return cls
@@ -375,6 +375,33 @@ sum.lean = _sum_lean
 whole(sum, KR.sum_rows)
 
 
+@composite("nansum", variants="function method")
+def nansum(ctx, x, dim=None, keepdim=False, dtype=None):
+    """``sum`` with NaN counted as zero."""
+    ctx.save(x=x)
+    clean = where(x != x, 0, x.detach()) if x.dtype.is_floating_point else x.detach()
+    out = sum.forward(ctx, clean, dim, keepdim, dtype)
+    ctx.node_name = "NansumBackward0"  # (sum's forward named its own)
+    return out
+
+
+@nansum.defvjp
+def nansum_vjp(ctx, grad):
+    x = ctx["x"]
+    return unreduce(grad, ctx) * (x == x)
+
+
+@public("function method")
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """``mean`` of the elements that are not NaN (NaN where there are none): PyTorch's
+    ``nansum / count``."""
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {_TYPE[input.dtype.name]}")
+    count = sum(input == input, dim, keepdim)
+    return nansum(input, dim, keepdim, dtype) / count
+
+
 @composite("mean", variants="function method")
 def mean(ctx, x, dim=None, keepdim=False, dtype=None):
     if dtype is not None:
@@ -628,6 +655,34 @@ min_all.defvjp(_all_backward)
 whole(min_all, KR.amin_rows, _save_input_result)
 
 
+@composite("aminmax", node="AminmaxBackward0", variants="function method")
+def aminmax(ctx, x, *, dim=None, keepdim=False):
+    """(min, max) of ``x`` (along ``dim``) in one call, PyTorch's ``return_types.aminmax``."""
+    if dim is None and x.numel() == 0:
+        raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                           "operation has no identity.")
+    dims = _setup(ctx, x, dim, keepdim)
+    for d in dims:
+        if x.shape[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+    ctx.save(x=x)
+    ctx.save_outputs = {"min": 0, "max": 1}
+    ctx.wrap = lambda outs: _named("aminmax", ("min", "max"))(*outs)
+    a = x._data
+    low = _reduce(a, dims, a.dtype, KR.amin_rows, _amin_cuda)
+    high = _reduce(a, dims, a.dtype, KR.amax_rows, _amax_cuda)
+    return _finish(low, x.shape, dims, keepdim), _finish(high, x.shape, dims, keepdim)
+
+
+@aminmax.defvjp
+def aminmax_vjp(ctx, grads):
+    # (each shared evenly by the elements equal to it, as amin's and amax's)
+    x = ctx["x"]
+    g_min, g_max = grads
+    return (_even_backward(g_min, ctx, x, ctx["min"])
+            + _even_backward(g_max, ctx, x, ctx["max"]))
+
+
 def _refuse_bool_arg(x, name):
     if x.dtype is D.bool_:
         raise RuntimeError(f"{name}(): does not support bool input")
@@ -869,9 +924,14 @@ def vector_norm(ctx, x, ord=2, dim=None, keepdim=False):
 
 @vector_norm.defvjp
 def vector_norm_vjp(ctx, grad):
-    # PyTorch's norm_backward: where the norm is 0 the subgradient 0 is taken
-    x, p = ctx["x"], ctx.ord
-    result, grad = unreduce(ctx["result"], ctx), unreduce(grad, ctx)
+    return norm_backward(ctx, grad, ctx["x"], ctx["result"])
+
+
+def norm_backward(ctx, grad, x, result):
+    """PyTorch's norm_backward: the gradient of the ``ctx.ord``-norm ``result`` of ``x``; where
+    the norm is 0 the subgradient 0 is taken."""
+    p = ctx.ord
+    result, grad = unreduce(result, ctx), unreduce(grad, ctx)
     if p == 0:
         return None  # (PyTorch leaves the input's gradient undefined)
     if p == 1:
@@ -887,6 +947,29 @@ def vector_norm_vjp(ctx, grad):
     if p == 2:
         return grad * where(result == 0, 0, x / result)
     return x.sign() * x.abs().pow(p - 1) * where(result == 0, 0, grad / result.pow(p - 1))
+
+
+@composite("dist", variants="function method")
+def dist(ctx, x, other, p=2):
+    """The ``p``-norm of ``x - other`` (broadcast), one node (DistBackward0)."""
+    if not D.result_type(x, other).is_floating_point:
+        raise RuntimeError("norm(): input dtype should be either floating point or complex. "
+                           f"Got {_TYPE[D.result_type(x, other).name]} instead.")
+    with no_grad():
+        diff = x - other
+    # (the norm's forward and backward, of the difference: what PyTorch's formula reuses)
+    out = vector_norm.forward(ctx, diff, p)
+    ctx.node_name = "DistBackward0"
+    ctx.save(x=x, other=other)  # (the inputs, not their difference: checked, differentiable)
+    return out
+
+
+@dist.defvjp
+def dist_vjp(ctx, grad):
+    g = norm_backward(ctx, grad, ctx["x"] - ctx["other"], ctx["result"])
+    if g is None:  # (p = 0: PyTorch leaves both gradients undefined)
+        return None, None
+    return sum_to(g, ctx.input_shapes[0]), sum_to(-g, ctx.input_shapes[1])
 
 
 @composite("logsumexp", variants="function method")
@@ -914,7 +997,7 @@ def logsumexp_vjp(ctx, grad):
 # ---------------------------------------------------------------- cumulative sums
 
 
-@composite("cumsum", variants="function method")
+@composite("cumsum", variants="function method inplace")
 def cumsum(ctx, x, dim, *, dtype=None):
     """The running sums of ``x`` along ``dim`` (integer and bool sums are int64)."""
     ctx.dim = _wrap_dim(dim, max(x.ndim, 1))

@@ -15,6 +15,7 @@ from . import elementwise as E
 from . import indexing as I
 from . import movement as M
 from .forward import linear
+from .inplace import view_inplace
 from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- dims
@@ -47,6 +48,33 @@ def swapaxes(input, axis0, axis1):
     return M.transpose(input, axis0, axis1)
 
 
+# the in-place view changes (methods only, as PyTorch's)
+
+
+@public("method", name="t_")
+def t_(input):
+    if input.ndim > 2:  # (t's refusal, in the in-place variant's name)
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
+    return view_inplace(input, M.t, "TBackward1")
+
+
+@public("method", name="transpose_", aliases="swapaxes_ swapdims_")
+def transpose_(input, dim0, dim1):
+    return view_inplace(input, M.transpose, "TransposeBackward1", dim0, dim1)
+
+
+@public("method", name="unsqueeze_")
+def unsqueeze_(input, dim):
+    return view_inplace(input, M.unsqueeze, "UnsqueezeBackward1", dim)
+
+
+@public("method", name="squeeze_")
+def squeeze_(input, dim=None):
+    # (squeeze's nodes SqueezeBackward0, 1, 2 (no dim, a dim, dims) are 3, 4, 5 in place)
+    node = 3 if dim is None else 4 if isinstance(dim, int) else 5
+    return view_inplace(input, M.squeeze, f"SqueezeBackward{node}", dim)
+
+
 @public("function method")
 def unflatten(input, dim, sizes):
     """``input`` with dim ``dim`` split into ``sizes`` (one of them may be -1)."""
@@ -60,6 +88,157 @@ def unflatten(input, dim, sizes):
         raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of "
                            f"dim {dim} ({n}) in the input tensor")
     return M.reshape(input, tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:]))
+
+
+# ---------------------------------------------------------------- splits
+
+ERR_TENSOR_SPLIT_ARGS = (
+    "tensor_split() received an invalid combination of arguments - got (Tensor, {}), but "
+    "expected one of:\n"
+    " * (Tensor input, tuple of ints indices, int dim = 0)\n"
+    " * (Tensor input, Tensor tensor_indices_or_sections, int dim = 0)\n"
+    " * (Tensor input, int sections, int dim = 0)\n"
+)
+
+
+@public("function method")
+def tensor_split(input, indices_or_sections, dim=0):
+    """Slices of ``input`` along ``dim`` (views, SliceBackward0 each): ``sections`` pieces of
+    sizes differing by one at most, the larger first, or the pieces between ``indices``."""
+    how = indices_or_sections
+    if isinstance(how, Tensor):
+        if how.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               "zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {how.ndim} dims")
+        if how.dtype is not D.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {D.SCALAR_TYPE[how.dtype.name]}")
+        how = how.tolist()
+    listed = isinstance(how, (list, tuple))
+    if (not listed and not isinstance(how, (int, np.integer)) or isinstance(how, bool)
+            or listed and not all(isinstance(i, (int, np.integer)) for i in how)):
+        raise TypeError(ERR_TENSOR_SPLIT_ARGS.format(type(how).__name__))
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    d = _wrap_dim(dim, input.ndim)
+    if listed:
+        bounds = [0, *how, None]
+    else:
+        if how <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {how}")
+        size, more = divmod(input.shape[d], how)
+        bounds = [k * size + min(k, more) for k in range(how + 1)]
+    lead = (slice(None),) * d
+    return tuple(M.slice_dim(input, (*lead, slice(a, b))) for a, b in zip(bounds, bounds[1:]))
+
+
+def _split_along(name, input, indices_or_sections, least, dim):
+    """``hsplit``, ``vsplit``, ``dsplit``: ``tensor_split`` along ``dim`` of a tensor of
+    ``least`` dims or more, whose size there a number of sections must divide."""
+    if input.ndim < least:
+        raise RuntimeError(f"numbagrad.{name} requires a tensor with at least {least} dimension, "
+                           f"but got a tensor with {input.ndim} dimensions!")
+    n = input.shape[dim]
+    if isinstance(indices_or_sections, int) and (
+            indices_or_sections == 0 or n % indices_or_sections):
+        raise RuntimeError(f"numbagrad.{name} attempted to split along dimension {dim}, but the "
+                           f"size of the dimension {n} is not divisible by the split_size "
+                           f"{indices_or_sections}!")
+    return tensor_split(input, indices_or_sections, dim)
+
+
+@public("function method")
+def hsplit(input, indices_or_sections):
+    return _split_along("hsplit", input, indices_or_sections, 1, 0 if input.ndim == 1 else 1)
+
+
+@public("function method")
+def vsplit(input, indices_or_sections):
+    return _split_along("vsplit", input, indices_or_sections, 2, 0)
+
+
+@public("function method")
+def dsplit(input, indices_or_sections):
+    return _split_along("dsplit", input, indices_or_sections, 3, 2)
+
+
+@public("function method")
+def split_with_sizes(input, split_sizes, dim=0):
+    return M.split(input, list(split_sizes), dim)
+
+
+# ---------------------------------------------------------------- joins
+
+
+def _at_least(grow):
+    """``atleast_Nd``: one tensor (or each of several, then a tuple) with ``grow`` applied when
+    it has fewer than N dims."""
+
+    def function(*tensors):
+        if len(tensors) == 1 and not isinstance(tensors[0], Tensor):
+            return tuple(grow(t) for t in tensors[0])
+        if len(tensors) == 1:
+            return grow(tensors[0])
+        return tuple(grow(t) for t in tensors)
+
+    return function
+
+
+def _1d(t):
+    return M.reshape(t, 1) if t.ndim == 0 else t
+
+
+def _2d(t):
+    if t.ndim == 0:
+        return M.reshape(t, 1, 1)
+    return M.unsqueeze(t, 0) if t.ndim == 1 else t
+
+
+def _3d(t):
+    # (PyTorch's: a vector (n) becomes (1, n, 1), a matrix (m, n) becomes (m, n, 1))
+    if t.ndim == 0:
+        return M.reshape(t, 1, 1, 1)
+    if t.ndim == 1:
+        return M.unsqueeze(M.unsqueeze(t, 0), -1)
+    return M.unsqueeze(t, -1) if t.ndim == 2 else t
+
+
+atleast_1d = public("function", "atleast_1d")(_at_least(_1d))
+atleast_2d = public("function", "atleast_2d")(_at_least(_2d))
+atleast_3d = public("function", "atleast_3d")(_at_least(_3d))
+
+
+def _nonempty(name, tensors):
+    if not len(tensors):
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+
+
+@public("function")
+def hstack(tensors):
+    _nonempty("hstack", tensors)
+    parts = [_1d(t) for t in tensors]
+    return M.cat(parts, 0 if parts[0].ndim == 1 else 1)
+
+
+@public("function", aliases="row_stack")
+def vstack(tensors):
+    _nonempty("vstack", tensors)
+    return M.cat([_2d(t) for t in tensors], 0)
+
+
+@public("function")
+def dstack(tensors):
+    _nonempty("dstack", tensors)
+    return M.cat([_3d(t) for t in tensors], 2)
+
+
+@public("function")
+def column_stack(tensors):
+    """The tensors side by side as columns: a vector (or a number) is one column."""
+    _nonempty("column_stack", tensors)
+    return hstack([M.reshape(t, t.numel(), 1) if t.ndim <= 1 else t for t in tensors])
 
 
 @public("method")
