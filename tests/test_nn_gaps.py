@@ -107,3 +107,87 @@ def test_optimizers_refuse_differentiable_and_capturable():
             getattr(ng.optim, cls)(_one(ng), differentiable=True)
         with pytest.raises(NotImplementedError, match="capturable=True"):
             getattr(ng.optim, cls)(_one(ng), capturable=True)
+
+
+# -- schedulers ---------------------------------------------------------------------------------
+
+NEW_SCHEDULERS = {
+    "CyclicLR": lambda m, o: m.CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.05], step_size_up=4),
+    "CyclicLR-triangular2": lambda m, o: m.CyclicLR(
+        o, 0.01, 0.1, step_size_up=3, step_size_down=5, mode="triangular2",
+        base_momentum=0.7, max_momentum=[0.95, 0.9]),
+    "CyclicLR-exp_range": lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=2,
+                                                  mode="exp_range", gamma=0.9),
+    "CyclicLR-scale_fn": lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=3,
+                                                 scale_fn=lambda x: 0.5**x,
+                                                 scale_mode="iterations"),
+    "CosineAnnealingWarmRestarts": lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=4),
+    "CosineAnnealingWarmRestarts-T_mult": lambda m, o: m.CosineAnnealingWarmRestarts(
+        o, T_0=3, T_mult=2, eta_min=0.001),
+}
+
+
+@pytest.mark.parametrize("name", list(NEW_SCHEDULERS))
+@pytest.mark.parametrize("cls", ["SGD", "Adam"])
+def test_scheduler_learning_rates_match_torch(name, cls):
+    kw = {"momentum": 0.9} if cls == "SGD" else {}
+    ours, opt, sched = _trace(ng, NEW_SCHEDULERS[name], cls, **kw)
+    theirs, topt, tsched = _trace(torch, NEW_SCHEDULERS[name], cls, **kw)
+    assert ours == theirs  # exactly, momenta (or beta1) included
+    assert sched.last_epoch == tsched.last_epoch
+    sd, tsd = sched.state_dict(), tsched.state_dict()
+    assert sd.keys() == tsd.keys()
+    assert {k: v for k, v in sd.items() if k != "base_lrs" and not callable(v)} == {
+        k: v for k, v in tsd.items() if k != "base_lrs" and not callable(v)}
+    assert repr(opt) == repr(topt)
+
+
+def test_warm_restarts_at_fractional_epochs_and_a_cyclic_state_dict_round_trip():
+    epochs = [0.0, 0.5, 1.25, 3.0, 2.5, 7.75, 10.0, 21.5, 0.0]
+    lrs = []
+    for lib in (ng, torch):
+        opt = lib.optim.SGD([lib.ones(2, requires_grad=True)], lr=0.1)
+        sched = lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(opt, T_0=3, T_mult=2)
+        out = []
+        for e in epochs:
+            opt.step()
+            sched.step(e)
+            out.append((sched.get_last_lr(), sched.T_cur, sched.T_i, sched.last_epoch))
+        lrs.append(out)
+    assert lrs[0] == lrs[1]
+
+    make = NEW_SCHEDULERS["CyclicLR-triangular2"]
+    straight = _trace(ng, make)[0]
+    opt, sched = _trace(ng, make, epochs=10)[1:]
+    saved_opt, saved = opt.state_dict(), pickle.loads(pickle.dumps(sched.state_dict()))
+    opt2 = _trace(ng, make, epochs=0)[1]
+    sched2 = make(ng.optim.lr_scheduler, opt2)
+    opt2.load_state_dict(saved_opt)
+    sched2.load_state_dict(saved)
+    rest = []
+    for _ in range(20):
+        opt2.step()
+        sched2.step()
+        rest.append(sched2.get_last_lr())
+    assert rest == straight[1 + 2 * 10::2]
+
+
+SCHEDULER_ERRORS = [
+    lambda lib: lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        lib.optim.SGD(_one(lib)), T_0=0),
+    lambda lib: lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        lib.optim.SGD(_one(lib)), T_0=2, T_mult=1.5),
+    lambda lib: lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        lib.optim.SGD(_one(lib)), T_0=2, eta_min="0"),
+    lambda lib: lib.optim.lr_scheduler.CosineAnnealingWarmRestarts(
+        lib.optim.SGD(_one(lib)), T_0=2).step(-1),
+    lambda lib: lib.optim.lr_scheduler.CyclicLR(lib.optim.SGD(_one(lib)), 0.1, 1.0,
+                                                mode="sawtooth"),
+    lambda lib: lib.optim.lr_scheduler.CyclicLR(lib.optim.Adagrad(_one(lib)), 0.1, 1.0),
+    lambda lib: lib.optim.lr_scheduler.CyclicLR(lib.optim.SGD(_one(lib)), [0.1, 0.2], 1.0),
+]
+
+
+@pytest.mark.parametrize("i", range(len(SCHEDULER_ERRORS)))
+def test_scheduler_errors_match_torch(i):
+    assert _error(ng, SCHEDULER_ERRORS[i]) == _error(torch, SCHEDULER_ERRORS[i])
