@@ -191,3 +191,193 @@ SCHEDULER_ERRORS = [
 @pytest.mark.parametrize("i", range(len(SCHEDULER_ERRORS)))
 def test_scheduler_errors_match_torch(i):
     assert _error(ng, SCHEDULER_ERRORS[i]) == _error(torch, SCHEDULER_ERRORS[i])
+
+
+# -- losses -------------------------------------------------------------------------------------
+
+RNG = np.random.default_rng(7)
+X = RNG.standard_normal((4, 5))
+Y = RNG.standard_normal((4, 5))
+Z = RNG.standard_normal((4, 5))
+V = RNG.standard_normal(4)
+SIGNS4 = np.array([1.0, -1.0, -1.0, 1.0])
+SIGNS = np.sign(RNG.standard_normal((4, 5)))
+LABELS = (RNG.random((4, 5)) > 0.5).astype(np.float64)
+COUNTS = np.array([[0.0, 1, 2, 5, 3], [1, 0, 4, 2, 7], [3, 3, 0, 1, 2], [2, 1, 1, 9, 0]])
+CLASSES = np.array([0, 4, 2, 2])
+
+
+def _t(lib, a, grad=True):
+    return lib.tensor(a, dtype=lib.float32, requires_grad=grad)
+
+
+LOSSES = {
+    "margin_ranking": lambda lib, F, r: F.margin_ranking_loss(
+        _t(lib, V), _t(lib, X[:, 0]), _t(lib, SIGNS4, False), margin=0.3, reduction=r),
+    "hinge_embedding": lambda lib, F, r: F.hinge_embedding_loss(
+        _t(lib, X), _t(lib, SIGNS, False), margin=0.5, reduction=r),
+    "cosine_embedding": lambda lib, F, r: F.cosine_embedding_loss(
+        _t(lib, X), _t(lib, Y), _t(lib, SIGNS4, False), margin=-0.2, reduction=r),
+    "cosine_embedding-0d": lambda lib, F, r: F.cosine_embedding_loss(
+        _t(lib, X[0]), _t(lib, Y[0]), lib.tensor(-1.0), margin=-0.5, reduction=r),
+    "triplet_margin": lambda lib, F, r: F.triplet_margin_loss(
+        _t(lib, X), _t(lib, Y), _t(lib, Z), margin=1.5, reduction=r),
+    "triplet_margin-swap-p1": lambda lib, F, r: F.triplet_margin_loss(
+        _t(lib, X), _t(lib, Y), _t(lib, Z), p=1, swap=True, eps=1e-3, reduction=r),
+    "soft_margin": lambda lib, F, r: F.soft_margin_loss(_t(lib, X), _t(lib, SIGNS, False),
+                                                        reduction=r),
+    "multilabel_soft_margin": lambda lib, F, r: F.multilabel_soft_margin_loss(
+        _t(lib, X), _t(lib, LABELS, False), reduction=r),
+    "multilabel_soft_margin-weight": lambda lib, F, r: F.multilabel_soft_margin_loss(
+        _t(lib, X), _t(lib, LABELS, False), weight=_t(lib, np.arange(1.0, 6.0), False),
+        reduction=r),
+    "poisson_nll": lambda lib, F, r: F.poisson_nll_loss(_t(lib, X), _t(lib, COUNTS),
+                                                        reduction=r),
+    "poisson_nll-full-rate": lambda lib, F, r: F.poisson_nll_loss(
+        _t(lib, np.abs(X)), _t(lib, COUNTS, False), log_input=False, full=True, reduction=r),
+    "gaussian_nll": lambda lib, F, r: F.gaussian_nll_loss(
+        _t(lib, X), _t(lib, Y), _t(lib, np.abs(Z)), reduction=r),
+    "gaussian_nll-full-1d-var": lambda lib, F, r: F.gaussian_nll_loss(
+        _t(lib, X), _t(lib, Y), _t(lib, np.abs(V) + 1e-7), full=True, eps=0.1, reduction=r),
+    "gaussian_nll-float-var": lambda lib, F, r: F.gaussian_nll_loss(
+        _t(lib, X), _t(lib, Y, False), 0.5, reduction=r),
+    "multi_margin": lambda lib, F, r: F.multi_margin_loss(
+        _t(lib, X), lib.tensor(CLASSES), reduction=r),
+    "multi_margin-p2-weight": lambda lib, F, r: F.multi_margin_loss(
+        _t(lib, X), lib.tensor(CLASSES), p=2, margin=0.7,
+        weight=_t(lib, np.arange(1.0, 6.0), False), reduction=r),
+    "multi_margin-1d": lambda lib, F, r: F.multi_margin_loss(
+        _t(lib, X[1]), lib.tensor([3]), reduction=r),
+    "multi_margin-1d-0d-target": lambda lib, F, r: F.multi_margin_loss(
+        _t(lib, X[1]), lib.tensor(1), margin=2.0, reduction=r),
+    "pairwise_distance": lambda lib, F, r: F.pairwise_distance(_t(lib, X), _t(lib, Y[0])),
+    "pairwise_distance-p3-keepdim": lambda lib, F, r: F.pairwise_distance(
+        _t(lib, X), _t(lib, Y), p=3, keepdim=True),
+}
+
+
+def _loss_run(lib, name, reduction):
+    """The loss, its node's name and the gradients of its leaves (through a weighted sum)."""
+    leaves = []
+    real_tensor = lib.tensor
+
+    def tensor(*a, **kw):
+        t = real_tensor(*a, **kw)
+        leaves.append(t)
+        return t
+
+    lib.tensor = tensor
+    try:
+        out = LOSSES[name](lib, lib.nn.functional, reduction)
+    finally:
+        lib.tensor = real_tensor
+    w = real_tensor(np.linspace(0.5, 1.5, out.numel()).reshape(tuple(out.shape)),
+                    dtype=lib.float32)
+    (out * w).sum().backward()
+    return (_np(out), type(out.grad_fn).__name__,
+            [None if t.grad is None else _np(t.grad) for t in leaves])
+
+
+@pytest.mark.parametrize("name,reduction", [
+    (name, r) for name in LOSSES for r in ("none", "mean", "sum")
+    if r == "none" or not name.startswith("pairwise")])  # (a distance has no reduction)
+def test_loss_values_gradients_and_nodes_match_torch(name, reduction):
+    out, node, grads = _loss_run(ng, name, reduction)
+    tout, tnode, tgrads = _loss_run(torch, name, reduction)
+    np.testing.assert_allclose(out, tout, rtol=1e-5, atol=1e-6)
+    assert out.shape == tout.shape
+    # (pairwise_distance's norm is linalg's vector norm here, at::norm's NormBackward1 there)
+    assert node == tnode or (node, tnode) == ("LinalgVectorNormBackward0", "NormBackward1")
+    assert [g is None for g in grads] == [g is None for g in tgrads]
+    for g, tg in zip(grads, tgrads):
+        if g is not None:
+            np.testing.assert_allclose(g, tg, rtol=1e-5, atol=1e-6)
+
+
+LOSS_MODULES = [
+    ("MarginRankingLoss", dict(margin=0.3), ("V", "X0", "S4")),
+    ("HingeEmbeddingLoss", dict(margin=0.5, reduction="sum"), ("X", "S")),
+    ("CosineEmbeddingLoss", dict(margin=0.1), ("X", "Y", "S4")),
+    ("TripletMarginLoss", dict(margin=0.5, p=1.0, swap=True), ("X", "Y", "Z")),
+    ("SoftMarginLoss", dict(reduction="none"), ("X", "S")),
+    ("MultiLabelSoftMarginLoss", dict(weight="W"), ("X", "L")),
+    ("PoissonNLLLoss", dict(log_input=False, full=True), ("A", "C")),
+    ("GaussianNLLLoss", dict(full=True, eps=1e-3), ("X", "Y", "A")),
+    ("MultiMarginLoss", dict(p=2, margin=0.5, weight="W", reduction="sum"), ("X", "K")),
+    ("PairwiseDistance", dict(p=1.5, keepdim=True), ("X", "Y")),
+    ("CosineSimilarity", dict(dim=0, eps=1e-6), ("X", "Y")),
+]
+ARGS = {"V": V, "X0": X[:, 0], "S4": SIGNS4, "X": X, "S": SIGNS, "Y": Y, "Z": Z, "L": LABELS,
+        "A": np.abs(Z), "C": COUNTS, "W": np.arange(1.0, 6.0)}
+
+
+@pytest.mark.parametrize("cls,kw,args", LOSS_MODULES, ids=[c for c, _, _ in LOSS_MODULES])
+def test_loss_modules_match_torch(cls, kw, args):
+    results = []
+    for lib in (ng, torch):
+        kw_lib = {k: (_t(lib, ARGS[v], False) if v == "W" else v) for k, v in kw.items()}
+        m = getattr(lib.nn, cls)(**kw_lib)
+        inputs = [lib.tensor(CLASSES) if a == "K" else _t(lib, ARGS[a], a not in ("S", "S4", "L"))
+                  for a in args]
+        out = m(*inputs)
+        out.sum().backward()
+        results.append((repr(m), _np(out), [_np(t.grad) for t in inputs if t.grad is not None],
+                        sorted(m.state_dict()), type(out.grad_fn).__name__))
+    (r, out, grads, keys, node), (tr, tout, tgrads, tkeys, tnode) = results
+    assert r == tr and keys == tkeys
+    assert node == tnode or (node, tnode) == ("LinalgVectorNormBackward0", "NormBackward1")
+    np.testing.assert_allclose(out, tout, rtol=1e-5, atol=1e-6)
+    assert len(grads) == len(tgrads)
+    for g, tg in zip(grads, tgrads):
+        np.testing.assert_allclose(g, tg, rtol=1e-5, atol=1e-6)
+
+
+def test_soft_margin_and_multi_margin_second_derivatives_match_torch():
+    results = []
+    for lib in (ng, torch):
+        x = _t(lib, X)
+        gx, = lib.autograd.grad(lib.nn.functional.soft_margin_loss(x, _t(lib, SIGNS, False)), x,
+                                create_graph=True)
+        gx2, = lib.autograd.grad((gx * gx).sum(), x)
+        results.append(_np(gx2))
+    np.testing.assert_allclose(results[0], results[1], rtol=1e-5, atol=1e-6)
+
+
+def _x(lib):
+    return lib.tensor(X, dtype=lib.float32)
+
+
+LOSS_ERRORS = [
+    lambda lib: lib.nn.functional.margin_ranking_loss(_x(lib), _x(lib), lib.ones(4)),
+    lambda lib: lib.nn.functional.cosine_embedding_loss(_x(lib), _x(lib), lib.ones(4, 1)),
+    lambda lib: lib.nn.functional.cosine_embedding_loss(_x(lib)[0], _x(lib)[0], lib.ones(4)),
+    lambda lib: lib.nn.functional.cosine_embedding_loss(_x(lib), _x(lib), lib.tensor(1.0)),
+    lambda lib: lib.nn.functional.triplet_margin_loss(_x(lib), _x(lib), _x(lib)[0]),
+    lambda lib: lib.nn.functional.triplet_margin_loss(_x(lib), _x(lib), _x(lib), margin=0),
+    lambda lib: lib.nn.TripletMarginLoss(margin=-1.0),
+    lambda lib: lib.nn.functional.multi_margin_loss(_x(lib), lib.tensor([0, 1, 2, 5])),
+    lambda lib: lib.nn.functional.multi_margin_loss(_x(lib), lib.tensor([0, 1])),
+    lambda lib: lib.nn.functional.multi_margin_loss(_x(lib), lib.tensor([0, 1, 2, 3]), p=3),
+    lambda lib: lib.nn.functional.multi_margin_loss(_x(lib), lib.tensor([0, 1, 2, 3]),
+                                                    weight=lib.ones(2, 2)),
+    lambda lib: lib.nn.functional.multi_margin_loss(_x(lib), lib.tensor([0, 1, 2, 3]),
+                                                    weight=lib.ones(3)),
+    lambda lib: lib.nn.functional.multi_margin_loss(lib.ones(2, 3, 4), lib.tensor([0, 1])),
+    lambda lib: lib.nn.functional.multi_margin_loss(_x(lib), lib.tensor([0.0, 1, 2, 3])),
+    lambda lib: lib.nn.MultiMarginLoss(p=0),
+    lambda lib: lib.nn.MultiMarginLoss(weight=lib.ones(2, 2)),
+    lambda lib: lib.nn.functional.gaussian_nll_loss(_x(lib), _x(lib), lib.ones(2)),
+    lambda lib: lib.nn.functional.gaussian_nll_loss(_x(lib), _x(lib), -1.0),
+    lambda lib: lib.nn.functional.gaussian_nll_loss(_x(lib), _x(lib), -lib.ones(4, 5)),
+    lambda lib: lib.nn.functional.gaussian_nll_loss(_x(lib), _x(lib), 1.0, reduction="x"),
+    lambda lib: lib.nn.functional.poisson_nll_loss(_x(lib), _x(lib), reduction="x"),
+    lambda lib: lib.nn.functional.multilabel_soft_margin_loss(_x(lib), _x(lib), reduction="x"),
+    lambda lib: lib.nn.functional.soft_margin_loss(_x(lib), _x(lib), reduction="x"),
+    lambda lib: lib.nn.functional.hinge_embedding_loss(_x(lib), _x(lib), reduction="avg"),
+    lambda lib: lib.nn.functional.soft_margin_loss(_x(lib), _x(lib).requires_grad_()),
+]
+
+
+@pytest.mark.parametrize("i", range(len(LOSS_ERRORS)))
+def test_loss_errors_match_torch(i):
+    assert _error(ng, LOSS_ERRORS[i]) == _error(torch, LOSS_ERRORS[i])

@@ -12,6 +12,7 @@ from .. import factory
 from .. import ops as _F
 from ..ops import attention as _attention
 from ..ops import elementwise as _E
+from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..ops.embedding import embedding as _embedding
 from ..tensor import Tensor
@@ -377,6 +378,184 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
         return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _weighted_mean(loss, reduction)
 
+
+# PyTorch's composite losses (ATen's Loss.cpp and torch.nn.functional), spelled with the same
+# ops in the same order, so their values and last nodes are PyTorch's
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    return _weighted_mean((-target * (input1 - input2)).add_(margin).clamp_min_(0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    zeros = factory.zeros_like(input)
+    margin_clamp = (margin - input).clamp_min_(0)
+    output_margin = _F.where(target != 1, margin_clamp, zeros)
+    output_self = _F.where(target != -1, input, zeros)
+    return _weighted_mean(output_margin + output_self, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """``1 - cos(input1, input2)`` where ``target`` is 1, ``max(0, cos - margin)`` where it is
+    -1; the cosine along the last dim, its squared norms each plus 1e-12."""
+    reduction = _reduction(reduction, size_average, reduce)
+    targ_dim = target.dim()
+    if targ_dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.dim() != targ_dim + 1 or input2.dim() != targ_dim + 1:
+        raise RuntimeError(
+            f"{targ_dim}D target tensor expects {targ_dim + 1}D input tensors, but found inputs "
+            f"with sizes {list(input1.shape)} and {list(input2.shape)}.")
+    eps = 1e-12
+    prod_sum = (input1 * input2).sum(targ_dim)
+    mag_square1 = (input1 * input1).sum(targ_dim) + eps
+    mag_square2 = (input2 * input2).sum(targ_dim) + eps
+    cos = prod_sum / (mag_square1 * mag_square2).sqrt_()
+    zeros = factory.zeros_like(cos)
+    output_pos = _F.where(target == 1, 1 - cos, zeros)
+    output_neg = _F.where(target == -1, (cos - margin).clamp_min_(0), zeros)
+    return _weighted_mean(output_pos + output_neg, reduction)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last dim (of the broadcast shape)."""
+    return (x1 - x2 + eps).norm(p, max(x1.dim(), x2.dim()) - 1, keepdim)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))``, ``d`` the pairwise
+    distance; ``swap`` takes the smaller of the negative's distances to anchor and positive."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not a_dim == p_dim == n_dim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D "
+            "inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = _F.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return _weighted_mean((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))`` (targets 1 or -1)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.requires_grad and _grad_enabled():
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
+    return _F.loss.soft_margin_loss(input, target, reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
+                                reduce=None, reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of ``sigmoid(input)`` against each label, averaged over the classes
+    (the last dim)."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(reduction, size_average, reduce)
+    # PyTorch's -(t * logsigmoid(x) + (1 - t) * logsigmoid(-x)), logsigmoid(x) = -softplus(-x)
+    loss = target * _E.softplus(-input) + (1 - target) * _E.softplus(input)
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    if reduction not in _F.loss.REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    return _weighted_mean(loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of ``target`` under a Poisson distribution of rate
+    ``exp(input)`` (``input`` itself without ``log_input``); ``full`` adds Stirling's
+    approximation of ``log(target!)`` for targets above 1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if log_input:
+        loss = _F.exp(input) - target * input
+    else:
+        loss = input - target * _F.log(input + eps)
+    if full:
+        stirling_term = target * _F.log(target) - target + 0.5 * _F.log(2 * math.pi * target)
+        loss += stirling_term.masked_fill(target <= 1, 0)
+    return _weighted_mean(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of ``target`` under a normal distribution of mean ``input`` and
+    variance ``var`` (clamped to ``eps``; a float, or a tensor one dim short of the input, or
+    of its shape with one dim of size 1); ``full`` adds the constant ``log(2 pi) / 2``."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * factory.ones_like(input)
+    elif (var < 0).any():
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(
+                y for x, y in zip(input.size(), var.size()) if x != y) == 1):
+            raise ValueError("var is of incorrect size")  # (else: heteroscedastic)
+    if reduction not in _F.loss.REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with _no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (_F.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss += 0.5 * math.log(2 * math.pi)
+    return _weighted_mean(loss, reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight=None, size_average=None, reduce=None,
+                      reduction: str = "mean") -> Tensor:
+    """Multi-class hinge loss: ``sum_i w[y] max(0, margin - x[y] + x[i])**p / C`` over the
+    classes ``i != y`` of each sample, ``y`` its target class."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    shape = list(input.shape)
+    if not (input.ndim == 2 and shape[1] or input.ndim == 1 and shape[0] or input.ndim == 0):
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: {shape}")
+    n, c = (shape[0], shape[1]) if input.ndim == 2 else (1, shape[0] if shape else 1)
+    if target.ndim > 1 or target.numel() != n:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{n}], but got "
+            f"{list(target.shape)}. Input has shape {shape}.")
+    if target.dtype != _D.int64:
+        raise RuntimeError("expected scalar type Long but found "
+                           + _D.SCALAR_TYPE[target.dtype.name])
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    t = target._host()
+    if ((t < 0) | (t >= c)).any():
+        raise RuntimeError("target out of range")
+    return _F.loss.multi_margin_loss(input, target, p, margin,
+                                     None if weight is None else weight._host(), reduction)
 
 # ---------------------------------------------------------------- normalisation, padding
 
