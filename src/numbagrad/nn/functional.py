@@ -471,7 +471,8 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size
     if size_average is not None or reduce is not None:
         reduction = _reduction(reduction, size_average, reduce)
     # PyTorch's -(t * logsigmoid(x) + (1 - t) * logsigmoid(-x)), logsigmoid(x) = -softplus(-x)
-    loss = target * _E.softplus(-input) + (1 - target) * _E.softplus(input)
+    # (softplus: this module's, from the globals().update above)
+    loss = target * softplus(-input) + (1 - target) * softplus(input)  # noqa: F821
     if weight is not None:
         loss = loss * weight
     class_dim = input.dim() - 1
