@@ -381,3 +381,124 @@ LOSS_ERRORS = [
 @pytest.mark.parametrize("i", range(len(LOSS_ERRORS)))
 def test_loss_errors_match_torch(i):
     assert _error(ng, LOSS_ERRORS[i]) == _error(torch, LOSS_ERRORS[i])
+
+
+# -- layers -------------------------------------------------------------------------------------
+
+IMG = RNG.standard_normal((2, 4, 5, 6))
+
+
+def _layer_run(lib, make, x, grad=True):
+    """(repr, output, input gradient through a weighted sum, node name) of ``make(lib)(x)``."""
+    m = make(lib)
+    t = lib.tensor(x, dtype=lib.float32, requires_grad=grad)
+    out = m(t)
+    w = lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)), dtype=lib.float32)
+    (out * w).sum().backward()
+    return repr(m), _np(out), _np(t.grad), type(out.grad_fn).__name__
+
+
+def _check_layer(make, x, node=None, rtol=1e-5):
+    r, out, g, n = _layer_run(ng, make, x)
+    tr, tout, tg, tn = _layer_run(torch, make, x)
+    assert r == tr
+    assert out.shape == tout.shape
+    np.testing.assert_allclose(out, tout, rtol=rtol, atol=1e-6)
+    np.testing.assert_allclose(g, tg, rtol=rtol, atol=1e-6)
+    assert n == (node or tn)
+
+
+PADS = [
+    ("ZeroPad1d", 2, 3), ("ZeroPad2d", (1, 0, 2, 1), 4), ("ZeroPad3d", 1, 4),
+    ("ConstantPad1d", ((1, -2), 3.5), 3), ("ConstantPad2d", (2, -1.0), 3),
+    ("ConstantPad3d", ((1, 0, 0, 1, 2, 0), 0.5), 4), ("ReflectionPad1d", (2, 4), 3),
+    ("ReflectionPad2d", (1, 3, 2, 0), 4), ("ReflectionPad2d", 1, 3), ("ReflectionPad3d", 1, 4),
+    ("ReplicationPad1d", (3, 1), 2), ("ReplicationPad2d", 2, 4), ("ReplicationPad3d", 1, 4),
+    ("CircularPad1d", (2, 1), 3), ("CircularPad2d", (1, 2, 0, 3), 4), ("CircularPad2d", 1, 3),
+    ("CircularPad3d", 1, 4), ("CircularPad1d", (-1, 2), 3),
+]
+
+
+@pytest.mark.parametrize("cls,arg,ndim", PADS, ids=[f"{c}-{i}" for i, (c, _, _) in
+                                                     enumerate(PADS)])
+def test_padding_modules_match_torch(cls, arg, ndim):
+    args = arg if isinstance(arg, tuple) and cls.startswith("Constant") else (arg,)
+    x = IMG.reshape(-1, 5, 6)[0] if ndim == 2 else IMG[0] if ndim == 3 else IMG
+    # (the non-constant modes gather by index here: IndexBackward0, not ReflectionPad1DBackward0)
+    _check_layer(lambda lib: getattr(lib.nn, cls)(*args), x,
+                 node=None if "Pad" in cls and cls[:4] in ("Zero", "Cons") else "IndexBackward0")
+
+
+PAD_ERRORS = [
+    lambda lib: lib.nn.CircularPad2d(1)(lib.ones(2, 3)),
+    lambda lib: lib.nn.CircularPad1d(1)(lib.ones(2, 3, 4, 5)),
+    lambda lib: lib.nn.CircularPad1d(4)(lib.ones(2, 3)),
+    lambda lib: lib.nn.ReflectionPad1d(3)(lib.ones(2, 3)),
+    lambda lib: lib.nn.ReflectionPad2d((0, 0, 0, 3))(lib.ones(2, 1, 3, 4)),
+    lambda lib: lib.nn.ReflectionPad3d((3, 0, 0, 0, 0, 0))(lib.ones(1, 1, 4, 4, 3)),
+    lambda lib: lib.nn.functional.pad(lib.ones(2, 3, 4, 5), (1, 1), mode="reflect"),
+    lambda lib: lib.nn.functional.pad(lib.ones(5), (1, 1), mode="replicate"),
+    lambda lib: lib.nn.functional.pad(lib.ones(2, 5), (1, 1, 1, 1), mode="circular"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(PAD_ERRORS)))
+def test_padding_errors_match_torch(i):
+    assert _error(ng, PAD_ERRORS[i]) == _error(torch, PAD_ERRORS[i])
+
+
+@pytest.mark.parametrize("make,x", [
+    (lambda lib: lib.nn.PixelShuffle(2), IMG),
+    (lambda lib: lib.nn.PixelShuffle(1), IMG[0]),
+    (lambda lib: lib.nn.PixelUnshuffle(2), RNG.standard_normal((2, 3, 4, 6))),
+    (lambda lib: lib.nn.PixelUnshuffle(3), RNG.standard_normal((1, 2, 3, 6, 3))),
+    (lambda lib: lib.nn.Unfold(2), IMG),
+    (lambda lib: lib.nn.Unfold((2, 3), dilation=2, padding=1, stride=(1, 2)), IMG[0]),
+    (lambda lib: lib.nn.Fold((5, 6), 2), RNG.standard_normal((2, 12, 20))),
+    (lambda lib: lib.nn.Fold((4, 7), (2, 3), dilation=(1, 2), padding=1, stride=2),
+     RNG.standard_normal((18, 9))),
+])
+def test_pixel_shuffle_fold_and_unfold_match_torch(make, x):
+    _check_layer(make, x)
+
+
+def test_fold_is_unfolds_adjoint_and_second_derivatives_match_torch():
+    results = []
+    for lib in (ng, torch):
+        x = lib.tensor(IMG, dtype=lib.float32, requires_grad=True)
+        cols = lib.nn.functional.unfold(x * x, (2, 3), padding=1, stride=2)
+        back = lib.nn.functional.fold(cols * cols, (5, 6), (2, 3), padding=1, stride=2)
+        g, = lib.autograd.grad(back.sum(), x, create_graph=True)
+        g2, = lib.autograd.grad((g * g).sum(), x)
+        shuffled = lib.nn.functional.pixel_unshuffle(lib.nn.functional.pixel_shuffle(x, 2), 2)
+        results.append((_np(back), _np(g2), bool((shuffled == x).all()),
+                        type(cols.grad_fn).__name__, type(back.grad_fn).__name__))
+    (b, g2, same, *nodes), (tb, tg2, tsame, *tnodes) = results
+    np.testing.assert_allclose(b, tb, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(g2, tg2, rtol=1e-5, atol=1e-5)
+    assert same and tsame and nodes == tnodes == ["Im2ColBackward0", "Col2ImBackward0"]
+
+
+SHAPE_ERRORS = [
+    lambda lib: lib.pixel_shuffle(lib.ones(4, 4), 2),
+    lambda lib: lib.nn.functional.pixel_shuffle(lib.ones(4, 4, 4), 0),
+    lambda lib: lib.nn.functional.pixel_shuffle(lib.ones(5, 4, 4), 2),
+    lambda lib: lib.nn.functional.pixel_unshuffle(lib.ones(4, 4), 2),
+    lambda lib: lib.nn.functional.pixel_unshuffle(lib.ones(4, 4, 4), 0),
+    lambda lib: lib.nn.functional.pixel_unshuffle(lib.ones(4, 5, 4), 2),
+    lambda lib: lib.nn.functional.pixel_unshuffle(lib.ones(4, 4, 5), 2),
+    lambda lib: lib.nn.functional.unfold(lib.ones(2, 3, 5, 6), 0),
+    lambda lib: lib.nn.functional.unfold(lib.ones(2, 3, 5, 6), 2, stride=0),
+    lambda lib: lib.nn.functional.unfold(lib.ones(2, 3, 5, 6), 2, dilation=(1, 0)),
+    lambda lib: lib.nn.functional.unfold(lib.ones(2, 3, 5, 6), 2, padding=-1),
+    lambda lib: lib.nn.functional.unfold(lib.ones(2, 3, 5, 6), 7),
+    lambda lib: lib.nn.functional.unfold(lib.ones(2, 3, 5, 6), (2, 2, 2)),
+    lambda lib: lib.nn.functional.fold(lib.ones(2, 12, 20), (5, 7), 2),
+    lambda lib: lib.nn.functional.fold(lib.ones(2, 10, 20), (5, 6), 2),
+    lambda lib: lib.nn.functional.fold(lib.ones(2, 3, 5, 6), (5, 6), 2),
+]
+
+
+@pytest.mark.parametrize("i", range(len(SHAPE_ERRORS)))
+def test_shuffle_and_fold_errors_match_torch(i):
+    assert _error(ng, SHAPE_ERRORS[i]) == _error(torch, SHAPE_ERRORS[i])

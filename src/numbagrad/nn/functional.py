@@ -644,28 +644,44 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
         raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2):
+        # (PyTorch has a kernel for each of these combinations, and none for others)
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     out = input
     for i in range(len(pad) // 2):
         d = input.ndim - 1 - i
-        out = out[(slice(None),) * d + (_pad_index(mode, input.shape[d], *pad[2 * i: 2 * i + 2]),)]
+        index = _pad_index(mode, input, d, i, *pad[2 * i: 2 * i + 2])
+        out = out[(slice(None),) * d + (index,)]
     return out
 
 
-def _pad_index(mode: str, size: int, before: int, after: int):
-    """The input positions an output of ``before + size + after`` elements reads."""
+def _pad_index(mode: str, input: Tensor, d: int, i: int, before: int, after: int):
+    """The positions along dim ``d`` of ``input`` (the ``i``-th padded, from the last) that an
+    output of ``before + size + after`` elements reads."""
+    size = input.shape[d]
     pos = np.arange(-before, size + after)
     if mode == "reflect":
         if before >= size or after >= size:
             raise RuntimeError(
-                f"Argument #4: Padding size should be less than the corresponding input "
-                f"dimension, but got: padding ({before}, {after}) at dimension with size {size}")
+                f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding "
+                f"input dimension, but got: padding ({before}, {after}) at dimension {d} of "
+                f"input {list(input.shape)}")
         period = 2 * (size - 1)
         pos = np.abs(pos) % period if period else np.zeros_like(pos)
         pos = np.where(pos >= size, period - pos, pos)
     elif mode == "replicate":
         pos = np.clip(pos, 0, size - 1)
     else:
-        pos = pos % size
+        if before > size or after > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        # a negative amount crops first; the padding then wraps around what is left
+        lo, hi = max(-before, 0), size - max(-after, 0)
+        pos = lo + np.arange(-max(before, 0), hi - lo + max(after, 0)) % max(hi - lo, 1)
     return pos
 
 

@@ -415,6 +415,126 @@ def adaptive_avg_pool2d_backward_vjp(ctx, grad):
     return adaptive_avg_pool2d(grad, ctx.out_size)
 
 
+# ---------------------------------------------------------------- unfold and fold (im2col)
+
+
+def _blocks(shape, geom):
+    """The number of sliding blocks (OH, OW) over the spatial ``shape`` (H, W)."""
+    return tuple(_conv_out(n, k, s, p, p, d) for n, k, s, p, d in
+                 zip(shape, geom.kernel, geom.stride, geom.pad, geom.dilation))
+
+
+@composite("im2col", node="Im2ColBackward0")
+def im2col(ctx, input, geom):
+    """The sliding blocks of (N, C, H, W) or (C, H, W) as columns: (N, C * KH * KW, L), a row
+    per channel and kernel tap, a column per block (the im2col convolutions run on)."""
+    be = ctx.backend
+    ctx.geom, ctx.size = geom, tuple(input.shape[-2:])
+    x = input._data if input.ndim == 4 else input._data.reshape((1,) + tuple(input.shape))
+    N, C, H, W = x.shape
+    (KH, KW), (OH, OW) = geom.kernel, _blocks((H, W), geom)
+    K, L = C * KH * KW, OH * OW
+    cols, cb = _flat_out(be, (N, K, L), x.dtype)
+    xb, xo, (sn, sc, sh, sw) = be.flat_view(x)
+    be.run_row_kernel(KC.im2col_row, N * K, cols.size,
+                      (xb, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, *geom.stride, *geom.pad,
+                       *geom.dilation, cb, K * L, L), x.dtype)
+    return cols if input.ndim == 4 else cols.reshape(K, L)
+
+
+im2col.defvjp(lambda ctx, grad: col2im(grad, ctx.size, ctx.geom))
+
+
+@composite("col2im", node="Col2ImBackward0")
+def col2im(ctx, input, output_size, geom):
+    """im2col's adjoint: columns (N, C * KH * KW, L) or (C * KH * KW, L) summed back into
+    (N, C, H, W) or (C, H, W), ``output_size`` (H, W)."""
+    be = ctx.backend
+    ctx.geom = geom
+    cols = be.ascontiguousarray(input._data)
+    if input.ndim == 2:
+        cols = cols.reshape((1,) + tuple(cols.shape))
+    N, K, L = cols.shape
+    (KH, KW), (H, W) = geom.kernel, output_size
+    OH, OW = _blocks((H, W), geom)
+    C = K // (KH * KW)
+    dx, db = _flat_out(be, (N, C, H, W), cols.dtype)
+    be.run_row_kernel(KC.col2im_row, N * C, dx.size + cols.size,
+                      (be.flat_view(cols)[0], K * L, L, C, H, W, KH, KW, OH, OW, *geom.stride,
+                       *geom.pad, *geom.dilation, db), cols.dtype)
+    return dx if input.ndim == 3 else dx.reshape(C, H, W)
+
+
+col2im.defvjp(lambda ctx, grad: im2col(grad, ctx.geom))
+
+
+def _fold_geometry(kernel_size, dilation, padding, stride):
+    """PyTorch's im2col/col2im argument checks; the Geometry of the call."""
+    pairs = []
+    for what, v in (("kernel_size", kernel_size), ("dilation", dilation),
+                    ("padding", padding), ("stride", stride)):
+        v = (v, v) if isinstance(v, int) else tuple(v)
+        if len(v) != 2:
+            raise RuntimeError(f"It is expected {what} equals to 2, but got size {len(v)}")
+        pairs.append(v)
+    kernel, dilation, padding, stride = pairs
+    for what, (a, b), (h, w) in (
+            ("kernel size should be greater than zero", kernel, ("kernel_height", "kernel_width")),
+            ("stride should be greater than zero", stride, ("stride_height", "stride_width")),
+            ("dilation should be greater than zero", dilation,
+             ("dilation_height", "dilation_width"))):
+        if a <= 0 or b <= 0:
+            raise RuntimeError(f"{what}, but got {h}: {a} {w}: {b}")
+    if min(padding) < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {padding[0]} "
+                           f"pad_width: {padding[1]}")
+    return Geometry(kernel, stride, padding, padding, dilation)
+
+
+@public("functional", name="unfold")
+def unfold_(input, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding blocks of (N, C, H, W) or (C, H, W) as columns (N, C * prod(kernel_size),
+    L) (``nn.Unfold``; im2col)."""
+    geom = _fold_geometry(kernel_size, dilation, padding, stride)
+    if input.ndim not in (3, 4) or 0 in input.shape[-3:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got: {list(input.shape)}")
+    blocks = _blocks(input.shape[-2:], geom)
+    if min(blocks) < 1:
+        raise RuntimeError(
+            f"Given input with spatial size {tuple(input.shape[-2:])}, kernel_size="
+            f"{geom.kernel}, dilation={geom.dilation}, padding={geom.pad}, calculated shape of "
+            f"the array of sliding blocks as {blocks}, but its components must be at least one.")
+    return im2col(input, geom)
+
+
+@public("functional", name="fold")
+def fold_(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Columns (N, C * prod(kernel_size), L) summed into (N, C, *output_size) (``nn.Fold``;
+    col2im, unfold's adjoint)."""
+    geom = _fold_geometry(kernel_size, dilation, padding, stride)
+    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if len(size) != 2:
+        raise RuntimeError(f"It is expected output_size equals to 2, but got size {len(size)}")
+    if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {list(input.shape)}")
+    (KH, KW), K, L = geom.kernel, input.shape[-2], input.shape[-1]
+    if K % (KH * KW):
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+            f"but got input.size(1)={K} and kernel_size={geom.kernel}.")
+    OH, OW = _blocks(size, geom)
+    if OH * OW != L:
+        raise RuntimeError(
+            f"Given output_size={size}, kernel_size={geom.kernel}, dilation={geom.dilation}, "
+            f"padding={geom.pad}, stride={geom.stride}, expected size of input's dimension 2 to "
+            f"match the calculated number of sliding blocks {OH} * {OW} = {OH * OW}, but got "
+            f"input.size(2)={L}.")
+    return col2im(input, size, geom)
+
+
 # ---------------------------------------------------------------- the public functions
 
 _TYPE = D.SCALAR_TYPE
