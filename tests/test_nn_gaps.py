@@ -502,3 +502,102 @@ SHAPE_ERRORS = [
 @pytest.mark.parametrize("i", range(len(SHAPE_ERRORS)))
 def test_shuffle_and_fold_errors_match_torch(i):
     assert _error(ng, SHAPE_ERRORS[i]) == _error(torch, SHAPE_ERRORS[i])
+
+
+@pytest.mark.parametrize("make,x,node", [
+    (lambda lib: lib.nn.AdaptiveMaxPool2d((2, 3)), RNG.standard_normal((2, 3, 5, 7)), None),
+    (lambda lib: lib.nn.AdaptiveMaxPool2d((None, 4)), RNG.standard_normal((3, 5, 7)), None),
+    (lambda lib: lib.nn.AdaptiveMaxPool2d(3), RNG.standard_normal((1, 2, 3, 3)), None),
+    (lambda lib: lib.nn.AdaptiveMaxPool1d(4), RNG.standard_normal((2, 3, 9)), None),
+    (lambda lib: lib.nn.AdaptiveMaxPool1d(3), RNG.standard_normal((3, 10)), None),
+    (lambda lib: lib.nn.AdaptiveAvgPool1d(4), RNG.standard_normal((2, 3, 9)), None),
+    (lambda lib: lib.nn.AdaptiveAvgPool1d((2,)), RNG.standard_normal((3, 7)), None),
+    (lambda lib: lib.nn.LocalResponseNorm(3), IMG, None),
+    (lambda lib: lib.nn.LocalResponseNorm(2, alpha=0.1, beta=0.5, k=2.0), IMG[0], None),
+    (lambda lib: lib.nn.LocalResponseNorm(4), RNG.standard_normal((2, 5, 3, 2, 2)), None),
+    # (F.interpolate's nodes: gathers and matmuls here, PyTorch's upsample kernels there)
+    (lambda lib: lib.nn.UpsamplingNearest2d(scale_factor=2), IMG, "IndexBackward0"),
+    (lambda lib: lib.nn.UpsamplingNearest2d((7, 9)), IMG, "IndexBackward0"),
+    (lambda lib: lib.nn.UpsamplingBilinear2d((7, 9)), IMG, "UnsafeViewBackward0"),
+    (lambda lib: lib.nn.UpsamplingBilinear2d(scale_factor=1.5), IMG, "UnsafeViewBackward0"),
+], ids=["amax2d", "amax2d-none", "amax2d-same", "amax1d", "amax1d-unbatched", "aavg1d",
+        "aavg1d-unbatched", "lrn", "lrn-3d", "lrn-5d", "nearest-scale", "nearest-size",
+        "bilinear-size", "bilinear-scale"])
+def test_pooling_lrn_and_upsampling_modules_match_torch(make, x, node):
+    _check_layer(make, x, node)
+
+
+def test_adaptive_max_pool_indices_match_torch():
+    x = RNG.standard_normal((2, 3, 5, 7))
+    x[0, 0, :2, :2] = 9.0  # (a tie: the first in the window wins)
+    results = []
+    for lib in (ng, torch):
+        t = lib.tensor(x, dtype=lib.float32)
+        out, idx = lib.nn.functional.adaptive_max_pool2d(t, (3, 4), return_indices=True)
+        out1, idx1 = lib.nn.AdaptiveMaxPool1d(5, return_indices=True)(t[0])
+        results.append((_np(out), _np(idx), str(idx.dtype).split(".")[-1], _np(out1), _np(idx1)))
+    for a, b in zip(*results):
+        assert a == b if isinstance(a, str) else np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("kw", [{}, {"affine": True}, {"track_running_stats": True,
+                                                       "momentum": 0.3},
+                                {"affine": True, "track_running_stats": True, "momentum": None}])
+@pytest.mark.parametrize("cls", ["InstanceNorm1d", "InstanceNorm2d"])
+def test_instance_norm_matches_torch(cls, kw):
+    x = IMG if cls == "InstanceNorm2d" else IMG.reshape(2, 4, 30)
+    results = []
+    for lib in (ng, torch):
+        m = getattr(lib.nn, cls)(4, **kw)
+        if kw.get("affine"):
+            with lib.no_grad():
+                m.weight.copy_(lib.tensor([0.5, 1.0, 1.5, 2.0]))
+                m.bias.copy_(lib.tensor([0.1, -0.2, 0.3, 0.0]))
+        t = lib.tensor(x, dtype=lib.float32, requires_grad=True)
+        outs = []
+        for i in range(2):  # training: the running statistics move twice
+            out = m(t * (i + 1))
+            out.backward(lib.tensor(np.cos(np.arange(out.numel())).reshape(tuple(out.shape)),
+                                    dtype=lib.float32))
+            outs.append(_np(out))
+        m.eval()
+        outs.append(_np(m(t[0])))  # unbatched; the running statistics when tracked
+        grads = [_np(t.grad)] + ([_np(m.weight.grad), _np(m.bias.grad)] if kw.get("affine")
+                                 else [])
+        results.append((repr(m), outs, grads, {k: _np(v) for k, v in m.state_dict().items()},
+                        type(m(t).grad_fn).__name__))
+    (r, outs, grads, sd, node), (tr, touts, tgrads, tsd, tnode) = results
+    assert r == tr and node == tnode and sd.keys() == tsd.keys()
+    for a, b in zip(outs + grads, touts + tgrads):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    for k in sd:
+        np.testing.assert_allclose(sd[k], tsd[k], rtol=1e-5, atol=1e-6)
+
+
+def test_instance_norm_warns_on_a_channel_count_it_does_not_use():
+    for lib in (ng, torch):
+        with pytest.warns(UserWarning, match=r"^input's size at dim=1 does not match "
+                                             "num_features. You can silence"):
+            lib.nn.InstanceNorm1d(3)(lib.ones(2, 4, 5))
+
+
+LAYER_ERRORS = [
+    lambda lib: lib.nn.InstanceNorm1d(3)(lib.ones(2, 3, 4, 5)),
+    lambda lib: lib.nn.InstanceNorm2d(3, affine=True)(lib.ones(2, 4, 4, 5)),
+    lambda lib: lib.nn.functional.instance_norm(lib.ones(2, 3, 1)),
+    lambda lib: lib.nn.functional.instance_norm(lib.ones(2, 3, 4), use_input_stats=False),
+    lambda lib: lib.nn.functional.local_response_norm(lib.ones(2, 3), 2),
+    lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.ones(5, 7), 3),
+    lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.ones(2, 3, 5, 7), (1, 2, 3)),
+    lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.ones(2, 3, 5, 7), (-1, 2)),
+    lambda lib: lib.nn.functional.adaptive_max_pool2d(lib.ones(2, 0, 3, 3), 2),
+    lambda lib: lib.nn.functional.adaptive_max_pool1d(lib.ones(2, 3, 5, 7), 4),
+    lambda lib: lib.nn.functional.adaptive_max_pool1d(lib.ones(3, 5), (4, 2)),
+    lambda lib: lib.nn.functional.adaptive_avg_pool1d(lib.ones(2, 3, 5, 7), 4),
+    lambda lib: lib.adaptive_avg_pool1d(lib.ones(3, 5), (4, 2)),
+]
+
+
+@pytest.mark.parametrize("i", range(len(LAYER_ERRORS)))
+def test_layer_errors_match_torch(i):
+    assert _error(ng, LAYER_ERRORS[i]) == _error(torch, LAYER_ERRORS[i])

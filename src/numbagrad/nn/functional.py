@@ -598,6 +598,51 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                               momentum=momentum, eps=float(eps))
 
 
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    """Each sample's channels normalised over their spatial dims: PyTorch's batch norm of the
+    input viewed as one sample of N * C channels, the parameters and running statistics
+    repeated N times (the running statistics then averaged back)."""
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{input.size()}")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
+    b, c = input.shape[:2]
+    repeated = [None if t is None else t.repeat(b)
+                for t in (weight, bias, running_mean, running_var)]
+    out = batch_norm(input.contiguous().view(1, b * c, *input.shape[2:]), repeated[2],
+                     repeated[3], repeated[0], repeated[1], use_input_stats, momentum, eps)
+    with _no_grad():
+        for running, stats in zip((running_mean, running_var), repeated[2:]):
+            if running is not None:
+                running.copy_(stats.view(b, c).mean(0))
+    return out.view(input.shape)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """``input / (k + alpha * mean of the squares of `size` neighbouring channels) ** beta``
+    over (N, C, ...) (PyTorch's composition; its 3-d average pool over (channels, 1, 1) is the
+    2-d one over (channels, 1) of the flattened spatial dims, the same sums)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError("Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    sizes = input.size()
+    div = div.view(sizes[0], 1, sizes[1], -1)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = _F.conv.avg_pool2d_(div, (size, 1), stride=1).squeeze(1)
+    div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
+
+
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None,
                eps: float = 1e-5) -> Tensor:
     if input.ndim < 2:

@@ -11,11 +11,14 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
+
 from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..backend import kernels_conv as KC
 from . import elementwise as E
+from . import indexing as I
 from . import movement as M
 from . import reduce as R
 from .registry import composite, public
@@ -413,6 +416,48 @@ def adaptive_avg_pool2d_backward(ctx, grad, shape):
 @adaptive_avg_pool2d_backward.defvjp
 def adaptive_avg_pool2d_backward_vjp(ctx, grad):
     return adaptive_avg_pool2d(grad, ctx.out_size)
+
+
+def _adaptive_windows(n, m):
+    """The positions each of ``m`` adaptive windows over ``n`` reads, (m, k): the window ``i``
+    is [floor(i n / m), ceil((i + 1) n / m)), as PyTorch's; one narrower than the widest
+    repeats its last position (a repeat is never the first maximum)."""
+    i = np.arange(m)
+    start, end = (i * n) // m, -((-(i + 1) * n) // m)
+    k = int((end - start).max()) if m else 0
+    return np.minimum(start[:, None] + np.arange(k), end[:, None] - 1)
+
+
+@composite("adaptive_max_pool2d", node="AdaptiveMaxPool2DBackward0")
+def adaptive_max_pool2d(ctx, input, output_size):
+    """(values, int64 indices into each H * W plane) of adaptive max pooling of (N, C, H, W)
+    or (C, H, W) into ``output_size`` (OH, OW) windows."""
+    ctx.in_shape = input.shape
+    H, W = input.shape[-2:]
+    (OH, OW), lead = output_size, tuple(input.shape[:-2])
+    rows, cols = _adaptive_windows(H, OH), _adaptive_windows(W, OW)
+    kh, kw = rows.shape[1], cols.shape[1]
+    # each window's positions as flat indices into the plane, (OH, OW, kh * kw)
+    flat = (rows[:, None, :, None] * W + cols[None, :, None, :]).reshape(OH, OW, kh * kw)
+    with no_grad():
+        x = Tensor._make(input._data).reshape(*lead, H * W)
+        if OH * OW == 0:
+            idx = Tensor._make(ctx.backend.zeros(lead + (OH, OW), D.int64.np))
+        else:
+            table = Tensor._make(flat).to(input.device)
+            win = I.gather(M.expand(x.reshape(*lead, 1, 1, H * W), *lead, OH, OW, H * W), -1,
+                           M.expand(table, *lead, OH, OW, kh * kw))
+            pick = M.unsqueeze(R.argmax(win, -1), -1)
+            idx = M.squeeze(I.gather(M.expand(table, *lead, OH, OW, kh * kw), -1, pick), -1)
+        values = max_pool2d_gather(Tensor._make(input._data), idx)
+    ctx.non_differentiable = (1,)
+    ctx.save_outputs = {"indices": 1}
+    return values._data, idx._data
+
+
+@adaptive_max_pool2d.defvjp
+def adaptive_max_pool2d_vjp(ctx, grads):
+    return max_pool2d_backward(grads[0], ctx["indices"], ctx.in_shape)
 
 
 # ---------------------------------------------------------------- unfold and fold (im2col)
@@ -837,6 +882,67 @@ def avg_pool1d_(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     out = avg_pool2d_(M.unsqueeze(input, -2), (1, _one(kernel_size)), stride,
                       (0, _one(padding)), ceil_mode, count_include_pad)
     return M.squeeze(out, -2)
+
+
+def _adaptive_size(input, output_size, fn):
+    """``output_size`` as a pair, None keeping the input's size; the input checked as PyTorch's
+    adaptive pooling does."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"{fn}(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if len(size) != 2:
+        raise RuntimeError(f"{fn}(): internal error: output_size.size() must be 2")
+    size = tuple(n if s is None else s for s, n in zip(size, input.shape[-2:]))
+    for d in range(input.ndim - 3, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(
+                f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {list(input.shape)} with dimension {d} being empty")
+    if min(size) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
+                           f"{[*input.shape[:-2], *size]}")
+    _require_float(input, fn)
+    return size
+
+
+@public("functional", name="adaptive_max_pool2d")
+def adaptive_max_pool2d_(input, output_size, return_indices=False):
+    """Max pooling of (N, C, H, W) or (C, H, W) into ``output_size`` windows per plane (an
+    int or a pair, None keeping the input's size); with ``return_indices`` also the int64
+    index of each maximum in its H * W plane."""
+    out, indices = adaptive_max_pool2d(
+        input, _adaptive_size(input, output_size, "adaptive_max_pool2d"))
+    return (out, indices) if return_indices else out
+
+
+def _adaptive_1d(input, output_size, fn):
+    """``output_size`` of a 1-d adaptive pooling as the 2-d one's (1, L), its input checked."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           f"for argument #1 'self' (while checking arguments for {fn})")
+    size = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+    if len(size) != 1:
+        raise RuntimeError(
+            f"{fn}() argument 'output_size' should contain one int (got {len(size)})")
+    return (1, size[0])
+
+
+@public("functional", name="adaptive_max_pool1d")
+def adaptive_max_pool1d_(input, output_size, return_indices=False):
+    """Max pooling of (N, C, L) or (C, L) into ``output_size`` windows: the 2-d one over a
+    height of 1, as PyTorch."""
+    size = _adaptive_1d(input, output_size, "adaptive_max_pool1d")
+    out, indices = adaptive_max_pool2d_(M.unsqueeze(input, -2), size, True)
+    out, indices = M.squeeze(out, -2), M.squeeze(indices, -2)
+    return (out, indices) if return_indices else out
+
+
+@public("function functional", name="adaptive_avg_pool1d")
+def adaptive_avg_pool1d_(input, output_size):
+    """Average pooling of (N, C, L) or (C, L) into ``output_size`` windows: the 2-d one over a
+    height of 1, as PyTorch."""
+    size = _adaptive_1d(input, output_size, "adaptive_avg_pool1d")
+    return M.squeeze(adaptive_avg_pool2d_(M.unsqueeze(input, -2), size), -2)
 
 
 @public("functional", name="adaptive_avg_pool2d")
