@@ -601,3 +601,18 @@ LAYER_ERRORS = [
 @pytest.mark.parametrize("i", range(len(LAYER_ERRORS)))
 def test_layer_errors_match_torch(i):
     assert _error(ng, LAYER_ERRORS[i]) == _error(torch, LAYER_ERRORS[i])
+
+
+@pytest.mark.parametrize("p", [1, 2])
+def test_multi_margin_loss_has_no_second_derivative_as_in_torch(p):
+    results = []
+    for lib in (ng, torch):
+        x = _t(lib, X)
+        loss = lib.nn.functional.multi_margin_loss(x, lib.tensor(CLASSES), p=p)
+        g, = lib.autograd.grad(loss, x, create_graph=True)
+        with pytest.raises(RuntimeError) as e:
+            lib.autograd.grad((g * g).sum(), x)
+        results.append((type(g.grad_fn).__name__, str(e.value), _np(g)))
+    (node, msg, g), (tnode, tmsg, tg) = results
+    assert node == tnode == "NotImplemented" and msg == tmsg
+    np.testing.assert_allclose(g, tg, rtol=1e-5, atol=1e-7)

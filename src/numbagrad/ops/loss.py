@@ -378,12 +378,32 @@ def multi_margin_loss(ctx, input, target, p=1, margin=1.0, weight=None, reductio
 
 @multi_margin_loss.defvjp
 def multi_margin_loss_vjp(ctx, grad):
+    if _grad_state.enabled:  # recorded (create_graph): PyTorch's node, without a derivative
+        return multi_margin_loss_backward(grad, ctx["x"], ctx), None
+    return _multi_margin_gradient(ctx, grad, ctx["x"]), None
+
+
+def _multi_margin_gradient(ctx, grad, x):
+    """multi_margin_loss's gradient of its input ``x`` from ``grad``; ``ctx``: the loss's."""
     n = ctx.picked_index[0].size
-    x = ctx["x"].reshape(n, -1)
-    picked = x[ctx.picked_index].reshape(n, 1)
-    slope = _multi_margin_terms(x, ctx.onehot, picked, ctx.p, ctx.margin)[1]
+    x2 = x.reshape(n, -1)
+    picked = x2[ctx.picked_index].reshape(n, 1)
+    slope = _multi_margin_terms(x2, ctx.onehot, picked, ctx.p, ctx.margin)[1]
     g = grad.reshape(n, 1) if grad.ndim else grad
     g = E.mul(_weighted(slope, ctx.weight), E.div(_scaled(ctx, g, n), ctx.classes))
     # the target's class loses what every other class gains
     g = E.sub(g, E.where(ctx.onehot, R.sum(g, 1, True), 0.0))
-    return g.reshape(ctx.input_shapes[0]), None
+    return g.reshape(x.shape)
+
+
+@composite("multi_margin_loss_backward", node="NotImplemented")
+def multi_margin_loss_backward(ctx, grad_output, x, loss_ctx):
+    """PyTorch's multi_margin_loss_backward: a node of its own under create_graph, which has
+    no derivative (PyTorch's node is its generic ``NotImplemented``)."""
+    with no_grad():
+        return _multi_margin_gradient(loss_ctx, grad_output, x)._data
+
+
+@multi_margin_loss_backward.defvjp
+def multi_margin_loss_backward_vjp(ctx, grad):
+    raise RuntimeError("derivative for aten::multi_margin_loss_backward is not implemented")
