@@ -12,6 +12,7 @@ from .. import factory
 from .. import ops as _F
 from ..ops import attention as _attention
 from ..ops import elementwise as _E
+from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..ops.embedding import embedding as _embedding
 from ..tensor import Tensor
@@ -378,6 +379,185 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
     return _weighted_mean(loss, reduction)
 
 
+# PyTorch's composite losses (ATen's Loss.cpp and torch.nn.functional), spelled with the same
+# ops in the same order, so their values and last nodes are PyTorch's
+
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """``max(0, -target * (input1 - input2) + margin)``."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.size()}, input2: {input2.size()}, target: {target.size()} ")
+    return _weighted_mean((-target * (input1 - input2)).add_(margin).clamp_min_(0), reduction)
+
+
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0, size_average=None,
+                         reduce=None, reduction: str = "mean") -> Tensor:
+    """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    zeros = factory.zeros_like(input)
+    margin_clamp = (margin - input).clamp_min_(0)
+    output_margin = _F.where(target != 1, margin_clamp, zeros)
+    output_self = _F.where(target != -1, input, zeros)
+    return _weighted_mean(output_margin + output_self, reduction)
+
+
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
+    """``1 - cos(input1, input2)`` where ``target`` is 1, ``max(0, cos - margin)`` where it is
+    -1; the cosine along the last dim, its squared norms each plus 1e-12."""
+    reduction = _reduction(reduction, size_average, reduce)
+    targ_dim = target.dim()
+    if targ_dim not in (0, 1):
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.dim() != targ_dim + 1 or input2.dim() != targ_dim + 1:
+        raise RuntimeError(
+            f"{targ_dim}D target tensor expects {targ_dim + 1}D input tensors, but found inputs "
+            f"with sizes {list(input1.shape)} and {list(input2.shape)}.")
+    eps = 1e-12
+    prod_sum = (input1 * input2).sum(targ_dim)
+    mag_square1 = (input1 * input1).sum(targ_dim) + eps
+    mag_square2 = (input2 * input2).sum(targ_dim) + eps
+    cos = prod_sum / (mag_square1 * mag_square2).sqrt_()
+    zeros = factory.zeros_like(cos)
+    output_pos = _F.where(target == 1, 1 - cos, zeros)
+    output_neg = _F.where(target == -1, (cos - margin).clamp_min_(0), zeros)
+    return _weighted_mean(output_pos + output_neg, reduction)
+
+
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last dim (of the broadcast shape)."""
+    return (x1 - x2 + eps).norm(p, max(x1.dim(), x2.dim()) - 1, keepdim)
+
+
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False, size_average=None,
+                        reduce=None, reduction: str = "mean") -> Tensor:
+    """``max(0, margin + d(anchor, positive) - d(anchor, negative))``, ``d`` the pairwise
+    distance; ``swap`` takes the smaller of the negative's distances to anchor and positive."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not a_dim == p_dim == n_dim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D "
+            "inputs")
+    dist_pos = pairwise_distance(anchor, positive, p, eps)
+    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        dist_neg = _F.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
+    return _weighted_mean((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+
+
+def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """``log(1 + exp(-target * input))`` (targets 1 or -1)."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if target.requires_grad and _grad_enabled():
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
+    return _F.loss.soft_margin_loss(input, target, reduction)
+
+
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
+                                reduce=None, reduction: str = "mean") -> Tensor:
+    """Binary cross-entropy of ``sigmoid(input)`` against each label, averaged over the classes
+    (the last dim)."""
+    if size_average is not None or reduce is not None:
+        reduction = _reduction(reduction, size_average, reduce)
+    # PyTorch's -(t * logsigmoid(x) + (1 - t) * logsigmoid(-x)), logsigmoid(x) = -softplus(-x)
+    # (softplus: this module's, from the globals().update above)
+    loss = target * softplus(-input) + (1 - target) * softplus(input)  # noqa: F821
+    if weight is not None:
+        loss = loss * weight
+    class_dim = input.dim() - 1
+    loss = loss.sum(dim=class_dim) / input.size(class_dim)
+    if reduction not in _F.loss.REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    return _weighted_mean(loss, reduction)
+
+
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average=None, eps: float = 1e-8, reduce=None,
+                     reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of ``target`` under a Poisson distribution of rate
+    ``exp(input)`` (``input`` itself without ``log_input``); ``full`` adds Stirling's
+    approximation of ``log(target!)`` for targets above 1."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if log_input:
+        loss = _F.exp(input) - target * input
+    else:
+        loss = input - target * _F.log(input + eps)
+    if full:
+        stirling_term = target * _F.log(target) - target + 0.5 * _F.log(2 * math.pi * target)
+        loss += stirling_term.masked_fill(target <= 1, 0)
+    return _weighted_mean(loss, reduction)
+
+
+def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False, eps: float = 1e-6,
+                      reduction: str = "mean") -> Tensor:
+    """Negative log-likelihood of ``target`` under a normal distribution of mean ``input`` and
+    variance ``var`` (clamped to ``eps``; a float, or a tensor one dim short of the input, or
+    of its shape with one dim of size 1); ``full`` adds the constant ``log(2 pi) / 2``."""
+    if isinstance(var, float):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = var * factory.ones_like(input)
+    elif (var < 0).any():
+        raise ValueError("var has negative entry/entries")
+    if var.size() != input.size():
+        if input.size()[:-1] == var.size():
+            var = var.unsqueeze(-1)
+        elif not (input.ndim == var.ndim and sum(
+                y for x, y in zip(input.size(), var.size()) if x != y) == 1):
+            raise ValueError("var is of incorrect size")  # (else: heteroscedastic)
+    if reduction not in _F.loss.REDUCTIONS:
+        raise ValueError(reduction + " is not valid")
+    var = var.clone()
+    with _no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (_F.log(var) + (input - target) ** 2 / var)
+    if full:
+        loss += 0.5 * math.log(2 * math.pi)
+    return _weighted_mean(loss, reduction)
+
+
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight=None, size_average=None, reduce=None,
+                      reduction: str = "mean") -> Tensor:
+    """Multi-class hinge loss: ``sum_i w[y] max(0, margin - x[y] + x[i])**p / C`` over the
+    classes ``i != y`` of each sample, ``y`` its target class."""
+    reduction = _reduction(reduction, size_average, reduce)
+    if p != 1 and p != 2:
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    shape = list(input.shape)
+    if not (input.ndim == 2 and shape[1] or input.ndim == 1 and shape[0] or input.ndim == 0):
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: {shape}")
+    n, c = (shape[0], shape[1]) if input.ndim == 2 else (1, shape[0] if shape else 1)
+    if target.ndim > 1 or target.numel() != n:
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{n}], but got "
+            f"{list(target.shape)}. Input has shape {shape}.")
+    if target.dtype != _D.int64:
+        raise RuntimeError("expected scalar type Long but found "
+                           + _D.SCALAR_TYPE[target.dtype.name])
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    t = target._host()
+    if ((t < 0) | (t >= c)).any():
+        raise RuntimeError("target out of range")
+    return _F.loss.multi_margin_loss(input, target, p, margin,
+                                     None if weight is None else weight._host(), reduction)
+
 # ---------------------------------------------------------------- normalisation, padding
 
 
@@ -416,6 +596,51 @@ def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
     return _F.normalization.batch_norm(input, weight, bias, running_mean=running_mean,
                               running_var=running_var, training=training,
                               momentum=momentum, eps=float(eps))
+
+
+def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
+    """Each sample's channels normalised over their spatial dims: PyTorch's batch norm of the
+    input viewed as one sample of N * C channels, the parameters and running statistics
+    repeated N times (the running statistics then averaged back)."""
+    if use_input_stats and math.prod(input.shape[2:]) == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{input.size()}")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
+    b, c = input.shape[:2]
+    repeated = [None if t is None else t.repeat(b)
+                for t in (weight, bias, running_mean, running_var)]
+    out = batch_norm(input.contiguous().view(1, b * c, *input.shape[2:]), repeated[2],
+                     repeated[3], repeated[0], repeated[1], use_input_stats, momentum, eps)
+    with _no_grad():
+        for running, stats in zip((running_mean, running_var), repeated[2:]):
+            if running is not None:
+                running.copy_(stats.view(b, c).mean(0))
+    return out.view(input.shape)
+
+
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
+    """``input / (k + alpha * mean of the squares of `size` neighbouring channels) ** beta``
+    over (N, C, ...) (PyTorch's composition; its 3-d average pool over (channels, 1, 1) is the
+    2-d one over (channels, 1) of the flattened spatial dims, the same sums)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError("Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    sizes = input.size()
+    div = div.view(sizes[0], 1, sizes[1], -1)
+    div = pad(div, (0, 0, size // 2, (size - 1) // 2))
+    div = _F.conv.avg_pool2d_(div, (size, 1), stride=1).squeeze(1)
+    div = div.view(sizes)
+    div = div.mul(alpha).add(k).pow(beta)
+    return input / div
 
 
 def group_norm(input: Tensor, num_groups: int, weight=None, bias=None,
@@ -464,28 +689,44 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:
         raise ValueError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if input.ndim not in (len(pad) // 2 + 1, len(pad) // 2 + 2):
+        # (PyTorch has a kernel for each of these combinations, and none for others)
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     out = input
     for i in range(len(pad) // 2):
         d = input.ndim - 1 - i
-        out = out[(slice(None),) * d + (_pad_index(mode, input.shape[d], *pad[2 * i: 2 * i + 2]),)]
+        index = _pad_index(mode, input, d, i, *pad[2 * i: 2 * i + 2])
+        out = out[(slice(None),) * d + (index,)]
     return out
 
 
-def _pad_index(mode: str, size: int, before: int, after: int):
-    """The input positions an output of ``before + size + after`` elements reads."""
+def _pad_index(mode: str, input: Tensor, d: int, i: int, before: int, after: int):
+    """The positions along dim ``d`` of ``input`` (the ``i``-th padded, from the last) that an
+    output of ``before + size + after`` elements reads."""
+    size = input.shape[d]
     pos = np.arange(-before, size + after)
     if mode == "reflect":
         if before >= size or after >= size:
             raise RuntimeError(
-                f"Argument #4: Padding size should be less than the corresponding input "
-                f"dimension, but got: padding ({before}, {after}) at dimension with size {size}")
+                f"Argument #{4 + 2 * i}: Padding size should be less than the corresponding "
+                f"input dimension, but got: padding ({before}, {after}) at dimension {d} of "
+                f"input {list(input.shape)}")
         period = 2 * (size - 1)
         pos = np.abs(pos) % period if period else np.zeros_like(pos)
         pos = np.where(pos >= size, period - pos, pos)
     elif mode == "replicate":
         pos = np.clip(pos, 0, size - 1)
     else:
-        pos = pos % size
+        if before > size or after > size:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        # a negative amount crops first; the padding then wraps around what is left
+        lo, hi = max(-before, 0), size - max(-after, 0)
+        pos = lo + np.arange(-max(before, 0), hi - lo + max(after, 0)) % max(hi - lo, 1)
     return pos
 
 

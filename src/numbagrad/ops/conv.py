@@ -11,11 +11,14 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
+
 from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..backend import kernels_conv as KC
 from . import elementwise as E
+from . import indexing as I
 from . import movement as M
 from . import reduce as R
 from .registry import composite, public
@@ -415,6 +418,168 @@ def adaptive_avg_pool2d_backward_vjp(ctx, grad):
     return adaptive_avg_pool2d(grad, ctx.out_size)
 
 
+def _adaptive_windows(n, m):
+    """The positions each of ``m`` adaptive windows over ``n`` reads, (m, k): the window ``i``
+    is [floor(i n / m), ceil((i + 1) n / m)), as PyTorch's; one narrower than the widest
+    repeats its last position (a repeat is never the first maximum)."""
+    i = np.arange(m)
+    start, end = (i * n) // m, -((-(i + 1) * n) // m)
+    k = int((end - start).max()) if m else 0
+    return np.minimum(start[:, None] + np.arange(k), end[:, None] - 1)
+
+
+@composite("adaptive_max_pool2d", node="AdaptiveMaxPool2DBackward0")
+def adaptive_max_pool2d(ctx, input, output_size):
+    """(values, int64 indices into each H * W plane) of adaptive max pooling of (N, C, H, W)
+    or (C, H, W) into ``output_size`` (OH, OW) windows."""
+    ctx.in_shape = input.shape
+    H, W = input.shape[-2:]
+    (OH, OW), lead = output_size, tuple(input.shape[:-2])
+    rows, cols = _adaptive_windows(H, OH), _adaptive_windows(W, OW)
+    kh, kw = rows.shape[1], cols.shape[1]
+    # each window's positions as flat indices into the plane, (OH, OW, kh * kw)
+    flat = (rows[:, None, :, None] * W + cols[None, :, None, :]).reshape(OH, OW, kh * kw)
+    with no_grad():
+        x = Tensor._make(input._data).reshape(*lead, H * W)
+        if OH * OW == 0:
+            idx = Tensor._make(ctx.backend.zeros(lead + (OH, OW), D.int64.np))
+        else:
+            table = Tensor._make(flat).to(input.device)
+            win = I.gather(M.expand(x.reshape(*lead, 1, 1, H * W), *lead, OH, OW, H * W), -1,
+                           M.expand(table, *lead, OH, OW, kh * kw))
+            pick = M.unsqueeze(R.argmax(win, -1), -1)
+            idx = M.squeeze(I.gather(M.expand(table, *lead, OH, OW, kh * kw), -1, pick), -1)
+        values = max_pool2d_gather(Tensor._make(input._data), idx)
+    ctx.non_differentiable = (1,)
+    ctx.save_outputs = {"indices": 1}
+    return values._data, idx._data
+
+
+@adaptive_max_pool2d.defvjp
+def adaptive_max_pool2d_vjp(ctx, grads):
+    return max_pool2d_backward(grads[0], ctx["indices"], ctx.in_shape)
+
+
+# ---------------------------------------------------------------- unfold and fold (im2col)
+
+
+def _blocks(shape, geom):
+    """The number of sliding blocks (OH, OW) over the spatial ``shape`` (H, W)."""
+    return tuple(_conv_out(n, k, s, p, p, d) for n, k, s, p, d in
+                 zip(shape, geom.kernel, geom.stride, geom.pad, geom.dilation))
+
+
+@composite("im2col", node="Im2ColBackward0")
+def im2col(ctx, input, geom):
+    """The sliding blocks of (N, C, H, W) or (C, H, W) as columns: (N, C * KH * KW, L), a row
+    per channel and kernel tap, a column per block (the im2col convolutions run on)."""
+    be = ctx.backend
+    ctx.geom, ctx.size = geom, tuple(input.shape[-2:])
+    x = input._data if input.ndim == 4 else input._data.reshape((1,) + tuple(input.shape))
+    N, C, H, W = x.shape
+    (KH, KW), (OH, OW) = geom.kernel, _blocks((H, W), geom)
+    K, L = C * KH * KW, OH * OW
+    cols, cb = _flat_out(be, (N, K, L), x.dtype)
+    xb, xo, (sn, sc, sh, sw) = be.flat_view(x)
+    be.run_row_kernel(KC.im2col_row, N * K, cols.size,
+                      (xb, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, *geom.stride, *geom.pad,
+                       *geom.dilation, cb, K * L, L), x.dtype)
+    return cols if input.ndim == 4 else cols.reshape(K, L)
+
+
+im2col.defvjp(lambda ctx, grad: col2im(grad, ctx.size, ctx.geom))
+
+
+@composite("col2im", node="Col2ImBackward0")
+def col2im(ctx, input, output_size, geom):
+    """im2col's adjoint: columns (N, C * KH * KW, L) or (C * KH * KW, L) summed back into
+    (N, C, H, W) or (C, H, W), ``output_size`` (H, W)."""
+    be = ctx.backend
+    ctx.geom = geom
+    cols = be.ascontiguousarray(input._data)
+    if input.ndim == 2:
+        cols = cols.reshape((1,) + tuple(cols.shape))
+    N, K, L = cols.shape
+    (KH, KW), (H, W) = geom.kernel, output_size
+    OH, OW = _blocks((H, W), geom)
+    C = K // (KH * KW)
+    dx, db = _flat_out(be, (N, C, H, W), cols.dtype)
+    be.run_row_kernel(KC.col2im_row, N * C, dx.size + cols.size,
+                      (be.flat_view(cols)[0], K * L, L, C, H, W, KH, KW, OH, OW, *geom.stride,
+                       *geom.pad, *geom.dilation, db), cols.dtype)
+    return dx if input.ndim == 3 else dx.reshape(C, H, W)
+
+
+col2im.defvjp(lambda ctx, grad: im2col(grad, ctx.geom))
+
+
+def _fold_geometry(kernel_size, dilation, padding, stride):
+    """PyTorch's im2col/col2im argument checks; the Geometry of the call."""
+    pairs = []
+    for what, v in (("kernel_size", kernel_size), ("dilation", dilation),
+                    ("padding", padding), ("stride", stride)):
+        v = (v, v) if isinstance(v, int) else tuple(v)
+        if len(v) != 2:
+            raise RuntimeError(f"It is expected {what} equals to 2, but got size {len(v)}")
+        pairs.append(v)
+    kernel, dilation, padding, stride = pairs
+    for what, (a, b), (h, w) in (
+            ("kernel size should be greater than zero", kernel, ("kernel_height", "kernel_width")),
+            ("stride should be greater than zero", stride, ("stride_height", "stride_width")),
+            ("dilation should be greater than zero", dilation,
+             ("dilation_height", "dilation_width"))):
+        if a <= 0 or b <= 0:
+            raise RuntimeError(f"{what}, but got {h}: {a} {w}: {b}")
+    if min(padding) < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {padding[0]} "
+                           f"pad_width: {padding[1]}")
+    return Geometry(kernel, stride, padding, padding, dilation)
+
+
+@public("functional", name="unfold")
+def unfold_(input, kernel_size, dilation=1, padding=0, stride=1):
+    """The sliding blocks of (N, C, H, W) or (C, H, W) as columns (N, C * prod(kernel_size),
+    L) (``nn.Unfold``; im2col)."""
+    geom = _fold_geometry(kernel_size, dilation, padding, stride)
+    if input.ndim not in (3, 4) or 0 in input.shape[-3:]:
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got: {list(input.shape)}")
+    blocks = _blocks(input.shape[-2:], geom)
+    if min(blocks) < 1:
+        raise RuntimeError(
+            f"Given input with spatial size {tuple(input.shape[-2:])}, kernel_size="
+            f"{geom.kernel}, dilation={geom.dilation}, padding={geom.pad}, calculated shape of "
+            f"the array of sliding blocks as {blocks}, but its components must be at least one.")
+    return im2col(input, geom)
+
+
+@public("functional", name="fold")
+def fold_(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Columns (N, C * prod(kernel_size), L) summed into (N, C, *output_size) (``nn.Fold``;
+    col2im, unfold's adjoint)."""
+    geom = _fold_geometry(kernel_size, dilation, padding, stride)
+    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if len(size) != 2:
+        raise RuntimeError(f"It is expected output_size equals to 2, but got size {len(size)}")
+    if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
+        raise RuntimeError(
+            "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and "
+            f"non-zero dimensions for input, but got: {list(input.shape)}")
+    (KH, KW), K, L = geom.kernel, input.shape[-2], input.shape[-1]
+    if K % (KH * KW):
+        raise RuntimeError(
+            "Expected size of input's dimension 1 to be divisible by the product of kernel_size, "
+            f"but got input.size(1)={K} and kernel_size={geom.kernel}.")
+    OH, OW = _blocks(size, geom)
+    if OH * OW != L:
+        raise RuntimeError(
+            f"Given output_size={size}, kernel_size={geom.kernel}, dilation={geom.dilation}, "
+            f"padding={geom.pad}, stride={geom.stride}, expected size of input's dimension 2 to "
+            f"match the calculated number of sliding blocks {OH} * {OW} = {OH * OW}, but got "
+            f"input.size(2)={L}.")
+    return col2im(input, size, geom)
+
+
 # ---------------------------------------------------------------- the public functions
 
 _TYPE = D.SCALAR_TYPE
@@ -717,6 +882,67 @@ def avg_pool1d_(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     out = avg_pool2d_(M.unsqueeze(input, -2), (1, _one(kernel_size)), stride,
                       (0, _one(padding)), ceil_mode, count_include_pad)
     return M.squeeze(out, -2)
+
+
+def _adaptive_size(input, output_size, fn):
+    """``output_size`` as a pair, None keeping the input's size; the input checked as PyTorch's
+    adaptive pooling does."""
+    if input.ndim not in (3, 4):
+        raise RuntimeError(f"{fn}(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
+    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
+    if len(size) != 2:
+        raise RuntimeError(f"{fn}(): internal error: output_size.size() must be 2")
+    size = tuple(n if s is None else s for s, n in zip(size, input.shape[-2:]))
+    for d in range(input.ndim - 3, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(
+                f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but "
+                f"input has sizes {list(input.shape)} with dimension {d} being empty")
+    if min(size) < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
+                           f"{[*input.shape[:-2], *size]}")
+    _require_float(input, fn)
+    return size
+
+
+@public("functional", name="adaptive_max_pool2d")
+def adaptive_max_pool2d_(input, output_size, return_indices=False):
+    """Max pooling of (N, C, H, W) or (C, H, W) into ``output_size`` windows per plane (an
+    int or a pair, None keeping the input's size); with ``return_indices`` also the int64
+    index of each maximum in its H * W plane."""
+    out, indices = adaptive_max_pool2d(
+        input, _adaptive_size(input, output_size, "adaptive_max_pool2d"))
+    return (out, indices) if return_indices else out
+
+
+def _adaptive_1d(input, output_size, fn):
+    """``output_size`` of a 1-d adaptive pooling as the 2-d one's (1, L), its input checked."""
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           f"for argument #1 'self' (while checking arguments for {fn})")
+    size = (output_size,) if isinstance(output_size, int) else tuple(output_size)
+    if len(size) != 1:
+        raise RuntimeError(
+            f"{fn}() argument 'output_size' should contain one int (got {len(size)})")
+    return (1, size[0])
+
+
+@public("functional", name="adaptive_max_pool1d")
+def adaptive_max_pool1d_(input, output_size, return_indices=False):
+    """Max pooling of (N, C, L) or (C, L) into ``output_size`` windows: the 2-d one over a
+    height of 1, as PyTorch."""
+    size = _adaptive_1d(input, output_size, "adaptive_max_pool1d")
+    out, indices = adaptive_max_pool2d_(M.unsqueeze(input, -2), size, True)
+    out, indices = M.squeeze(out, -2), M.squeeze(indices, -2)
+    return (out, indices) if return_indices else out
+
+
+@public("function functional", name="adaptive_avg_pool1d")
+def adaptive_avg_pool1d_(input, output_size):
+    """Average pooling of (N, C, L) or (C, L) into ``output_size`` windows: the 2-d one over a
+    height of 1, as PyTorch."""
+    size = _adaptive_1d(input, output_size, "adaptive_avg_pool1d")
+    return M.squeeze(adaptive_avg_pool2d_(M.unsqueeze(input, -2), size), -2)
 
 
 @public("functional", name="adaptive_avg_pool2d")

@@ -317,3 +317,93 @@ def binary_cross_entropy_with_logits_vjp(ctx, grad):
         gx = E.sub(E.mul(E.sub(E.add(pt, 1.0), t), s), pt)
         gt = E.add(E.neg(x), E.mul(E.sub(pw, 1.0), _softplus_neg(x)))
     return sum_to(E.mul(gx, g), ctx.input_shapes[0]), sum_to(E.mul(gt, g), ctx.input_shapes[1])
+
+
+@composite("soft_margin_loss", node="SoftMarginLossBackward0")
+def soft_margin_loss(ctx, input, target, reduction="mean"):
+    """``log(1 + exp(-target * input))``, PyTorch's formula (not guarded against overflow)."""
+    ctx.save(x=input, target=target)
+    ctx.reduction = reduction
+    with no_grad():
+        return _reduce(E.log1p(E.exp(E.mul(E.neg(input), target))), reduction)._data
+
+
+@soft_margin_loss.defvjp
+def soft_margin_loss_vjp(ctx, grad):
+    # PyTorch's soft_margin_loss_backward: -target * z / (1 + z) with z = exp(-target * input);
+    # no gradient of the target (nn.functional refuses a target that requires one)
+    x, t = ctx["x"], ctx["target"]
+    z = E.exp(E.mul(E.neg(t), x))
+    g = E.mul(E.div(E.mul(E.neg(t), z), E.add(z, 1.0)),
+              _scaled(ctx, grad, math.prod(np.broadcast_shapes(x.shape, t.shape))))
+    return sum_to(g, ctx.input_shapes[0]), None
+
+
+def _multi_margin_terms(x, onehot, picked, p, margin):
+    """The hinge ``margin - x[target] + x[i]`` of each other class ``i`` (zero at the target's
+    and where it is not positive) and its derivative by ``x[i]``."""
+    z = E.add(E.sub(x, picked), margin)
+    live = E.logical_and(E.gt(z, 0.0), E.logical_not(onehot))
+    if p == 1:
+        return E.where(live, z, 0.0), E.where(live, 1.0, 0.0)
+    return E.where(live, E.mul(z, z), 0.0), E.where(live, E.mul(z, 2.0), 0.0)
+
+
+@composite("multi_margin_loss", node="MultiMarginLossBackward0")
+def multi_margin_loss(ctx, input, target, p=1, margin=1.0, weight=None, reduction="mean"):
+    """``sum_i w[y] max(0, margin - x[y] + x[i])**p / C`` over the classes ``i != y`` of each
+    sample, ``y`` its target class; input (N, C), (C,) or a 0-d one-class input (the loss
+    then of the target's shape). ``weight``: a host array of one weight per class, or None.
+    Checked by the caller."""
+    t = target._host().reshape(-1)
+    n = t.size
+    x = input.reshape(n, -1)
+    c = x.shape[1]
+    onehot = np.zeros((n, c), np.bool_)
+    onehot[np.arange(n), t] = True
+    ctx.onehot = Tensor._make(onehot).to(input.device)
+    ctx.picked_index = (np.arange(n), t)
+    ctx.p, ctx.margin, ctx.reduction, ctx.classes = p, margin, reduction, c
+    ctx.weight = None if weight is None else Tensor._make(
+        weight[t].astype(input.dtype.np).reshape(n, 1)).to(input.device)
+    ctx.save(x=input)
+    with no_grad():
+        picked = Tensor._make(x._data[ctx.picked_index].reshape(n, 1))
+        h = _weighted(_multi_margin_terms(x, ctx.onehot, picked, p, margin)[0], ctx.weight)
+        loss = E.div(R.sum(h, 1), c)
+        if input.ndim < 2:
+            loss = loss.reshape(target.shape)
+        return _reduce(loss, reduction)._data
+
+
+@multi_margin_loss.defvjp
+def multi_margin_loss_vjp(ctx, grad):
+    if _grad_state.enabled:  # recorded (create_graph): PyTorch's node, without a derivative
+        return multi_margin_loss_backward(grad, ctx["x"], ctx), None
+    return _multi_margin_gradient(ctx, grad, ctx["x"]), None
+
+
+def _multi_margin_gradient(ctx, grad, x):
+    """multi_margin_loss's gradient of its input ``x`` from ``grad``; ``ctx``: the loss's."""
+    n = ctx.picked_index[0].size
+    x2 = x.reshape(n, -1)
+    picked = x2[ctx.picked_index].reshape(n, 1)
+    slope = _multi_margin_terms(x2, ctx.onehot, picked, ctx.p, ctx.margin)[1]
+    g = grad.reshape(n, 1) if grad.ndim else grad
+    g = E.mul(_weighted(slope, ctx.weight), E.div(_scaled(ctx, g, n), ctx.classes))
+    # the target's class loses what every other class gains
+    g = E.sub(g, E.where(ctx.onehot, R.sum(g, 1, True), 0.0))
+    return g.reshape(x.shape)
+
+
+@composite("multi_margin_loss_backward", node="NotImplemented")
+def multi_margin_loss_backward(ctx, grad_output, x, loss_ctx):
+    """PyTorch's multi_margin_loss_backward: a node of its own under create_graph, which has
+    no derivative (PyTorch's node is its generic ``NotImplemented``)."""
+    with no_grad():
+        return _multi_margin_gradient(loss_ctx, grad_output, x)._data
+
+
+@multi_margin_loss_backward.defvjp
+def multi_margin_loss_backward_vjp(ctx, grad):
+    raise RuntimeError("derivative for aten::multi_margin_loss_backward is not implemented")

@@ -399,6 +399,59 @@ rot90.defvjp(lambda ctx, grad: rot90(grad, -ctx.k, ctx.dims))
 rot90.defjvp(linear(rot90))
 
 
+# ---------------------------------------------------------------- pixel shuffle
+
+
+def _check_shuffle(name, x, factor, what):
+    if x.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                           f"with {x.ndim} dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+@composite("pixel_shuffle", variants="function functional")
+def pixel_shuffle(ctx, x, upscale_factor):
+    """``(*, C r^2, H, W)`` to ``(*, C, H r, W r)``: each channel group of ``r * r`` becomes an
+    ``r`` by ``r`` block of pixels."""
+    r = upscale_factor
+    _check_shuffle("pixel_shuffle", x, r, "upscale_factor")
+    *batch, c, h, w = x.shape
+    if c % (r * r):
+        raise RuntimeError(
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+            f"of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    ctx.factor = r
+    n = len(batch)
+    x = M.reshape(Tensor._make(x._data), *batch, c // (r * r), r, r, h, w)  # (not recorded)
+    x = M.permute(x, *range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return M.contiguous(x).reshape(*batch, c // (r * r), h * r, w * r)._data
+
+
+@composite("pixel_unshuffle", variants="function functional")
+def pixel_unshuffle(ctx, x, downscale_factor):
+    """``(*, C, H r, W r)`` to ``(*, C r^2, H, W)``: pixel_shuffle's inverse."""
+    r = downscale_factor
+    _check_shuffle("pixel_unshuffle", x, r, "downscale_factor")
+    *batch, c, h, w = x.shape
+    for d, (what, size) in enumerate((("height", h), ("width", w))):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {what} to be divisible by downscale_factor, but "
+                f"input.size({d - 2})={size} is not divisible by {r}")
+    ctx.factor = r
+    n = len(batch)
+    x = M.reshape(Tensor._make(x._data), *batch, c, h // r, r, w // r, r)
+    x = M.permute(x, *range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return M.contiguous(x).reshape(*batch, c * r * r, h // r, w // r)._data
+
+
+pixel_shuffle.defvjp(lambda ctx, grad: pixel_unshuffle(grad, ctx.factor))
+pixel_shuffle.defjvp(linear(pixel_shuffle))
+pixel_unshuffle.defvjp(lambda ctx, grad: pixel_shuffle(grad, ctx.factor))
+pixel_unshuffle.defjvp(linear(pixel_unshuffle))
+
+
 # ---------------------------------------------------------------- sorted sequences
 
 

@@ -11,9 +11,9 @@ from .module import Module
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
 
 
-class _BatchNorm(Module):
-    _dims: tuple  # the input ranks accepted, and their wording in the error
-    _dims_text: str
+class _NormBase(Module):
+    """What batch and instance normalisation share: the affine parameters, the running
+    statistics' buffers, and the repr."""
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1,
                  affine: bool = True, track_running_stats: bool = True, device=None,
@@ -39,6 +39,16 @@ class _BatchNorm(Module):
             self.running_var.fill_(1)
             self.num_batches_tracked.zero_()
 
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class _BatchNorm(_NormBase):
+    _dims: tuple  # the input ranks accepted, and their wording in the error
+    _dims_text: str
+
     def forward(self, input):
         if input.ndim not in self._dims:
             raise ValueError(f"expected {self._dims_text} input (got {input.ndim}D input)")
@@ -52,11 +62,6 @@ class _BatchNorm(Module):
         return F.batch_norm(input, self.running_mean if use_running else None,
                             self.running_var if use_running else None, self.weight, self.bias,
                             batch_stats, factor, self.eps)
-
-    def extra_repr(self) -> str:
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, bias={self.bias is not None}, "
-                f"track_running_stats={self.track_running_stats}")
 
 
 class BatchNorm1d(_BatchNorm):

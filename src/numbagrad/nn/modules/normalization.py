@@ -1,4 +1,5 @@
-"""``LayerNorm`` and ``GroupNorm``: per-sample normalisation with optional affine parameters."""
+"""``LayerNorm`` and ``GroupNorm``: per-sample normalisation with optional affine parameters;
+``LocalResponseNorm``: each element divided by a function of its neighbours across channels."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["LayerNorm", "GroupNorm"]
+__all__ = ["LayerNorm", "GroupNorm", "LocalResponseNorm"]
 
 
 def _affine_parameters(module, shape, affine, bias, device, dtype):
@@ -64,3 +65,18 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
                 f"bias={self.bias is not None}")
+
+
+class LocalResponseNorm(Module):
+    def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> None:
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self) -> str:
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

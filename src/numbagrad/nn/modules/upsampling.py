@@ -1,4 +1,4 @@
-"""``Upsample``: ``F.interpolate`` as a module."""
+"""``Upsample`` (``F.interpolate`` as a module) and its fixed-mode 2-d forms."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Upsample"]
+__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
 class Upsample(Module):
@@ -34,3 +34,13 @@ class Upsample(Module):
         else:
             info = "size=" + repr(self.size)
         return info + ", mode=" + repr(self.mode)
+
+
+class UpsamplingNearest2d(Upsample):
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    def __init__(self, size=None, scale_factor=None) -> None:
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

@@ -1,0 +1,62 @@
+"""NAdam (``torch.optim.NAdam``): Adam with Nesterov momentum."""
+
+from __future__ import annotations
+
+from .optimizer import (
+    Optimizer, addcdiv_, addcmul_, check_implementation_flags, lerp_, new_step, next_step,
+)
+
+
+class NAdam(Optimizer):
+    """NAdam (Dozat), with L2 or decoupled weight decay and the momentum schedule
+    ``momentum_decay``; PyTorch's update order, defaults and state (``step``, ``mu_product``,
+    ``exp_avg``, ``exp_avg_sq``)."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
+                 maximize=False, capturable=False, differentiable=False) -> None:
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= betas[0] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+        if not 0.0 <= betas[1] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= momentum_decay:
+            raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize,
+                        foreach=foreach, capturable=capturable, differentiable=differentiable)
+        check_implementation_flags(foreach, None, differentiable, capturable)
+        super().__init__(params, defaults)
+
+    def _update(self, p, grad, group) -> None:
+        state = self.state[p]
+        if len(state) == 0:
+            state["step"] = new_step()
+            # (a tensor of the step's dtype, as PyTorch's: its float32 rounding is the update's)
+            state["mu_product"] = new_step(1.0)
+            state["exp_avg"] = p.new_zeros(p.shape)
+            state["exp_avg_sq"] = p.new_zeros(p.shape)
+        if group["maximize"]:
+            grad = -grad
+        step = next_step(state)
+        lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
+        if weight_decay != 0:
+            if group["decoupled_weight_decay"]:
+                p.mul_(1 - lr * weight_decay)
+            else:
+                grad = grad + p * weight_decay
+        momentum_decay = group["momentum_decay"]
+        mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
+        mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
+        mu_product = state["mu_product"].mul_(mu).item()
+        exp_avg = lerp_(state["exp_avg"], grad, 1 - beta1)
+        exp_avg_sq = addcmul_(state["exp_avg_sq"].mul_(beta2), grad, grad, 1 - beta2)
+        denom = (exp_avg_sq / (1 - beta2**step)).sqrt().add_(group["eps"])
+        addcdiv_(p, grad, denom, -lr * (1.0 - mu) / (1.0 - mu_product))
+        addcdiv_(p, exp_avg, denom, (-lr * mu_next) / (1.0 - mu_product * mu_next))
