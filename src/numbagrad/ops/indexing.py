@@ -1112,6 +1112,19 @@ def logcumsumexp(ctx, x, dim):
     return _device(ctx, a.copy() if x.ndim == 0 else np.logaddexp.accumulate(a, axis=d))
 
 
+@logcumsumexp.defjvp
+def logcumsumexp_jvp(result, tangents, x, dim):
+    # PyTorch's logcumsumexp_jvp: cumsum(exp(x - max) * t) / (cumsum(exp(x - max)) + 1e-13);
+    # the 1e-13 keeps a leading run of elements far below the max (exp 0: the backward's
+    # ``lowest`` entries) at 0 instead of 0 / 0
+    t = tangents[0]
+    if t is None or x.ndim == 0:
+        return t
+    d = _wrap_dim(dim, x.ndim)
+    e = E.exp(x - x.amax(d, keepdim=True))
+    return (e * t).cumsum(d) / (e.cumsum(d) + 1e-13)
+
+
 @logcumsumexp.defvjp
 def logcumsumexp_vjp(ctx, grad):
     # PyTorch's logcumsumexp_backward: sum_{k >= i} g_k exp(x_i - result_k), with the positive

@@ -10,6 +10,7 @@ from .. import dtypes as D
 from .._tensor import Tensor
 from . import elementwise as E
 from . import movement as M
+from .forward import zeros_like
 from .inplace import _CAST_NAMES, _zeros, inplace
 from .registry import composite, public
 
@@ -83,6 +84,10 @@ def compare(ctx, x, other, op):
     records it (EqBackward0; EqBackward1 for a tensor ``other``), its gradients zero."""
     ctx.node_name = f"{op.name.capitalize()}Backward{int(isinstance(other, Tensor))}"
     return ctx.backend.clone(op(x, other)._data, x._data.dtype)
+
+
+# (its tangent is zeros, as PyTorch's ``self_t.zero_()``)
+compare.defjvp(lambda result, tangents, x, other, op: zeros_like(result))
 
 
 @compare.defvjp
