@@ -590,6 +590,37 @@ OPS = [
       lambda g: ng.ops.conv.adaptive_avg_pool2d_backward(g, (2, 3, 4)),
       lambda g: _adjoint(lambda v: _adaptive_np(v, 2, 3), (2, 3, 4), g), shapes=[(2, 2, 3)],
       node="AdaptiveAvgPool2DBackwardBackward0"),
+    U("adaptive_max_pool2d", lambda x: ng.nn.functional.adaptive_max_pool2d(x, (2, 2)),
+      lambda a: _adaptive_np(a, 2, 2, np.max), shapes=[(2, 3, 4), (1, 2, 3, 3)],
+      node="AdaptiveMaxPool2DBackward0"),
+    U("im2col", lambda x: ng.nn.functional.unfold(x, 2), lambda a: _im2col_np(a),
+      shapes=[(1, 2, 3, 3), (2, 3, 4)], node="Im2ColBackward0"),
+    U("col2im", lambda x: ng.nn.functional.fold(x, (3, 3), 2),
+      lambda a: _adjoint(_im2col_np, (1, 2, 3, 3), a) if a.ndim == 3
+      else _adjoint(_im2col_np, (2, 3, 3), a), shapes=[(1, 8, 4), (8, 4)],
+      node="Col2ImBackward0"),
+    U("pixel_shuffle", lambda x: ng.nn.functional.pixel_shuffle(x, 2),
+      lambda a: _pixel_shuffle_np(a),
+      shapes=[(4, 2, 3), (1, 8, 2, 2)], node="PixelShuffleBackward0"),
+    U("pixel_unshuffle", lambda x: ng.nn.functional.pixel_unshuffle(x, 2),
+      lambda a: _pixel_unshuffle_np(a),
+      shapes=[(1, 4, 4), (2, 2, 2, 4)], node="PixelUnshuffleBackward0"),
+    # ---------------------------------------------------------------- losses added with nn's
+    U("soft_margin_loss",
+      lambda x: ng.nn.functional.soft_margin_loss(
+          x, ng.tensor([1.0, -1.0, 1.0], dtype=x.dtype, device=x.device)),
+      lambda a: np.log1p(np.exp(-np.array([1.0, -1.0, 1.0]) * a)).mean(),
+      shapes=[(3,), (2, 3)], node="SoftMarginLossBackward0"),
+    # (hinges: samples near their kinks are unlikely at these shapes; no second derivative,
+    # as in PyTorch, whose gradient's node has none)
+    U("multi_margin_loss",
+      lambda x: ng.nn.functional.multi_margin_loss(x, ng.tensor([0, 2], device=x.device)),
+      lambda a: _multi_margin_np(a), shapes=[(2, 3), "transposed"], gradgrad=False,
+      node="MultiMarginLossBackward0"),
+    U("multi_margin_loss_backward",
+      lambda x: _multi_margin_grad(x),
+      lambda a: _multi_margin_grad_np(a), shapes=[(2, 3)], grad=False,
+      node="NotImplemented"),
 ]
 
 # ---------------------------------------------------------------- convolution and pooling
@@ -676,15 +707,76 @@ def _pool_np(a, k, s, p, reduce):
         return (np.nanmax if reduce is np.max else np.nanmean)(win, axis=(-2, -1))
 
 
-def _adaptive_np(a, oh, ow):
+def _adaptive_np(a, oh, ow, reduce=np.mean):
     H, W = a.shape[-2:]
     out = np.empty(a.shape[:-2] + (oh, ow), a.dtype)
     for i in range(oh):
         for j in range(ow):
             hs, he = i * H // oh, -(-(i + 1) * H // oh)
             ws, we = j * W // ow, -(-(j + 1) * W // ow)
-            out[..., i, j] = a[..., hs:he, ws:we].mean(axis=(-2, -1))
+            out[..., i, j] = reduce(a[..., hs:he, ws:we], axis=(-2, -1))
     return out
+
+
+def _im2col_np(a, k=2):
+    """unfold's columns of (N, C, H, W) or (C, H, W), kernel k, stride 1."""
+    x = a if a.ndim == 4 else a[None]
+    n, c, h, w = x.shape
+    oh, ow = h - k + 1, w - k + 1
+    cols = np.empty((n, c * k * k, oh * ow), a.dtype)
+    for ci in range(c):
+        for i in range(k):
+            for j in range(k):
+                cols[:, (ci * k + i) * k + j] = x[:, ci, i:i + oh, j:j + ow].reshape(n, -1)
+    return cols if a.ndim == 4 else cols[0]
+
+
+def _pixel_shuffle_np(a, r=2):
+    *lead, c, h, w = a.shape
+    n = len(lead)
+    b = a.reshape(*lead, c // (r * r), r, r, h, w)
+    b = b.transpose(*range(n), n, n + 3, n + 1, n + 4, n + 2)
+    return b.reshape(*lead, c // (r * r), h * r, w * r)
+
+
+def _pixel_unshuffle_np(a, r=2):
+    *lead, c, h, w = a.shape
+    n = len(lead)
+    b = a.reshape(*lead, c, h // r, r, w // r, r)
+    b = b.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
+    return b.reshape(*lead, c * r * r, h // r, w // r)
+
+
+def _multi_margin_np(a, target=(0, 2)):
+    """multi_margin_loss (p=1, margin 1, mean) of (N, C) scores."""
+    n, c = a.shape
+    total = 0.0
+    for i, y in enumerate(target):
+        z = np.maximum(0.0, 1.0 - a[i, y] + a[i])
+        z[y] = 0.0
+        total += z.sum() / c
+    return np.asarray(total / n)
+
+
+def _multi_margin_grad(x):
+    """multi_margin_loss's gradient of ``x`` under create_graph: PyTorch's backward node."""
+    leaf = x if x.requires_grad else x.detach().requires_grad_()
+    loss = ng.nn.functional.multi_margin_loss(leaf, ng.tensor([0, 2], device=x.device))
+    g = ng.autograd.grad(loss, leaf, create_graph=True)[0]
+    return g if x.requires_grad else g.detach()
+
+
+def _multi_margin_grad_np(a, target=(0, 2)):
+    """_multi_margin_np's gradient: each live hinge adds 1 / (C N) to its class, and takes it
+    from the target's."""
+    n, c = a.shape
+    g = np.zeros_like(a)
+    for i, y in enumerate(target):
+        live = 1.0 - a[i, y] + a[i] > 0
+        live[y] = False
+        g[i, live] += 1.0 / (c * n)
+        g[i, y] -= live.sum() / (c * n)
+    return g
 
 
 # max pooling's backward and its gather, at the positions a fixed input's maxima take

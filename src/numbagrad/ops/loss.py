@@ -17,7 +17,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import no_grad
 from . import elementwise as E
 from . import reduce as R
-from .forward import linear
+from .forward import linear, refused
 from .registry import composite, sum_to
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -345,7 +345,7 @@ def _multi_margin_terms(x, onehot, picked, p, margin):
     z = E.add(E.sub(x, picked), margin)
     live = E.logical_and(E.gt(z, 0.0), E.logical_not(onehot))
     if p == 1:
-        return E.where(live, z, 0.0), E.where(live, 1.0, 0.0)
+        return E.where(live, z, 0.0), live.to(z.dtype)  # (1 where live, in x's dtype)
     return E.where(live, E.mul(z, z), 0.0), E.where(live, E.mul(z, 2.0), 0.0)
 
 
@@ -374,6 +374,9 @@ def multi_margin_loss(ctx, input, target, p=1, margin=1.0, weight=None, reductio
         if input.ndim < 2:
             loss = loss.reshape(target.shape)
         return _reduce(loss, reduction)._data
+
+
+multi_margin_loss.defjvp(refused(multi_margin_loss))  # (PyTorch has no forward derivative)
 
 
 @multi_margin_loss.defvjp
