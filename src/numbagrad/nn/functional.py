@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes as _D
 from .. import factory
 from .. import ops as _F
+from ..ops import activation as _A
 from ..ops import attention as _attention
 from ..ops import elementwise as _E
 from ..autograd.grad_mode import no_grad as _no_grad
@@ -21,7 +22,10 @@ globals().update(_F.FUNCTIONAL)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return input.relu_() if inplace else _F.relu(input)
+    return _F.relu_(input) if inplace else _F.relu(input)
+
+
+relu_ = _F.relu_
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -38,11 +42,112 @@ def _activation(op, input, params, inplace):
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return _activation(_E.leaky_relu, input, (negative_slope,), inplace)
+    # (in place with a negative slope, whose result no longer has the input's sign, PyTorch's
+    # LeakyReluBackward1 raises in the backward pass: leaky_relu's node, on the input copied
+    # before the write, gives the gradient instead)
+    op = _E.leaky_relu_ if inplace and negative_slope >= 0 else _E.leaky_relu
+    return _activation(op, input, (negative_slope,), inplace)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _activation(_E.elu, input, (alpha,), inplace)
+    return _activation(_E.elu_ if inplace else _E.elu, input, (alpha, 1.0, 1.0), inplace)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _F.selu_(input) if inplace else _F.selu(input)
+
+
+selu_ = _F.selu_
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _F.celu_(input, alpha) if inplace else _F.celu(input, alpha)
+
+
+celu_ = _F.celu_
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    return (_F.threshold_ if inplace else _F.threshold)(input, threshold, value)
+
+
+threshold_ = _F.threshold_
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    return (_F.rrelu_ if inplace else _F.rrelu)(input, lower, upper, training)
+
+
+rrelu_ = _F.rrelu_
+hardshrink = _F.hardshrink
+prelu = _F.prelu
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _activation(_E.hardtanh, input, (min_val, max_val), inplace)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _float_activation(op, kernel, input, inplace=False):
+    """``op`` of a float ``input`` (PyTorch has no integer kernel, named ``kernel``)."""
+    _A.check_float(input, kernel)
+    return _activation(op, input, (), inplace)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    return _float_activation(_E.log_sigmoid, "log_sigmoid_cpu", input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _float_activation(_E.mish, "mish_cpu", input, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _float_activation(_E.hardswish, "hardswish_cpu", input, inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    return _float_activation(_E.hardsigmoid, "hardsigmoid_cpu", input, inplace)
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (input.abs() + 1)  # (composed, as PyTorch's: DivBackward0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - input.tanh()  # (composed, as PyTorch's: SubBackward0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    _A.check_float(input, "softshrink_check")
+    if not 0 <= lambd <= np.finfo(input.dtype.np).max:  # (NaN too)
+        raise RuntimeError(
+            f"lambda must be in range [0, {float(np.finfo(input.dtype.np).max):g}] for input "
+            f"dtype {_D.SCALAR_TYPE[input.dtype.name]}, but found {lambd:g}")
+    return _E.softshrink(input, lambd)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    return _A.glu_checked(input, dim)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -134,8 +239,26 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     return y if bias is None else y + bias
 
 
+def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's legacy choice of dimension for a softmax called without ``dim``."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
 def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
     return _F.softmax(input if dtype is None else input.to(dtype), dim)
+
+
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype=None) -> Tensor:
+    """``softmax(-input)`` (composed, as PyTorch's: SoftmaxBackward0)."""
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input.ndim, _stacklevel)
+    return softmax(-input, dim, dtype)
 
 
 def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
