@@ -457,9 +457,14 @@ def hardsigmoid(x):
     return hardtanh(x + 3, 0, 6) / 6
 
 
-# PyTorch's hardsigmoid_backward: grad / 6 strictly inside (-3, 3). PyTorch has no derivative
-# for it (a second backward raises); its value, zero in x, is given here
-hardsigmoid.defvjp(lambda grad, x: where(x > -3, where(x < 3, grad / 6, 0), 0))
+# PyTorch's hardsigmoid_backward: grad times 1/6 strictly inside (-3, 3), 1/6 rounded to float
+# as PyTorch's constant is, whatever the dtype. PyTorch has no derivative for it (a second
+# backward raises); its value, zero in x, is given here
+@hardsigmoid.defvjp
+def hardsigmoid_vjp(grad, x):
+    return where(x > -3, where(x < 3, grad * 0.1666666716337204, 0), 0)
+
+
 hardsigmoid.zero_second_order = True
 
 
@@ -601,6 +606,10 @@ def rrelu_with_noise_(x, noise):
 
 
 rrelu_with_noise_.defvjp(lambda grad, result, noise: where(result > 0, grad, grad * noise), None)
+# (x enters these rules only through a comparison: PyTorch's backward ops are functions of x,
+# so a second derivative reaches it, zeros)
+prelu.zero_second_order = rrelu_with_noise.zero_second_order = True
+rrelu_with_noise_.zero_second_order = True
 # (the in-place ops' results are written into their input at once: never deferred)
 elu_._defers = celu_._defers = leaky_relu_._defers = threshold_._defers = False
 rrelu_with_noise_._defers = False
