@@ -183,7 +183,7 @@ def test_leaky_relu_in_place_with_a_negative_slope_has_the_gradient():
     ("logsigmoid", "log_sigmoid_cpu"), ("selu", "elu_cpu"), ("celu", "elu_cpu"),
     ("mish", "mish_cpu"), ("hardswish", "hardswish_cpu"), ("hardsigmoid", "hardsigmoid_cpu"),
     ("softshrink", "softshrink_check"), ("hardshrink", "hardshrink_cpu"),
-    ("rrelu", "leaky_relu_cpu"),
+    ("rrelu", "leaky_relu_cpu"), ("elu", "elu_cpu"), ("leaky_relu", "leaky_relu_cpu"),
 ])
 def test_integer_and_bool_inputs_are_refused(lib, name, kernel):
     for values, type_name in (([-2, 0, 3], "Long"), ([True, False], "Bool")):
@@ -230,6 +230,11 @@ def test_argument_errors(lib):
     x = lib.zeros(2, 3)
     with pytest.raises(ValueError, match="^min_val cannot be greater than max_val$"):
         F.hardtanh(x, 2.0, 1.0)
+    with pytest.raises(ValueError, match="^min_val cannot be greater than max_val$"):
+        F.hardtanh(x, 2.0, 1.0, inplace=True)
+    y = lib.tensor([0.0, 3.0, float("nan")])
+    assert F.hardtanh_(y, 2.0, 1.0) is y  # (unchecked: clamp's result, max_val)
+    assert y[:2].tolist() == [1.0, 1.0] and y[2].isnan().item()
     with pytest.raises(RuntimeError, match=r"^lambda must be in range \[0, 3.40282e\+38\] for "
                                            "input dtype Float, but found -1$"):
         F.softshrink(x, -1.0)

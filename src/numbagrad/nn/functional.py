@@ -45,6 +45,7 @@ def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = Fals
     # (in place with a negative slope, whose result no longer has the input's sign, PyTorch's
     # LeakyReluBackward1 raises in the backward pass: leaky_relu's node, on the input copied
     # before the write, gives the gradient instead)
+    _A.check_float(input, "leaky_relu_cpu")
     op = _E.leaky_relu_ if inplace and negative_slope >= 0 else _E.leaky_relu
     return _activation(op, input, (negative_slope,), inplace)
 
@@ -54,6 +55,7 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    _A.check_float(input, "elu_cpu")
     return _activation(_E.elu_ if inplace else _E.elu, input, (alpha, 1.0, 1.0), inplace)
 
 
@@ -96,11 +98,12 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return _activation(_E.hardtanh, input, (min_val, max_val), inplace)
+    return hardtanh_(input, min_val, max_val) if inplace else _E.hardtanh(input, min_val, max_val)
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    return hardtanh(input, min_val, max_val, inplace=True)
+    # (bounds unchecked, as PyTorch's: with min_val > max_val every element is max_val)
+    return _F.inplace(input, _E.hardtanh, min_val, max_val)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:

@@ -423,12 +423,9 @@ threshold_.defvjp(lambda grad, x, limit: threshold_backward(grad, x, limit))
 
 @unary("hardtanh", refuse_bool=(RuntimeError, "Bool inputs not supported for hardtanh"))
 def hardtanh(x, min_val, max_val):
-    """``x`` clamped to ``[min_val, max_val]`` (NaN stays NaN); relu6 is hardtanh(x, 0, 6)."""
-    if x < min_val:
-        return min_val
-    if x > max_val:
-        return max_val
-    return x
+    """``x`` clamped to ``[min_val, max_val]``, as by clamp (PyTorch's hardtanh is clamp, with
+    its own gradient); relu6 is hardtanh(x, 0, 6)."""
+    return clamp(x, min_val, max_val)
 
 
 hardtanh.defvjp(lambda grad, x, min_val, max_val: hardtanh_backward(grad, x, min_val, max_val))
