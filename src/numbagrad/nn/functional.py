@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes as _D
 from .. import factory
 from .. import ops as _F
+from .._tensor import _wrap_dim
 from ..ops import activation as _A
 from ..ops import attention as _attention
 from ..ops import elementwise as _E
@@ -150,7 +151,15 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
-    return _A.glu_checked(input, dim)
+    """``a * sigmoid(b)``, ``a`` and ``b`` the halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = _wrap_dim(dim, input.ndim)
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size "
+                           f"{input.shape[dim]}")
+    _A.check_float(input, "glu_cpu")
+    return _A.glu(input, dim)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:

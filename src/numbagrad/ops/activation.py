@@ -5,7 +5,7 @@ checks; ``nn.functional`` builds on them."""
 
 from __future__ import annotations
 
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..random import numpy_rng
 from . import elementwise as E
@@ -137,7 +137,7 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 @composite("glu", node="GluBackward0")
 def glu(ctx, x, dim):
     """``a * sigmoid(b)``, ``a`` and ``b`` the first and second halves of ``x`` along ``dim``
-    (checked by the caller: an even size)."""
+    (checked by nn.functional.glu: a float ``x``, an even size)."""
     ctx.save(x=x)
     ctx.dim = dim
     with no_grad():
@@ -152,16 +152,3 @@ def glu_vjp(ctx, grad):
     a, b = M.chunk(ctx["x"], 2, ctx.dim)
     s = E.sigmoid(b)
     return M.cat([grad * s, grad * a * s * (1 - s)], ctx.dim)
-
-
-def glu_checked(input, dim=-1):
-    """glu with PyTorch's checks of ``input`` and ``dim``."""
-    if input.ndim == 0:
-        raise RuntimeError("glu does not support scalars because halving size must be even")
-    d = _wrap_dim(dim, input.ndim)
-    if input.shape[d] % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
-                           f"{input.shape[d]}")
-    check_float(input, "glu_cpu")
-    return glu(input, d)
-
