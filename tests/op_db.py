@@ -199,6 +199,8 @@ OPS = [
       lambda a: np.where(np.abs(a) <= 0.5, 0, a), shapes=S2),
     U("hardshrink_backward", lambda g, x: ng.ops.elementwise.hardshrink_backward(g, x, 0.5),
       lambda g, a: np.where(np.abs(a) <= 0.5, 0, g), 2, B2),
+    U("softshrink_backward", lambda g, x: ng.ops.elementwise.softshrink_backward(g, x, 0.5),
+      lambda g, a: np.where(np.abs(a) <= 0.5, 0, g), 2, B2),
     U("softshrink", lambda x: NF.softshrink(x, 0.5),
       lambda a: np.where(np.abs(a) <= 0.5, 0, a - 0.5 * np.sign(a)), shapes=S2),
     U("prelu", lambda x, w: NF.prelu(x, w),

@@ -115,6 +115,24 @@ def test_values_gradients_and_nodes_match_torch(name, dtype):
         np.testing.assert_allclose(ours[key], theirs[key], rtol=tol, atol=tol, err_msg=key)
 
 
+# the gradients recorded under create_graph by a composition of ops rather than PyTorch's
+# backward node (GluBackwardBackward0, PreluKernelBackwardBackward0,
+# RreluWithNoiseBackwardBackward0; hardsigmoid's PyTorch cannot differentiate)
+SECOND_NODE_DIFFERS = {"glu", "glu_dim0", "prelu_channels", "prelu_one", "torch.prelu",
+                       "Tensor.prelu", "rrelu_eval", "torch.rrelu", "hardsigmoid"}
+
+
+@pytest.mark.parametrize("name", [n for n in CASES if not ("inplace" in n or n.endswith("_"))
+                                  and n not in SECOND_NODE_DIFFERS])
+def test_the_gradient_under_create_graph_has_torchs_node(name):
+    names = []
+    for lib in (ng, torch):
+        x = lib.tensor(POINTS, requires_grad=True) * 1
+        (g,) = lib.autograd.grad(CASES[name](lib, x).sum(), x, create_graph=True)
+        names.append(type(g.grad_fn).__name__)
+    assert names[0] == names[1]
+
+
 @pytest.mark.parametrize("fn, points, grads", [
     # the gradient at each kink, as PyTorch's (the value and the test above agree with torch;
     # here the literal values, so a change of either shows)

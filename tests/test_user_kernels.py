@@ -355,7 +355,8 @@ PARAMS = {"pow": [(2.0,), (3.0,), (0.5,), (-1.5,), (0.0,)], "softplus": [(1.0, 2
           "elu_backward": [(1.5, 1.2, 0.8, 0.0), (1.5, 1.2, 0.8, 1.0)],
           "leaky_relu_": [(0.2,)], "threshold": [(0.5, 2.0)], "threshold_": [(0.5, 2.0)],
           "hardtanh": [(-1.0, 0.5)], "hardtanh_backward": [(-1.0, 0.5)],
-          "hardshrink": [(0.5,)], "hardshrink_backward": [(0.5,)], "softshrink": [(0.5,)]}
+          "hardshrink": [(0.5,)], "hardshrink_backward": [(0.5,)], "softshrink": [(0.5,)],
+          "softshrink_backward": [(0.5,)]}
 POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_bool_exponent", "pow_tensor",
             "reciprocal", "div", "remainder", "log2", "log10"}
 # samples drawn from (lo, hi) instead of (-2, 2), for the ops defined on less

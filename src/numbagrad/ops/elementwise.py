@@ -547,8 +547,8 @@ hardshrink.defvjp(lambda grad, x, lambd: hardshrink_backward(grad, x, lambd))
 
 @binary("hardshrink_backward", dtype="float")
 def hardshrink_backward(grad_output, x, lambd):
-    """PyTorch's hardshrink_backward (HardshrinkBackwardBackward0), whose softshrink_backward
-    is the same mask: zero within ``[-lambd, lambd]``, bounds included."""
+    """PyTorch's hardshrink_backward (HardshrinkBackwardBackward0): zero within
+    ``[-lambd, lambd]``, bounds included."""
     if x >= -lambd:
         if x <= lambd:
             return 0
@@ -570,7 +570,19 @@ def softshrink(x, lambd):
     return x * 0
 
 
-softshrink.defvjp(lambda grad, x, lambd: hardshrink_backward(grad, x, lambd))
+softshrink.defvjp(lambda grad, x, lambd: softshrink_backward(grad, x, lambd))
+
+
+@binary("softshrink_backward", dtype="float")
+def softshrink_backward(grad_output, x, lambd):
+    """PyTorch's softshrink_backward (SoftshrinkBackwardBackward0): hardshrink_backward's
+    mask, under a node of its own."""
+    return hardshrink_backward(grad_output, x, lambd)
+
+
+softshrink_backward.defvjp(lambda grad, x, lambd: softshrink_backward(grad, x, lambd),
+                           _zero_gradient)
+softshrink_backward.constant_gradient = (False, True)
 
 
 @binary("prelu", node="PreluKernelBackward0")
