@@ -393,6 +393,10 @@ def test_softmax2d_and_softmin_dims(lib):
     np.testing.assert_allclose(y.sum(1).numpy(), [1.0, 1.0], rtol=1e-6)  # (dim 1 of a 2-d)
     with pytest.warns(UserWarning, match="Implicit dimension choice for softmin"):
         lib.nn.Softmin()(lib.tensor(POINTS))
+    for name in ("softmax", "log_softmax"):  # (the functions softmin shares the choice with)
+        with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name} "):
+            y = getattr(lib.nn.functional, name)(lib.tensor(POINTS[0]))
+        assert y.shape == (6,)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         lib.nn.Softmin(1)(lib.tensor(POINTS))

@@ -143,10 +143,10 @@ def tanhshrink(input: Tensor) -> Tensor:
 
 def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     _A.check_float(input, "softshrink_check")
-    if not 0 <= lambd <= np.finfo(input.dtype.np).max:  # (NaN too)
-        raise RuntimeError(
-            f"lambda must be in range [0, {float(np.finfo(input.dtype.np).max):g}] for input "
-            f"dtype {_D.SCALAR_TYPE[input.dtype.name]}, but found {lambd:g}")
+    top = float(np.finfo(input.dtype.np).max)
+    if not 0 <= lambd <= top:  # (NaN too)
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
+                           f"{_D.SCALAR_TYPE[input.dtype.name]}, but found {lambd:g}")
     return _E.softshrink(input, lambd)
 
 
@@ -261,7 +261,10 @@ def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype=None) -> Tensor:
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.ndim, _stacklevel)
     return _F.softmax(input if dtype is None else input.to(dtype), dim)
 
 
@@ -270,10 +273,13 @@ def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
     """``softmax(-input)`` (composed, as PyTorch's: SoftmaxBackward0)."""
     if dim is None:
         dim = _get_softmax_dim("softmin", input.ndim, _stacklevel)
-    return softmax(-input, dim, dtype)
+    return softmax(-input, dim, dtype=dtype)
 
 
-def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype=None) -> Tensor:
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.ndim, _stacklevel)
     return _F.log_softmax(input if dtype is None else input.to(dtype), dim)
 
 

@@ -115,8 +115,7 @@ class Softmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        dim = self.dim if self.dim is not None else F._get_softmax_dim("softmax", input.ndim, 3)
-        return F.softmax(input, dim)
+        return F.softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -128,9 +127,7 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        dim = (self.dim if self.dim is not None
-               else F._get_softmax_dim("log_softmax", input.ndim, 3))
-        return F.log_softmax(input, dim)
+        return F.log_softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -277,7 +274,7 @@ class Softmax2d(Module):
         if input.dim() not in (3, 4):
             raise ValueError(
                 f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
-        return F.softmax(input, -3)
+        return F.softmax(input, -3, _stacklevel=5)
 
 
 class _Shrink(Module):
