@@ -184,14 +184,26 @@ def test_inplace_spellings_write_into_their_input():
         assert y is x and x._version == 1, name
 
 
-def test_leaky_relu_in_place_with_a_negative_slope_has_the_gradient():
-    # (PyTorch's LeakyReluBackward1 raises in backward for a negative slope; the gradient of
-    # leaky_relu itself is given)
-    x = ng.tensor(POINTS, requires_grad=True)
-    y = ng.nn.functional.leaky_relu_(x * 1, -0.2)
-    assert y.grad_fn.name() == "LeakyReluBackward0"
-    y.sum().backward()
-    assert x.grad.tolist() == np.where(POINTS > 0, 1.0, -0.2).tolist()
+@pytest.mark.parametrize("out_of_place, in_place, node", [
+    (lambda F, x: F.leaky_relu(x, -0.2), lambda F, x: F.leaky_relu_(x, -0.2),
+     "LeakyReluBackward0"),
+    (lambda F, x: F.elu(x, -0.5), lambda F, x: F.elu(x, -0.5, inplace=True), "EluBackward0"),
+    (lambda F, x: F.rrelu(x, -0.3, -0.1), lambda F, x: F.rrelu_(x, -0.3, -0.1),
+     "RreluWithNoiseBackward0"),
+])
+def test_in_place_with_a_negative_slope_has_the_out_of_place_gradient(out_of_place, in_place,
+                                                                       node):
+    # PyTorch's in-place nodes read the result, whose sign a negative slope flips: their
+    # backward raises ("In-place leakyReLu backward calculation is triggered with a negative
+    # slope which is not supported"); the out-of-place node's gradient is given instead
+    grads = []
+    for call in (out_of_place, in_place):
+        x = ng.tensor(POINTS, requires_grad=True)
+        y = call(ng.nn.functional, x * 1)
+        assert y.grad_fn.name() == node
+        y.backward(ng.tensor(SEED))
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1]
 
 
 # ---------------------------------------------------------------- dtypes and errors

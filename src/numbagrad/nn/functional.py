@@ -57,7 +57,9 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     _A.check_float(input, "elu_cpu")
-    return _activation(_E.elu_ if inplace else _E.elu, input, (alpha, 1.0, 1.0), inplace)
+    # (a negative alpha in place: as leaky_relu's negative slope)
+    op = _E.elu_ if inplace and alpha >= 0 else _E.elu
+    return _activation(op, input, (alpha, 1.0, 1.0), inplace)
 
 
 def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:

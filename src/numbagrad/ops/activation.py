@@ -128,7 +128,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 @public("function")
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     noise = _rrelu_noise(input, lower, upper, training, generator)
-    return inplace(input, E.rrelu_with_noise_, noise)
+    # (RreluWithNoiseBackward1's rule reads the result's sign, which a negative slope flips:
+    # then rrelu's node, on the input copied before the write, as leaky_relu_ does)
+    return inplace(input, E.rrelu_with_noise_ if lower >= 0 else E.rrelu_with_noise, noise)
 
 
 # ---------------------------------------------------------------- glu
