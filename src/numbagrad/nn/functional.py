@@ -10,6 +10,8 @@ import numpy as np
 from .. import dtypes as _D
 from .. import factory
 from .. import ops as _F
+from .._tensor import _wrap_dim
+from ..ops import activation as _A
 from ..ops import attention as _attention
 from ..ops import elementwise as _E
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
@@ -22,7 +24,10 @@ globals().update(_F.FUNCTIONAL)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
-    return input.relu_() if inplace else _F.relu(input)
+    return _F.relu_(input) if inplace else _F.relu(input)
+
+
+relu_ = _F.relu_
 
 
 def sigmoid(input: Tensor) -> Tensor:
@@ -39,11 +44,125 @@ def _activation(op, input, params, inplace):
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
-    return _activation(_E.leaky_relu, input, (negative_slope,), inplace)
+    # (in place with a negative slope, whose result no longer has the input's sign, PyTorch's
+    # LeakyReluBackward1 raises in the backward pass: leaky_relu's node, on the input copied
+    # before the write, gives the gradient instead)
+    _A.check_float(input, "leaky_relu_cpu")
+    op = _E.leaky_relu_ if inplace and negative_slope >= 0 else _E.leaky_relu
+    return _activation(op, input, (negative_slope,), inplace)
+
+
+def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
-    return _activation(_E.elu, input, (alpha,), inplace)
+    _A.check_float(input, "elu_cpu")
+    # (a negative alpha in place: as leaky_relu's negative slope)
+    op = _E.elu_ if inplace and alpha >= 0 else _E.elu
+    return _activation(op, input, (alpha, 1.0, 1.0), inplace)
+
+
+def elu_(input: Tensor, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    return _F.selu_(input) if inplace else _F.selu(input)
+
+
+selu_ = _F.selu_
+
+
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    return _F.celu_(input, alpha) if inplace else _F.celu(input, alpha)
+
+
+celu_ = _F.celu_
+
+
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    return (_F.threshold_ if inplace else _F.threshold)(input, threshold, value)
+
+
+threshold_ = _F.threshold_
+
+
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    return (_F.rrelu_ if inplace else _F.rrelu)(input, lower, upper, training)
+
+
+rrelu_ = _F.rrelu_
+hardshrink = _F.hardshrink
+prelu = _F.prelu
+
+
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return hardtanh_(input, min_val, max_val) if inplace else _E.hardtanh(input, min_val, max_val)
+
+
+def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    # (bounds unchecked, as PyTorch's: with min_val > max_val every element is max_val)
+    return _F.inplace(input, _E.hardtanh, min_val, max_val)
+
+
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _float_activation(op, kernel, input, inplace=False):
+    """``op`` of a float ``input`` (PyTorch has no integer kernel, named ``kernel``)."""
+    _A.check_float(input, kernel)
+    return _activation(op, input, (), inplace)
+
+
+def logsigmoid(input: Tensor) -> Tensor:
+    return _float_activation(_E.log_sigmoid, "log_sigmoid_cpu", input)
+
+
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _float_activation(_E.mish, "mish_cpu", input, inplace)
+
+
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    return _float_activation(_E.hardswish, "hardswish_cpu", input, inplace)
+
+
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    return _float_activation(_E.hardsigmoid, "hardsigmoid_cpu", input, inplace)
+
+
+def softsign(input: Tensor) -> Tensor:
+    return input / (input.abs() + 1)  # (composed, as PyTorch's: DivBackward0)
+
+
+def tanhshrink(input: Tensor) -> Tensor:
+    return input - input.tanh()  # (composed, as PyTorch's: SubBackward0)
+
+
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
+    _A.check_float(input, "softshrink_check")
+    top = float(np.finfo(input.dtype.np).max)
+    if not 0 <= lambd <= top:  # (NaN too)
+        raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
+                           f"{_D.SCALAR_TYPE[input.dtype.name]}, but found {lambd:g}")
+    return _E.softshrink(input, lambd)
+
+
+def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """``a * sigmoid(b)``, ``a`` and ``b`` the halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    dim = _wrap_dim(dim, input.ndim)
+    if input.shape[dim] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size "
+                           f"{input.shape[dim]}")
+    _A.check_float(input, "glu_cpu")
+    return _A.glu(input, dim)
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
@@ -135,11 +254,35 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     return y if bias is None else y + bias
 
 
-def softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+def _get_softmax_dim(name: str, ndim: int, stacklevel: int) -> int:
+    """PyTorch's legacy choice of dimension for a softmax called without ``dim``."""
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
+        "dim=X as an argument.",
+        stacklevel=stacklevel,
+    )
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype=None) -> Tensor:
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.ndim, _stacklevel)
     return _F.softmax(input if dtype is None else input.to(dtype), dim)
 
 
-def log_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype=None) -> Tensor:
+    """``softmax(-input)`` (composed, as PyTorch's: SoftmaxBackward0)."""
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input.ndim, _stacklevel)
+    return softmax(-input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype=None) -> Tensor:
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.ndim, _stacklevel)
     return _F.log_softmax(input if dtype is None else input.to(dtype), dim)
 
 
@@ -470,9 +613,8 @@ def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None, size
     (the last dim)."""
     if size_average is not None or reduce is not None:
         reduction = _reduction(reduction, size_average, reduce)
-    # PyTorch's -(t * logsigmoid(x) + (1 - t) * logsigmoid(-x)), logsigmoid(x) = -softplus(-x)
-    # (softplus: this module's, from the globals().update above)
-    loss = target * softplus(-input) + (1 - target) * softplus(input)  # noqa: F821
+    # PyTorch's formula, its nodes
+    loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
     class_dim = input.dim() - 1

@@ -17,6 +17,7 @@ from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.grad_mode import _state as _grad_state
+from . import activation  # noqa: F401 (declares its op and functions)
 from . import attention  # noqa: F401 (declares its op)
 from . import conv  # noqa: F401 (declares its ops)
 from . import elementwise as E

@@ -248,13 +248,14 @@ def threshold_backward(grad_output, x, threshold):
     return 0 if x <= threshold else grad_output
 
 
-# the gradient of x is PyTorch's zeros_like(grad): not recorded
-def threshold_backward_vjp_x(grad):
+# a gradient that is PyTorch's zeros_like(grad) (rounding's, sign's; x's in the backward ops
+# of piecewise-linear activations): marked constant where it is used, so not recorded
+def _zero_gradient(grad):
     return abs(sign(grad)) * 0
 
 
 threshold_backward.defvjp(lambda grad, x, threshold: threshold_backward(grad, x, threshold),
-                          threshold_backward_vjp_x)
+                          _zero_gradient)
 threshold_backward.constant_gradient = (False, True)
 
 
@@ -317,22 +318,310 @@ def leaky_relu_backward(grad_output, x, negative_slope):
     return grad_output if x > 0 else grad_output * negative_slope
 
 
-def leaky_relu_backward_vjp_x(grad):
-    return abs(sign(grad)) * 0
-
-
 leaky_relu_backward.defvjp(
     lambda grad, x, negative_slope: leaky_relu_backward(grad, x, negative_slope),
-    leaky_relu_backward_vjp_x)
+    _zero_gradient)
 leaky_relu_backward.constant_gradient = (False, True)  # (x's: PyTorch's zeros_like(grad))
 
 
 @unary("elu", dtype="float")
-def elu(x, alpha=1.0):
-    return x if x > 0 else alpha * math.expm1(x)
+def elu(x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """PyTorch's elu: ``scale * x`` where ``x > 0``, else
+    ``scale * alpha * (exp(input_scale * x) - 1)`` (selu is elu with fixed alpha and scale)."""
+    return x * scale if x > 0 else alpha * scale * math.expm1(x * input_scale)
 
 
-elu.defvjp(lambda grad, x, alpha: where(x > 0, grad, grad * alpha * exp(x)))
+@elu.defvjp
+def elu_vjp(grad, x, alpha, scale, input_scale):
+    return elu_backward(grad, x, alpha, scale, input_scale, 0)
+
+
+@unary("celu", dtype="float")
+def celu(x, alpha):
+    """elu with ``input_scale = 1 / alpha``, under a node of its own (CeluBackward0)."""
+    return elu(x, alpha, 1.0, 1.0 / alpha)
+
+
+celu.defvjp(lambda grad, x, alpha: elu_backward(grad, x, alpha, 1, 1 / alpha, 0))
+
+
+@binary("elu_backward", dtype="float")
+def elu_backward(grad_output, x, alpha, scale, input_scale, is_result):
+    """PyTorch's elu_backward, the rule of elu, celu and their in-place forms
+    (EluBackwardBackward0): ``x`` is the input, or the result where ``is_result`` is nonzero."""
+    if x > 0:
+        return grad_output * scale
+    if is_result != 0:
+        return grad_output * input_scale * (x + alpha * scale)
+    return grad_output * alpha * scale * input_scale * math.exp(x * input_scale)
+
+
+def elu_backward_vjp_x(grad, grad_output, x, alpha, scale, input_scale, is_result):
+    # PyTorch's elu_double_backward: zero at x == 0 (x < 0, not x <= 0)
+    g = grad * grad_output * input_scale
+    return where(x < 0, where(is_result != 0, g,
+                              elu_backward(g, x, alpha, scale, input_scale, 0)), 0)
+
+
+def elu_backward_vjp_grad_output(grad, x, alpha, scale, input_scale, is_result):
+    return elu_backward(grad, x, alpha, scale, input_scale, is_result)
+
+
+elu_backward.defvjp(elu_backward_vjp_grad_output, elu_backward_vjp_x)
+
+
+# PyTorch's in-place spellings of these activations record another node (EluBackward1, ...)
+# whose rule reads the result (or, threshold_'s, the input before the write: ops/inplace.py
+# copies it): an op each, whose forward is its out-of-place op's
+
+
+@unary("elu_", node="EluBackward1", dtype="float")
+def elu_(x, alpha, scale, input_scale):
+    return elu(x, alpha, scale, input_scale)
+
+
+@elu_.defvjp
+def elu__vjp(grad, result, alpha, scale, input_scale):
+    return elu_backward(grad, result, alpha, scale, input_scale, 1)
+
+
+@unary("celu_", node="CeluBackward1", dtype="float")
+def celu_(x, alpha):
+    return celu(x, alpha)
+
+
+celu_.defvjp(lambda grad, result, alpha: elu_backward(grad, result, alpha, 1, 1 / alpha, 1))
+
+
+@unary("leaky_relu_", node="LeakyReluBackward1", dtype="float")
+def leaky_relu_(x, negative_slope):
+    """leaky_relu_'s op (for a slope >= 0: the result has the input's sign)."""
+    return leaky_relu(x, negative_slope)
+
+
+@leaky_relu_.defvjp
+def leaky_relu__vjp(grad, result, negative_slope):
+    return leaky_relu_backward(grad, result, negative_slope)
+
+
+@unary("threshold", refuse_bool=_no_kernel("threshold_cpu"))
+def threshold(x, limit, value):
+    """``value`` where ``x <= limit`` (PyTorch's ``threshold``), else ``x`` (NaN stays NaN)."""
+    return value if x <= limit else x
+
+
+threshold.defvjp(lambda grad, x, limit: threshold_backward(grad, x, limit))
+
+
+@unary("threshold_", node="ThresholdBackward1", refuse_bool=_no_kernel("threshold_cpu"))
+def threshold_(x, limit, value):
+    return threshold(x, limit, value)
+
+
+threshold_.defvjp(lambda grad, x, limit: threshold_backward(grad, x, limit))
+
+
+@unary("hardtanh", refuse_bool=(RuntimeError, "Bool inputs not supported for hardtanh"))
+def hardtanh(x, min_val, max_val):
+    """``x`` clamped to ``[min_val, max_val]``, as by clamp (PyTorch's hardtanh is clamp, with
+    its own gradient); relu6 is hardtanh(x, 0, 6)."""
+    return clamp(x, min_val, max_val)
+
+
+hardtanh.defvjp(lambda grad, x, min_val, max_val: hardtanh_backward(grad, x, min_val, max_val))
+
+
+@binary("hardtanh_backward")
+def hardtanh_backward(grad_output, x, min_val, max_val):
+    """PyTorch's hardtanh_backward (HardtanhBackwardBackward0): zero at the bounds too, unlike
+    clamp's gradient; at NaN the gradient passes."""
+    if x <= min_val:
+        return 0
+    if x >= max_val:
+        return 0
+    return grad_output
+
+
+hardtanh_backward.defvjp(
+    lambda grad, x, min_val, max_val: hardtanh_backward(grad, x, min_val, max_val),
+    _zero_gradient)
+hardtanh_backward.constant_gradient = (False, True)
+
+
+@unary("hardsigmoid", dtype="float")
+def hardsigmoid(x):
+    """``relu6(x + 3) / 6``."""
+    return hardtanh(x + 3, 0, 6) / 6
+
+
+# PyTorch's hardsigmoid_backward: grad times 1/6 strictly inside (-3, 3), 1/6 rounded to float
+# as PyTorch's constant is, whatever the dtype. PyTorch has no derivative for it (a second
+# backward raises); its value, zero in x, is given here
+@hardsigmoid.defvjp
+def hardsigmoid_vjp(grad, x):
+    return where(x > -3, where(x < 3, grad * 0.1666666716337204, 0), 0)
+
+
+hardsigmoid.zero_second_order = True
+
+
+@unary("hardswish", dtype="float")
+def hardswish(x):
+    """``x * relu6(x + 3) / 6``."""
+    return x * hardtanh(x + 3, 0, 6) / 6
+
+
+hardswish.defvjp(lambda grad, x: hardswish_backward(grad, x))
+
+
+@binary("hardswish_backward", dtype="float")
+def hardswish_backward(grad_output, x):
+    """PyTorch's hardswish_backward (HardswishBackwardBackward0): 0 up to -3 included, 1 from
+    3 included, ``x / 3 + 1/2`` between."""
+    if x <= -3:
+        return 0
+    if x < 3:
+        return grad_output * (x / 3 + 0.5)
+    return grad_output
+
+
+def hardswish_backward_vjp_x(grad, grad_output, x):
+    # PyTorch's: grad * grad_output / 3 strictly inside (-3, 3)
+    return where(x > -3, where(x < 3, grad * grad_output / 3, 0), 0)
+
+
+hardswish_backward.defvjp(lambda grad, x: hardswish_backward(grad, x), hardswish_backward_vjp_x)
+
+
+@unary("log_sigmoid", dtype="float")
+def log_sigmoid(x):
+    """``log(sigmoid(x))`` as ``min(x, 0) - log1p(exp(-|x|))``: exp never overflows."""
+    if x < 0:
+        return x - math.log1p(math.exp(x))
+    return -math.log1p(math.exp(-x))
+
+
+log_sigmoid.defvjp(lambda grad, x: log_sigmoid_backward(grad, x))
+
+
+@binary("log_sigmoid_backward", dtype="float")
+def log_sigmoid_backward(grad_output, x):
+    """PyTorch's log_sigmoid_backward (LogSigmoidBackwardBackward0): ``grad * sigmoid(-x)``."""
+    return grad_output * sigmoid(-x)
+
+
+def log_sigmoid_backward_vjp_x(grad, grad_output, x):
+    # PyTorch's log_sigmoid_double_backward
+    s = sigmoid(x)
+    return grad * grad_output * (s - 1) * s
+
+
+log_sigmoid_backward.defvjp(lambda grad, x: log_sigmoid_backward(grad, x),
+                            log_sigmoid_backward_vjp_x)
+
+
+@unary("mish", dtype="float")
+def mish(x):
+    """``x * tanh(softplus(x))``."""
+    return x * math.tanh(math.log1p(math.exp(x)))
+
+
+@mish.defvjp
+def mish_vjp(grad, x):
+    # PyTorch's mish_backward, composed of ops (its second derivative records MulBackward0)
+    t = tanh(log1p(exp(x)))
+    return grad * (t + x * sigmoid(x) * (1 - t * t))
+
+
+@unary("hardshrink", dtype="float")
+def hardshrink(x, lambd):
+    """0 within ``[-lambd, lambd]``, else ``x`` (NaN stays NaN)."""
+    if x >= -lambd:
+        if x <= lambd:
+            return 0
+    return x
+
+
+hardshrink.defvjp(lambda grad, x, lambd: hardshrink_backward(grad, x, lambd))
+
+
+@binary("hardshrink_backward", dtype="float")
+def hardshrink_backward(grad_output, x, lambd):
+    """PyTorch's hardshrink_backward (HardshrinkBackwardBackward0): zero within
+    ``[-lambd, lambd]``, bounds included."""
+    if x >= -lambd:
+        if x <= lambd:
+            return 0
+    return grad_output
+
+
+hardshrink_backward.defvjp(lambda grad, x, lambd: hardshrink_backward(grad, x, lambd),
+                           _zero_gradient)
+hardshrink_backward.constant_gradient = (False, True)
+
+
+@unary("softshrink", dtype="float")
+def softshrink(x, lambd):
+    """``x`` moved ``lambd`` towards 0, and 0 within ``[-lambd, lambd]`` (NaN stays NaN)."""
+    if x > lambd:
+        return x - lambd
+    if x < -lambd:
+        return x + lambd
+    return x * 0
+
+
+softshrink.defvjp(lambda grad, x, lambd: softshrink_backward(grad, x, lambd))
+
+
+@binary("softshrink_backward", dtype="float")
+def softshrink_backward(grad_output, x, lambd):
+    """PyTorch's softshrink_backward (SoftshrinkBackwardBackward0): hardshrink_backward's
+    mask, under a node of its own."""
+    return hardshrink_backward(grad_output, x, lambd)
+
+
+softshrink_backward.defvjp(lambda grad, x, lambd: softshrink_backward(grad, x, lambd),
+                           _zero_gradient)
+softshrink_backward.constant_gradient = (False, True)
+
+
+@binary("prelu", node="PreluKernelBackward0")
+def prelu(x, weight):
+    """PyTorch's _prelu_kernel: ``x`` where positive, else ``weight * x`` (nn/functional.py
+    shapes ``weight`` to broadcast along the channels)."""
+    return x if x > 0 else weight * x
+
+
+def prelu_vjp_weight(grad, x):
+    return where(x > 0, 0, x * grad)
+
+
+prelu.defvjp(lambda grad, x, weight: where(x > 0, grad, weight * grad), prelu_vjp_weight)
+
+
+@binary("rrelu_with_noise")
+def rrelu_with_noise(x, noise):
+    """rrelu: ``x * noise`` where ``x <= 0`` (the slopes drawn in training, or their mean in
+    eval, come in as ``noise``)."""
+    return x if x > 0 else noise * x
+
+
+rrelu_with_noise.defvjp(lambda grad, x, noise: where(x > 0, grad, grad * noise), None)
+
+
+@binary("rrelu_with_noise_", node="RreluWithNoiseBackward1")
+def rrelu_with_noise_(x, noise):
+    return x if x > 0 else noise * x  # (not a call of rrelu_with_noise: ops/derive.py reads it)
+
+
+rrelu_with_noise_.defvjp(lambda grad, result, noise: where(result > 0, grad, grad * noise), None)
+# (x enters these rules only through a comparison: PyTorch's backward ops are functions of x,
+# so a second derivative reaches it, zeros)
+prelu.zero_second_order = rrelu_with_noise.zero_second_order = True
+rrelu_with_noise_.zero_second_order = True
+# (the in-place ops' results are written into their input at once: never deferred)
+elu_._defers = celu_._defers = leaky_relu_._defers = threshold_._defers = False
+rrelu_with_noise_._defers = False
 
 
 @unary("gelu", dtype="float")
@@ -563,10 +852,6 @@ def round_decimals(x, decimals):
 
 
 # rounding is piecewise constant: PyTorch's gradient is zeros (as sign's)
-def _zero_gradient(grad):
-    return abs(sign(grad)) * 0
-
-
 for _op in (trunc, floor, ceil, round, round_decimals):
     _op.defvjp(_zero_gradient)
     _op.constant_gradient = True

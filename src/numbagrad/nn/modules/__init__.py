@@ -1,7 +1,9 @@
 """The layer classes of ``numbagrad.nn``, one module per family (as ``torch.nn.modules``)."""
 
-from .activation import (ELU, GELU, LeakyReLU, LogSoftmax, MultiheadAttention, ReLU, Sigmoid,
-                         SiLU, Softmax, Softplus, Tanh)
+from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish,
+                         Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, MultiheadAttention,
+                         PReLU, ReLU, ReLU6, RReLU, Sigmoid, SiLU, Softmax, Softmax2d, Softmin,
+                         Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
@@ -51,4 +53,7 @@ __all__ = [
     "PixelShuffle", "PixelUnshuffle", "Fold", "Unfold", "InstanceNorm1d", "InstanceNorm2d",
     "AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LocalResponseNorm",
     "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "Threshold", "Hardtanh", "ReLU6", "LogSigmoid", "SELU", "CELU", "Mish", "Softsign",
+    "Hardswish", "Hardsigmoid", "GLU", "Softmin", "Softmax2d", "Tanhshrink", "Softshrink",
+    "Hardshrink", "PReLU", "RReLU",
 ]

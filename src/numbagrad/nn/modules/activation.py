@@ -13,7 +13,9 @@ from .linear import NonDynamicallyQuantizableLinear
 from .module import Module
 
 __all__ = ["ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softplus",
-           "Softmax", "LogSoftmax", "MultiheadAttention"]
+           "Softmax", "LogSoftmax", "MultiheadAttention", "Threshold", "Hardtanh", "ReLU6",
+           "LogSigmoid", "SELU", "CELU", "Mish", "Softsign", "Hardswish", "Hardsigmoid", "GLU",
+           "Softmin", "Softmax2d", "Tanhshrink", "Softshrink", "Hardshrink", "PReLU", "RReLU"]
 
 
 def _inplace_repr(inplace: bool, first: bool = False) -> str:
@@ -107,24 +109,13 @@ class Softplus(Module):
         return f"beta={self.beta}, threshold={self.threshold}"
 
 
-def _softmax_dim(name: str, ndim: int) -> int:
-    """PyTorch's legacy choice of dimension for a softmax built without ``dim``."""
-    warnings.warn(
-        f"Implicit dimension choice for {name} has been deprecated. Change the call to include "
-        "dim=X as an argument.",
-        stacklevel=3,
-    )
-    return 0 if ndim in (0, 1, 3) else 1
-
-
 class Softmax(Module):
     def __init__(self, dim: int | None = None) -> None:
         super().__init__()
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        dim = self.dim if self.dim is not None else _softmax_dim("softmax", input.ndim)
-        return F.softmax(input, dim)
+        return F.softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -136,11 +127,216 @@ class LogSoftmax(Module):
         self.dim = dim
 
     def forward(self, input: Tensor) -> Tensor:
-        dim = self.dim if self.dim is not None else _softmax_dim("log_softmax", input.ndim)
-        return F.log_softmax(input, dim)
+        return F.log_softmax(input, self.dim, _stacklevel=5)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
+
+
+class Threshold(Module):
+    def __init__(self, threshold: float, value: float, inplace: bool = False) -> None:
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"threshold={self.threshold}, value={self.value}" + _inplace_repr(self.inplace)
+
+
+class Hardtanh(Module):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False,
+                 min_value: float | None = None, max_value: float | None = None) -> None:
+        super().__init__()
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and rename to `min_val`",
+                          FutureWarning, stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and rename to `max_val`",
+                          FutureWarning, stacklevel=2)
+            max_val = max_value
+        self.min_val = min_val
+        self.max_val = max_val
+        self.inplace = inplace
+        assert self.max_val > self.min_val, (
+            f"max_val ({self.max_val}) must be greater than min_val ({self.min_val})")
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"min_val={self.min_val}, max_val={self.max_val}" + _inplace_repr(self.inplace)
+
+
+class ReLU6(Hardtanh):
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace, first=True)
+
+
+class _InplaceActivation(Module):
+    """An activation whose only setting is ``inplace`` (``fn``: its nn.functional function;
+    ``shows_inplace``: whether PyTorch's repr shows ``inplace=True``)."""
+
+    shows_inplace = True
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self).fn(input, inplace=self.inplace)
+
+    def extra_repr(self) -> str:
+        return _inplace_repr(self.inplace and self.shows_inplace, first=True)
+
+
+class SELU(_InplaceActivation):
+    fn = staticmethod(F.selu)
+
+
+class Mish(_InplaceActivation):
+    fn = staticmethod(F.mish)
+
+
+class Hardswish(_InplaceActivation):
+    fn = staticmethod(F.hardswish)
+    shows_inplace = False
+
+
+class Hardsigmoid(_InplaceActivation):
+    fn = staticmethod(F.hardsigmoid)
+    shows_inplace = False
+
+
+class CELU(Module):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"alpha={self.alpha}" + _inplace_repr(self.inplace)
+
+
+class LogSigmoid(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    def forward(self, input: Tensor) -> Tensor:
+        return F.tanhshrink(input)
+
+
+class GLU(Module):
+    def __init__(self, dim: int = -1) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.glu(input, self.dim)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmin(Module):
+    def __init__(self, dim: int | None = None) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.softmin(input, self.dim, _stacklevel=5)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels (dim -3) of a (C, H, W) or (N, C, H, W) input."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        if input.dim() not in (3, 4):
+            raise ValueError(
+                f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead")
+        return F.softmax(input, -3, _stacklevel=5)
+
+
+class _Shrink(Module):
+    """A shrink activation (``fn``: its nn.functional function) and its ``lambd``."""
+
+    def __init__(self, lambd: float = 0.5) -> None:
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input: Tensor) -> Tensor:
+        return type(self).fn(input, self.lambd)
+
+    def extra_repr(self) -> str:
+        return str(self.lambd)
+
+
+class Softshrink(_Shrink):
+    fn = staticmethod(F.softshrink)
+
+
+class Hardshrink(_Shrink):
+    fn = staticmethod(F.hardshrink)
+
+
+class PReLU(Module):
+    """PReLU with ``num_parameters`` slopes (one per channel, or one for all), each
+    initialised to ``init``."""
+
+    def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None,
+                 dtype=None) -> None:
+        super().__init__()
+        self.num_parameters = num_parameters
+        self.init = init
+        self.weight = Parameter(factory.empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """leaky_relu with a random slope from ``[lower, upper)`` per element in training, and
+    ``(lower + upper) / 2`` in eval."""
+
+    def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3,
+                 inplace: bool = False) -> None:
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self) -> str:
+        return f"lower={self.lower}, upper={self.upper}" + _inplace_repr(self.inplace)
 
 
 class MultiheadAttention(Module):
