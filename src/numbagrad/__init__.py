@@ -20,12 +20,13 @@ from .autograd.grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled,
 )
 from .dtypes import bool_ as bool  # noqa: F401
-from .dtypes import dtype, float32, float64, int32, int64  # noqa: F401
+from .dtypes import dtype, float32, float64, int8, int16, int32, int64, uint8  # noqa: F401
 # (the submodule tensor first: its import would rebind ``numbagrad.tensor``, which is the
 # factory function below)
 from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
 from .factory import (  # noqa: F401
-    BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace,
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor,
+    ShortTensor, arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace,
     logspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
     tensor, zeros, zeros_like,
 )
@@ -55,6 +56,7 @@ float = float32
 double = float64
 long = int64
 int = int32
+short = int16
 
 __version__ = "0.1.0"  # the one version source: pyproject.toml reads it ([tool.hatch.version])
 

@@ -17,7 +17,7 @@ class dtype:
         # kind orders categories for promotion: bool < integer < floating
         self._kind = kind
         self.is_floating_point = kind == 2
-        self.is_signed = kind != 0
+        self.is_signed = self.np.kind in "if"  # (not bool, not uint8)
 
     def __repr__(self) -> str:
         return f"numbagrad.{self.name}"
@@ -28,23 +28,31 @@ class dtype:
 
 
 bool_ = dtype("bool", np.bool_, 0)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
 int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 
-ALL = (bool_, int32, int64, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
-# each dtype's name in PyTorch's messages ("expected scalar type Long but found Float")
+# each dtype's name in PyTorch's messages ("expected scalar type Long but found Float"); its
+# legacy tensor type is this name and "Tensor" (x.type() is "torch.ByteTensor")
 SCALAR_TYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-               "bool": "Bool"}
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+TENSOR_TYPE = {name: kind + "Tensor" for name, kind in SCALAR_TYPE.items()}
+# each dtype's C++ type as PyTorch's messages spell it ("float != long int")
+C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+          "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 def _by_name(name: str) -> dtype:
     """The dtype named ``name`` (what a pickled dtype calls)."""
     return _BY_NAME[name]
 _BY_NP = {d.np: d for d in ALL}
-_ALIASES = {"float": float32, "double": float64, "long": int64, "int": int32}
+_ALIASES = {"float": float32, "double": float64, "long": int64, "int": int32, "short": int16}
 
 default_float = float32
 default_int = int64
@@ -68,7 +76,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
             return int64 if d.itemsize > 4 else int32
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{d.name}. The only supported types are: "
-            "float64, float32, int64, int32, and bool."
+            "float64, float32, int64, int32, int16, int8, uint8, and bool."
         ) from None
 
 
@@ -87,13 +95,20 @@ def as_dtype(d) -> dtype:
     return from_numpy_dtype(d)
 
 
-def promote(a: dtype, b: dtype) -> dtype:
-    """Promotion of two tensor dtypes (both dimensioned)."""
-    if a is b:
-        return a
+def _promoted(a: dtype, b: dtype) -> dtype:
+    # the higher category wins; within one, NumPy's promotion is PyTorch's for these dtypes
+    # (the wider type; uint8 with int8 is int16, the narrowest that holds both)
     if a._kind != b._kind:
         return a if a._kind > b._kind else b
-    return a if a.itemsize >= b.itemsize else b
+    return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+_PROMOTED = {(a, b): _promoted(a, b) for a in ALL for b in ALL}
+
+
+def promote(a: dtype, b: dtype) -> dtype:
+    """Promotion of two tensor dtypes (both dimensioned): ``torch.promote_types``."""
+    return _PROMOTED[a, b]
 
 
 def scalar_kind(value) -> int:

@@ -330,6 +330,9 @@ FloatTensor = _legacy_type("FloatTensor", D.float32)
 DoubleTensor = _legacy_type("DoubleTensor", D.float64)
 LongTensor = _legacy_type("LongTensor", D.int64)
 IntTensor = _legacy_type("IntTensor", D.int32)
+ShortTensor = _legacy_type("ShortTensor", D.int16)
+CharTensor = _legacy_type("CharTensor", D.int8)
+ByteTensor = _legacy_type("ByteTensor", D.uint8)
 BoolTensor = _legacy_type("BoolTensor", D.bool_)
 LEGACY_TYPES = {t.__name__: t for t in (FloatTensor, DoubleTensor, LongTensor, IntTensor,
-                                         BoolTensor)}
+                                         ShortTensor, CharTensor, ByteTensor, BoolTensor)}

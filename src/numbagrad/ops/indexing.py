@@ -98,7 +98,7 @@ def _pad_to(g, shape):
     return M.index_put(_zeros_like_shape(shape, g), _region(g.shape), g)
 
 
-_MASK_TYPE = {"int64": "long int", "int32": "int", "float32": "float", "float64": "double"}
+_MASK_TYPE = D.C_TYPE
 
 
 # ---------------------------------------------------------------- gather / scatter

@@ -344,8 +344,7 @@ def expand_vjp(ctx, grad):
     return sum_to(grad, shape)
 
 
-_TNAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
-           "int32": "IntTensor", "bool": "BoolTensor"}
+_TNAMES = D.TENSOR_TYPE
 
 
 def _tname(x):
