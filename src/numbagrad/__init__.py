@@ -105,3 +105,11 @@ nan = _math.nan
 
 def result_type(a, b):
     return dtypes.result_type(a, b)
+
+
+def promote_types(type1, type2):
+    return dtypes.promote(type1, type2)
+
+
+def can_cast(from_, to):
+    return dtypes.can_cast(from_, to)

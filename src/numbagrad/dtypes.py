@@ -52,6 +52,10 @@ def _by_name(name: str) -> dtype:
     """The dtype named ``name`` (what a pickled dtype calls)."""
     return _BY_NAME[name]
 _BY_NP = {d.np: d for d in ALL}
+# the C++ type PyTorch names when a number does not fit an integer dtype it writes into a
+# tensor ("value cannot be converted to type uint8_t without overflow")
+_CHECKED_TYPE = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
+                 "uint8": "uint8_t"}
 _ALIASES = {"float": float32, "double": float64, "long": int64, "int": int32, "short": int16}
 
 default_float = float32
@@ -109,6 +113,38 @@ _PROMOTED = {(a, b): _promoted(a, b) for a in ALL for b in ALL}
 def promote(a: dtype, b: dtype) -> dtype:
     """Promotion of two tensor dtypes (both dimensioned): ``torch.promote_types``."""
     return _PROMOTED[a, b]
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether an op may write a result of ``from_`` into a tensor of ``to``
+    (``torch.can_cast``): not into a lower category (a float into an integer, an integer into
+    a bool); within one, any cast is allowed."""
+    return from_._kind <= to._kind
+
+
+def number(value, dt: dtype, type_name: str | None = None):
+    """The Python number ``value`` as a NumPy scalar of ``dt``, PyTorch's checked conversion of
+    a number written into a tensor (``full``, ``fill_``, ``x[i] = v``, ``clamp``'s bounds): an
+    integer must fit ``dt``, where an unsigned dtype also takes negatives down to minus its
+    maximum, wrapped (-1 is 255 as uint8), else PyTorch's RuntimeError, which names the type
+    ``type_name`` (its C++ name by default)."""
+    try:
+        return dt.np.type(value)
+    except OverflowError:  # (NumPy refuses any integer out of the dtype's range)
+        info = np.iinfo(dt.np)
+        if -info.max <= value <= info.max:  # (only an unsigned dtype gets here so)
+            return dt.np.type(value % (info.max + 1))
+        raise RuntimeError(f"value cannot be converted to type "
+                           f"{type_name or _CHECKED_TYPE[dt.name]} without overflow") from None
+
+
+def wrapped(value, dt: dtype):
+    """The Python number ``value`` as a NumPy scalar of ``dt`` the way PyTorch casts a number
+    operand of an op (``u8 + 300``): an integer outside ``dt``'s range wraps around."""
+    try:
+        return dt.np.type(value)
+    except OverflowError:
+        return np.array(value).astype(dt.np)[()]
 
 
 def scalar_kind(value) -> int:

@@ -34,9 +34,7 @@ def _infer_dtype(data) -> D.dtype:
             return D.default_float
         best = kinds[0]
         for k in kinds[1:]:
-            best = D.promote(best, k) if best._kind == k._kind else (
-                best if best._kind > k._kind else k
-            )
+            best = D.promote(best, k)
         return best
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
@@ -66,7 +64,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
             stacklevel=2,
         )
     dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    arr = np.array(_unwrap(data), dtype=dt.np)
+    data = _unwrap(data)
+    try:
+        arr = np.array(data, dtype=dt.np)
+    except OverflowError:  # an integer out of the dtype's range: PyTorch's check of each
+        arr = np.array(data)
+        arr = np.array([D.number(v, dt, dt.name) for v in arr.reshape(-1).tolist()],
+                       dt.np).reshape(arr.shape)
     return _finish(arr, requires_grad, device)
 
 
@@ -195,7 +199,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype, _infer_dtype(fill_value))
-    return _filled(_shape((size,), "full"), fill_value, dt.np, requires_grad, device)
+    return _filled(_shape((size,), "full"), D.number(fill_value, dt), dt.np, requires_grad,
+                   device)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:

@@ -98,9 +98,6 @@ def _pad_to(g, shape):
     return M.index_put(_zeros_like_shape(shape, g), _region(g.shape), g)
 
 
-_MASK_TYPE = D.C_TYPE
-
-
 # ---------------------------------------------------------------- gather / scatter
 
 
@@ -511,8 +508,7 @@ def _check_mask(mask, message):
 @composite("masked_fill", variants="function method inplace")
 def masked_fill(ctx, x, mask, value):
     if mask.dtype is not D.bool_:
-        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           + _MASK_TYPE[mask.dtype.name])
+        raise M.mask_error("masked_fill_", mask)
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
