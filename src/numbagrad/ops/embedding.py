@@ -9,6 +9,7 @@ from .._tensor import Tensor
 from .movement import _Index, index_put_zeros
 from .registry import composite
 
+
 @composite("embedding", node="EmbeddingBackward0")
 def embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False):
     """``weight[indices]``; the gradient skips row ``padding_idx`` (-1: none)."""
