@@ -347,6 +347,7 @@ def expand_vjp(ctx, grad):
 
 _TNAMES = D.TENSOR_TYPE
 _MASKS = (D.bool_, D.uint8)  # the dtypes of index tensors that are masks
+_NO_INDEX = (D.int16.np, D.int8.np)  # integer tensors PyTorch does not index with
 
 
 def _tname(x):
@@ -513,11 +514,15 @@ def _normalize_index(x, index):
         if isinstance(item, Tensor):
             item = item._host()  # index arithmetic runs on the host
             if item.dtype == np.uint8:
-                # a byte tensor is a mask, which PyTorch still takes, with its warning
-                warnings.warn(WARN_BYTE_INDEX, UserWarning, stacklevel=4)
+                # a byte tensor is a mask, which PyTorch still takes, with its warning (a 0-d
+                # one is a Python bool's index, silently)
+                if item.ndim:
+                    warnings.warn(WARN_BYTE_INDEX, UserWarning, stacklevel=5)
                 item = item.astype(np.bool_)
             elif item.ndim == 0 and item.dtype.kind in "iu":
                 item = int(item)  # PyTorch selects with a 0-d integer tensor, as with an int
+            elif item.dtype in _NO_INDEX:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         elif isinstance(item, (list, tuple, range)):
             item = np.array(item, dtype=np.int64 if isinstance(item, range) else None)
             if not item.size:
