@@ -327,6 +327,8 @@ def index_fill(ctx, x, dim, index, value):
                                f"tensor with {value.ndim} dimension(s).")
         ctx.node_name = "IndexFillBackward1"
         value = value._host()[()]
+    else:
+        value = D.number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
     ctx.dim, ctx.index = d, index
     out = x._data.copy()
     if x.ndim == 0:
