@@ -190,6 +190,10 @@ def test_numpy_arrays_keep_their_dtype(lib):
     assert lib.tensor(np.array([1, 2], np.int16)).dtype is lib.int16
     r = lib.from_numpy(np.array([200], np.uint8)) + lib.from_numpy(np.array([-1], np.int8))
     assert (r.dtype, r.tolist()) == (lib.int16, [199])
+    # NumPy scalars in a tensor's data keep their dtype; as a Scalar argument they are numbers
+    assert lib.tensor(np.uint8(5)).dtype is lib.uint8
+    assert lib.tensor([np.int8(-1), np.uint8(2)]).dtype is lib.int16
+    assert lib.full((2,), np.uint8(3)).dtype is lib.int64
 
 
 def test_casts_wrap_as_pytorch(lib):

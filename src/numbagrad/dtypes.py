@@ -132,7 +132,7 @@ def number(value, dt: dtype, type_name: str | None = None):
         return dt.np.type(value)
     except OverflowError:  # (NumPy refuses any integer out of the dtype's range)
         info = np.iinfo(dt.np)
-        if -info.max <= value <= info.max:  # (only an unsigned dtype gets here so)
+        if -info.max <= value <= info.max:  # (a negative value for an unsigned dtype)
             return dt.np.type(value % (info.max + 1))
         raise RuntimeError(f"value cannot be converted to type "
                            f"{type_name or _CHECKED_TYPE[dt.name]} without overflow") from None

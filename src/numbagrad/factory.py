@@ -16,9 +16,11 @@ from .random import manual_seed  # noqa: F401  (re-exported)
 from .random import numpy_rng as _rng  # (also the ops' random draws)
 
 
-def _infer_dtype(data) -> D.dtype:
-    """PyTorch's inference for Python data: any float -> default float, else int64 or bool."""
-    if isinstance(data, np.ndarray):
+def _infer_dtype(data, numpy_scalars=False) -> D.dtype:
+    """PyTorch's inference for Python data: any float -> default float, else int64 or bool; a
+    NumPy array has its own dtype, and so has a NumPy scalar with ``numpy_scalars`` (in
+    ``tensor``'s data; a Scalar argument such as ``full``'s value is a plain number)."""
+    if isinstance(data, np.ndarray) or numpy_scalars and isinstance(data, np.generic):
         return D.from_numpy_dtype(data.dtype)
     if isinstance(data, Tensor):
         return data.dtype
@@ -29,7 +31,7 @@ def _infer_dtype(data) -> D.dtype:
     if isinstance(data, numbers.Real):
         return D.default_float
     if isinstance(data, (list, tuple)):
-        kinds = [_infer_dtype(d) for d in data]
+        kinds = [_infer_dtype(d, numpy_scalars) for d in data]
         if not kinds:
             return D.default_float
         best = kinds[0]
@@ -63,7 +65,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
             UserWarning,
             stacklevel=2,
         )
-    dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
+    dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data, numpy_scalars=True)
     data = _unwrap(data)
     try:
         arr = np.array(data, dtype=dt.np)
