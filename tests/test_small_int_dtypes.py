@@ -14,6 +14,8 @@ import warnings
 import numpy as np
 import pytest
 
+import numbagrad as ng
+
 WARN_BYTE_INDEX = ("indexing with dtype {0}.uint8 is now deprecated, please use a dtype "
                    "{0}.bool instead.")
 
@@ -283,6 +285,29 @@ def test_uint8_index_is_a_deprecated_mask(lib):
         "masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
     assert _raises(RuntimeError, lambda: x.masked_fill(lib.zeros(3, dtype=lib.int16), 1.0)) == (
         "masked_fill_ only supports boolean masks, but got mask with dtype short int")
+
+
+def test_where_takes_a_uint8_condition_only_besides_bool(lib):
+    x = lib.arange(3.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (PyTorch warns once a process: see the next test)
+        r = lib.where(lib.tensor([1, 0, 1], dtype=lib.uint8), x, -x)
+    assert r.tolist() == [0.0, -1.0, 2.0]
+    assert _raises(RuntimeError, lambda: x.where(lib.tensor([1, 0, 1], dtype=lib.int8), -x)) == (
+        "where expected condition to be a boolean tensor, but got a tensor with dtype Char")
+
+
+def test_where_warns_once_for_a_uint8_condition():
+    # (numbagrad only: PyTorch's warning is once a process, given by whichever test came first;
+    # conftest makes numbagrad's once a test)
+    x = ng.arange(3.0)
+    mask = ng.tensor([1, 0, 1], dtype=ng.uint8)
+    with pytest.warns(UserWarning, match="^where received a uint8 condition tensor") as w:
+        ng.where(mask, x, -x)
+    assert w[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        x.where(mask, -x)
 
 
 def test_cat_and_stack_promote(lib):
