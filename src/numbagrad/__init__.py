@@ -20,14 +20,15 @@ from .autograd.grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled,
 )
 from .dtypes import bool_ as bool  # noqa: F401
-from .dtypes import dtype, float32, float64, int32, int64  # noqa: F401
+from .dtypes import dtype, float32, float64, int8, int16, int32, int64, uint8  # noqa: F401
 # (the submodule tensor first: its import would rebind ``numbagrad.tensor``, which is the
 # factory function below)
 from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
 from .factory import (  # noqa: F401
-    BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace,
-    logspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
-    tensor, zeros, zeros_like,
+    BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor,
+    ShortTensor, arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full,
+    full_like, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
+    randn_like, randperm, tensor, zeros, zeros_like,
 )
 from .random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state,
@@ -55,6 +56,7 @@ float = float32
 double = float64
 long = int64
 int = int32
+short = int16
 
 __version__ = "0.1.0"  # the one version source: pyproject.toml reads it ([tool.hatch.version])
 
@@ -103,3 +105,11 @@ nan = _math.nan
 
 def result_type(a, b):
     return dtypes.result_type(a, b)
+
+
+def promote_types(type1, type2):
+    return dtypes.promote(type1, type2)
+
+
+def can_cast(from_, to):
+    return dtypes.can_cast(from_, to)

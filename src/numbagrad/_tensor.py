@@ -433,8 +433,8 @@ class Tensor:
                 )
             if value.dtype is not self.dtype:
                 raise RuntimeError(
-                    f"attempting to assign a gradient with dtype '{_C_NAMES[value.dtype.name]}' "
-                    f"to a tensor with grad_dtype '{_C_NAMES[self.dtype.name].capitalize()}'. "
+                    f"attempting to assign a gradient with dtype '{D.C_TYPE[value.dtype.name]}' "
+                    f"to a tensor with grad_dtype '{D.SCALAR_TYPE[self.dtype.name]}'. "
                     "The gradient must match the tensor's grad_dtype (defaults to the tensor's "
                     "dtype)."
                 )
@@ -592,17 +592,7 @@ class Tensor:
         return t
 
 
-_TYPE_NAMES = {
-    "float32": "FloatTensor",
-    "float64": "DoubleTensor",
-    "int64": "LongTensor",
-    "int32": "IntTensor",
-    "bool": "BoolTensor",
-}
-
-
-_C_NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int",
-            "bool": "bool"}
+_TYPE_NAMES = D.TENSOR_TYPE
 
 _ERR_NON_LEAF_FLAG = (
     "you can only change requires_grad flags of leaf variables. If you want to use a computed "

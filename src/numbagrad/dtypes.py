@@ -17,7 +17,7 @@ class dtype:
         # kind orders categories for promotion: bool < integer < floating
         self._kind = kind
         self.is_floating_point = kind == 2
-        self.is_signed = kind != 0
+        self.is_signed = self.np.kind in "if"  # (not bool, not uint8)
 
     def __repr__(self) -> str:
         return f"numbagrad.{self.name}"
@@ -28,23 +28,35 @@ class dtype:
 
 
 bool_ = dtype("bool", np.bool_, 0)
+uint8 = dtype("uint8", np.uint8, 1)
+int8 = dtype("int8", np.int8, 1)
+int16 = dtype("int16", np.int16, 1)
 int32 = dtype("int32", np.int32, 1)
 int64 = dtype("int64", np.int64, 1)
 float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 
-ALL = (bool_, int32, int64, float32, float64)
+ALL = (bool_, uint8, int8, int16, int32, int64, float32, float64)
 _BY_NAME = {d.name: d for d in ALL}
-# each dtype's name in PyTorch's messages ("expected scalar type Long but found Float")
+# each dtype's name in PyTorch's messages ("expected scalar type Long but found Float"); its
+# legacy tensor type is this name and "Tensor" (x.type() is "torch.ByteTensor")
 SCALAR_TYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-               "bool": "Bool"}
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+TENSOR_TYPE = {name: kind + "Tensor" for name, kind in SCALAR_TYPE.items()}
+# each dtype's C++ type as PyTorch's messages spell it ("float != long int")
+C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+          "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
 def _by_name(name: str) -> dtype:
     """The dtype named ``name`` (what a pickled dtype calls)."""
     return _BY_NAME[name]
 _BY_NP = {d.np: d for d in ALL}
-_ALIASES = {"float": float32, "double": float64, "long": int64, "int": int32}
+# the C++ type PyTorch names when a number does not fit an integer dtype it writes into a
+# tensor ("value cannot be converted to type uint8_t without overflow")
+_CHECKED_TYPE = {"int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
+                 "uint8": "uint8_t"}
+_ALIASES = {"float": float32, "double": float64, "long": int64, "int": int32, "short": int16}
 
 default_float = float32
 default_int = int64
@@ -68,7 +80,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
             return int64 if d.itemsize > 4 else int32
         raise TypeError(
             f"can't convert np.ndarray of type numpy.{d.name}. The only supported types are: "
-            "float64, float32, int64, int32, and bool."
+            "float64, float32, int64, int32, int16, int8, uint8, and bool."
         ) from None
 
 
@@ -87,13 +99,52 @@ def as_dtype(d) -> dtype:
     return from_numpy_dtype(d)
 
 
-def promote(a: dtype, b: dtype) -> dtype:
-    """Promotion of two tensor dtypes (both dimensioned)."""
-    if a is b:
-        return a
+def _promoted(a: dtype, b: dtype) -> dtype:
+    # the higher category wins; within one, NumPy's promotion is PyTorch's for these dtypes
+    # (the wider type; uint8 with int8 is int16, the narrowest that holds both)
     if a._kind != b._kind:
         return a if a._kind > b._kind else b
-    return a if a.itemsize >= b.itemsize else b
+    return _BY_NP[np.promote_types(a.np, b.np)]
+
+
+_PROMOTED = {(a, b): _promoted(a, b) for a in ALL for b in ALL}
+
+
+def promote(a: dtype, b: dtype) -> dtype:
+    """Promotion of two tensor dtypes (both dimensioned): ``torch.promote_types``."""
+    return _PROMOTED[a, b]
+
+
+def can_cast(from_: dtype, to: dtype) -> bool:
+    """Whether an op may write a result of ``from_`` into a tensor of ``to``
+    (``torch.can_cast``): not into a lower category (a float into an integer, an integer into
+    a bool); within one, any cast is allowed."""
+    return from_._kind <= to._kind
+
+
+def number(value, dt: dtype, type_name: str | None = None):
+    """The Python number ``value`` as a NumPy scalar of ``dt``, PyTorch's checked conversion of
+    a number written into a tensor (``full``, ``fill_``, ``x[i] = v``, ``clamp``'s bounds): an
+    integer must fit ``dt``, where an unsigned dtype also takes negatives down to minus its
+    maximum, wrapped (-1 is 255 as uint8), else PyTorch's RuntimeError, which names the type
+    ``type_name`` (its C++ name by default)."""
+    try:
+        return dt.np.type(value)
+    except OverflowError:  # (NumPy refuses any integer out of the dtype's range)
+        info = np.iinfo(dt.np)
+        if -info.max <= value <= info.max:  # (a negative value for an unsigned dtype)
+            return dt.np.type(value % (info.max + 1))
+        raise RuntimeError(f"value cannot be converted to type "
+                           f"{type_name or _CHECKED_TYPE[dt.name]} without overflow") from None
+
+
+def wrapped(value, dt: dtype):
+    """The Python number ``value`` as a NumPy scalar of ``dt`` the way PyTorch casts a number
+    operand of an op (``u8 + 300``): an integer outside ``dt``'s range wraps around."""
+    try:
+        return dt.np.type(value)
+    except OverflowError:
+        return np.array(value).astype(dt.np)[()]
 
 
 def scalar_kind(value) -> int:

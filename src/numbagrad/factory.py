@@ -16,9 +16,11 @@ from .random import manual_seed  # noqa: F401  (re-exported)
 from .random import numpy_rng as _rng  # (also the ops' random draws)
 
 
-def _infer_dtype(data) -> D.dtype:
-    """PyTorch's inference for Python data: any float -> default float, else int64 or bool."""
-    if isinstance(data, np.ndarray):
+def _infer_dtype(data, numpy_scalars=False) -> D.dtype:
+    """PyTorch's inference for Python data: any float -> default float, else int64 or bool; a
+    NumPy array has its own dtype, and so has a NumPy scalar with ``numpy_scalars`` (in
+    ``tensor``'s data; a Scalar argument such as ``full``'s value is a plain number)."""
+    if isinstance(data, np.ndarray) or numpy_scalars and isinstance(data, np.generic):
         return D.from_numpy_dtype(data.dtype)
     if isinstance(data, Tensor):
         return data.dtype
@@ -29,14 +31,12 @@ def _infer_dtype(data) -> D.dtype:
     if isinstance(data, numbers.Real):
         return D.default_float
     if isinstance(data, (list, tuple)):
-        kinds = [_infer_dtype(d) for d in data]
+        kinds = [_infer_dtype(d, numpy_scalars) for d in data]
         if not kinds:
             return D.default_float
         best = kinds[0]
         for k in kinds[1:]:
-            best = D.promote(best, k) if best._kind == k._kind else (
-                best if best._kind > k._kind else k
-            )
+            best = D.promote(best, k)
         return best
     raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
@@ -65,8 +65,14 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
             UserWarning,
             stacklevel=2,
         )
-    dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data)
-    arr = np.array(_unwrap(data), dtype=dt.np)
+    dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data, numpy_scalars=True)
+    data = _unwrap(data)
+    try:
+        arr = np.array(data, dtype=dt.np)
+    except OverflowError:  # an integer out of the dtype's range: PyTorch's check of each
+        arr = np.array(data)
+        arr = np.array([D.number(v, dt, dt.name) for v in arr.reshape(-1).tolist()],
+                       dt.np).reshape(arr.shape)
     return _finish(arr, requires_grad, device)
 
 
@@ -195,7 +201,8 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype, _infer_dtype(fill_value))
-    return _filled(_shape((size,), "full"), fill_value, dt.np, requires_grad, device)
+    return _filled(_shape((size,), "full"), D.number(fill_value, dt), dt.np, requires_grad,
+                   device)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -330,6 +337,9 @@ FloatTensor = _legacy_type("FloatTensor", D.float32)
 DoubleTensor = _legacy_type("DoubleTensor", D.float64)
 LongTensor = _legacy_type("LongTensor", D.int64)
 IntTensor = _legacy_type("IntTensor", D.int32)
+ShortTensor = _legacy_type("ShortTensor", D.int16)
+CharTensor = _legacy_type("CharTensor", D.int8)
+ByteTensor = _legacy_type("ByteTensor", D.uint8)
 BoolTensor = _legacy_type("BoolTensor", D.bool_)
 LEGACY_TYPES = {t.__name__: t for t in (FloatTensor, DoubleTensor, LongTensor, IntTensor,
-                                         BoolTensor)}
+                                         ShortTensor, CharTensor, ByteTensor, BoolTensor)}

@@ -147,6 +147,15 @@ class _Methods:
     def int(self):
         return self.to(D.int32)
 
+    def short(self):
+        return self.to(D.int16)
+
+    def char(self):
+        return self.to(D.int8)
+
+    def byte(self):
+        return self.to(D.uint8)
+
     def bool(self):
         return self.to(D.bool_)
 

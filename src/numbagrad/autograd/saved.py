@@ -4,7 +4,7 @@ it had when saved, so that the backward can tell it was modified in place since.
 from __future__ import annotations
 
 from .._tensor import Tensor
-from ..dtypes import _BY_NP
+from ..dtypes import _BY_NP, SCALAR_TYPE
 from .grad_mode import is_grad_enabled
 
 
@@ -62,8 +62,7 @@ class SavedTensor:
     def check(self, node, index: int):
         if self.version_cell[0] != self.version:
             shape = list(self.array().shape)
-            kind = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-                    "bool": "Bool"}[self.dtype.name]
+            kind = SCALAR_TYPE[self.dtype.name]
             if self.is_output:
                 where = f", which is output {index} of {node.name()},"
             elif self.tensor.grad_fn is not None:

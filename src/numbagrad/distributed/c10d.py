@@ -11,6 +11,7 @@ import sys
 import numpy as np
 
 from .. import backend
+from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..backend.memory import before_write
@@ -89,8 +90,6 @@ _MPI_OPS = {RedOpType.SUM: "SUM", RedOpType.AVG: "SUM", RedOpType.PRODUCT: "PROD
 # bool tensors: a sum or max is "any", a product or min is "all" (as PyTorch's backends)
 _BOOL_OPS = {"SUM": "LOR", "MAX": "LOR", "BOR": "LOR", "PROD": "LAND", "MIN": "LAND",
              "BAND": "LAND", "BXOR": "LXOR"}
-_DTYPE_NAMES = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
-                "bool": "Bool"}
 
 
 def _mpi_op(MPI, op, t: Tensor):
@@ -108,7 +107,7 @@ def _mpi_op(MPI, op, t: Tensor):
         # (PyTorch divides in place, which cannot write a float into an integer tensor)
         raise RuntimeError(
             f"result type Float can't be cast to the desired output type "
-            f"{_DTYPE_NAMES.get(kind.name, kind.name)}")
+            f"{D.SCALAR_TYPE[kind.name]}")
     name = _MPI_OPS[op]
     if kind.name == "bool":
         name = _BOOL_OPS[name]

@@ -403,7 +403,7 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
     if input.ndim > 2 and target.shape != (input.shape[0], *input.shape[2:]):
         raise RuntimeError(
             f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}")
-    if target.dtype != _D.int64:
+    if target.dtype is not _D.int64 and target.dtype is not _D.uint8:
         raise RuntimeError(
             "expected target dtype to be Long or Byte, but got "
             + _D.SCALAR_TYPE[target.dtype.name])

@@ -440,19 +440,22 @@ def expand_as(x, other):
 
 
 def _logical_reduce(x, dim, keepdim, np_fn, reduce):
-    """``all``/``any``: a bool tensor (NumPy's reduction on the host; ``reduce`` of ``x != 0``
-    as integers on the device, with no copy to the host)."""
+    """``all``/``any``: a bool tensor, a uint8 one for uint8 ``x`` as in PyTorch (NumPy's
+    reduction on the host; ``reduce`` of ``x != 0`` as integers on the device, with no copy to
+    the host)."""
     if dim is not None and x.ndim:
         dim = (tuple(_wrap_dim(d, x.ndim) for d in dim) if isinstance(dim, (tuple, list))
                else _wrap_dim(dim, x.ndim))
     elif dim is not None:
         _wrap_dim(dim if isinstance(dim, int) else dim[0], 1)  # (a 0-d tensor takes 0 and -1)
         dim = None
+    out = D.uint8 if x.dtype is D.uint8 else D.bool_
     if type(x._data) is np.ndarray:
-        return Tensor._make(np.asarray(np_fn(x._data, axis=dim, keepdims=keepdim)))
+        return Tensor._make(np.asarray(np_fn(x._data, axis=dim, keepdims=keepdim), out.np))
     if x.numel() == 0:
-        return Tensor._make(np.asarray(np_fn(x._host(), axis=dim, keepdims=keepdim))).to(x.device)
-    return reduce((x != 0).long(), dim=() if dim is None else dim, keepdim=keepdim).bool()
+        return Tensor._make(np.asarray(np_fn(x._host(), axis=dim, keepdims=keepdim),
+                                       out.np)).to(x.device)
+    return reduce((x != 0).long(), dim=() if dim is None else dim, keepdim=keepdim).to(out)
 
 
 @public("function method", name="all")

@@ -364,7 +364,7 @@ def _as_array(a, dt):
         # PyTorch's CPU loops cast such an operand first, with .to(): the result's layout
         # follows that copy's
         return backend.of(arr).clone(arr, dt.np)
-    return np.array(a, dtype=dt.np)
+    return np.array(D.wrapped(a, dt))
 
 
 def _defer(op, args):

@@ -9,20 +9,17 @@ from .._tensor import Tensor
 from .movement import _Index, index_put_zeros
 from .registry import composite
 
-_INDEX_NAMES = {"f": "Float", "b": "Bool"}
-
 
 @composite("embedding", node="EmbeddingBackward0")
 def embedding(ctx, weight, indices, padding_idx=-1, scale_grad_by_freq=False):
     """``weight[indices]``; the gradient skips row ``padding_idx`` (-1: none)."""
-    idx = indices._host()  # (index arithmetic runs on the host, as for x[i])
-    if idx.dtype.kind not in "iu":
-        kind = D.SCALAR_TYPE.get(idx.dtype.name, idx.dtype.name)
+    if indices.dtype is not D.int64 and indices.dtype is not D.int32:
         raise RuntimeError(
             "Expected tensor for argument #1 'indices' to have one of the following scalar "
-            f"types: Long, Int; but got numbagrad.{kind}Tensor instead (while checking "
-            "arguments for embedding)"
+            f"types: Long, Int; but got numbagrad.{D.TENSOR_TYPE[indices.dtype.name]} instead "
+            "(while checking arguments for embedding)"
         )
+    idx = indices._host()  # (index arithmetic runs on the host, as for x[i])
     n = weight.shape[0]
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")

@@ -9,11 +9,12 @@ no device kernel: they refuse CUDA tensors by name.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import dtypes as D
-from .._tensor import Tensor, _on, _wrap_dim
+from .._tensor import _WARNED_ONCE, Tensor, _on, _wrap_dim
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..backend import cpu
@@ -96,9 +97,6 @@ def _pad_to(g, shape):
     if tuple(g.shape) == tuple(shape):
         return g
     return M.index_put(_zeros_like_shape(shape, g), _region(g.shape), g)
-
-
-_MASK_TYPE = {"int64": "long int", "int32": "int", "float32": "float", "float64": "double"}
 
 
 # ---------------------------------------------------------------- gather / scatter
@@ -330,6 +328,8 @@ def index_fill(ctx, x, dim, index, value):
                                f"tensor with {value.ndim} dimension(s).")
         ctx.node_name = "IndexFillBackward1"
         value = value._host()[()]
+    else:
+        value = D.number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
     ctx.dim, ctx.index = d, index
     out = x._data.copy()
     if x.ndim == 0:
@@ -511,8 +511,7 @@ def _check_mask(mask, message):
 @composite("masked_fill", variants="function method inplace")
 def masked_fill(ctx, x, mask, value):
     if mask.dtype is not D.bool_:
-        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
-                           + _MASK_TYPE[mask.dtype.name])
+        raise M.mask_error("masked_fill_", mask)
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError("masked_fill_ only supports a 0-dimensional value tensor, but got "
@@ -620,7 +619,26 @@ def argwhere(input):
     return nonzero(input)
 
 
+WARN_WHERE_BYTE = (
+    "where received a uint8 condition tensor. This behavior is deprecated and will be removed in "
+    "a future version of PyTorch. Use a boolean condition instead."
+)
+
+
+def _check_condition(condition, stacklevel):
+    """PyTorch's check of ``where``'s condition: a bool tensor, or a uint8 one with its
+    deprecation warning (once a process, as PyTorch's), pointing ``stacklevel`` frames up."""
+    if isinstance(condition, Tensor) and condition.dtype is not D.bool_:
+        if condition.dtype is not D.uint8:
+            raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                               f"with dtype {D.SCALAR_TYPE[condition.dtype.name]}")
+        if "where_uint8" not in _WARNED_ONCE:
+            _WARNED_ONCE.add("where_uint8")
+            warnings.warn(WARN_WHERE_BYTE, UserWarning, stacklevel=stacklevel)
+
+
 def _where_method(self, condition, other):
+    _check_condition(condition, 3)
     return E.where(condition, self, other)
 
 
@@ -629,6 +647,7 @@ def where(condition, input=None, other=None):
     """``where(condition, input, other)``; ``where(condition)`` is ``nonzero(as_tuple=True)``."""
     if input is None and other is None:
         return nonzero(condition, as_tuple=True)
+    _check_condition(condition, 4)  # (under the public function's wrapper)
     return E.where(condition, input, other)
 
 

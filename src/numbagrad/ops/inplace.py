@@ -213,7 +213,7 @@ def assign_inplace(x, result, region=None):
             f"{list(result.shape)}"
         )
     rdt, xdt = result.dtype, x.dtype
-    if rdt is not xdt and rdt._kind > xdt._kind:
+    if rdt is not xdt and not D.can_cast(rdt, xdt):
         raise RuntimeError(
             f"result type {_CAST_NAMES[rdt.name]} can't be cast to the desired output "
             f"type {_CAST_NAMES[xdt.name]}"
@@ -534,7 +534,7 @@ def fill_(x, value):
     if isinstance(value, Tensor):  # (PyTorch fills with a number even where memory is shared)
         check_no_overlap(x)
     if not _tracked(x, value):
-        _writable(x)[...] = value.item() if hasattr(value, "item") else value
+        _writable(x)[...] = value.item() if hasattr(value, "item") else D.number(value, x.dtype)
         x._bump()
         return x
     return assign_inplace(x, fill(x, value))
@@ -590,6 +590,12 @@ def setitem(x, index, value):
         # x[i] = v writes through a view of x, as PyTorch words it
         basic = M._normalize_index(x, index)[1].isdisjoint({"advanced"})
         raise RuntimeError(ERR_LEAF_VIEW if basic else ERR_LEAF)
+    if (isinstance(index, Tensor) and index.dtype is D.uint8
+            and not (isinstance(value, Tensor) and value.ndim)):
+        # PyTorch fills through one mask with masked_fill_, which takes bool masks only
+        raise M.mask_error("masked_fill_", index)
+    if type(value) is int:
+        value = D.number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
     # the index becomes arrays here, once: an index Tensor must not count as an input of the
     # node (its gradient slot would take the value's gradient). A bad index raises its
     # IndexError first, as in PyTorch, then a write PyTorch refuses its RuntimeError

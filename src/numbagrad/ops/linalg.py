@@ -17,7 +17,7 @@ from .forward import multilinear
 from .registry import composite, public, sum_to
 
 _TYPE = D.SCALAR_TYPE
-_NAMES = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "bool": "bool"}
+_NAMES = D.C_TYPE
 
 
 def _same_dtype(a, b, names=("m1", "m2")):
@@ -583,7 +583,7 @@ def _square_floats(x, op: str) -> np.ndarray:
             f"{op}: A must be batches of square matrices, but they are {n} by {m} matrices")
     if not x.dtype.is_floating_point:
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got "
-                           f"{_NAMES[x.dtype.name].capitalize()}")
+                           f"{_TYPE[x.dtype.name]}")
     return x._data if x.device.type == "cpu" else x._host()
 
 
@@ -678,8 +678,8 @@ def linalg_solve(ctx, x, b):
     if x.dtype is not b.dtype:
         raise RuntimeError(
             "linalg.solve: Expected A and B to have the same dtype, but found A of type "
-            f"{_NAMES[x.dtype.name].capitalize()} and B of type "
-            f"{_NAMES[b.dtype.name].capitalize()} instead")
+            f"{_TYPE[x.dtype.name]} and B of type "
+            f"{_TYPE[b.dtype.name]} instead")
     vector = _vector_rhs(x.shape, b.shape)
     rhs = b._data if b.device.type == "cpu" else b._host()
     rhs = rhs[..., None] if vector else rhs

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -344,8 +345,9 @@ def expand_vjp(ctx, grad):
     return sum_to(grad, shape)
 
 
-_TNAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "int64": "LongTensor",
-           "int32": "IntTensor", "bool": "BoolTensor"}
+_TNAMES = D.TENSOR_TYPE
+_MASKS = (D.bool_, D.uint8)  # the dtypes of index tensors that are masks
+_NO_INDEX = (D.int16.np, D.int8.np)  # integer tensors PyTorch does not index with
 
 
 def _tname(x):
@@ -483,6 +485,16 @@ to_device.defjvp(linear(to_device))
 # ---------------------------------------------------------------- indexing
 
 
+WARN_BYTE_INDEX = (f"indexing with dtype {D.uint8} is now deprecated, please use a dtype "
+                   f"{D.bool_} instead.")
+
+
+def mask_error(name, mask):
+    """PyTorch's error for a mask that is not bool given to ``name`` (``masked_fill_``)."""
+    return RuntimeError(f"{name} only supports boolean masks, but got mask with dtype "
+                        f"{D.C_TYPE[mask.dtype.name]}")
+
+
 def _normalize_index(x, index):
     """Turn Tensors in an index into arrays, check ranges and steps; return (index, kind)."""
     if not isinstance(index, tuple):
@@ -493,7 +505,7 @@ def _normalize_index(x, index):
     dim = 0
     n_real = 0
     for i in index:
-        if not (i is None or i is Ellipsis or isinstance(i, Tensor) and i.dtype is D.bool_
+        if not (i is None or i is Ellipsis or isinstance(i, Tensor) and i.dtype in _MASKS
                 or isinstance(i, np.ndarray) and i.dtype == np.bool_):
             n_real += 1
     if n_real > ndim:  # (before any other complaint about the index, as PyTorch)
@@ -501,8 +513,16 @@ def _normalize_index(x, index):
     for item in index:
         if isinstance(item, Tensor):
             item = item._host()  # index arithmetic runs on the host
-            if item.ndim == 0 and item.dtype.kind in "iu" and item.dtype != np.uint8:
+            if item.dtype == np.uint8:
+                # a byte tensor is a mask, which PyTorch still takes, with its warning (a 0-d
+                # one is a Python bool's index, silently)
+                if item.ndim:
+                    warnings.warn(WARN_BYTE_INDEX, UserWarning, stacklevel=5)
+                item = item.astype(np.bool_)
+            elif item.ndim == 0 and item.dtype.kind in "iu":
                 item = int(item)  # PyTorch selects with a 0-d integer tensor, as with an int
+            elif item.dtype in _NO_INDEX:
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
         elif isinstance(item, (list, tuple, range)):
             item = np.array(item, dtype=np.int64 if isinstance(item, range) else None)
             if not item.size:

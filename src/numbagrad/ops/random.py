@@ -80,8 +80,8 @@ def uniform_fill(x, from_=0.0, to=1.0, *, generator=None, **kwargs):
     return _fill(x, "UniformBackward0", rng.uniform(from_, to, x.shape))
 
 
-_RANDOM_TOP = {"float32": 2**24, "float64": 2**53, "int32": 2**31 - 1, "int64": 2**63 - 1,
-               "bool": 1}
+_RANDOM_TOP = {"float32": 2**24, "float64": 2**53, "int64": 2**63 - 1, "int32": 2**31 - 1,
+               "int16": 2**15 - 1, "int8": 2**7 - 1, "uint8": 2**8 - 1, "bool": 1}
 
 
 @public("method", name="random_")

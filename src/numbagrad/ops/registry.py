@@ -181,8 +181,8 @@ class Elementwise(OpDef):
     def _param_values(self, dtype, params, names=None):
         """Scalar parameters typed as the kernel's dtype (optionally only ``names``)."""
         if names is None:
-            return [dtype.np.type(v) for v in params]
-        return [dtype.np.type(params[self.param_names.index(n)]) for n in names]
+            return [D.number(v, dtype) for v in params]
+        return [D.number(params[self.param_names.index(n)], dtype) for n in names]
 
     def _rule_params(self, i):
         # a rule lists its tensor arguments first, then the parameters it reads
