@@ -308,3 +308,16 @@ def test_activation_second_derivatives(lib, fn, g_expected, gx_expected, gg_expe
     np.testing.assert_allclose(np.array(g.tolist()), g_expected, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(np.array(a.tolist()), gx_expected, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(np.array(b.tolist()), gg_expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("index", [(1,), (slice(1, 1),), (slice(0, 2), 0)], ids=str)
+def test_the_value_written_through_a_basic_index_gets_a_clone(lib, index):
+    # x[basic] = v copies v into a view of x: PyTorch's CopySlices hands the copy a clone of
+    # the region's gradient (CloneBackward0), an empty region's too
+    x = lib.zeros(3, 2)
+    v = _leaf(lib, tuple(x[index].shape))
+    x[index] = v
+    w = lib.arange(6.0).reshape(3, 2).requires_grad_()  # (so that the gradient is recorded)
+    g, = lib.autograd.grad((x * w).sum(), v, create_graph=True)
+    assert _node(g) == "CloneBackward0"
+    assert g.tolist() == w[index].tolist()

@@ -1055,7 +1055,12 @@ def index_put_vjp(ctx, grad):
     lead = 0
     while lead < len(shape) and shape[lead] == 1:  # (the dims write_region dropped)
         lead += 1
-    g_v = sum_to(index_select_any(grad, _Index(ctx.index, {"advanced"})), shape[lead:])
+    g_v = index_select_any(grad, _Index(ctx.index, {"advanced"}))
+    if _grad_state.enabled and "advanced" not in ctx.kinds:
+        # recorded: a basic index writes through a view, and PyTorch's CopySlices hands the
+        # copy a clone of the region's gradient (CloneBackward0)
+        g_v = g_v.clone()
+    g_v = sum_to(g_v, shape[lead:])
     if lead:
         g_v = g_v.reshape(shape)
     return g_x, g_v
