@@ -30,9 +30,12 @@ def lib(request):
 
 
 @pytest.fixture(autouse=True)
-def _seed():
+def _seed(monkeypatch):
     np.random.seed(0)
     ng.manual_seed(0)
     # (the warnings PyTorch gives once per process: once per test here, so a test's outcome
     # does not depend on which tests ran before it)
     ng._tensor._WARNED_ONCE.clear()
+    # (the same for the budget of new expression kernels a process compiles, lazy.MAX_KERNELS:
+    # once earlier tests spent it, a region that should fuse runs node by node)
+    monkeypatch.setattr(ng.ops.lazy, "_kernel_keys", set())
