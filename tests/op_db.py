@@ -102,6 +102,20 @@ def _well_np(a):
     return a + 3 * np.eye(a.shape[-1], dtype=a.dtype)
 
 
+def _spd(x):
+    return x @ x.mT + 3 * ng.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _spd_np(a):
+    return a @ np.swapaxes(a, -1, -2) + 3 * np.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _expm_np(a):
+    """exp of (diagonalisable) matrices through their eigendecomposition."""
+    w, v = np.linalg.eig(a)
+    return ((v * np.exp(w)[..., None, :]) @ np.linalg.inv(v)).real.astype(a.dtype)
+
+
 U = OpInfo
 B = BINARY_SHAPES
 # fewer samples for the ops whose kernels share the code paths above (a shorter suite)
@@ -550,6 +564,31 @@ OPS = [
       lambda a, b: np.linalg.solve(_well_np(a), b), 2,
       [((3, 3), (3, 2)), ((2, 2, 2), (2, 1)), ((2, 2), (2,))],
       node="LinalgSolveExBackward0", rtol32=1e-4),
+    # (the factorizations: symmetric or well-conditioned inputs; outputs free of sign choices)
+    U("linalg_svd", lambda x: ng.linalg.svdvals(x), lambda a: np.linalg.svd(a, compute_uv=False),
+      shapes=[(3, 2), (2, 2, 3)], node="LinalgSvdBackward0", rtol32=1e-4),
+    U("linalg_qr", lambda x: ng.linalg.qr(x).Q, lambda a: np.linalg.qr(a)[0],
+      shapes=[(3, 2), (2, 2, 3)], node="LinalgQrBackward0", rtol32=1e-4),
+    U("linalg_solve_triangular", lambda x, y: ng.linalg.solve_triangular(_well(x), y, upper=True),
+      lambda a, b: np.linalg.solve(np.triu(_well_np(a)), b), 2,
+      [((3, 3), (3, 2)), ((2, 2, 2), (2, 1))], node="LinalgSolveTriangularBackward0",
+      rtol32=1e-4),
+    U("linalg_cholesky", lambda x: ng.linalg.cholesky(_spd(x)),
+      lambda a: np.linalg.cholesky(_spd_np(a)), shapes=[(3, 3), (2, 2, 2)],
+      node="LinalgCholeskyExBackward0", rtol32=1e-4),
+    U("linalg_eigh", lambda x: ng.linalg.eigvalsh(x + x.mT),
+      lambda a: np.linalg.eigvalsh(a + np.swapaxes(a, -1, -2)), shapes=[(3, 3), (2, 2, 2)],
+      node="LinalgEighBackward0", rtol32=1e-4),
+    U("linalg_slogdet", lambda x: ng.linalg.slogdet(_well(x)).logabsdet,
+      lambda a: np.linalg.slogdet(_well_np(a))[1], shapes=[(3, 3), (2, 2, 2)],
+      node="LinalgSlogdetBackward0", rtol32=1e-4),
+    U("linalg_pinv", lambda x: ng.linalg.pinv(x), np.linalg.pinv, shapes=[(3, 2), (2, 2, 3)],
+      node="LinalgPinvBackward0", rtol32=1e-4),
+    U("linalg_lstsq", lambda x, y: ng.linalg.lstsq(x, y).solution,
+      lambda a, b: np.linalg.pinv(a) @ b, 2, [((3, 2), (3, 2)), ((2, 3, 2), (2, 3, 1))],
+      node="LinalgLstsqBackward0", rtol32=1e-4),
+    U("linalg_matrix_exp", lambda x: ng.linalg.matrix_exp(x), lambda a: _expm_np(a),
+      shapes=[(3, 3), (2, 2, 2)], node="LinalgMatrixExpBackward0", rtol32=1e-4),
     # ---------------------------------------------------------------- random (ops/random.py)
     # (a zero std or probability makes the draws constant: the values and zero gradients are
     # checked against references)

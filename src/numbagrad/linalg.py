@@ -114,7 +114,7 @@ def svd(A, full_matrices=True, *, driver=None):
 
 def svdvals(A, *, driver=None):
     """The singular values of ``A``, descending."""
-    return linalg_svd(A, False, True)
+    return linalg_svd(A, False, F._needs_vectors(A)).S
 
 
 def qr(A, mode="reduced"):
@@ -134,7 +134,7 @@ def eigh(A, UPLO="L"):
 
 def eigvalsh(A, UPLO="L"):
     """The eigenvalues (ascending) of the symmetric matrices of ``A``."""
-    return linalg_eigh(A, UPLO, True)
+    return linalg_eigh(A, UPLO, F._needs_vectors(A)).eigenvalues
 
 
 def slogdet(A):

@@ -16,6 +16,7 @@ import numpy as np
 
 from .. import dtypes as D
 from .._tensor import Tensor, warn_once
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import sum_to
 from . import movement as M
 from .forward import zeros_like
@@ -46,21 +47,17 @@ def _eye_like(s):
 
 
 @composite("linalg_svd", node="LinalgSvdBackward0")
-def linalg_svd(ctx, x, full_matrices=True, values_only=False):
-    """``U, S, Vh`` with ``x = U diag(S) Vh`` (``values_only``: ``S`` alone, linalg.svdvals;
-    the vectors are still computed and saved when a gradient is asked, as PyTorch's
-    ``_linalg_svd`` does, since its rule reads them)."""
+def linalg_svd(ctx, x, full_matrices=True, compute_uv=True):
+    """``U, S, Vh`` with ``x = U diag(S) Vh`` (without ``compute_uv``, U and Vh empty: what
+    svdvals asks when no gradient is, as PyTorch's ``_linalg_svd``)."""
     a = _matrices(x, "linalg.svd", square=False)
-    ctx.full_matrices, ctx.values_only = full_matrices, values_only
-    if values_only and not ctx.recorded:
-        return _back(ctx, np.linalg.svd(a, compute_uv=False))
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    if values_only:
-        ctx.save(U=Tensor._make(_back(ctx, u)), Vh=Tensor._make(_back(ctx, vh)))
-        ctx.save_outputs = {"S": 0}
-        return _back(ctx, s)
-    ctx.save_outputs = {"U": 0, "S": 1, "Vh": 2}
+    ctx.full_matrices = full_matrices
     ctx.wrap = _wrap("linalg_svd", SVD)
+    if not compute_uv:
+        empty = _back(ctx, np.zeros((0,), a.dtype))
+        return empty, _back(ctx, np.linalg.svd(a, compute_uv=False)), empty
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    ctx.save_outputs = {"U": 0, "S": 1, "Vh": 2}
     return _back(ctx, u), _back(ctx, s), _back(ctx, vh)
 
 
@@ -69,10 +66,13 @@ linalg_svd.keeps_missing_grads = True  # (svd_backward tells undefined gradients
 
 @linalg_svd.defvjp
 def linalg_svd_vjp(ctx, grads):
-    if ctx.values_only:
-        return svd_backward(None, grads, None, ctx["U"], ctx["S"], ctx["Vh"], False)
     gU, gS, gVh = grads
     return svd_backward(gU, gS, gVh, ctx["U"], ctx["S"], ctx["Vh"], ctx.full_matrices)
+
+
+def _needs_vectors(t):
+    """Whether a values-only call must still compute the vectors: their rule reads them."""
+    return is_grad_enabled() and t.requires_grad
 
 
 def _skew(a):
@@ -307,26 +307,21 @@ def linalg_cholesky_vjp(ctx, grad):
 
 
 @composite("linalg_eigh", node="LinalgEighBackward0")
-def linalg_eigh(ctx, x, UPLO="L", values_only=False):
+def linalg_eigh(ctx, x, UPLO="L", compute_v=True):
     """The eigenvalues (ascending) and eigenvectors of each symmetric matrix of ``x``, read
-    from its lower (``UPLO='L'``) or upper triangle (``values_only``: linalg.eigvalsh; the
-    vectors are still saved when a gradient is asked, as PyTorch's)."""
+    from its lower (``UPLO='L'``) or upper triangle (without ``compute_v``, the vectors are
+    empty: what eigvalsh asks when no gradient is, as PyTorch's ``_linalg_eigh``)."""
     if UPLO not in ("L", "U"):
         raise RuntimeError(f"Expected UPLO argument to be 'L' or 'U', but got {UPLO}")
     if x.ndim >= 2 and not x.dtype.is_floating_point:
         raise NotImplementedError(
             f"\"linalg_eigh_cpu\" not implemented for '{_NAMES[x.dtype.name].capitalize()}'")
     a = _matrices(x, "linalg.eigh")
-    ctx.values_only = values_only
-    if values_only and not ctx.recorded:
-        return _back(ctx, np.linalg.eigvalsh(a, UPLO))
-    w, v = np.linalg.eigh(a, UPLO)
-    if values_only:
-        ctx.save(V=Tensor._make(_back(ctx, v)))
-        ctx.save_outputs = {"L": 0}
-        return _back(ctx, w)
-    ctx.save_outputs = {"L": 0, "V": 1}
     ctx.wrap = _wrap("linalg_eigh", EIGH)
+    if not compute_v:
+        return _back(ctx, np.linalg.eigvalsh(a, UPLO)), _back(ctx, np.zeros((0,), a.dtype))
+    w, v = np.linalg.eigh(a, UPLO)
+    ctx.save_outputs = {"L": 0, "V": 1}
     return _back(ctx, w), _back(ctx, v)
 
 
@@ -337,7 +332,7 @@ linalg_eigh.keeps_missing_grads = True
 def linalg_eigh_vjp(ctx, grads):
     # PyTorch's linalg_eig_backward for Hermitian A: gA = V (diag(gL) + skew(V^T gV) / E) V^T,
     # E[i, j] = L[j] - L[i] (ones on the diagonal, where the skew part is zero)
-    gL, gV = (grads, None) if ctx.values_only else grads
+    gL, gV = grads
     L, V = ctx["L"], ctx["V"]
     if gV is None:
         return (V * gL.unsqueeze(-2)) @ V.mT
@@ -555,7 +550,7 @@ def svd(input, some=True, compute_uv=True):
     reduced factors; without ``compute_uv``, U and V are zeros of the full factors' shapes)."""
     named = _named("svd", ("U", "S", "V"))
     if not compute_uv:
-        S = linalg_svd(input, False, True)
+        S = linalg_svd(input, False, _needs_vectors(input)).S
         m, n = input.shape[-2:]
         batch = tuple(input.shape[:-2])
         return named(input.new_zeros(*batch, m, m), S, input.new_zeros(*batch, n, n))
