@@ -464,7 +464,7 @@ def linalg_lstsq(ctx, x, b, rcond=None):
     ctx.wrap = _wrap("linalg_lstsq", LSTSQ)
     empty = np.zeros((0,), a.dtype)
     return (_back(ctx, np.ascontiguousarray(out[..., 0] if vector else out, a.dtype)),
-            _back(ctx, empty), _back(ctx, rank), _back(ctx, empty.copy()))
+            _back(ctx, empty), _back(ctx, np.asarray(rank)), _back(ctx, empty.copy()))
 
 
 linalg_lstsq.keeps_missing_grads = True
@@ -606,10 +606,12 @@ def matrix_power(input, n):
     if n == 0:
         eye = _eye_like(a.new_ones(a.shape[-1]))
         return a.clone().copy_(eye.expand_as(a))
-    if n < 0:
-        a, n = linalg_inv(a), -n
     if n == 1:
         return a.clone()
+    if n < 0:  # (the inverse itself for -1, as PyTorch's)
+        a, n = linalg_inv(a), -n
+    if n == 1:
+        return a
     if n == 2:
         return matmul(a, a)
     if n == 3:

@@ -1,0 +1,362 @@
+"""torch.linalg's factorizations and the functions made of them (svd, qr, cholesky, eigh,
+slogdet, pinv, lstsq, matrix_exp, solve_triangular, matrix_power, multi_dot, cond, ...) and
+their old ``torch.*`` spellings, against PyTorch: values, result types, node names, gradients
+(through gauge-invariant losses where a factor is defined up to signs) and errors."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import numbagrad as ng
+from numbagrad.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+
+rng = np.random.default_rng(0)
+TALL = rng.standard_normal((2, 4, 3))
+WIDE = rng.standard_normal((2, 3, 4))
+SQ = rng.standard_normal((2, 3, 3))
+SPD = SQ @ SQ.transpose(0, 2, 1) + 3 * np.eye(3)
+RHS = rng.standard_normal((2, 3, 2))
+RHS4 = rng.standard_normal((2, 4, 2))
+VEC = rng.standard_normal(4)
+
+
+def _gauge_free(L, U, S, Vh):
+    """Functions of an SVD that do not depend on the signs of its vectors: S and
+    U diag(S^3) Vh."""
+    k = S.shape[-1]
+    rebuilt = U[..., :, :k] @ L.diag_embed(S**3) @ Vh[..., :k, :]
+    return L.cat([S, rebuilt.flatten(-2)], -1)
+
+
+def _eigh_free(L, w, V):
+    return L.cat([w, (V @ L.diag_embed(w.exp()) @ V.mT).flatten(-2)], -1)
+
+
+CASES = {
+    "svd_tall": (lambda L, a: _gauge_free(L, *L.linalg.svd(a, full_matrices=False)), [TALL]),
+    "svd_wide": (lambda L, a: _gauge_free(L, *L.linalg.svd(a, full_matrices=False)), [WIDE]),
+    "svd_full": (lambda L, a: _gauge_free(L, *L.linalg.svd(a)), [TALL]),
+    "svd_U_abs": (lambda L, a: L.linalg.svd(a, full_matrices=False).U.abs(), [TALL]),
+    "svd_Vh_abs": (lambda L, a: L.linalg.svd(a, False).Vh.abs(), [WIDE]),
+    "svd_S": (lambda L, a: L.linalg.svd(a)[1], [WIDE]),
+    "svdvals": (lambda L, a: L.linalg.svdvals(a), [TALL]),
+    "torch_svd": (lambda L, a: L.svd(a).V.abs() + L.svd(a, some=False).S[..., None, :1], [TALL]),
+    "torch_svd_values": (lambda L, a: L.svd(a, compute_uv=False).S, [WIDE]),
+    "qr_Q": (lambda L, a: L.linalg.qr(a).Q, [TALL]),
+    "qr_R": (lambda L, a: L.linalg.qr(a).R, [TALL]),
+    "qr_both": (lambda L, a: L.cat(list(L.linalg.qr(a)), -1), [SQ]),
+    "qr_wide_Q": (lambda L, a: L.linalg.qr(a).Q, [WIDE]),
+    "qr_wide_R": (lambda L, a: L.linalg.qr(a)[1], [WIDE]),
+    "qr_complete": (lambda L, a: L.linalg.qr(a, mode="complete").R, [WIDE]),
+    "qr_method": (lambda L, a: a.qr().R, [TALL]),
+    "cholesky": (lambda L, a: L.linalg.cholesky(a), [SPD]),
+    "cholesky_upper": (lambda L, a: L.linalg.cholesky(a, upper=True), [SPD]),
+    "cholesky_old": (lambda L, a: L.cholesky(a, upper=True) + a.cholesky(), [SPD]),
+    "eigh": (lambda L, a: _eigh_free(L, *L.linalg.eigh(a)), [SPD]),
+    "eigh_upper": (lambda L, a: _eigh_free(L, *L.linalg.eigh(a, UPLO="U")), [SPD]),
+    "eigh_vectors_abs": (lambda L, a: L.linalg.eigh(a).eigenvectors.abs(), [SPD]),
+    "eigh_values": (lambda L, a: L.linalg.eigh(a).eigenvalues, [SPD]),
+    "eigvalsh": (lambda L, a: L.linalg.eigvalsh(a), [SPD]),
+    "slogdet": (lambda L, a: L.linalg.slogdet(a).logabsdet, [SQ]),
+    "slogdet_sign": (lambda L, a: L.linalg.slogdet(a).sign + L.linalg.slogdet(a)[1], [SQ]),
+    "slogdet_old": (lambda L, a: L.slogdet(a).logabsdet * a.slogdet()[0], [SQ]),
+    "logdet": (lambda L, a: L.logdet(a) + a.logdet(), [SPD]),
+    "logdet_negative": (lambda L, a: L.logdet(a), [SQ]),
+    "pinv_tall": (lambda L, a: L.linalg.pinv(a), [TALL]),
+    "pinv_wide": (lambda L, a: L.linalg.pinv(a), [WIDE]),
+    "pinv_hermitian": (lambda L, a: L.linalg.pinv(a, hermitian=True), [SPD]),
+    "pinverse": (lambda L, a: L.pinverse(a) + a.pinverse(1e-3), [TALL]),
+    "lstsq": (lambda L, a, b: L.linalg.lstsq(a, b).solution, [TALL, RHS4]),
+    "lstsq_vector": (lambda L, a, b: L.linalg.lstsq(a, b).solution, [TALL[0], VEC]),
+    "matrix_exp": (lambda L, a: L.linalg.matrix_exp(a), [SQ]),
+    "matrix_exp_old": (lambda L, a: L.matrix_exp(a[0]) + a[1].matrix_exp(), [SQ]),
+    "matrix_power_5": (lambda L, a: L.linalg.matrix_power(a, 5), [SQ]),
+    "matrix_power_3": (lambda L, a: L.matrix_power(a[0], 3), [SQ]),
+    "matrix_power_-2": (lambda L, a: a.matrix_power(-2), [SQ]),
+    "matrix_power_1": (lambda L, a: L.linalg.matrix_power(a, 1), [SQ]),
+    "matrix_power_-1": (lambda L, a: L.linalg.matrix_power(a[0], -1), [SQ]),
+    "matrix_power_0": (lambda L, a: L.linalg.matrix_power(a, 0), [SQ]),
+    "solve_triangular": (lambda L, a, b: L.linalg.solve_triangular(a, b, upper=True), [SQ, RHS]),
+    "solve_triangular_lower_right": (
+        lambda L, a, b: L.linalg.solve_triangular(a, b.mT, upper=False, left=False), [SQ, RHS]),
+    "solve_triangular_unit": (
+        lambda L, a, b: L.linalg.solve_triangular(a, b, upper=False, unitriangular=True),
+        [SQ, RHS[:1]]),
+    "multi_dot_2": (lambda L, a, b: L.linalg.multi_dot([a[0], b[0]]), [TALL, SQ]),
+    "multi_dot_3": (lambda L, a, b, c: L.linalg.multi_dot([a[0], b[0], c[0]]), [TALL, SQ, RHS]),
+    "multi_dot_4": (lambda L, a, b, c: L.linalg.multi_dot([a[0], b[0], b[1], c[0]]),
+                    [TALL, SQ, RHS]),
+    "multi_dot_vectors": (lambda L, a, b: L.linalg.multi_dot([a[0, :, 0], a[0], b[0], b[1],
+                                                              a[1, 0]]), [TALL, SQ]),
+    "cond": (lambda L, a: L.linalg.cond(a), [TALL]),
+    "cond_-2": (lambda L, a: L.linalg.cond(a, -2), [WIDE]),
+    "matrix_norm_2": (lambda L, a: L.linalg.matrix_norm(a, 2), [TALL]),
+    "matrix_norm_-2": (lambda L, a: L.linalg.matrix_norm(a, -2, dim=(0, 2)), [TALL]),
+    "matrix_norm_nuc": (lambda L, a: L.linalg.matrix_norm(a, "nuc", dim=(2, 0), keepdim=True),
+                        [TALL]),
+    "norm_nuc": (lambda L, a: L.linalg.norm(a[0], "nuc"), [TALL]),
+    "vecdot": (lambda L, a, b: L.linalg.vecdot(a, b), [TALL, TALL[:1]]),
+    "vecdot_dim": (lambda L, a, b: L.linalg.vecdot(a, b, dim=0), [TALL, TALL]),
+    "vecdot_vectors": (lambda L, a, b: L.linalg.vecdot(a[0, 0], b[1, 1]), [TALL, TALL]),
+    "diagonal": (lambda L, a: L.linalg.diagonal(a, offset=1), [TALL]),
+    "diagonal_dims": (lambda L, a: L.linalg.diagonal(a, dim1=0, dim2=2), [TALL]),
+    "matmul": (lambda L, a, b: L.linalg.matmul(a, b), [TALL, SQ]),
+    "vander": (lambda L, a: L.linalg.vander(a), [TALL]),
+    "vander_N": (lambda L, a: L.linalg.vander(a[0, 0], N=5), [TALL]),
+}
+
+
+def _check(case, dtype):
+    f, args = CASES[case]
+    T = [torch.tensor(v.astype(dtype), requires_grad=True) for v in args]
+    N = [ng.tensor(v.astype(dtype), requires_grad=True) for v in args]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yt, yn = f(torch, *T), f(ng, *N)
+    assert type(yn.grad_fn).__name__ == type(yt.grad_fn).__name__
+    assert yn.dtype.name == dtype and tuple(yn.shape) == tuple(yt.shape)
+    tol = 1e-9 if dtype == "float64" else 2e-4
+    np.testing.assert_allclose(yn.detach().numpy(), yt.detach().numpy(), rtol=tol, atol=tol)
+    return T, N, yt, yn, tol
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", list(CASES))
+def test_values_nodes_and_gradients_match_pytorch(case, dtype):
+    T, N, yt, yn, tol = _check(case, dtype)
+    w = rng.standard_normal(tuple(yt.shape)).astype(dtype)
+    (yt * torch.tensor(w)).nan_to_num().sum().backward()
+    (yn * ng.tensor(w)).nan_to_num().sum().backward()
+    for t, n in zip(T, N):
+        np.testing.assert_allclose(n.grad.numpy(), t.grad.numpy(), rtol=tol * 10, atol=tol * 10)
+
+
+# (PyTorch cannot differentiate these: its backward meets a tensor its forward wrote in
+# place; values and nodes only)
+FORWARD_ONLY = {
+    "cond_1": (lambda L, a: L.linalg.cond(a, 1), [SQ]),
+    "cond_fro": (lambda L, a: L.linalg.cond(a, "fro"), [SQ]),
+    "cond_-inf": (lambda L, a: L.linalg.cond(a, -math.inf), [SQ]),
+    "cond_singular": (lambda L, a: L.linalg.cond(a * 0 + 1, math.inf), [SQ]),
+    "torch_vander": (lambda L, a: L.vander(a[0, 0]), [TALL]),
+    "torch_vander_increasing": (lambda L, a: L.vander(a[0, 0], N=5, increasing=True), [TALL]),
+}
+
+
+@pytest.mark.parametrize("case", list(FORWARD_ONLY))
+def test_values_and_nodes_match_pytorch(case):
+    CASES[case] = FORWARD_ONLY[case]
+    try:
+        _check(case, "float64")
+    finally:
+        del CASES[case]
+
+
+def test_cond_is_differentiable_where_pytorch_writes_in_place():
+    x = ng.tensor(SQ[0], requires_grad=True)
+    assert gradcheck(lambda a: ng.linalg.cond(a, 1), (x,))
+    assert gradcheck(lambda a: ng.linalg.cond(a, "fro"), (x,))
+
+
+def test_torch_vander_backward_fails_as_pytorch():
+    # (cumprod saves the columns it then overwrites, in both libraries)
+    for L in (torch, ng):
+        x = L.tensor(VEC, requires_grad=True)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            L.vander(x).sum().backward()
+
+
+def test_result_types_match_pytorch():
+    calls = [
+        lambda L: L.linalg.svd(L.ones(3, 2)), lambda L: L.svd(L.ones(3, 2)),
+        lambda L: L.linalg.qr(L.ones(3, 2)), lambda L: L.qr(L.ones(3, 2)),
+        lambda L: L.linalg.eigh(L.eye(2)), lambda L: L.linalg.slogdet(L.eye(2)),
+        lambda L: L.slogdet(L.eye(2)), lambda L: L.linalg.lstsq(L.eye(2), L.ones(2, 1)),
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for call in calls:
+            theirs, ours = call(torch), call(ng)
+            assert type(ours).__name__ == type(theirs).__name__
+            assert repr(ours).startswith(f"numbagrad.return_types.{type(theirs).__name__}(")
+            names = [line.split("=")[0] for line in repr(theirs).splitlines()[1:]
+                     if "=" in line]
+            assert list(ours._fields) == names
+            for o, t in zip(ours, theirs):
+                assert tuple(o.shape) == tuple(t.shape) and o.dtype.name == str(t.dtype)[6:]
+
+
+def test_lstsq_rank_and_empty_outputs():
+    A = np.array([[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]])
+    B = rng.standard_normal((3, 2))
+    theirs = torch.linalg.lstsq(torch.tensor(A), torch.tensor(B))
+    ours = ng.linalg.lstsq(ng.tensor(A), ng.tensor(B))
+    assert ours.rank.item() == theirs.rank.item() == 1
+    np.testing.assert_allclose(ours.solution.numpy(), theirs.solution.numpy(), atol=1e-12)
+
+
+def test_matrix_rank_matches_pytorch():
+    A = rng.standard_normal((3, 4, 2)) @ rng.standard_normal((3, 2, 5))
+    A[1, :, 2:] = 0
+    for kw in ({}, {"atol": 1.0}, {"rtol": 0.5}, {"atol": 0.1, "rtol": 0.2}):
+        theirs = torch.linalg.matrix_rank(torch.tensor(A), **kw)
+        ours = ng.linalg.matrix_rank(ng.tensor(A), **kw)
+        assert ours.dtype.name == "int64"
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    S = SPD[0] - 2 * np.eye(3)
+    assert (ng.linalg.matrix_rank(ng.tensor(S), hermitian=True).item()
+            == torch.linalg.matrix_rank(torch.tensor(S), hermitian=True).item())
+
+
+def test_torch_svd_without_vectors_gives_zeros():
+    theirs = torch.svd(torch.tensor(TALL), compute_uv=False)
+    ours = ng.svd(ng.tensor(TALL), compute_uv=False)
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(o.numpy(), t.numpy(), atol=1e-12)
+
+
+def test_second_derivatives_match_pytorch():
+    def loss(L, a):
+        U, S, Vh = L.linalg.svd(a, full_matrices=False)
+        w, V = L.linalg.eigh(a.mT @ a)
+        Q, R = L.linalg.qr(a)
+        C = L.linalg.cholesky(a.mT @ a)
+        return ((U @ L.diag_embed(S**3) @ Vh).sum() + (V.abs() * w.unsqueeze(-2)).sum() + (Q * R.sum()).sum()
+                + C.sum() + L.linalg.pinv(a).sum() + L.linalg.matrix_exp(a[..., :3, :]).sum())
+
+    grads = []
+    for L in (torch, ng):
+        x = L.tensor(TALL, requires_grad=True)
+        (g,) = L.autograd.grad(loss(L, x), x, create_graph=True)
+        (g * g).sum().backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda a: ng.linalg.svd(a, full_matrices=False).U.abs(),
+    lambda a: ng.linalg.eigh(a + a.mT).eigenvectors.abs(),
+    lambda a: ng.linalg.qr(a).R,
+    lambda a: ng.linalg.solve_triangular(a + 3 * ng.eye(3, dtype=a.dtype), a, upper=False,
+                                         left=False),
+    lambda a: ng.linalg.lstsq(a, a[:, :2]).solution,
+], ids=["svd_U", "eigh_vectors", "qr_R", "solve_triangular_right", "lstsq"])
+def test_gradgradcheck(fn):
+    x = ng.tensor(SQ[0] + 2 * np.eye(3), requires_grad=True)
+    assert gradcheck(fn, (x,))
+    assert gradgradcheck(fn, (x,))
+
+
+NPD = [[1.0, 2.0], [2.0, 1.0]]
+ERRORS = {
+    "svd_one_dim": lambda L: L.linalg.svd(L.ones(3)),
+    "svd_integer": lambda L: L.linalg.svd(L.ones(2, 2, dtype=L.long)),
+    "svdvals_one_dim": lambda L: L.linalg.svdvals(L.ones(3)),
+    "qr_mode": lambda L: L.linalg.qr(L.ones(2, 2), mode="x"),
+    "qr_one_dim": lambda L: L.linalg.qr(L.ones(2)),
+    "qr_r_backward": lambda L: L.linalg.qr(L.ones(2, 2, requires_grad=True),
+                                           mode="r").R.sum().backward(),
+    "qr_complete_tall_backward": lambda L: L.linalg.qr(
+        L.ones(3, 2, requires_grad=True), mode="complete").Q.sum().backward(),
+    "cholesky_not_pd": lambda L: L.linalg.cholesky(L.tensor(NPD)),
+    "cholesky_not_pd_batch": lambda L: L.linalg.cholesky(L.stack([L.eye(2), L.tensor(NPD)])),
+    "cholesky_not_square": lambda L: L.linalg.cholesky(L.ones(2, 3)),
+    "cholesky_integer": lambda L: L.linalg.cholesky(L.ones(2, 2, dtype=L.long)),
+    "cholesky_old_not_pd": lambda L: L.cholesky(L.tensor(NPD)),
+    "eigh_not_square": lambda L: L.linalg.eigh(L.ones(2, 3)),
+    "eigh_uplo": lambda L: L.linalg.eigh(L.eye(2), UPLO="X"),
+    "eigh_integer": lambda L: L.linalg.eigh(L.ones(2, 2, dtype=L.long)),
+    "eigvalsh_not_square": lambda L: L.linalg.eigvalsh(L.ones(2, 3)),
+    "slogdet_not_square": lambda L: L.linalg.slogdet(L.ones(2, 3)),
+    "matrix_power_not_square": lambda L: L.linalg.matrix_power(L.ones(2, 3), 2),
+    "matrix_power_one_dim": lambda L: L.linalg.matrix_power(L.ones(3), 2),
+    "matrix_power_singular": lambda L: L.linalg.matrix_power(L.ones(2, 2), -1),
+    "matrix_power_integer_inverse": lambda L: L.linalg.matrix_power(
+        L.ones(2, 2, dtype=L.long), -1),
+    "matrix_exp_not_square": lambda L: L.linalg.matrix_exp(L.ones(2, 3)),
+    "matrix_exp_integer": lambda L: L.linalg.matrix_exp(L.ones(2, 2, dtype=L.long)),
+    "multi_dot_one": lambda L: L.linalg.multi_dot([L.ones(2, 2)]),
+    "multi_dot_first_3d": lambda L: L.linalg.multi_dot([L.ones(2, 2, 2), L.ones(2, 2)]),
+    "multi_dot_last_3d": lambda L: L.linalg.multi_dot([L.ones(2, 2), L.ones(2, 2, 2)]),
+    "multi_dot_middle_3d": lambda L: L.linalg.multi_dot([L.ones(2, 2), L.ones(2, 2, 2),
+                                                         L.ones(2)]),
+    "multi_dot_shapes": lambda L: L.linalg.multi_dot([L.ones(2, 3), L.ones(2, 2)]),
+    "multi_dot_dtypes": lambda L: L.linalg.multi_dot([L.ones(2, 2),
+                                                      L.ones(2, 2, dtype=L.float64)]),
+    "solve_triangular_shapes": lambda L: L.linalg.solve_triangular(L.eye(2), L.ones(3, 2),
+                                                                   upper=True),
+    "solve_triangular_vector": lambda L: L.linalg.solve_triangular(L.eye(2), L.ones(2),
+                                                                   upper=True),
+    "solve_triangular_not_square": lambda L: L.linalg.solve_triangular(
+        L.ones(2, 3), L.ones(2, 2), upper=True),
+    "lstsq_shapes": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(2, 2)),
+    "lstsq_one_dim": lambda L: L.linalg.lstsq(L.ones(3), L.ones(3)),
+    "lstsq_dtypes": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(3, 2, dtype=L.float64)),
+    "pinv_one_dim": lambda L: L.linalg.pinv(L.ones(3)),
+    "pinv_integer": lambda L: L.linalg.pinv(L.ones(2, 2, dtype=L.long)),
+    "matrix_rank_one_dim": lambda L: L.linalg.matrix_rank(L.ones(3)),
+    "cond_not_square": lambda L: L.linalg.cond(L.ones(2, 3), 1),
+    "cond_fro_not_square": lambda L: L.linalg.cond(L.ones(2, 3), "fro"),
+    "cond_inf_not_square": lambda L: L.linalg.cond(L.ones(2, 3), math.inf),
+    "vecdot_sizes": lambda L: L.linalg.vecdot(L.ones(2), L.ones(3)),
+    "vecdot_dtypes": lambda L: L.linalg.vecdot(L.ones(2), L.ones(2, dtype=L.float64)),
+    "vecdot_integer": lambda L: L.linalg.vecdot(L.ones(2, dtype=L.long),
+                                                L.ones(2, dtype=L.long)),
+    "vander_scalar": lambda L: L.linalg.vander(L.tensor(1.0)),
+    "vander_bool": lambda L: L.linalg.vander(L.ones(2, dtype=L.bool)),
+    "torch_vander_2d": lambda L: L.vander(L.ones(2, 2)),
+    "torch_vander_negative": lambda L: L.vander(L.ones(2), N=-1),
+}
+
+
+@pytest.mark.parametrize("case", list(ERRORS))
+def test_errors_match_pytorch(case):
+    out = []
+    for L in (torch, ng):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            with pytest.raises(Exception) as info:
+                ERRORS[case](L)
+        out.append(info.value)
+    theirs, ours = out
+    assert str(ours) == str(theirs)
+    assert isinstance(ours, RuntimeError) == isinstance(theirs, RuntimeError)
+    assert isinstance(ours, NotImplementedError) == isinstance(theirs, NotImplementedError)
+    assert isinstance(ours, ng.linalg.LinAlgError) == isinstance(theirs, torch.linalg.LinAlgError)
+
+
+# PyTorch's texts (its TORCH_WARN_ONCE gives them once a process, so they are written here)
+DEPRECATED = {
+    "qr": "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a future "
+          "PyTorch release.\nThe boolean parameter 'some' has been replaced with a string "
+          "parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
+          "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')",
+    "cholesky": "torch.cholesky is deprecated in favor of torch.linalg.cholesky and will be "
+                "removed in a future PyTorch release.\nL = torch.cholesky(A)\nshould be "
+                "replaced with\nL = torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, "
+                "upper=True)\nshould be replaced with\nU = torch.linalg.cholesky(A).mH\nThis "
+                "transform will produce equivalent results for all valid (symmetric positive "
+                "definite) inputs.",
+}
+
+
+@pytest.mark.parametrize("name", list(DEPRECATED))
+def test_deprecation_warnings_match_pytorch(name):
+    for L in (torch, ng):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            getattr(L, name)(L.eye(2))
+            getattr(L, name)(L.eye(2))  # (once a process)
+        texts = [str(w.message).split(" (Triggered internally")[0] for w in caught]
+        assert texts == [DEPRECATED[name]] or L is torch and not texts
+
+
+def test_unsupported_lstsq_driver_says_so():
+    with pytest.raises(NotImplementedError, match="driver='gelsd' is not implemented"):
+        ng.linalg.lstsq(ng.eye(2), ng.ones(2, 1), driver="gelsd")
