@@ -304,6 +304,7 @@ ERRORS = {
     "cond_not_square": lambda L: L.linalg.cond(L.ones(2, 3), 1),
     "cond_fro_not_square": lambda L: L.linalg.cond(L.ones(2, 3), "fro"),
     "cond_inf_not_square": lambda L: L.linalg.cond(L.ones(2, 3), math.inf),
+    "matrix_norm_order": lambda L: L.linalg.matrix_norm(L.eye(2), 3),
     "vecdot_sizes": lambda L: L.linalg.vecdot(L.ones(2), L.ones(3)),
     "vecdot_dtypes": lambda L: L.linalg.vecdot(L.ones(2), L.ones(2, dtype=L.float64)),
     "vecdot_integer": lambda L: L.linalg.vecdot(L.ones(2, dtype=L.long),

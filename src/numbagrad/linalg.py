@@ -8,15 +8,30 @@ import math
 from .ops import decompositions as F
 from .ops import reduce as R
 from .ops.decompositions import (
-    linalg_cholesky, linalg_eigh, linalg_lstsq, linalg_pinv, linalg_qr, linalg_slogdet,
-    linalg_solve_triangular, linalg_svd, matrix_exp, matrix_power,
+    linalg_cholesky,
+    linalg_eigh,
+    linalg_lstsq,
+    linalg_pinv,
+    linalg_qr,
+    linalg_slogdet,
+    linalg_solve_triangular,
+    linalg_svd,
+    matrix_exp,
+    matrix_power,
 )
 from .ops.indexing import diagonal as _diagonal
 from .ops.indexing import where
-from .ops.movement import cat
 from .ops.linalg import (
-    _NAMES, LinAlgError, linalg_cross, linalg_det, linalg_inv, linalg_solve, matmul, vdot,
+    _NAMES,
+    LinAlgError,
+    linalg_cross,
+    linalg_det,
+    linalg_inv,
+    linalg_solve,
+    matmul,
+    vdot,
 )
+from .ops.movement import cat
 
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
            "inv", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
