@@ -102,6 +102,15 @@ def _well_np(a):
     return a + 3 * np.eye(a.shape[-1], dtype=a.dtype)
 
 
+def _erfinv_np(a):
+    """erfinv by Newton's method on erf from 0, to convergence (|a| < 1)."""
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    y = np.zeros(np.shape(a))
+    for _ in range(30):
+        y = y - (erf(y) - a) / (2 / math.sqrt(math.pi) * np.exp(-y * y))
+    return y.astype(np.asarray(a).dtype)
+
+
 def _spd(x):
     return x @ x.mT + 3 * ng.eye(x.shape[-1], dtype=x.dtype)
 
@@ -180,6 +189,7 @@ OPS = [
     U("log2", lambda x: x.log2(), np.log2, domain=(0.2, 3.0), shapes=S2),
     U("exp2", lambda x: ng.exp2(x), np.exp2, shapes=S2),
     U("erfc", lambda x: ng.erfc(x), np.vectorize(math.erfc), shapes=S2),
+    U("erfinv", lambda x: x.erfinv(), lambda a: _erfinv_np(a), domain=(-0.9, 0.9)),
     U("atan", lambda x: x.atan(), np.arctan, shapes=S2),
     U("asin", lambda x: x.asin(), np.arcsin, domain=(-0.9, 0.9), shapes=S2),
     U("acos", lambda x: ng.acos(x), np.arccos, domain=(-0.9, 0.9), shapes=S2),

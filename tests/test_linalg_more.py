@@ -361,3 +361,46 @@ def test_deprecation_warnings_match_pytorch(name):
 def test_unsupported_lstsq_driver_says_so():
     with pytest.raises(NotImplementedError, match="driver='gelsd' is not implemented"):
         ng.linalg.lstsq(ng.eye(2), ng.ones(2, 1), driver="gelsd")
+
+
+# ---------------------------------------------------------------- erfinv
+
+ERFINV_POINTS = [-1.0, -0.999999, -0.9, -0.5, -1e-8, 0.0, 0.3, 0.7, 0.99, 0.9999999, 1.0, 1.5,
+                 -2.0, math.nan]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_erfinv_matches_pytorch(dtype):
+    a = np.array(ERFINV_POINTS, dtype)
+    theirs, ours = torch.tensor(a).erfinv(), ng.tensor(a).erfinv()
+    # (near ±1 erfinv magnifies the rounding of its input a millionfold)
+    tol = 1e-10 if dtype == "float64" else 1e-6
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=tol, atol=tol)
+    assert ours.dtype.name == dtype
+    t, n = torch.tensor(a), ng.tensor(a)
+    t.erfinv_(), n.erfinv_()
+    np.testing.assert_allclose(n.numpy(), t.numpy(), rtol=tol, atol=tol)
+
+
+def test_erfinv_of_integers_and_in_place_refusal_match_pytorch():
+    ints = [0, 1, -1]
+    np.testing.assert_array_equal(ng.erfinv(ng.tensor(ints)).numpy(),
+                                  torch.erfinv(torch.tensor(ints)).numpy())
+    assert ng.erfinv(ng.tensor(ints)).dtype.name == "float32"
+    msgs = []
+    for L in (torch, ng):
+        with pytest.raises(RuntimeError) as info:
+            L.tensor(ints).erfinv_()
+        msgs.append(str(info.value))
+    assert msgs[1] == msgs[0]
+
+
+def test_erfinv_gradients_match_pytorch():
+    a = np.linspace(-0.95, 0.95, 7)
+    xt, xn = torch.tensor(a, requires_grad=True), ng.tensor(a, requires_grad=True)
+    yt, yn = torch.erfinv(xt), ng.erfinv(xn)
+    assert type(yn.grad_fn).__name__ == type(yt.grad_fn).__name__ == "ErfinvBackward0"
+    for L, x, y in ((torch, xt, yt), (ng, xn, yn)):
+        (g,) = L.autograd.grad(y.sum(), x, create_graph=True)
+        (g * g).sum().backward()
+    np.testing.assert_allclose(xn.grad.numpy(), xt.grad.numpy(), rtol=1e-10)
