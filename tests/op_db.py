@@ -111,6 +111,16 @@ def _erfinv_np(a):
     return y.astype(np.asarray(a).dtype)
 
 
+def _tri(x):
+    """A well-conditioned triangular factor (what the upper triangle of ``x`` contributes is
+    its gradient's)."""
+    return _well(x).tril()
+
+
+def _tri_np(a):
+    return np.tril(_well_np(a))
+
+
 def _spd(x):
     return x @ x.mT + 3 * ng.eye(x.shape[-1], dtype=x.dtype)
 
@@ -597,6 +607,12 @@ OPS = [
     U("linalg_lstsq", lambda x, y: ng.linalg.lstsq(x, y).solution,
       lambda a, b: np.linalg.pinv(a) @ b, 2, [((3, 2), (3, 2)), ((2, 3, 2), (2, 3, 1))],
       node="LinalgLstsqBackward0", rtol32=1e-4),
+    U("cholesky_solve", lambda x, y: ng.cholesky_solve(x, _tri(y)),
+      lambda a, b: np.linalg.solve(_tri_np(b) @ np.swapaxes(_tri_np(b), -1, -2), a), 2,
+      [((3, 2), (3, 3)), ((2, 2, 1), (2, 2))], node="CholeskySolveBackward0", rtol32=1e-4),
+    U("cholesky_inverse", lambda x: ng.cholesky_inverse(_tri(x).mT, upper=True),
+      lambda a: np.linalg.inv(_tri_np(a) @ np.swapaxes(_tri_np(a), -1, -2)),
+      shapes=[(3, 3), (2, 2, 2)], node="CholeskyInverseBackward0", rtol32=1e-4),
     U("linalg_matrix_exp", lambda x: ng.linalg.matrix_exp(x), lambda a: _expm_np(a),
       shapes=[(3, 3), (2, 2, 2)], node="LinalgMatrixExpBackward0", rtol32=1e-4),
     # ---------------------------------------------------------------- random (ops/random.py)

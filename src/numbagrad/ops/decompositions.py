@@ -303,6 +303,81 @@ def linalg_cholesky_vjp(ctx, grad):
     return linalg_solve_triangular(L, gA, upper=False, left=False)
 
 
+def _cholesky_solve_array(b, t, upper):
+    """``A^-1 b`` for ``A = t t^T`` (``t`` lower) or ``t^T t`` (``upper``), batches broadcast."""
+    first = np.swapaxes(t, -1, -2) if upper else t  # (the lower-triangular factor)
+    y = _triangular_solve(first, b, True)
+    return _triangular_solve(np.swapaxes(first, -1, -2), y, False)
+
+
+def _not_implemented_for(t, kernel):
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"{kernel}\" not implemented for '{_NAMES[t.dtype.name].capitalize()}'")
+
+
+@composite("cholesky_solve", variants="function method")
+def cholesky_solve(ctx, b, L, upper=False):
+    """``X`` with ``A X = B``, given ``A``'s Cholesky factor ``L`` (``upper``: ``U = L^T``)."""
+    if b.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions "
+                           "instead")
+    if L.ndim < 2:
+        raise RuntimeError(f"u should have at least 2 dimensions, but has {L.ndim} dimensions "
+                           "instead")
+    if b.dtype is not L.dtype:
+        raise RuntimeError(
+            f"Expected b and A to have the same dtype, but found b of type "
+            f"{_NAMES[b.dtype.name].capitalize()} and A of type "
+            f"{_NAMES[L.dtype.name].capitalize()} instead.")
+    if L.shape[-1] != L.shape[-2]:
+        raise RuntimeError("A must be batches of square matrices, but they are "
+                           f"{L.shape[-2]} by {L.shape[-1]} matrices")
+    if L.shape[-1] != b.shape[-2]:
+        raise RuntimeError("Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is {b.shape[-2]} "
+                           f"by {b.shape[-1]}")
+    _not_implemented_for(b, "cholesky_solve_cpu")
+    t = L._data if L.device.type == "cpu" else L._host()
+    rhs = b._data if b.device.type == "cpu" else b._host()
+    ctx.upper = upper
+    ctx.save(L=L)
+    ctx.save_outputs = {"result": 0}
+    return _back(ctx, _cholesky_solve_array(rhs, t, upper).astype(t.dtype, copy=False))
+
+
+@cholesky_solve.defvjp
+def cholesky_solve_vjp(ctx, grad):
+    # PyTorch's cholesky_solve_backward: gB = A^-1 gX, and for the factor the symmetric part
+    # of -gB X^T times L (U times it, for upper)
+    L, result = ctx["L"], ctx["result"]
+    gB = cholesky_solve(grad, L, ctx.upper)
+    common = gB @ result.mT
+    common = common + common.mT
+    gL = -(L @ common) if ctx.upper else -(common @ L)
+    return sum_to(gB, ctx.input_shapes[0]), sum_to(gL, ctx.input_shapes[1])
+
+
+@composite("cholesky_inverse", variants="function method")
+def cholesky_inverse(ctx, L, upper=False):
+    """``A^-1`` given ``A``'s Cholesky factor ``L`` (``upper``: ``U = L^T``)."""
+    _not_implemented_for(L, "cholesky_inverse_out_cpu")
+    t = _matrices(L, "cholesky_inverse")
+    ctx.upper = upper
+    ctx.save(L=L)
+    ctx.save_outputs = {"result": 0}
+    eye = np.broadcast_to(np.eye(t.shape[-1], dtype=t.dtype), t.shape)
+    return _back(ctx, _cholesky_solve_array(eye, t, upper).astype(t.dtype, copy=False))
+
+
+@cholesky_inverse.defvjp
+def cholesky_inverse_vjp(ctx, grad):
+    # PyTorch's cholesky_inverse_backward
+    L, inverse = ctx["L"], ctx["result"]
+    common = inverse @ ((grad + grad.mT) @ inverse)
+    return -(L @ common) if ctx.upper else -(common @ L)
+
+
 # ---------------------------------------------------------------- eigh
 
 
