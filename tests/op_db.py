@@ -121,6 +121,16 @@ def _tri_np(a):
     return np.tril(_well_np(a))
 
 
+def _block_diag_np(*blocks):
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)),
+                   blocks[0].dtype)
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
 def _spd(x):
     return x @ x.mT + 3 * ng.eye(x.shape[-1], dtype=x.dtype)
 
@@ -233,6 +243,8 @@ OPS = [
     U("add", lambda x, y: x + y, np.add, 2, B, int_ok=True),
     U("sub", lambda x, y: x - y, np.subtract, 2, B, int_ok=True),
     U("mul", lambda x, y: x * y, np.multiply, 2, B, int_ok=True),
+    U("mul_scalar", lambda x: ng.ops.elementwise.mul_scalar(x, -1.5), lambda a: a * -1.5,
+      shapes=S2, node="MulBackward1"),
     U("div_scalar", lambda x: ng.ops.elementwise.div_scalar(x, 2.5), lambda a: a / 2.5,
       node="DivBackward1"),
     U("div", lambda x, y: x / y, np.divide, 2, B, domain=(0.5, 2.0)),
@@ -613,6 +625,9 @@ OPS = [
     U("cholesky_inverse", lambda x: ng.cholesky_inverse(_tri(x).mT, upper=True),
       lambda a: np.linalg.inv(_tri_np(a) @ np.swapaxes(_tri_np(a), -1, -2)),
       shapes=[(3, 3), (2, 2, 2)], node="CholeskyInverseBackward0", rtol32=1e-4),
+    U("block_diag", lambda x, y: ng.block_diag(x, y[0], x[0, 0]),
+      lambda a, b: _block_diag_np(a, np.atleast_2d(b[0]), np.atleast_2d(a[0, 0])), 2,
+      [((2, 3), (3, 2)), ("transposed", (2,))]),
     U("linalg_matrix_exp", lambda x: ng.linalg.matrix_exp(x), lambda a: _expm_np(a),
       shapes=[(3, 3), (2, 2, 2)], node="LinalgMatrixExpBackward0", rtol32=1e-4),
     # ---------------------------------------------------------------- random (ops/random.py)

@@ -116,6 +116,20 @@ CASES = {
     "matmul": (lambda L, a, b: L.linalg.matmul(a, b), [TALL, SQ]),
     "vander": (lambda L, a: L.linalg.vander(a), [TALL]),
     "vander_N": (lambda L, a: L.linalg.vander(a[0, 0], N=5), [TALL]),
+    # trapezoidal integration, products of sets, block matrices
+    "trapezoid": (lambda L, y: L.trapezoid(y), [TALL]),
+    "trapezoid_dx": (lambda L, y: L.trapezoid(y, dx=0.5, dim=1), [TALL]),
+    "trapezoid_x": (lambda L, y, x: L.trapezoid(y, x), [TALL, SQ[0, 0]]),
+    "trapezoid_x_dims": (lambda L, y, x: L.trapezoid(y, x, dim=1), [TALL, TALL[0]]),
+    "trapz": (lambda L, y, x: L.trapz(y, x, dim=0), [TALL, VEC[:2]]),
+    "cumulative_trapezoid": (lambda L, y: L.cumulative_trapezoid(y), [TALL]),
+    "cumulative_trapezoid_dx": (lambda L, y: L.cumulative_trapezoid(y, dx=2.0, dim=0), [TALL]),
+    "cumulative_trapezoid_x": (lambda L, y, x: L.cumulative_trapezoid(y, x, dim=1),
+                               [TALL, VEC]),
+    "cartesian_prod": (lambda L, x, y: L.cartesian_prod(x, y, x[:2]), [VEC, VEC[:3]]),
+    "combinations": (lambda L, x: L.combinations(x), [VEC]),
+    "combinations_3": (lambda L, x: L.combinations(x, 3, with_replacement=True), [VEC]),
+    "block_diag": (lambda L, a, b: L.block_diag(a[0], b[0, 0], b[1, 0, 0], a[1].mT), [TALL, SQ]),
 }
 
 
@@ -328,6 +342,16 @@ ERRORS = {
                                                 L.ones(2, dtype=L.long)),
     "vander_scalar": lambda L: L.linalg.vander(L.tensor(1.0)),
     "vander_bool": lambda L: L.linalg.vander(L.ones(2, dtype=L.bool)),
+    "trapezoid_bool": lambda L: L.trapezoid(L.ones(3, dtype=L.bool)),
+    "trapezoid_samples": lambda L: L.trapezoid(L.ones(3, 4), L.ones(3)),
+    "cumulative_trapezoid_samples": lambda L: L.cumulative_trapezoid(L.ones(3, 4), L.ones(3)),
+    "combinations_2d": lambda L: L.combinations(L.ones(3, 4)),
+    "combinations_negative": lambda L: L.combinations(L.ones(3), -1),
+    "cartesian_prod_2d": lambda L: L.cartesian_prod(L.ones(3, 4)),
+    "block_diag_3d": lambda L: L.block_diag(L.ones(2, 2, 2)),
+    "tril_indices_float": lambda L: L.tril_indices(3, 4, 1, dtype=L.float32),
+    "triu_indices_negative": lambda L: L.triu_indices(3, -2),
+    "tril_indices_negative": lambda L: L.tril_indices(-1, 3),
     "torch_vander_2d": lambda L: L.vander(L.ones(2, 2)),
     "torch_vander_negative": lambda L: L.vander(L.ones(2), N=-1),
 }
@@ -421,3 +445,31 @@ def test_erfinv_gradients_match_pytorch():
         (g,) = L.autograd.grad(y.sum(), x, create_graph=True)
         (g * g).sum().backward()
     np.testing.assert_allclose(xn.grad.numpy(), xt.grad.numpy(), rtol=1e-10)
+
+
+# ---------------------------------------------------------------- misc. factories and edges
+
+
+def test_triangle_indices_match_pytorch():
+    for args in ((3, 4, -1), (4, 3, 1), (3, 3, 5), (2, 2, -5), (0, 3, 0), (5, 2, 0)):
+        for name in ("tril_indices", "triu_indices"):
+            theirs, ours = getattr(torch, name)(*args), getattr(ng, name)(*args)
+            assert ours.dtype.name == "int64"
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    ours = ng.triu_indices(3, 3, dtype=ng.int32)
+    assert ours.dtype.name == "int32"
+    np.testing.assert_array_equal(ours.numpy(), torch.triu_indices(3, 3, dtype=torch.int32))
+
+
+def test_empty_and_integer_edges_match_pytorch():
+    calls = [
+        lambda L: L.trapezoid(L.tensor([1, 2, 3])), lambda L: L.trapezoid(L.ones(3, 0)),
+        lambda L: L.cumulative_trapezoid(L.ones(3, 0)), lambda L: L.combinations(L.ones(3), 0),
+        lambda L: L.block_diag(), lambda L: L.block_diag(L.tensor(2), L.ones(2, 1)),
+        lambda L: L.cartesian_prod(L.arange(3)), lambda L: L.vander(L.tensor([1, 2, 3])),
+        lambda L: L.linalg.vander(L.tensor([1, 2, 3]), N=4),
+    ]
+    for call in calls:
+        theirs, ours = call(torch), call(ng)
+        assert ours.dtype.name == str(theirs.dtype)[6:] and tuple(ours.shape) == theirs.shape
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

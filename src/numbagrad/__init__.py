@@ -27,7 +27,7 @@ from .tensor import Size, Tensor, device, get_default_device, set_default_device
 from .factory import (  # noqa: F401
     BoolTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor, arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full, full_like, linspace,
     logspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn, randn_like, randperm,
-    tensor, zeros, zeros_like,
+    tensor, tril_indices, triu_indices, zeros, zeros_like,
 )
 from .random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state,

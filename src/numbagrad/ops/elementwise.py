@@ -747,6 +747,16 @@ def div(x, y):
 div.defvjp(lambda grad, y: grad / y, lambda grad, x, y: -grad * ((x / y) / y))
 
 
+@unary("mul_scalar", node="MulBackward1")
+def mul_scalar(x, other):
+    """``x * other`` for a scalar ``other`` as PyTorch's own compositions multiply (its
+    mul.Scalar: MulBackward1, where Python's ``x * 0.5`` is MulBackward0)."""
+    return x * other
+
+
+mul_scalar.defvjp(lambda grad, other: grad * other)
+
+
 @unary("div_scalar", node="DivBackward1", dtype="float")
 def div_scalar(x, other):
     """``x / other`` for a scalar ``other``, as PyTorch's formulas divide (mean's gradient)."""
