@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
+from devices import on_cuda
 from numbagrad.autograd import gradcheck, gradgradcheck
 
 torch = pytest.importorskip("torch")
@@ -473,3 +474,24 @@ def test_empty_and_integer_edges_match_pytorch():
         theirs, ours = call(torch), call(ng)
         assert ours.dtype.name == str(theirs.dtype)[6:] and tuple(ours.shape) == theirs.shape
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@on_cuda
+def test_cuda_tensors_take_the_host_round_trip():
+    # (no device solver: the values go to NumPy's LAPACK and back; the rules run on the device)
+    def loss(L, a, device):
+        a = a.to(device)
+        return (L.linalg.svdvals(a).sum() + L.linalg.cholesky(a).sum() + L.linalg.eigvalsh(a).sum()
+                + L.linalg.qr(a).R.sum() + L.linalg.pinv(a).sum() + L.linalg.matrix_exp(a / 9).sum()
+                + L.linalg.solve_triangular(a, a, upper=True).sum() + L.logdet(a)
+                + L.cholesky_solve(a, a.tril()).sum() + L.block_diag(a, a[0]).sum()
+                + L.erfinv(a / 20).sum() + L.trapezoid(a).sum())
+
+    grads = []
+    for L, device in ((torch, "cpu"), (ng, "cuda")):
+        x = L.tensor(SPD[0], requires_grad=True)
+        y = loss(L, x, device)
+        assert str(y.device).startswith(device)
+        y.backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-8)

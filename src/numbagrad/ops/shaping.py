@@ -463,20 +463,20 @@ def combinations(input, r=2, with_replacement=False):
 @composite("block_diag")
 def block_diag(ctx, tensors):
     """The matrices (0-d: 1 x 1, 1-d: one row) on the diagonal of a matrix of zeros."""
-    blocks = []
     for k, t in enumerate(tensors):
         if t.ndim > 2:
             raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions. "
                                f"Input {k} has {t.ndim} dimensions")
-        blocks.append(t._data.reshape((1,) * (2 - t.ndim) + t._data.shape))
     if not tensors:  # (PyTorch's empty row)
         return ctx.backend.zeros((1, 0), D.default_float.np)
-    dtype = D.result_type(*tensors).np
+    dt = D.result_type(*tensors)
+    blocks = [M.reshape(Tensor._make(t._data).to(dt), (1,) * (2 - t.ndim) + tuple(t.shape))._data
+              for t in tensors]
     be = ctx.backend
-    out = be.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dtype)
+    out = be.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dt.np)
     r = c = 0
     for b in blocks:
-        be.copyto(out[r:r + b.shape[0], c:c + b.shape[1]], b.astype(dtype, copy=False))
+        be.copyto(out[r:r + b.shape[0], c:c + b.shape[1]], b)
         r, c = r + b.shape[0], c + b.shape[1]
     ctx.corners = [(b.shape, k) for k, b in enumerate(blocks)]
     return out
