@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 import pytest
+from devices import on_cuda
 
 import numbagrad as ng
-from devices import on_cuda
 from numbagrad.autograd import gradcheck, gradgradcheck
 
 torch = pytest.importorskip("torch")
@@ -319,6 +319,7 @@ ERRORS = {
         L.ones(2, 3), L.ones(2, 2), upper=True),
     "lstsq_shapes": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(2, 2)),
     "lstsq_one_dim": lambda L: L.linalg.lstsq(L.ones(3), L.ones(3)),
+    "lstsq_driver": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(3, 2), driver="x"),
     "lstsq_dtypes": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(3, 2, dtype=L.float64)),
     "pinv_one_dim": lambda L: L.linalg.pinv(L.ones(3)),
     "pinv_integer": lambda L: L.linalg.pinv(L.ones(2, 2, dtype=L.long)),
@@ -400,9 +401,34 @@ def test_deprecation_warnings_match_pytorch(name):
         assert texts == [DEPRECATED[name]] or L is torch and not texts
 
 
-def test_unsupported_lstsq_driver_says_so():
-    with pytest.raises(NotImplementedError, match="driver='gelsd' is not implemented"):
-        ng.linalg.lstsq(ng.eye(2), ng.ones(2, 1), driver="gelsd")
+@pytest.mark.parametrize("driver", [None, "gels", "gelsy", "gelsd", "gelss"])
+@pytest.mark.parametrize("shapes", ["tall", "wide", "vector", "deficient"])
+def test_lstsq_drivers_match_pytorch(driver, shapes):
+    A, B = {"tall": (TALL, RHS4), "wide": (WIDE, RHS), "vector": (TALL[0], VEC),
+            "deficient": (np.stack([TALL[0], TALL[1] * [1, 0, 1]]), RHS4)}[shapes]
+    if shapes == "deficient":
+        A[1, :, 1] = A[1, :, 0]
+        if driver in ("gels", "gelsy", None):
+            # (gels assumes full rank; gelsy's rank is that of its pivoted QR's condition
+            # estimates, which numbagrad does not reproduce: it takes the singular values', as
+            # gelsd and gelss)
+            return
+    T = [torch.tensor(v, requires_grad=True) for v in (A, B)]
+    N = [ng.tensor(v, requires_grad=True) for v in (A, B)]
+    theirs, ours = torch.linalg.lstsq(*T, driver=driver), ng.linalg.lstsq(*N, driver=driver)
+    for o, t in zip(ours, theirs):
+        assert tuple(o.shape) == tuple(t.shape) and o.dtype.name == str(t.dtype)[6:]
+        assert (o.grad_fn is None) == (t.grad_fn is None)
+        np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), atol=1e-9)
+    if shapes == "deficient":
+        return  # (PyTorch differentiates its pseudo-inverse: not at a rank drop)
+    for L, r in ((torch, theirs), (ng, ours)):
+        loss = r.solution.sum()
+        if r.residuals.numel():
+            loss = loss + (r.residuals * L.arange(1.0, 1.0 + r.residuals.shape[-1])).sum()
+        loss.backward()
+    for t, n in zip(T, N):
+        np.testing.assert_allclose(n.grad.numpy(), t.grad.numpy(), atol=1e-9)
 
 
 # ---------------------------------------------------------------- erfinv

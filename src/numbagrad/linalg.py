@@ -164,12 +164,8 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
 
 def lstsq(A, B, rcond=None, *, driver=None):
     """The least-squares solution of ``A X = B``: ``(solution, residuals, rank,
-    singular_values)`` as PyTorch's default CPU driver gives them ('gelsy': empty residuals and
-    singular values)."""
-    if driver not in (None, "gelsy"):
-        raise NotImplementedError(f"linalg.lstsq with driver={driver!r} is not implemented in "
-                                  "numbagrad (only 'gelsy', the default)")
-    return linalg_lstsq(A, B, rcond)
+    singular_values)``, filled as PyTorch fills them for ``driver`` (default 'gelsy')."""
+    return linalg_lstsq(A, B, rcond, driver)
 
 
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False):

@@ -504,21 +504,26 @@ def pinv_backward(grad, pinvA, A):
             - pinvAhK @ pinvA @ A)
 
 
+DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
 @composite("linalg_lstsq", node="LinalgLstsqBackward0")
-def linalg_lstsq(ctx, x, b, rcond=None):
-    """The least-squares solutions of ``A X = B`` (minimum norm where ``A`` is rank-deficient),
-    as LAPACK's gelsy, PyTorch's default driver on the CPU: ``(solution, residuals, rank,
-    singular_values)`` with residuals and singular values empty, as that driver gives them."""
-    for name, t in (("input", x), ("other", b)):
-        if not t.dtype.is_floating_point:
-            raise RuntimeError(f"torch.linalg.lstsq: Expected {name} to be a floating point "
-                               f"tensor, but got {_NAMES[t.dtype.name].capitalize()}")
-    if x.ndim < 2:
-        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
+def linalg_lstsq(ctx, x, b, rcond=None, driver=None):
+    """The least-squares solutions of ``A X = B`` (minimum norm where ``A`` is rank-deficient):
+    ``(solution, residuals, rank, singular_values)``, filled as LAPACK's ``driver`` fills them
+    in PyTorch (gelsy, the CPU's default: no residuals nor singular values; gels: no rank;
+    residuals, the squared norms of the columns of ``A X - B``, only for tall ``A`` of full
+    rank)."""
+    driver = "gelsy" if driver is None else driver
+    if driver not in DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of "
+                           "(gels, gelsy, gelsd, gelss)")
     if x.dtype is not b.dtype:
         raise RuntimeError("torch.linalg.lstsq: Expected input and other to have the same "
                            f"dtype, but got input's dtype {_NAMES[x.dtype.name].capitalize()} "
                            f"and other's dtype {_NAMES[b.dtype.name].capitalize()}")
+    if x.ndim < 2:
+        raise RuntimeError("torch.linalg.lstsq: input must have at least 2 dimensions.")
     a = x._data if x.device.type == "cpu" else x._host()
     rhs = b._data if b.device.type == "cpu" else b._host()
     vector = b.ndim == x.ndim - 1
@@ -530,16 +535,24 @@ def linalg_lstsq(ctx, x, b, rcond=None):
     batch = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
     a = np.broadcast_to(a, (*batch, m, n))
     rhs = np.broadcast_to(rhs, (*batch, *rhs.shape[-2:]))
+    # (the rank and the minimum-norm solution by the singular values, for every driver: for a
+    # rank-deficient A, gelsy's own rank estimate may differ)
     s = np.linalg.svd(a, compute_uv=False)
     rank = (s > rtol * s.max(-1, initial=0)[..., None]).sum(-1).astype(np.int64)
-    out = pinv_array(a, rtol=rtol) @ rhs
-    ctx.vector = vector
+    out = (pinv_array(a, rtol=rtol) @ rhs).astype(a.dtype, copy=False)
+    empty = np.zeros((0,), a.dtype)
+    residuals = empty
+    if m > n and driver != "gelsy" and (driver == "gels" or np.all(rank == n)):
+        residuals = ((a @ out - rhs) ** 2).sum(-2)
+    ctx.vector, ctx.residuals = vector, residuals.size > 0
     ctx.save(x=x, b=b)
+    ctx.save_outputs = {"solution": 0}
     ctx.non_differentiable = (2, 3)
     ctx.wrap = _wrap("linalg_lstsq", LSTSQ)
-    empty = np.zeros((0,), a.dtype)
-    return (_back(ctx, np.ascontiguousarray(out[..., 0] if vector else out, a.dtype)),
-            _back(ctx, empty), _back(ctx, np.asarray(rank)), _back(ctx, empty.copy()))
+    return (_back(ctx, np.ascontiguousarray(out[..., 0] if vector else out)),
+            _back(ctx, residuals),
+            _back(ctx, np.zeros((0,), np.int64) if driver == "gels" else np.asarray(rank)),
+            _back(ctx, s if driver in ("gelsd", "gelss") else empty.copy()))
 
 
 linalg_lstsq.keeps_missing_grads = True
@@ -547,17 +560,23 @@ linalg_lstsq.keeps_missing_grads = True
 
 @linalg_lstsq.defvjp
 def linalg_lstsq_vjp(ctx, grads):
-    # PyTorch's linalg_lstsq_backward: through the pseudo-inverse (gelsy's residuals are
-    # empty, so only the solution's gradient counts)
-    gX = grads[0]
-    if gX is None:
-        return None, None
-    x, b = ctx["x"], ctx["b"]
+    # PyTorch's linalg_lstsq_backward: the solution's through the pseudo-inverse; the
+    # residuals' where X is optimal (so X's own change adds nothing): d|A x - b|^2 is
+    # 2 (A x - b) x^T for A and -2 (A x - b) for b
+    gX, gR = grads[0], grads[1] if ctx.residuals else None
+    x, b, X = ctx["x"], ctx["b"], ctx["solution"]
     if ctx.vector:
-        gX, b = gX.unsqueeze(-1), b.unsqueeze(-1)
-    pinvA = linalg_pinv(x)
-    gA = pinv_backward(gX @ b.mT, pinvA, x)
-    gB = pinvA.mT @ gX
+        b, X = b.unsqueeze(-1), X.unsqueeze(-1)
+        gX = None if gX is None else gX.unsqueeze(-1)
+    gA = gB = None
+    if gX is not None:
+        pinvA = linalg_pinv(x)
+        gA = pinv_backward(gX @ b.mT, pinvA, x)
+        gB = pinvA.mT @ gX
+    if gR is not None:
+        r = 2 * (x @ X - b) * gR.unsqueeze(-2)
+        gA = r @ X.mT if gA is None else gA + r @ X.mT
+        gB = -r if gB is None else gB - r
     if ctx.vector:
         gB = gB.squeeze(-1)
     return sum_to(gA, ctx.input_shapes[0]), sum_to(gB, ctx.input_shapes[1])
