@@ -1,7 +1,9 @@
 """torch.linalg's factorizations and the functions made of them (svd, qr, cholesky, eigh,
-slogdet, pinv, lstsq, matrix_exp, solve_triangular, matrix_power, multi_dot, cond, ...) and
-their old ``torch.*`` spellings, against PyTorch: values, result types, node names, gradients
-(through gauge-invariant losses where a factor is defined up to signs) and errors."""
+slogdet, pinv, lstsq, matrix_exp, solve_triangular, matrix_power, multi_dot, cond, ...), their
+old ``torch.*`` spellings, cholesky_solve/cholesky_inverse, erfinv, trapezoid and friends,
+tril/triu_indices, cartesian_prod, combinations and block_diag, against PyTorch: values, result
+types, node names, gradients (through gauge-invariant losses where a factor is defined up to
+signs) and errors."""
 
 from __future__ import annotations
 
@@ -279,6 +281,8 @@ NPD = [[1.0, 2.0], [2.0, 1.0]]
 ERRORS = {
     "svd_one_dim": lambda L: L.linalg.svd(L.ones(3)),
     "svd_integer": lambda L: L.linalg.svd(L.ones(2, 2, dtype=L.long)),
+    "svd_driver_on_cpu": lambda L: L.linalg.svd(L.eye(2), driver="gesvd"),
+    "svdvals_driver_on_cpu": lambda L: L.linalg.svdvals(L.eye(2), driver="gesvd"),
     "svdvals_one_dim": lambda L: L.linalg.svdvals(L.ones(3)),
     "qr_mode": lambda L: L.linalg.qr(L.ones(2, 2), mode="x"),
     "qr_one_dim": lambda L: L.linalg.qr(L.ones(2)),

@@ -122,13 +122,22 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 # ---------------------------------------------------------------- factorizations
 
 
+def _check_driver(A, driver):
+    # (a CUDA tensor's driver would pick cuSOLVER's algorithm; all run on the host here)
+    if driver is not None and A.device.type == "cpu":
+        raise RuntimeError("torch.linalg.svd: keyword argument `driver=` is only supported on "
+                           "CUDA inputs with cuSOLVER backend.")
+
+
 def svd(A, full_matrices=True, *, driver=None):
     """``U, S, Vh`` with ``A = U diag(S) Vh``, S descending (LinalgSvdBackward0)."""
+    _check_driver(A, driver)
     return linalg_svd(A, full_matrices)
 
 
 def svdvals(A, *, driver=None):
     """The singular values of ``A``, descending."""
+    _check_driver(A, driver)
     return linalg_svd(A, False, F._needs_vectors(A)).S
 
 
