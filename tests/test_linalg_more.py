@@ -338,6 +338,12 @@ ERRORS = {
     "cholesky_inverse_one_dim": lambda L: L.cholesky_inverse(L.ones(3)),
     "cholesky_inverse_integer": lambda L: L.cholesky_inverse(L.ones(2, 2, dtype=L.long)),
     "matrix_rank_one_dim": lambda L: L.linalg.matrix_rank(L.ones(3)),
+    "cond_one_dim": lambda L: L.linalg.cond(L.ones(3)),
+    "cond_1_one_dim": lambda L: L.linalg.cond(L.ones(3), 1),
+    "matrix_rank_integer": lambda L: L.linalg.matrix_rank(L.ones(2, 2, dtype=L.long)),
+    "trapezoid_x_and_dx": lambda L: L.trapezoid(L.ones(3), L.ones(3), dx=1.0),
+    "cumulative_trapezoid_x_and_dx": lambda L: L.cumulative_trapezoid(L.ones(3), L.ones(3),
+                                                                      dx=1),
     "cond_not_square": lambda L: L.linalg.cond(L.ones(2, 3), 1),
     "cond_fro_not_square": lambda L: L.linalg.cond(L.ones(2, 3), "fro"),
     "cond_inf_not_square": lambda L: L.linalg.cond(L.ones(2, 3), math.inf),
@@ -499,6 +505,7 @@ def test_empty_and_integer_edges_match_pytorch():
         lambda L: L.block_diag(), lambda L: L.block_diag(L.tensor(2), L.ones(2, 1)),
         lambda L: L.cartesian_prod(L.arange(3)), lambda L: L.vander(L.tensor([1, 2, 3])),
         lambda L: L.linalg.vander(L.tensor([1, 2, 3]), N=4),
+        lambda L: L.linalg.cond(L.zeros(0, 0)), lambda L: L.linalg.cond(L.zeros(2, 0, 0), 1),
     ]
     for call in calls:
         theirs, ours = call(torch), call(ng)

@@ -189,6 +189,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
+    if not A.dtype.is_floating_point:
+        raise RuntimeError("This function doesn't handle types other than float and double")
     S = eigvalsh(A).abs() if hermitian else svdvals(A)
     atol, rtol = F._cutoff_rtol(A._data, atol, rtol)
     tol = (S.amax(-1, keepdim=True) * rtol).clamp_min(atol)
@@ -265,6 +267,10 @@ def _chain(ts, split, i, j):
 def cond(A, p=None):
     """The condition number of each matrix of ``A`` in the ``p``-norm: the ratio of extreme
     singular values (p None, 2, -2), else ``norm(A) * norm(A^-1)`` (inf for a singular A)."""
+    if A.ndim < 2:
+        raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
+    if A.numel() == 0:  # (NumPy has no condition number for 0 x 0 matrices: PyTorch's 0)
+        return A.new_zeros(tuple(A.shape[:-2]))
     if p in (None, 2, -2):
         S = svdvals(A)
         big, small = S.narrow(-1, 0, 1), S.narrow(-1, -1, 1)
@@ -272,8 +278,6 @@ def cond(A, p=None):
     name = p if isinstance(p, str) else ("inf" if p == math.inf else "-inf" if p == -math.inf
                                          else int(p))
     op = f"linalg.cond(ord={name})"
-    if A.ndim < 2:
-        raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     if A.shape[-2] != A.shape[-1]:
         raise RuntimeError(f"{op}: A must be batches of square matrices, but they are "
                            f"{A.shape[-2]} by {A.shape[-1]} matrices")

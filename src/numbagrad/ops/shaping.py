@@ -390,6 +390,11 @@ def _slice(t, dim, start, stop):
 
 
 def _integrate(y, x, dx, dim, name):
+    if x is not None and dx is not None:  # (PyTorch's argument parser's refusal)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                        f"Tensor, dx={type(dx).__name__}), but expected one of:\n"
+                        " * (Tensor y, Tensor x, *, int dim = -1)\n"
+                        " * (Tensor y, *, Number dx = 1, int dim = -1)\n")
     if y.dtype is D.bool_:
         raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
     d = _wrap_dim(dim, y.ndim)
