@@ -322,6 +322,11 @@ ERRORS = {
     "solve_triangular_not_square": lambda L: L.linalg.solve_triangular(
         L.ones(2, 3), L.ones(2, 2), upper=True),
     "lstsq_shapes": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(2, 2)),
+    "lstsq_vector_shapes": lambda L: L.linalg.lstsq(L.ones(4, 3), L.ones(5)),
+    "lstsq_batches": lambda L: L.linalg.lstsq(L.ones(2, 4, 3), L.ones(3, 4, 1)),
+    "solve_triangular_batches": lambda L: L.linalg.solve_triangular(
+        L.ones(2, 3, 3), L.ones(3, 3, 1), upper=True),
+    "cholesky_solve_batches": lambda L: L.cholesky_solve(L.ones(2, 3, 1), L.ones(3, 3, 3)),
     "lstsq_one_dim": lambda L: L.linalg.lstsq(L.ones(3), L.ones(3)),
     "lstsq_driver": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(3, 2), driver="x"),
     "lstsq_dtypes": lambda L: L.linalg.lstsq(L.ones(3, 2), L.ones(3, 2, dtype=L.float64)),

@@ -18,6 +18,7 @@ from .. import dtypes as D
 from .._tensor import Tensor, warn_once
 from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.graph import sum_to
+from ..backend.cpu import broadcast_shapes
 from . import movement as M
 from .forward import zeros_like
 from .indexing import where
@@ -209,7 +210,7 @@ def linalg_solve_triangular(ctx, x, b, *, upper, left=True, unitriangular=False,
         t[..., np.arange(n), np.arange(n)] = 1  # (triu and tril made a copy)
     if transposed:
         t = np.swapaxes(t, -1, -2)
-    batch = np.broadcast_shapes(t.shape[:-2], rhs.shape[:-2])
+    batch = broadcast_shapes(rhs.shape[:-2], t.shape[:-2])  # (in the order of PyTorch's error)
     t = np.broadcast_to(t, (*batch, n, n))
     rhs = np.broadcast_to(rhs, (*batch, *rhs.shape[-2:]))
     with np.errstate(all="ignore"):
@@ -338,6 +339,7 @@ def cholesky_solve(ctx, b, L, upper=False):
                            f"{L.shape[-2]} by {L.shape[-1]} but each b matrix is {b.shape[-2]} "
                            f"by {b.shape[-1]}")
     _not_implemented_for(b, "cholesky_solve_cpu")
+    broadcast_shapes(tuple(b.shape[:-2]), tuple(L.shape[:-2]))  # (PyTorch's error, if any)
     t = L._data if L.device.type == "cpu" else L._host()
     rhs = b._data if b.device.type == "cpu" else b._host()
     ctx.upper = upper
@@ -529,10 +531,11 @@ def linalg_lstsq(ctx, x, b, rcond=None, driver=None):
     vector = b.ndim == x.ndim - 1
     rhs = rhs[..., None] if vector else rhs
     if rhs.shape[-2] != a.shape[-2]:
-        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
+        raise RuntimeError("torch.linalg.lstsq: input.size(-2) should match "
+                           f"other.size({-1 if vector else -2})")
     m, n = a.shape[-2:]
     rtol = np.finfo(a.dtype).eps * max(m, n) if rcond is None or rcond < 0 else rcond
-    batch = np.broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
+    batch = broadcast_shapes(a.shape[:-2], rhs.shape[:-2])
     a = np.broadcast_to(a, (*batch, m, n))
     rhs = np.broadcast_to(rhs, (*batch, *rhs.shape[-2:]))
     # (the rank and the minimum-norm solution by the singular values, for every driver: for a
