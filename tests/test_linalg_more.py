@@ -315,6 +315,7 @@ ERRORS = {
     "multi_dot_shapes": lambda L: L.linalg.multi_dot([L.ones(2, 3), L.ones(2, 2)]),
     "multi_dot_dtypes": lambda L: L.linalg.multi_dot([L.ones(2, 2),
                                                       L.ones(2, 2, dtype=L.float64)]),
+    "solve_triangular_no_upper": lambda L: L.linalg.solve_triangular(L.eye(2), L.ones(2, 2)),
     "solve_triangular_shapes": lambda L: L.linalg.solve_triangular(L.eye(2), L.ones(3, 2),
                                                                    upper=True),
     "solve_triangular_vector": lambda L: L.linalg.solve_triangular(L.eye(2), L.ones(2),
@@ -385,8 +386,8 @@ def test_errors_match_pytorch(case):
         out.append(info.value)
     theirs, ours = out
     assert str(ours) == str(theirs)
-    assert isinstance(ours, RuntimeError) == isinstance(theirs, RuntimeError)
-    assert isinstance(ours, NotImplementedError) == isinstance(theirs, NotImplementedError)
+    for kind in (RuntimeError, NotImplementedError, TypeError, ValueError, IndexError):
+        assert isinstance(ours, kind) == isinstance(theirs, kind)
     assert isinstance(ours, ng.linalg.LinAlgError) == isinstance(theirs, torch.linalg.LinAlgError)
 
 

@@ -177,9 +177,12 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return linalg_lstsq(A, B, rcond, driver)
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False):
     """``X`` with ``A X = B`` (``left``) or ``X A = B``, ``A`` read as upper or lower
     triangular (LinalgSolveTriangularBackward0)."""
+    if upper is None:  # (required: PyTorch's argument parser's words)
+        raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: '
+                        '"upper"')
     return linalg_solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
