@@ -512,6 +512,9 @@ def test_empty_and_integer_edges_match_pytorch():
         lambda L: L.cartesian_prod(L.arange(3)), lambda L: L.vander(L.tensor([1, 2, 3])),
         lambda L: L.linalg.vander(L.tensor([1, 2, 3]), N=4),
         lambda L: L.linalg.cond(L.zeros(0, 0)), lambda L: L.linalg.cond(L.zeros(2, 0, 0), 1),
+        lambda L: L.linalg.matrix_rank(L.zeros(0, 3)),
+        lambda L: L.linalg.matrix_rank(L.zeros(2, 0, 3)),
+        lambda L: L.combinations(L.zeros(0)), lambda L: L.combinations(L.arange(3.0), 4),
     ]
     for call in calls:
         theirs, ours = call(torch), call(ng)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from . import dtypes as D
 from .ops import decompositions as F
 from .ops import reduce as R
 from .ops.decompositions import (
@@ -195,6 +196,8 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     if not A.dtype.is_floating_point:
         raise RuntimeError("This function doesn't handle types other than float and double")
     S = eigvalsh(A).abs() if hermitian else svdvals(A)
+    if S.shape[-1] == 0:  # (no singular values: rank 0, as PyTorch's)
+        return S.new_zeros(tuple(S.shape[:-1]), dtype=D.int64)
     atol, rtol = F._cutoff_rtol(A._data, atol, rtol)
     tol = (S.amax(-1, keepdim=True) * rtol).clamp_min(atol)
     return (S > tol).sum(-1)
