@@ -100,8 +100,9 @@ _default_device = None
 _WARNED_ONCE: set[str] = set()
 
 
-def warn_once(key: str, message: str, stacklevel: int = 3) -> None:
-    """Give the UserWarning ``message`` unless the one named ``key`` was given already."""
+def warn_once(key: str, message: str, stacklevel: int = 2) -> None:
+    """Give the UserWarning ``message`` unless the one named ``key`` was given already
+    (``stacklevel`` counted from the caller, as ``warnings.warn``'s)."""
     if key not in _WARNED_ONCE:
         _WARNED_ONCE.add(key)
         warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)

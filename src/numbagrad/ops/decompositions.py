@@ -658,14 +658,14 @@ def svd(input, some=True, compute_uv=True):
 @public("function method")
 def qr(input, some=True):
     """``linalg.qr`` in mode 'reduced' (``some``) or 'complete' (deprecated, as in PyTorch)."""
-    warn_once("qr", WARN_QR)
+    warn_once("qr", WARN_QR, stacklevel=3)  # (through the public wrapper)
     return _named("qr", QR)(*linalg_qr(input, "reduced" if some else "complete"))
 
 
 @public("function method")
 def cholesky(input, upper=False):
     """``linalg.cholesky`` under its old name and node (CholeskyBackward0; deprecated)."""
-    warn_once("cholesky", WARN_CHOLESKY)
+    warn_once("cholesky", WARN_CHOLESKY, stacklevel=3)  # (through the public wrapper)
     return linalg_cholesky(input, upper, "cholesky")
 
 
