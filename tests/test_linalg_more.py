@@ -541,3 +541,52 @@ def test_cuda_tensors_take_the_host_round_trip():
         y.backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-8)
+
+
+# ---------------------------------------------------------------- forward mode
+
+JVP_CASES = {
+    "svdvals": (lambda L, a: L.linalg.svdvals(a), TALL),
+    "svd": (lambda L, a: _gauge_free(L, *L.linalg.svd(a, full_matrices=False)), WIDE),
+    "qr": (lambda L, a: L.cat(list(L.linalg.qr(a)), -1), SQ),
+    "qr_tall": (lambda L, a: L.linalg.qr(a).Q, TALL),
+    "qr_wide": (lambda L, a: L.linalg.qr(a).R, WIDE),
+    "cholesky": (lambda L, a: L.linalg.cholesky(a, upper=True), SPD),
+    "eigh": (lambda L, a: _eigh_free(L, *L.linalg.eigh(a)), SPD),
+    "eigvalsh": (lambda L, a: L.linalg.eigvalsh(a), SPD),
+    "slogdet": (lambda L, a: L.linalg.slogdet(a).logabsdet, SQ),
+    "matrix_exp": (lambda L, a: L.linalg.matrix_exp(a), SQ),
+    "pinv": (lambda L, a: L.linalg.pinv(a), TALL),
+    "lstsq": (lambda L, a: L.linalg.lstsq(a, a[..., :2]).solution, TALL),
+    "solve_triangular": (lambda L, a: L.linalg.solve_triangular(a, a.mT, upper=True), SPD),
+    "cholesky_solve": (lambda L, a: L.cholesky_solve(a, a.tril()), SPD),
+    "erfinv": (lambda L, a: (a / 5).erfinv(), SQ),
+    "block_diag": (lambda L, a: L.block_diag(a[0], a[1, :2]), SQ),
+    "trapezoid": (lambda L, a: L.cumulative_trapezoid(a, a[0, 0]), SQ),
+}
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("case", list(JVP_CASES))
+def test_forward_mode_matches_torch_func_jvp(case):
+    import numbagrad.autograd.forward_ad as fwAD
+
+    f, a = JVP_CASES[case]
+    t = rng.standard_normal(a.shape)
+    _, theirs = torch.func.jvp(lambda x: f(torch, x), (torch.tensor(a),), (torch.tensor(t),))
+    with fwAD.dual_level():
+        _, ours = fwAD.unpack_dual(f(ng, fwAD.make_dual(ng.tensor(a), ng.tensor(t))))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_cholesky_inverse_forward_mode_is_the_derivative():
+    # (PyTorch 2.13's own forward mode differs from its finite differences here)
+    import numbagrad.autograd.forward_ad as fwAD
+
+    a, t = SPD[0], rng.standard_normal((3, 3))
+    f = lambda x: ng.cholesky_inverse(x.tril())
+    eps = 1e-6
+    numeric = (f(ng.tensor(a + eps * t)) - f(ng.tensor(a - eps * t))).numpy() / (2 * eps)
+    with fwAD.dual_level():
+        _, ours = fwAD.unpack_dual(f(fwAD.make_dual(ng.tensor(a), ng.tensor(t))))
+    np.testing.assert_allclose(ours.numpy(), numeric, rtol=1e-6, atol=1e-8)

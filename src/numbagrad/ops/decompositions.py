@@ -72,8 +72,9 @@ def linalg_svd_vjp(ctx, grads):
 
 
 def _needs_vectors(t):
-    """Whether a values-only call must still compute the vectors: their rule reads them."""
-    return is_grad_enabled() and t.requires_grad
+    """Whether a values-only call must still compute the vectors: their rules read them
+    (PyTorch's ``_may_require_fw_or_bw_grad``: a gradient or a forward-mode tangent)."""
+    return is_grad_enabled() and t.requires_grad or t._fw_grad is not None
 
 
 def _skew(a):
@@ -380,6 +381,26 @@ def cholesky_inverse_vjp(ctx, grad):
     return -(L @ common) if ctx.upper else -(common @ L)
 
 
+@cholesky_inverse.defjvp
+def cholesky_inverse_jvp(result, tangents, L, upper=False):
+    # PyTorch's cholesky_inverse_jvp: X = (C C^T)^-1 with C the lower factor, so
+    # dX = -(P + P^T), P = X dC C^T X
+    C, dC = (L.mT, tangents[0].mT) if upper else (L, tangents[0])
+    P = result @ dC @ C.mT @ result
+    return -(P + P.mT)
+
+
+@linalg_cholesky.defjvp
+def linalg_cholesky_jvp(result, tangents, x, upper=False, op="linalg.cholesky"):
+    # PyTorch's cholesky_jvp: dL = L Phi(L^-1 dA L^-T), Phi the lower triangle with its
+    # diagonal halved (the VJP assumes a symmetric dA; this reads dA as it is, as PyTorch's)
+    L = result.mT if upper else result
+    dL = linalg_solve_triangular(L, tangents[0], upper=False)
+    dL = linalg_solve_triangular(L, dL, upper=False, left=False, transposed=True)
+    dL = L @ (dL.tril() - 0.5 * dL.diagonal(0, -2, -1).diag_embed())
+    return dL.mT if upper else dL
+
+
 # ---------------------------------------------------------------- eigh
 
 
@@ -418,6 +439,16 @@ def linalg_eigh_vjp(ctx, grads):
     if gL is not None:
         inner = inner + gL.diag_embed()
     return V @ (inner @ V.mT)
+
+
+@linalg_eigh.defjvp
+def linalg_eigh_jvp(result, tangents, x, UPLO="L", compute_v=True):
+    # PyTorch's linalg_eig_jvp for Hermitian A: with dP = V^T dA V, dL = diag(dP) and
+    # dV = V (dP / E) off the diagonal, E[i, j] = L[j] - L[i]
+    L, V = result
+    dP = V.mT @ tangents[0] @ V
+    off = dP / (L.unsqueeze(-2) - L.unsqueeze(-1) + _eye_like(L)) - dP * _eye_like(L)
+    return dP.diagonal(0, -2, -1), V @ off
 
 
 # ---------------------------------------------------------------- slogdet

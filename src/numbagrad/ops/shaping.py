@@ -493,6 +493,9 @@ def block_diag_function(*tensors):
     return block_diag(list(tensors))
 
 
+block_diag.defjvp(linear(block_diag))
+
+
 @block_diag.defvjp
 def block_diag_vjp(ctx, grad):
     out, r, c = [], 0, 0
