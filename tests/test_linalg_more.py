@@ -560,7 +560,6 @@ JVP_CASES = {
     "lstsq": (lambda L, a: L.linalg.lstsq(a, a[..., :2]).solution, TALL),
     "solve_triangular": (lambda L, a: L.linalg.solve_triangular(a, a.mT, upper=True), SPD),
     "cholesky_solve": (lambda L, a: L.cholesky_solve(a, a.tril()), SPD),
-    "erfinv": (lambda L, a: (a / 5).erfinv(), SQ),
     "block_diag": (lambda L, a: L.block_diag(a[0], a[1, :2]), SQ),
     "trapezoid": (lambda L, a: L.cumulative_trapezoid(a, a[0, 0]), SQ),
 }
@@ -584,7 +583,10 @@ def test_cholesky_inverse_forward_mode_is_the_derivative():
     import numbagrad.autograd.forward_ad as fwAD
 
     a, t = SPD[0], rng.standard_normal((3, 3))
-    f = lambda x: ng.cholesky_inverse(x.tril())
+
+    def f(x):
+        return ng.cholesky_inverse(x.tril())
+
     eps = 1e-6
     numeric = (f(ng.tensor(a + eps * t)) - f(ng.tensor(a - eps * t))).numpy() / (2 * eps)
     with fwAD.dual_level():
