@@ -1,5 +1,6 @@
 """torch.linalg's decompositions and what PyTorch builds on them: svd, qr, cholesky, eigh,
-slogdet, pinv, lstsq, matrix_exp and solve_triangular.
+slogdet, pinv, lstsq, matrix_exp, solve_triangular, cholesky_solve and cholesky_inverse, and
+their ``torch.*`` spellings (svd, qr, cholesky, pinverse, logdet, matrix_power, vander, ...).
 
 The forwards run NumPy's LAPACK on the host (a CUDA tensor's values are copied there and the
 results back: there is no device solver yet). The backward rules are PyTorch's
@@ -305,6 +306,17 @@ def linalg_cholesky_vjp(ctx, grad):
     return linalg_solve_triangular(L, gA, upper=False, left=False)
 
 
+@linalg_cholesky.defjvp
+def linalg_cholesky_jvp(result, tangents, x, upper=False, op="linalg.cholesky"):
+    # PyTorch's cholesky_jvp: dL = L Phi(L^-1 dA L^-T), Phi the lower triangle with its
+    # diagonal halved (the VJP assumes a symmetric dA; this reads dA as it is, as PyTorch's)
+    L = result.mT if upper else result
+    dL = linalg_solve_triangular(L, tangents[0], upper=False)
+    dL = linalg_solve_triangular(L, dL, upper=False, left=False, transposed=True)
+    dL = L @ (dL.tril() - 0.5 * dL.diagonal(0, -2, -1).diag_embed())
+    return dL.mT if upper else dL
+
+
 def _cholesky_solve_array(b, t, upper):
     """``A^-1 b`` for ``A = t t^T`` (``t`` lower) or ``t^T t`` (``upper``), batches broadcast."""
     first = np.swapaxes(t, -1, -2) if upper else t  # (the lower-triangular factor)
@@ -388,17 +400,6 @@ def cholesky_inverse_jvp(result, tangents, L, upper=False):
     C, dC = (L.mT, tangents[0].mT) if upper else (L, tangents[0])
     P = result @ dC @ C.mT @ result
     return -(P + P.mT)
-
-
-@linalg_cholesky.defjvp
-def linalg_cholesky_jvp(result, tangents, x, upper=False, op="linalg.cholesky"):
-    # PyTorch's cholesky_jvp: dL = L Phi(L^-1 dA L^-T), Phi the lower triangle with its
-    # diagonal halved (the VJP assumes a symmetric dA; this reads dA as it is, as PyTorch's)
-    L = result.mT if upper else result
-    dL = linalg_solve_triangular(L, tangents[0], upper=False)
-    dL = linalg_solve_triangular(L, dL, upper=False, left=False, transposed=True)
-    dL = L @ (dL.tril() - 0.5 * dL.diagonal(0, -2, -1).diag_embed())
-    return dL.mT if upper else dL
 
 
 # ---------------------------------------------------------------- eigh
