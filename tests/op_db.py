@@ -102,6 +102,49 @@ def _well_np(a):
     return a + 3 * np.eye(a.shape[-1], dtype=a.dtype)
 
 
+def _erfinv_np(a):
+    """erfinv by Newton's method on erf from 0, to convergence (|a| < 1)."""
+    erf = np.vectorize(math.erf, otypes=[np.float64])
+    y = np.zeros(np.shape(a))
+    for _ in range(30):
+        y = y - (erf(y) - a) / (2 / math.sqrt(math.pi) * np.exp(-y * y))
+    return y.astype(np.asarray(a).dtype)
+
+
+def _tri(x):
+    """A well-conditioned triangular factor (what the upper triangle of ``x`` contributes is
+    its gradient's)."""
+    return _well(x).tril()
+
+
+def _tri_np(a):
+    return np.tril(_well_np(a))
+
+
+def _block_diag_np(*blocks):
+    out = np.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)),
+                   blocks[0].dtype)
+    r = c = 0
+    for b in blocks:
+        out[r:r + b.shape[0], c:c + b.shape[1]] = b
+        r, c = r + b.shape[0], c + b.shape[1]
+    return out
+
+
+def _spd(x):
+    return x @ x.mT + 3 * ng.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _spd_np(a):
+    return a @ np.swapaxes(a, -1, -2) + 3 * np.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _expm_np(a):
+    """exp of (diagonalisable) matrices through their eigendecomposition."""
+    w, v = np.linalg.eig(a)
+    return ((v * np.exp(w)[..., None, :]) @ np.linalg.inv(v)).real.astype(a.dtype)
+
+
 U = OpInfo
 NF = ng.nn.functional
 B = BINARY_SHAPES
@@ -218,6 +261,7 @@ OPS = [
     U("log2", lambda x: x.log2(), np.log2, domain=(0.2, 3.0), shapes=S2),
     U("exp2", lambda x: ng.exp2(x), np.exp2, shapes=S2),
     U("erfc", lambda x: ng.erfc(x), np.vectorize(math.erfc), shapes=S2),
+    U("erfinv", lambda x: x.erfinv(), lambda a: _erfinv_np(a), domain=(-0.9, 0.9)),
     U("atan", lambda x: x.atan(), np.arctan, shapes=S2),
     U("asin", lambda x: x.asin(), np.arcsin, domain=(-0.9, 0.9), shapes=S2),
     U("acos", lambda x: ng.acos(x), np.arccos, domain=(-0.9, 0.9), shapes=S2),
@@ -251,6 +295,8 @@ OPS = [
     U("add", lambda x, y: x + y, np.add, 2, B, int_ok=True),
     U("sub", lambda x, y: x - y, np.subtract, 2, B, int_ok=True),
     U("mul", lambda x, y: x * y, np.multiply, 2, B, int_ok=True),
+    U("mul_scalar", lambda x: ng.ops.elementwise.mul_scalar(x, -1.5), lambda a: a * -1.5,
+      shapes=S2, node="MulBackward1"),
     U("div_scalar", lambda x: ng.ops.elementwise.div_scalar(x, 2.5), lambda a: a / 2.5,
       node="DivBackward1"),
     U("div", lambda x, y: x / y, np.divide, 2, B, domain=(0.5, 2.0)),
@@ -602,6 +648,40 @@ OPS = [
       lambda a, b: np.linalg.solve(_well_np(a), b), 2,
       [((3, 3), (3, 2)), ((2, 2, 2), (2, 1)), ((2, 2), (2,))],
       node="LinalgSolveExBackward0", rtol32=1e-4),
+    # (the factorizations: symmetric or well-conditioned inputs; outputs free of sign choices)
+    U("linalg_svd", lambda x: ng.linalg.svdvals(x), lambda a: np.linalg.svd(a, compute_uv=False),
+      shapes=[(3, 2), (2, 2, 3)], node="LinalgSvdBackward0", rtol32=1e-4),
+    U("linalg_qr", lambda x: ng.linalg.qr(x).Q, lambda a: np.linalg.qr(a)[0],
+      shapes=[(3, 2), (2, 2, 3)], node="LinalgQrBackward0", rtol32=1e-4),
+    U("linalg_solve_triangular", lambda x, y: ng.linalg.solve_triangular(_well(x), y, upper=True),
+      lambda a, b: np.linalg.solve(np.triu(_well_np(a)), b), 2,
+      [((3, 3), (3, 2)), ((2, 2, 2), (2, 1))], node="LinalgSolveTriangularBackward0",
+      rtol32=1e-4),
+    U("linalg_cholesky", lambda x: ng.linalg.cholesky(_spd(x)),
+      lambda a: np.linalg.cholesky(_spd_np(a)), shapes=[(3, 3), (2, 2, 2)],
+      node="LinalgCholeskyExBackward0", rtol32=1e-4),
+    U("linalg_eigh", lambda x: ng.linalg.eigvalsh(x + x.mT),
+      lambda a: np.linalg.eigvalsh(a + np.swapaxes(a, -1, -2)), shapes=[(3, 3), (2, 2, 2)],
+      node="LinalgEighBackward0", rtol32=1e-4),
+    U("linalg_slogdet", lambda x: ng.linalg.slogdet(_well(x)).logabsdet,
+      lambda a: np.linalg.slogdet(_well_np(a))[1], shapes=[(3, 3), (2, 2, 2)],
+      node="LinalgSlogdetBackward0", rtol32=1e-4),
+    U("linalg_pinv", lambda x: ng.linalg.pinv(x), np.linalg.pinv, shapes=[(3, 2), (2, 2, 3)],
+      node="LinalgPinvBackward0", rtol32=1e-4),
+    U("linalg_lstsq", lambda x, y: ng.linalg.lstsq(x, y).solution,
+      lambda a, b: np.linalg.pinv(a) @ b, 2, [((3, 2), (3, 2)), ((2, 3, 2), (2, 3, 1))],
+      node="LinalgLstsqBackward0", rtol32=1e-4),
+    U("cholesky_solve", lambda x, y: ng.cholesky_solve(x, _tri(y)),
+      lambda a, b: np.linalg.solve(_tri_np(b) @ np.swapaxes(_tri_np(b), -1, -2), a), 2,
+      [((3, 2), (3, 3)), ((2, 2, 1), (2, 2))], node="CholeskySolveBackward0", rtol32=1e-4),
+    U("cholesky_inverse", lambda x: ng.cholesky_inverse(_tri(x).mT, upper=True),
+      lambda a: np.linalg.inv(_tri_np(a) @ np.swapaxes(_tri_np(a), -1, -2)),
+      shapes=[(3, 3), (2, 2, 2)], node="CholeskyInverseBackward0", rtol32=1e-4),
+    U("block_diag", lambda x, y: ng.block_diag(x, y[0], x[0, 0]),
+      lambda a, b: _block_diag_np(a, np.atleast_2d(b[0]), np.atleast_2d(a[0, 0])), 2,
+      [((2, 3), (3, 2)), ("transposed", (2,))]),
+    U("linalg_matrix_exp", lambda x: ng.linalg.matrix_exp(x), lambda a: _expm_np(a),
+      shapes=[(3, 3), (2, 2, 2)], node="LinalgMatrixExpBackward0", rtol32=1e-4),
     # ---------------------------------------------------------------- random (ops/random.py)
     # (a zero std or probability makes the draws constant: the values and zero gradients are
     # checked against references)

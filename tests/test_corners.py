@@ -7,7 +7,6 @@ warning or error); the last tests also compare against PyTorch itself when it is
 
 from __future__ import annotations
 
-import importlib
 import math
 import warnings
 
@@ -15,8 +14,6 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
-
-tensor_module = importlib.import_module("numbagrad.tensor")
 
 NAN = math.nan
 INF = math.inf
@@ -528,7 +525,7 @@ def test_chunk_and_split_errors(call, message):
 @pytest.fixture
 def fresh_warnings(monkeypatch):
     # PyTorch gives these deprecation warnings once per process
-    monkeypatch.setattr(tensor_module, "_WARNED_ONCE", set())
+    monkeypatch.setattr(ng._tensor, "_WARNED_ONCE", set())
 
 
 def test_mT_of_a_0d_tensor_is_the_tensor_itself_with_a_warning(fresh_warnings):

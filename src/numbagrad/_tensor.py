@@ -100,6 +100,14 @@ _default_device = None
 _WARNED_ONCE: set[str] = set()
 
 
+def warn_once(key: str, message: str, stacklevel: int = 2) -> None:
+    """Give the UserWarning ``message`` unless the one named ``key`` was given already
+    (``stacklevel`` counted from the caller, as ``warnings.warn``'s)."""
+    if key not in _WARNED_ONCE:
+        _WARNED_ONCE.add(key)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
+
+
 def set_default_device(dev) -> None:
     """Where factories put tensors when no ``device=`` is given (None: the CPU)."""
     global _default_device

@@ -245,6 +245,31 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _finish(np.eye(n, n if m is None else m, dtype=_dt(dtype).np), requires_grad, device)
 
 
+def _triangle_indices(name, row, col, offset, dtype, device, lower):
+    dt = D.as_dtype(dtype)
+    if dt not in (D.int64, D.int32):
+        raise NotImplementedError(f'"{name}" not implemented for '
+                                  f"'{D.SCALAR_TYPE.get(dt.name, dt.name)}'")
+    if row < 0 or col < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}" if row < 0
+                           else f"col must be non-negative, got{col}")
+    keep = np.tri(row, col, offset, dtype=bool) if lower else ~np.tri(row, col, offset - 1,
+                                                                       dtype=bool)
+    return _finish(np.stack(np.nonzero(keep)).astype(dt.np), False, _check_device(device))
+
+
+def tril_indices(row, col, offset=0, *, dtype=D.int64, device=None, layout=None) -> Tensor:
+    """The (2, N) coordinates of the lower triangle (``offset`` above the main diagonal) of a
+    ``row`` by ``col`` matrix, row by row."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, device, True)
+
+
+def triu_indices(row, col, offset=0, *, dtype=D.int64, device=None, layout=None) -> Tensor:
+    """The (2, N) coordinates of the upper triangle (from ``offset`` above the main diagonal)
+    of a ``row`` by ``col`` matrix, row by row."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, device, False)
+
+
 def _random_float(dt, kernel, shape=None):
     """PyTorch's refusal of an integer or bool dtype for a random float fill. Given the
     ``shape`` to fill, the refusal is the sampling kernel's own, which PyTorch never enters

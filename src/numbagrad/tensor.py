@@ -6,7 +6,6 @@ without importing this module."""
 
 from __future__ import annotations
 
-import warnings
 import weakref
 from types import FunctionType
 
@@ -15,7 +14,7 @@ from . import dtypes as D
 from . import factory
 from . import ops as _F
 from ._printing import tensor_repr
-from ._tensor import _TYPE_NAMES, CPU, Tensor, _check_device, device
+from ._tensor import _TYPE_NAMES, CPU, Tensor, _check_device, device, warn_once
 from ._tensor import LazyTensor, Size, get_default_device, set_default_device  # noqa: F401
 from ._tensor import _rebuild  # noqa: F401 (a pickled Tensor may name it here)
 from .autograd.api import backward as _backward
@@ -323,10 +322,10 @@ class _Methods:
     @property
     def T(self):
         if self.ndim == 0:
-            _warn_once("T0", "Tensor.T is deprecated on 0-D tensors. This function is the identity "
+            warn_once("T0", "Tensor.T is deprecated on 0-D tensors. This function is the identity "
                              "in these cases.")
         elif self.ndim != 2:
-            _warn_once("T", _WARN_T)
+            warn_once("T", _WARN_T)
         return _F.permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
     @property
@@ -337,7 +336,7 @@ class _Methods:
                     "tensor.mT is only supported on matrices or batches of matrices. Got 1-D "
                     "tensor."
                 )
-            _warn_once("mT0", "Tensor.mT is deprecated on 0-D tensors. This function is the "
+            warn_once("mT0", "Tensor.mT is deprecated on 0-D tensors. This function is the "
                               "identity in these cases.")
             return self  # (PyTorch returns the tensor itself: no node, no view)
         return _F.transpose(self, -2, -1)
@@ -355,7 +354,7 @@ class _Methods:
     def H(self):
         """The conjugate transpose of a matrix: its transpose, numbagrad's dtypes being real."""
         if self.ndim == 0:
-            _warn_once("H0", "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
+            warn_once("H0", "Tensor.H is deprecated on 0-D tensors. Consider using x.conj().")
             return self
         if self.ndim != 2:
             more = (" For batches of matrices, consider using tensor.mH" if self.ndim > 2
@@ -404,13 +403,6 @@ _WARN_T = (
     "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
     "tensor."
 )
-_WARNED_ONCE: set = set()  # PyTorch gives these deprecation warnings once per process
-
-
-def _warn_once(key, message):
-    if key not in _WARNED_ONCE:
-        _WARNED_ONCE.add(key)
-        warnings.warn(message, UserWarning, stacklevel=3)
 
 
 def _inplace(name, fn):

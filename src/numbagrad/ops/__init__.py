@@ -20,6 +20,7 @@ from ..autograd.grad_mode import _state as _grad_state
 from . import activation  # noqa: F401 (declares its op and functions)
 from . import attention  # noqa: F401 (declares its op)
 from . import conv  # noqa: F401 (declares its ops)
+from . import decompositions  # noqa: F401 (declares its ops)
 from . import elementwise as E
 from . import embedding  # noqa: F401 (declares its op)
 from . import indexing  # noqa: F401 (declares its ops)

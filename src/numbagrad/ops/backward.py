@@ -152,11 +152,13 @@ def composite_backward(op, node, grads):
     if node._num_outputs == 1:
         grads = grads[0]
     else:
-        # outputs that received no gradient contribute zeros
-        grads = [
-            g if g is not None else Tensor._make(ctx.backend.zeros(s, d.np))
-            for g, s, d in zip(grads, ctx.out_shapes, ctx.out_dtypes)
-        ]
+        # outputs that received no gradient contribute zeros (or None, for an op that tells
+        # them apart)
+        if not op.keeps_missing_grads:
+            grads = [
+                g if g is not None else Tensor._make(ctx.backend.zeros(s, d.np))
+                for g, s, d in zip(grads, ctx.out_shapes, ctx.out_dtypes)
+            ]
     # ``ctx[name]`` reads the node's saved tensors; the link goes after, so that node and
     # ctx make no reference cycle (the graph is then freed with its last tensor, not by
     # the garbage collector)

@@ -709,6 +709,48 @@ def erfc(x):
 erfc.defvjp(lambda grad, x: -grad * 1.1283791670955126 * exp(-x * x))
 
 
+@unary("erfinv", dtype="float", variants="function method inplace")
+def erfinv(x):
+    """The inverse of erf on (-1, 1): Giles' single-precision approximation ("Approximating
+    the erfinv function", 2010), then two Newton steps on erf(y) = x for full precision."""
+    if x >= 1 or x <= -1:
+        if x == 1:
+            return math.inf
+        if x == -1:
+            return -math.inf
+        return math.nan
+    w = -math.log((1 - x) * (1 + x))
+    if w < 5:
+        w = w - 2.5
+        p = 2.81022636e-08
+        p = 3.43273939e-07 + p * w
+        p = -3.5233877e-06 + p * w
+        p = -4.39150654e-06 + p * w
+        p = 0.00021858087 + p * w
+        p = -0.00125372503 + p * w
+        p = -0.00417768164 + p * w
+        p = 0.246640727 + p * w
+        p = 1.50140941 + p * w
+    else:
+        w = math.sqrt(w) - 3
+        p = -0.000200214257
+        p = 0.000100950558 + p * w
+        p = 0.00134934322 + p * w
+        p = -0.00367342844 + p * w
+        p = 0.00573950773 + p * w
+        p = -0.0076224613 + p * w
+        p = 0.00943887047 + p * w
+        p = 1.00167406 + p * w
+        p = 2.83297682 + p * w
+    y = p * x
+    y = y - (math.erf(y) - x) / (1.1283791670955126 * math.exp(-y * y))  # (2 / sqrt(pi))
+    return y - (math.erf(y) - x) / (1.1283791670955126 * math.exp(-y * y))
+
+
+# d erfinv(x) / dx = sqrt(pi) / 2 * exp(erfinv(x)^2)
+erfinv.defvjp(lambda grad, result: grad * 0.886226925452758 * exp(result * result))
+
+
 @unary("atan", dtype="float", variants="function method inplace", aliases="arctan")
 def atan(x):
     return math.atan(x)
@@ -988,6 +1030,16 @@ def div(x, y):
 # (y's rule is PyTorch's form, -grad * ((x / y) / y): y * y would overflow or underflow first,
 # and at y = inf its derivative is -0, not nan)
 div.defvjp(lambda grad, y: grad / y, lambda grad, x, y: -grad * ((x / y) / y))
+
+
+@unary("mul_scalar", node="MulBackward1")
+def mul_scalar(x, other):
+    """``x * other`` for a scalar ``other`` as PyTorch's own compositions multiply (its
+    mul.Scalar: MulBackward1, where Python's ``x * 0.5`` is MulBackward0)."""
+    return x * other
+
+
+mul_scalar.defvjp(lambda grad, other: grad * other)
 
 
 @unary("div_scalar", node="DivBackward1", dtype="float")

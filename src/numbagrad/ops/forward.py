@@ -269,7 +269,10 @@ def through_vjp(op, inputs=None):
                     inner = term if inner is None else inner + term
             if inner is None:
                 return tuple(None for _ in outs) if isinstance(out, tuple) else None
-            tangents_out = iter(_grad(inner, us, allow_unused=True))
+            # (the graph kept: a tangent with a history of its own, as a rule written with
+            # Tensor ops gives under forward over reverse, leads into it, and freeing it would
+            # free that history)
+            tangents_out = iter(_grad(inner, us, allow_unused=True, retain_graph=True))
         found = [next(tangents_out) if isinstance(o, Tensor) and o.requires_grad else None
                  for o in outs]
         found = [zeros_like(o) if t is None and isinstance(o, Tensor) and

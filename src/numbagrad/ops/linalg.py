@@ -572,13 +572,13 @@ class LinAlgError(RuntimeError):
     PyTorch's ``torch.linalg.LinAlgError``."""
 
 
-def _square_floats(x, op: str) -> np.ndarray:
-    """``x``'s values for a NumPy (LAPACK) routine on batches of square matrices: on CUDA a
-    copy to the host, the result copied back by ``_back`` (no CUDA solver here yet)."""
+def _matrices(x, op: str, square=True) -> np.ndarray:
+    """``x``'s values for a NumPy (LAPACK) routine on batches of (``square``) matrices: on
+    CUDA a copy to the host, the result copied back by ``_back`` (no CUDA solver here yet)."""
     if x.ndim < 2:
         raise RuntimeError(f"{op}: The input tensor A must have at least 2 dimensions.")
     n, m = x.shape[-2], x.shape[-1]
-    if n != m:
+    if square and n != m:
         raise RuntimeError(
             f"{op}: A must be batches of square matrices, but they are {n} by {m} matrices")
     if not x.dtype.is_floating_point:
@@ -619,7 +619,7 @@ def _singular(a: np.ndarray, op: str, what: str) -> LinAlgError:
 @composite("linalg_inv", node="LinalgInvExBackward0")
 def linalg_inv(ctx, x):
     """The inverse of each square matrix in ``x`` (..., n, n)."""
-    a = _square_floats(x, "linalg.inv")
+    a = _matrices(x, "linalg.inv")
     try:
         out = np.linalg.inv(a)
     except np.linalg.LinAlgError:
@@ -645,7 +645,7 @@ def inverse(input):
 @composite("linalg_det", node="LinalgDetBackward0")
 def linalg_det(ctx, x):
     """The determinant of each square matrix in ``x`` (..., n, n)."""
-    a = _square_floats(x, "linalg.det")
+    a = _matrices(x, "linalg.det")
     ctx.save(x=x)
     return _back(ctx, np.asarray(np.linalg.det(a), dtype=a.dtype))
 
@@ -674,7 +674,7 @@ def _vector_rhs(a_shape, b_shape) -> bool:
 def linalg_solve(ctx, x, b):
     """``X`` with ``A X = B`` for each square matrix ``A`` in ``x`` (batch dims broadcast);
     ``B`` (..., n, k) or, a vector right-hand side, (..., n)."""
-    a = _square_floats(x, "linalg.solve")
+    a = _matrices(x, "linalg.solve")
     if x.dtype is not b.dtype:
         raise RuntimeError(
             "linalg.solve: Expected A and B to have the same dtype, but found A of type "

@@ -285,6 +285,10 @@ class Composite(OpDef):
     # ``lean(*args, **kwargs)``: the op's result by a shorter path that records exactly what
     # this class's ``__call__`` would, or None when the arguments need the general one
     lean = None
+    # whether ``backward`` is given None for an output that received no gradient (PyTorch's
+    # undefined gradient, which rules such as svd_backward tell apart from zeros) instead of
+    # zeros
+    keeps_missing_grads = False
 
     # ``jvp(result, tangents, *args, **kwargs)``: the output's forward-mode tangent, where
     # ``tangents[i]`` is that of ``args[i]`` (None: it has none; a list for a list of tensors).

@@ -368,6 +368,144 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
+# ---------------------------------------------------------------- trapezoidal integration
+
+
+def _samples(y, x, dim, name):
+    """The steps between the sample points ``x`` (a tensor), viewed to broadcast with ``y``'s
+    differences along ``dim``, as PyTorch's (NumPy's) trapezoid."""
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        shape = [1] * y.ndim
+        shape[dim] = x.shape[0]
+        x = M.view(x, *shape)
+    elif x.ndim < y.ndim:
+        x = M.view(x, *([1] * (y.ndim - x.ndim) + list(x.shape)))
+    return _slice(x, dim, 1, None) - _slice(x, dim, None, -1)
+
+
+def _slice(t, dim, start, stop):
+    return M.getitem(t, (slice(None),) * dim + (slice(start, stop),))
+
+
+def _integrate(y, x, dx, dim, name):
+    if x is not None and dx is not None:  # (PyTorch's argument parser's refusal)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got (Tensor, "
+                        f"Tensor, dx={type(dx).__name__}), but expected one of:\n"
+                        " * (Tensor y, Tensor x, *, int dim = -1)\n"
+                        " * (Tensor y, *, Number dx = 1, int dim = -1)\n")
+    if y.dtype is D.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `y`, but bool is not supported")
+    d = _wrap_dim(dim, y.ndim)
+    steps = None if x is None else _samples(y, x, d, name)
+    if not y.dtype.is_floating_point:  # (integers integrate to floats; they carry no gradient)
+        y = y.to(D.to_float(y.dtype))
+    return y, d, steps, 1 if dx is None else dx
+
+
+@public("function", aliases="trapz")
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule's integral of ``y`` along ``dim``, at the sample points ``x`` or
+    ``dx`` apart (composed as PyTorch's)."""
+    y, d, steps, dx = _integrate(y, x, dx, dim, "trapezoid")
+    if y.shape[d] == 0:
+        shape = tuple(n for k, n in enumerate(y.shape) if k != d)
+        return Tensor._make(backend.of(y._data).zeros(shape, D.to_float(y.dtype).np))
+    # (a scalar factor as PyTorch's C++ multiplies and divides: MulBackward1, DivBackward1)
+    if steps is None:
+        ends = M.select(y, d, 0) + M.select(y, d, -1)
+        return E.mul_scalar(y.sum(d) - E.mul_scalar(ends, 0.5), dx)
+    return E.div_scalar((steps * (_slice(y, d, 1, None) + _slice(y, d, None, -1))).sum(d), 2.0)
+
+
+@public("function")
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integrals of ``y`` along ``dim`` (one fewer than the samples)."""
+    y, d, steps, dx = _integrate(y, x, dx, dim, "cumulative_trapezoid")
+    sums = _slice(y, d, None, -1) + _slice(y, d, 1, None)
+    if steps is None:
+        return E.mul_scalar(sums, dx / 2.0).cumsum(d)
+    return E.div_scalar((steps * sums).cumsum(d), 2.0)
+
+
+# ---------------------------------------------------------------- products of sets, blocks
+
+
+@public("function")
+def cartesian_prod(*tensors):
+    """The tuples of the Cartesian product of 1-d tensors, one per row (a single tensor is
+    returned as it is), stacked from their meshgrid as PyTorch's."""
+    for t in tensors:
+        if t.ndim != 1:
+            raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    if len(tensors) == 1:
+        return tensors[0]
+    grids = meshgrid(*tensors, indexing="ij")
+    return M.stack([M.reshape(g, -1) for g in grids], 1)
+
+
+@public("function")
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of the elements of the 1-d ``input`` (with replacement:
+    ``itertools.combinations_with_replacement``'s), one per row: its meshgrid's grids taken
+    where the indices rise, as PyTorch's."""
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor._make(backend.of(input._data).zeros((0,), input._data.dtype))
+    n = input.shape[0]
+    index = np.indices((n,) * r).reshape(r, -1)
+    rising = np.diff(index, axis=0)
+    keep = np.all(rising >= 0 if with_replacement else rising > 0, axis=0).reshape((n,) * r)
+    mask = Tensor._make(keep).to(input.device)
+    grids = meshgrid(*([input] * r), indexing="ij")
+    return M.stack([I.masked_select(g, mask) for g in grids], 1)
+
+
+@composite("block_diag")
+def block_diag(ctx, tensors):
+    """The matrices (0-d: 1 x 1, 1-d: one row) on the diagonal of a matrix of zeros."""
+    for k, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {k} has {t.ndim} dimensions")
+    if not tensors:  # (PyTorch's empty row)
+        return ctx.backend.zeros((1, 0), D.default_float.np)
+    dt = D.result_type(*tensors)
+    blocks = [M.reshape(Tensor._make(t._data).to(dt), (1,) * (2 - t.ndim) + tuple(t.shape))._data
+              for t in tensors]
+    be = ctx.backend
+    out = be.zeros((sum(b.shape[0] for b in blocks), sum(b.shape[1] for b in blocks)), dt.np)
+    r = c = 0
+    for b in blocks:
+        be.copyto(out[r:r + b.shape[0], c:c + b.shape[1]], b)
+        r, c = r + b.shape[0], c + b.shape[1]
+    ctx.corners = [(b.shape, k) for k, b in enumerate(blocks)]
+    return out
+
+
+@public("function", name="block_diag")
+def block_diag_function(*tensors):
+    """``block_diag`` of the tensors passed one by one (BlockDiagBackward0)."""
+    return block_diag(list(tensors))
+
+
+block_diag.defjvp(linear(block_diag))
+
+
+@block_diag.defvjp
+def block_diag_vjp(ctx, grad):
+    out, r, c = [], 0, 0
+    for (rows, cols), k in ctx.corners:
+        g = grad[r:r + rows, c:c + cols]
+        out.append(M.reshape(g, ctx.input_shapes[k]))
+        r, c = r + rows, c + cols
+    return tuple(out)
+
+
 @composite("rot90", variants="function method")
 def rot90(ctx, x, k=1, dims=(0, 1)):
     """``x`` rotated by ``k`` quarter turns in the plane ``dims``, from the first dim toward
