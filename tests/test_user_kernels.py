@@ -361,7 +361,7 @@ POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_bool_exponent", "pow_te
             "reciprocal", "div", "remainder", "log2", "log10"}
 # samples drawn from (lo, hi) instead of (-2, 2), for the ops defined on less
 DOMAINS = {"asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "acosh": (1.1, 3.0),
-           "logit": (0.05, 0.95)}
+           "logit": (0.05, 0.95), "erfinv": (-0.9, 0.9)}
 # the built-ins whose scalar source the deriver cannot read (their rules are hand-written)
 NOT_DERIVED = {
     "trunc": "int(x): an integer conversion",
