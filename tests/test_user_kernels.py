@@ -14,7 +14,7 @@ from devices import on_cuda
 import numbagrad as ng
 from numbagrad.autograd import gradcheck, gradgradcheck
 from numbagrad.ops import REGISTRY
-from numbagrad.ops.derive import DeriveError, derive, source
+from numbagrad.ops.derive import DeriveError, derive, rule_ops, source, write_rule
 from numbagrad.ops.registry import Elementwise
 from numbagrad.testing import check_elementwise
 
@@ -112,6 +112,66 @@ def _np_erf(v):
     return np.vectorize(math.erf)(v)
 
 
+# ---- kernels whose rule reuses a value the function computes later, and erfinv's shape (a
+# rule computes every branch on every element, so no branch here makes a NaN where it is not
+# taken: through create_graph, 0 * NaN would reach the second derivative, as with torch.where)
+
+
+@ng.elementwise
+def erf_then_gauss(x):
+    # erf's derivative, 2 / sqrt(pi) * exp(-x * x), is the exp the next line computes
+    y = math.erf(x)
+    return y + math.exp(-x * x)
+
+
+@ng.elementwise
+def pow_twice(x, y):
+    z = x**y + 1  # (the derivative of x**y binds x**y: the next line's value)
+    w = x**y
+    return z * w
+
+
+@ng.elementwise
+def one_branch_temp(x):
+    # t only in one branch, p and w in both, exp(x) again after the if
+    if x < 0.5:
+        t = math.exp(x)
+        p = t * x
+        w = p + 1
+    else:
+        p = math.sqrt(1 + x * x)
+        w = p * p
+    return p * w + math.exp(x)
+
+
+@ng.elementwise
+def erfinv_like(x):
+    # erfinv's shape: returns in nested branches, w and p set in both branches of the next if
+    # (t in one), then a Newton-like step whose exp(-y * y) erf's derivative needs as well
+    if x >= 1.5 or x <= -1.5:
+        if x >= 1.5:
+            return 0.25 * x * x
+        return -1.0
+    w = x * x
+    if w < 1:
+        w = w - 0.5
+        p = 0.5 + 0.25 * w
+    else:
+        t = math.sqrt(w)
+        w = t - 1
+        p = 0.625 + 0.5 * w * t
+    y = p * x
+    return y - 0.5 * (math.erf(y) - x) * math.exp(-y * y)
+
+
+def _erfinv_like_ref(x):
+    w = x * x
+    p = np.where(w < 1, 0.5 + 0.25 * (w - 0.5), 0.625 + 0.5 * (np.sqrt(w) - 1) * np.sqrt(w))
+    y = p * x
+    out = y - 0.5 * (_np_erf(y) - x) * np.exp(-y * y)
+    return np.where(x >= 1.5, 0.25 * x * x, np.where(x <= -1.5, -1.0, out))
+
+
 # (op, NumPy reference, params, domain, shapes)
 CASES = [
     (swish, lambda x, b: x / (1 + np.exp(-b * x)), (1.5,), (-2, 2), [(3,), (2, 3)]),
@@ -131,6 +191,12 @@ CASES = [
      (-4, 4), [(2, 3)]),
     (gauss, lambda x: x * np.exp(-x * x), (), (-2, 2), [(2, 3)]),
     (scaled3, lambda x: 3.0 * x * x, (), (-2, 2), [(2, 3)]),
+    (erf_then_gauss, lambda x: _np_erf(x) + np.exp(-x * x), (), (-2, 2), [(2, 3)]),
+    (pow_twice, lambda x, y: (x**y + 1) * x**y, (), (0.2, 2), [(2, 3)]),
+    (one_branch_temp, lambda x: np.where(x < 0.5, x * np.exp(x) * (x * np.exp(x) + 1),
+                                         np.sqrt(1 + x * x) ** 3) + np.exp(x),
+     (), (-2, 2), [(2, 3)]),
+    (erfinv_like, _erfinv_like_ref, (), (-2, 2), [(4, 5)]),
 ]
 
 
@@ -216,6 +282,45 @@ def test_create_graph_gives_second_derivatives():
     np.testing.assert_allclose(h.numpy(), pdf * (2 - v * v), rtol=1e-10)
     assert gradgradcheck(lambda a, b: swish(a, b), (x, ng.tensor(1.5, dtype=ng.float64,
                                                                  requires_grad=True)))
+
+
+def _first_and_second(op, values):
+    x = ng.tensor(values, dtype=ng.float64, requires_grad=True)
+    (g,) = ng.autograd.grad(op(x).sum(), x, create_graph=True)
+    (h,) = ng.autograd.grad(g.sum(), x)
+    return g.detach().numpy(), h.numpy()
+
+
+def test_rules_reusing_a_later_value_match_hand_written_derivatives():
+    # erf's derivative needs exp(-x * x), which erf_then_gauss computes on its next line: the
+    # derived rule once read that binding before making it (UnboundLocalError in backward)
+    for op in (erf_then_gauss, pow_twice, one_branch_temp, erfinv_like):
+        assert op.derive_error is None, op.__name__
+    v = np.array([-1.7, -0.6, 0.3, 1.2])
+    g, h = _first_and_second(erf_then_gauss, v)
+    gauss_ = np.exp(-v * v)
+    np.testing.assert_allclose(g, (2 / np.sqrt(np.pi) - 2 * v) * gauss_, rtol=1e-12)
+    np.testing.assert_allclose(h, (4 * v * v - 4 * v / np.sqrt(np.pi) - 2) * gauss_, rtol=1e-12)
+    # one_branch_temp: (u^2 + u) with u = x e^x below 0.5, (1 + x^2)^(3/2) above, plus e^x
+    v = np.array([-1.5, -0.2, 0.4, 0.7, 1.9])
+    e = np.exp(v)
+    u, du, ddu, s = v * e, e * (1 + v), e * (2 + v), np.sqrt(1 + v * v)
+    g, h = _first_and_second(one_branch_temp, v)
+    np.testing.assert_allclose(g, np.where(v < 0.5, (2 * u + 1) * du, 3 * v * s) + e, rtol=1e-12)
+    np.testing.assert_allclose(h, np.where(v < 0.5, 2 * du * du + (2 * u + 1) * ddu,
+                                           3 * s + 3 * v * v / s) + e, rtol=1e-12)
+    # erfinv_like's returns: 0.25 x^2 above 1.5 and a constant below -1.5
+    g, h = _first_and_second(erfinv_like, np.array([-1.8, 1.6, 2.0]))
+    np.testing.assert_allclose(g, [0.0, 0.8, 1.0], rtol=1e-12)
+    np.testing.assert_allclose(h, [0.0, 0.5, 0.5], rtol=1e-12)
+
+
+def test_a_rule_reading_a_binding_before_making_it_is_refused():
+    # what the deriver writes must run: a binding read before it is made is a DeriveError
+    # (derive_error at elementwise time), not an UnboundLocalError in a backward pass
+    lines = [("_a", ("*", ("v", "_b"), ("v", "x"))), ("_b", ("call", "exp", (("v", "x"),)))]
+    with pytest.raises(DeriveError, match="its derivative would read `_b` before computing it"):
+        write_rule("r", lines, ("*", ("v", "grad"), ("v", "_a")), ["x"], [], rule_ops())
 
 
 def test_lazy_forward_and_fused_backward_match_the_eager_run(monkeypatch):
@@ -361,7 +466,7 @@ POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_bool_exponent", "pow_te
             "reciprocal", "div", "remainder", "log2", "log10"}
 # samples drawn from (lo, hi) instead of (-2, 2), for the ops defined on less
 DOMAINS = {"asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "acosh": (1.1, 3.0),
-           "logit": (0.05, 0.95)}
+           "logit": (0.05, 0.95), "erfinv": (-0.9, 0.9)}
 # the built-ins whose scalar source the deriver cannot read (their rules are hand-written)
 NOT_DERIVED = {
     "trunc": "int(x): an integer conversion",

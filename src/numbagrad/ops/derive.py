@@ -794,9 +794,11 @@ def _substitute(e, old, new):
                            for a in e[1:])
 
 
-def write_rule(name, lines, ret, inputs, params, ops):
+def write_rule(name, lines, ret, inputs, params, ops, at=None):
     """The rule function ``def name(grad, <inputs read>, [result], <params read>)`` computing
-    ``ret`` after ``lines``: only the bindings ``ret`` needs, each once."""
+    ``ret`` after ``lines``: only the bindings ``ret`` needs, each once. ``at``: where the
+    function differentiated lies, for the error raised where a binding would be read before
+    it is made."""
     needed = _vars(ret, set())
     body = []
     for var, e in reversed(lines):
@@ -806,6 +808,18 @@ def write_rule(name, lines, ret, inputs, params, ops):
     body.reverse()
     args = ["grad"] + [a for a in inputs if a in needed]
     args += ["result"] * ("result" in needed) + [p for p in params if p in needed]
+    # a rule that reads a name before binding it would fail only when run (UnboundLocalError
+    # in a backward pass): refused here, as what the deriver cannot do
+    bound = set(args)
+    for var, e in body + [(None, ret)]:
+        unbound = sorted(_vars(e, set()) - bound)
+        if unbound:
+            what = (f"its derivative would read `{unbound[0]}` before computing it (a "
+                    "numbagrad bug; please report it)")
+            if at is None:
+                raise DeriveError(f"numbagrad cannot write the rule {name!r}: {what}")
+            raise at.error(None, what)
+        bound.add(var)
     stmts = [ast.Assign([ast.Name(v, ast.Store())], _to_ast(e)) for v, e in body]
     stmts.append(ast.Return(_to_ast(ret)))
     fdef = ast.FunctionDef(name=name, args=ast.arguments(
@@ -828,13 +842,19 @@ def derive(fn, label, n_in, ops=None, normalized=None):
     ret = low.function(fdef, {a: ("v", a) for a in args})
     if _is_bool(ret):
         raise at.error(fdef, "it returns a truth value")
-    primal, memo = list(low.lines), dict(low.memo)
+    primal = list(low.lines)
     rules = []
     for i, x in enumerate(inputs):
-        low.lines, low.memo = [], dict(memo)
+        # The memo grows with the replay, never ahead of it: seeded with all of the primal's
+        # bindings, a derivative would reuse one bound further down (erf's rule needs
+        # exp(-y * y), which a Newton step computes two lines later) and read it unbound.
+        low.lines, low.memo = [], {}
         tangents = {x: ONE}
         for var, e in primal:
-            low.lines.append((var, e))
+            prior = low.memo.setdefault(e, ("v", var))
+            # (a derivative computed this value already: the binding reads it, and its tangent
+            # is taken from the expression, as the derivative's own bindings have none)
+            low.lines.append((var, e if prior[1] == var else prior))
             t = low.tangent(e, tangents, ("v", var))
             if not _c(t, 0):
                 # (the return value's tangent stays an expression: grad goes into its where)
@@ -845,7 +865,7 @@ def derive(fn, label, n_in, ops=None, normalized=None):
             d = _substitute(d, ret, ("v", "result"))
             low.lines = [(v, _substitute(e, ret, ("v", "result"))) for v, e in low.lines]
         rules.append(write_rule(f"{_identifier(label)}_vjp_{x}", low.lines, _times_grad(d), inputs,
-                                params, ops))
+                                params, ops, at))
     return rules
 
 
@@ -861,11 +881,12 @@ def rule_from(fn, label, inputs, params, ops=None):
         if a not in allowed:
             raise TypeError(f"{label}.defvjp: a rule's arguments are among grad, result and "
                             f"the op's arguments {inputs + params}; got {a!r}")
-    low = _Lower(_Where(fn, label), ops, names=set(allowed))
+    at = _Where(fn, label)
+    low = _Lower(at, ops, names=set(allowed))
     ret = low.function(fdef, {a: ("v", a) for a in args})
     if "grad" not in args:
         raise TypeError(f"{label}.defvjp: a rule takes `grad`, the gradient of the output")
-    return write_rule(f"{_identifier(label)}_rule", low.lines, ret, inputs, params, ops)
+    return write_rule(f"{_identifier(label)}_rule", low.lines, ret, inputs, params, ops, at)
 
 
 def _identifier(label: str) -> str:
