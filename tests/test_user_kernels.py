@@ -463,7 +463,7 @@ PARAMS = {"pow": [(2.0,), (3.0,), (0.5,), (-1.5,), (0.0,)], "softplus": [(1.0, 2
           "hardshrink": [(0.5,)], "hardshrink_backward": [(0.5,)], "softshrink": [(0.5,)],
           "softshrink_backward": [(0.5,)]}
 POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_bool_exponent", "pow_tensor",
-            "reciprocal", "div", "remainder", "log2", "log10"}
+            "reciprocal", "div", "remainder", "log2", "log10", "special_entr"}
 # samples drawn from (lo, hi) instead of (-2, 2), for the ops defined on less
 DOMAINS = {"asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "acosh": (1.1, 3.0),
            "logit": (0.05, 0.95), "erfinv": (-0.9, 0.9)}

@@ -37,6 +37,7 @@ from .serialization import load, save  # noqa: F401
 from . import accelerator, utils  # noqa: F401
 from . import amp, backends  # noqa: E402, F401
 from . import linalg  # noqa: E402, F401
+from . import special  # noqa: E402, F401
 from . import distributions  # noqa: E402, F401
 from .cuda import amp as _cuda_amp  # noqa: E402, F401 (numbagrad.cuda.amp)
 from ._settings import (  # noqa: E402, F401

@@ -842,9 +842,10 @@ def logit(x, eps):
 @logit.defvjp
 def logit_vjp(grad, x, eps):
     # PyTorch's logit_backward: zero where the clamp holds x, NaN outside [0, 1] without one
+    # (a NaN x is outside neither: its gradient is NaN)
     lo = where(eps < 0, 0, eps)
-    inside = logical_and(x >= lo, x <= 1 - lo)
-    return where(inside, grad / (x * (1 - x)), where(eps < 0, math.nan, 0))
+    outside = logical_or(x < lo, x > 1 - lo)
+    return where(outside, where(eps < 0, math.nan, 0), grad / (x * (1 - x)))
 
 
 # ---------------------------------------------------------------- rounding
@@ -1639,6 +1640,39 @@ def xlogy_vjp_x(grad, x, y):
 
 
 xlogy.defvjp(xlogy_vjp_x, lambda grad, x, y: grad * x / y)
+
+
+@binary("special_xlog1py", node="SpecialXlog1PyBackward0", dtype="float")
+def special_xlog1py(x, y):
+    """``x * log1p(y)``, 0 where x is 0 (``torch.special.xlog1py``)."""
+    if y != y:
+        return y
+    if x == 0:
+        return 0
+    return x * log1p(y)
+
+
+def special_xlog1py_vjp_x(grad, x, y):
+    # PyTorch's xlog1py(grad, y), zero where x is 0 and y is not above -1
+    return where(logical_and(x == 0, y <= -1), 0, special_xlog1py(grad, y))
+
+
+special_xlog1py.defvjp(special_xlog1py_vjp_x, lambda grad, x, y: grad * x / (y + 1))
+
+
+@unary("special_entr", node="SpecialEntrBackward0", dtype="float")
+def special_entr(x):
+    """``-x * log(x)``: 0 at 0, -inf below (``torch.special.entr``)."""
+    if x != x:
+        return x
+    if x > 0:
+        return -x * math.log(x)
+    if x == 0:
+        return 0
+    return -math.inf
+
+
+special_entr.defvjp(lambda grad, x: grad * -(1 + log(x)))
 
 
 @binary("copysign", dtype="float", variants="function method inplace")
