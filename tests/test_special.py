@@ -60,3 +60,26 @@ def test_ndtr_of_integers_is_a_float(lib):
 
 def test_the_names_are_pytorchs():
     assert set(ng.special.__all__) <= set(dir(torch.special))
+
+
+@pytest.mark.parametrize("call, node", [
+    (lambda L, x: L.xlogy(x, 2.0), "XlogyBackward2"),
+    (lambda L, x: L.xlogy(2.0, x), "XlogyBackward1"),
+    (lambda L, x: L.xlogy(x, x), "XlogyBackward0"),
+    (lambda L, x: x.copysign(-1.0), "CopysignBackward1"),
+    (lambda L, x: L.special.xlog1py(x, 2.0), "SpecialXlog1PyBackward2"),
+    (lambda L, x: L.special.xlog1py(3.0, x), "SpecialXlog1PyBackward1"),
+    # (a large result: the general path's node)
+    (lambda L, x: L.xlogy(x[:1].expand(40000), 2.0), "XlogyBackward2"),
+])
+def test_a_number_operand_records_pytorchs_scalar_overload_node(lib, call, node):
+    x = lib.tensor([0.5, 1.5], requires_grad=True)
+    assert type(call(lib, x).grad_fn).__name__ == node
+
+
+def test_heaviside_records_a_node_whose_backward_raises(lib):
+    x = lib.tensor([0.5, -1.0, 0.0], requires_grad=True)
+    y = lib.heaviside(x, lib.tensor(0.5))
+    assert y.tolist() == [1.0, 0.0, 0.5] and type(y.grad_fn).__name__ == "NotImplemented"
+    with pytest.raises(RuntimeError, match="derivative for aten::heaviside is not implemented"):
+        y.sum().backward()

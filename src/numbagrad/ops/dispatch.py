@@ -59,7 +59,9 @@ def make_plan(op, np_dtype):
     observers set)."""
     plan = False
     dt = D.from_numpy_dtype(np_dtype)
-    if FAST_PATH and op.dtype_rule != "where" and op._refused(dt) is None:
+    # (an op without a derivative records the general node, which raises in backward)
+    if (FAST_PATH and op.dtype_rule != "where" and op._refused(dt) is None
+            and op.derivative_missing is None):
         compute = D.to_float(dt) if op.dtype_rule == "float" else dt
         if compute is dt:
             mod = op.kernel(compute)

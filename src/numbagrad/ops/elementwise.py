@@ -1640,6 +1640,7 @@ def xlogy_vjp_x(grad, x, y):
 
 
 xlogy.defvjp(xlogy_vjp_x, lambda grad, x, y: grad * x / y)
+xlogy.scalar_nodes = ("XlogyBackward1", "XlogyBackward2")
 
 
 @binary("special_xlog1py", node="SpecialXlog1PyBackward0", dtype="float")
@@ -1658,6 +1659,7 @@ def special_xlog1py_vjp_x(grad, x, y):
 
 
 special_xlog1py.defvjp(special_xlog1py_vjp_x, lambda grad, x, y: grad * x / (y + 1))
+special_xlog1py.scalar_nodes = ("SpecialXlog1PyBackward1", "SpecialXlog1PyBackward2")
 
 
 @unary("special_entr", node="SpecialEntrBackward0", dtype="float")
@@ -1685,9 +1687,10 @@ def copysign_vjp_x(grad, x, result):
 
 
 copysign.defvjp(copysign_vjp_x, lambda grad: abs(sign(grad)) * 0)
+copysign.scalar_nodes = ("CopysignBackward0", "CopysignBackward1")
 
 
-@binary("heaviside")
+@binary("heaviside", node="NotImplemented")
 def heaviside(x, values):
     if x == 0:
         return values
@@ -1695,6 +1698,7 @@ def heaviside(x, values):
 
 
 heaviside.defvjp(None, None)
+heaviside.derivative_missing = "aten::heaviside"  # (PyTorch records NotImplemented)
 
 
 @unary("clamp_min", node="ClampMinBackward0")

@@ -282,14 +282,34 @@ _CONST_CELL = (0,)  # its version cell: a number is never written in place
 _NO_EDGE = (None, 0)
 
 
+class NotImplementedNode(OpNode):
+    """The node of an op PyTorch records without a derivative (``op.derivative_missing``):
+    a backward pass through it raises PyTorch's error."""
+
+    def apply(self, grads):
+        raise RuntimeError(f"derivative for {self.op.derivative_missing} is not implemented")
+
+
 def node_class(name: str, op) -> type:
     """A new node class named ``name`` (PyTorch's, ``MulBackward0``) for ``op``."""
     attrs = {"op": op, "__module__": "numbagrad.autograd.graph"}
     # PyTorch's grad_fn._saved_self, _saved_dim, ...: properties, read only when asked
     attrs.update(saved_properties(op, name))
-    base = (ElementwiseNode if op.kind == "elementwise" else FusableNode if op.fuses_backward
-            else OpNode)
+    if getattr(op, "derivative_missing", None):
+        base = NotImplementedNode
+    else:
+        base = (ElementwiseNode if op.kind == "elementwise" else FusableNode
+                if op.fuses_backward else OpNode)
     return type(name, (base,), attrs)
+
+
+def node_name(op, numbers: int) -> str:
+    """``op``'s node name for a call where bit k of ``numbers`` says operand k is a Python
+    number: its own name, or that of PyTorch's Scalar overload (``op.scalar_nodes``)."""
+    names = op.scalar_nodes
+    if names is None or not numbers:
+        return op.node_name
+    return names[0] if numbers & 1 else names[1]
 
 
 # ---------------------------------------------------------------- recording
@@ -475,7 +495,7 @@ def lean_plan(op, flags, key, compute):
             for j in args)
         rules.append((k, LeanRule(args, pnames, op.vjp_kernel(k, compute),
                                   pattern + "p" * len(pnames))))
-    cls = op._node_classes.get(op.node_name) or op.node_class()
+    cls = op.node_class(node_name(op, numbers))
     return LeanPlan(cls, compute, compute.np, op.n_in, None if key & BOTH else tuple(rules),
                     tuple([k for k, _ in saves]),
                     save_result, names)
@@ -540,8 +560,10 @@ def record_general(op, tensors, inputs, params, compute, result, be, edges_=None
     if result_saved:
         saved["result"] = SavedTensor(result, True, compute)
         ctx.output_index = RESULT_INDEX
-    node = new_node(op._node_classes.get(op.node_name) or op.node_class(),
-                    tuple(edges_), ctx)
+    name = op.node_name
+    if op.scalar_nodes is not None:
+        name = node_name(op, sum([1 << k for k, a in enumerate(inputs) if a is None]))
+    node = new_node(op._node_classes.get(name) or op.node_class(name), tuple(edges_), ctx)
     result._requires_grad = True
     result._grad_fn = node
 

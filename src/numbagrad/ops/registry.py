@@ -104,6 +104,12 @@ class Elementwise(OpDef):
         # recorded under create_graph, as PyTorch's formula does not depend on the incoming
         # gradient
         self.constant_gradient = False
+        # the node names of PyTorch's Scalar overloads, where they are the op's own: (a number
+        # first, a number second), as xlogy's XlogyBackward1 and XlogyBackward2
+        self.scalar_nodes: tuple | None = None
+        # PyTorch's name of an op it records without a derivative (``aten::heaviside``): the
+        # node is NotImplemented, and a backward through it raises
+        self.derivative_missing: str | None = None
         # what the op saves whenever it is recorded, beyond what the needed rules read: each is
         # checked against in-place changes at the start of the backward, as PyTorch unpacks
         # every saved variable of a node (PowBackward1 saves self, exponent and result)
