@@ -83,3 +83,12 @@ def test_heaviside_records_a_node_whose_backward_raises(lib):
     assert y.tolist() == [1.0, 0.0, 0.5] and type(y.grad_fn).__name__ == "NotImplemented"
     with pytest.raises(RuntimeError, match="derivative for aten::heaviside is not implemented"):
         y.sum().backward()
+
+
+def test_floor_divide_records_a_node_whose_backward_raises(lib):
+    x = lib.tensor([2.5, -1.5], requires_grad=True)
+    for y in (lib.floor_divide(x, 2.0), x // 2.0, x // lib.tensor([2.0, 2.0])):
+        assert y.tolist() == [1.0, -1.0] and type(y.grad_fn).__name__ == "NotImplemented"
+        with pytest.raises(RuntimeError, match="derivative for aten::floor_divide is not "
+                                               "implemented"):
+            y.sum().backward()

@@ -1230,12 +1230,13 @@ def lerp_vjp_weight(grad, x, y):
 lerp_tensor.defvjp(lerp_vjp_x, lerp_vjp_y, lerp_vjp_weight)
 
 
-@binary("floor_divide", refuse_bool=_no_kernel("div_floor_cpu"))
+@binary("floor_divide", node="NotImplemented", refuse_bool=_no_kernel("div_floor_cpu"))
 def floor_divide(x, y):
     return x // y
 
 
 floor_divide.defvjp(None, None)
+floor_divide.derivative_missing = "aten::floor_divide"  # (PyTorch records NotImplemented)
 
 
 @binary("maximum")
