@@ -673,7 +673,7 @@ class _Lower:
 
     def _call_tangent(self, e, tangents, result):
         name, args = e[1], e[2]
-        if name == "floor_divide":
+        if name == "div_floor":
             return ZERO  # (piecewise constant)
         op = self.ops[name]
         out = ZERO
@@ -698,7 +698,9 @@ class _Lower:
 _UNSET = object()
 _BINOPS = {ast.Add: add, ast.Sub: sub, ast.Mult: mul, ast.Div: div, ast.Pow: power,
            ast.Mod: lambda a, b: call("remainder", [a, b]),
-           ast.FloorDiv: lambda a, b: call("floor_divide", [a, b])}
+           # (the floor division whose own derivative is zero, as PyTorch's div(rounding_mode=
+           # "floor"); floor_divide records PyTorch's NotImplemented node)
+           ast.FloorDiv: lambda a, b: call("div_floor", [a, b])}
 _CMPS = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!="}
 
 

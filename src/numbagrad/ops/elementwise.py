@@ -1089,7 +1089,8 @@ def remainder(x, y):
     return x % y
 
 
-remainder.defvjp(lambda grad: grad, lambda grad, x, y: -grad * floor_divide(x, y))
+# (y's: PyTorch's -grad * x.div(y, rounding_mode="floor"), whose own derivative is zero)
+remainder.defvjp(lambda grad: grad, lambda grad, x, y: -grad * div_floor(x, y))
 
 
 @unary("remainder_scalar", node="RemainderBackward0", refuse_bool=_no_kernel("remainder_cpu"))
