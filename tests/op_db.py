@@ -457,6 +457,11 @@ OPS = [
       lambda xp, h, w, b: ng.ops.recurrent.rnn_relu_layer(xp, h, w, b, reverse=True)[0],
       lambda xp, h, w, b: _recurrent(xp, h, None, w, b, "RNN_RELU", True), 4,
       [((3, 2, 2), (2, 2), (2, 2), (2,))]),
+    # (the steps of sequences of lengths 3, 2, 2 in a (3, 3, *) padded batch: rows 0..6)
+    U("pack_padded_sequence",
+      lambda x: ng.nn.utils.rnn.pack_padded_sequence(x, [3, 2, 2]).data,
+      lambda a: a.reshape(9, *a.shape[2:])[:7], shapes=[(3, 3), (3, 3, 2)],
+      node="PackPaddedSequenceBackward0"),
     U("addmm", ng.addmm, lambda b, x, y: b + x @ y, 3,
       [((4,), (2, 3), (3, 4)), ((2, 1), (2, 3), (3, 4)), ((), "transposed", (3, 2))],
       node="AddmmBackward0"),

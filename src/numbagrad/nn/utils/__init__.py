@@ -1,6 +1,7 @@
-"""``nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``nn.utils``: gradient clipping, parameter/vector conversion and ``rnn`` (padded and packed
+sequences)."""
 
-from . import clip_grad, convert_parameters  # noqa: F401
+from . import clip_grad, convert_parameters, rnn  # noqa: F401
 from .clip_grad import clip_grad_norm_, clip_grad_value_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
