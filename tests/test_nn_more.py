@@ -1,5 +1,8 @@
 """More of ``nn`` against PyTorch: padded and packed sequences (``nn.utils.rnn``) and the
-recurrent layers on packed input."""
+recurrent layers on packed input; ``RMSNorm``; ``nn.init``'s ``dirac_``, ``sparse_`` and
+deprecated names; ``get_total_norm``, ``clip_grads_with_norm_`` and ``clip_grad_norm``."""
+
+import math
 
 import numpy as np
 import pytest
@@ -161,3 +164,133 @@ def test_packed_input_errors(lib):
     packed = R.pack_sequence([lib.zeros(2, 2), lib.zeros(1, 2)])
     with pytest.raises(RuntimeError, match=r"^Expected hidden size \(1, 2, 3\), got \[1, 3, 3\]$"):
         gru(packed, lib.zeros(1, 3, 3))
+
+
+# ---------------------------------------------------------------- RMSNorm
+
+
+@pytest.mark.parametrize("shape, normalized, affine, eps", [
+    ((2, 3), (3,), True, None), ((2, 3, 4), (3, 4), True, 1e-3), ((3, 4), 4, False, None),
+])
+def test_rms_norm_side_by_side(shape, normalized, affine, eps):
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal(x.shape[x.ndim - (1 if isinstance(normalized, int) else
+                                               len(normalized)):]).astype(np.float32)
+    got = []
+    for lib in (ng, torch):
+        module = lib.nn.RMSNorm(normalized, eps=eps, elementwise_affine=affine)
+        if affine:
+            module.weight.data = lib.tensor(w)
+        xt = lib.tensor(x, requires_grad=True)
+        y = module(xt)
+        (y * lib.arange(y.numel()).view(y.shape).to(y.dtype)).sum().backward()
+        params = [p.grad.numpy() for p in module.parameters()]
+        got.append((repr(module), list(module.state_dict()), _name(y), y.detach().numpy(),
+                    xt.grad.numpy(), params))
+    ours, theirs = got
+    assert ours[:3] == theirs[:3]
+    for a, b in zip(ours[3:5] + tuple(ours[5]), theirs[3:5] + tuple(theirs[5]), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
+
+
+def test_rms_norm_default_eps_is_the_dtypes(lib):
+    # (all zeros: the result is 0 * rsqrt(eps), finite only because of eps; a float64 input
+    # gets float64's epsilon)
+    x = lib.tensor([[1e-9, -1e-9]], dtype=lib.float64)
+    expected = 1e-9 / math.sqrt(1e-18 + float(np.finfo(np.float64).eps))
+    np.testing.assert_allclose(lib.nn.functional.rms_norm(x, (2,)).tolist(),
+                               [[expected, -expected]], rtol=1e-12)
+
+
+@pytest.mark.parametrize("normalized, weight, message", [
+    ((2, 4), None, "Given normalized_shape=[2, 4], expected input with shape [*2, 4], but got "
+     "input of size[2, 3, 4]"),
+    ((4,), (3,), "Expected weight to be of same shape as normalized_shape, but got weight of "
+     "shape [3] and normalized_shape = [4]"),
+])
+def test_rms_norm_errors(lib, normalized, weight, message):
+    with pytest.raises(RuntimeError) as info:
+        lib.nn.functional.rms_norm(lib.zeros(2, 3, 4), normalized,
+                                   None if weight is None else lib.ones(weight))
+    assert str(info.value) == message
+
+
+# ---------------------------------------------------------------- nn.init
+
+
+def test_dirac(lib):
+    w = lib.nn.init.dirac_(lib.empty(4, 2, 3), groups=2)
+    assert w[:, :, 1].tolist() == [[1, 0], [0, 1], [1, 0], [0, 1]]
+    assert w[:, :, 0].abs().sum().item() == 0 and w[:, :, 2].abs().sum().item() == 0
+    conv = lib.nn.init.dirac_(lib.empty(3, 3, 3, 3))
+    x = lib.arange(27.0).view(1, 3, 3, 3)
+    assert lib.nn.functional.conv2d(x, conv, padding=1).tolist() == x.tolist()
+    with pytest.raises(ValueError, match="^Only tensors with 3, 4, or 5 dimensions are "
+                                         "supported$"):
+        lib.nn.init.dirac_(lib.empty(2, 2))
+    with pytest.raises(ValueError, match="^dim 0 must be divisible by groups$"):
+        lib.nn.init.dirac_(lib.empty(3, 2, 2), groups=2)
+
+
+def test_sparse(lib):
+    w = lib.nn.init.sparse_(lib.empty(10, 4), sparsity=0.25, std=0.5)
+    assert (w == 0).sum(0).tolist() == [3, 3, 3, 3]  # (ceil(0.25 * 10) zeros in each column)
+    with pytest.raises(ValueError, match="^Only tensors with 2 dimensions are supported$"):
+        lib.nn.init.sparse_(lib.empty(2, 2, 2), 0.5)
+
+
+@pytest.mark.parametrize("old, args", [
+    ("uniform", (-1.0, 1.0)), ("normal", ()), ("constant", (0.5,)), ("eye", ()),
+    ("xavier_uniform", ()), ("xavier_normal", ()), ("kaiming_uniform", ()),
+    ("kaiming_normal", ()), ("orthogonal", ()), ("sparse", (0.5,)), ("dirac", ()),
+])
+def test_init_deprecated_names(lib, old, args):
+    shape = (4, 2, 3) if old == "dirac" else (4, 3)
+    lib.manual_seed(0)
+    with pytest.warns(FutureWarning) as record:
+        old_result = getattr(lib.nn.init, old)(lib.empty(shape), *args)
+    assert [str(r.message) for r in record] == [
+        f"`nn.init.{old}` is now deprecated in favor of `nn.init.{old}_`."]
+    assert record[0].filename == __file__
+    assert getattr(lib.nn.init, old).__name__ == old
+    lib.manual_seed(0)
+    new_result = getattr(lib.nn.init, old + "_")(lib.empty(shape), *args)
+    assert old_result.tolist() == new_result.tolist()
+
+
+# ---------------------------------------------------------------- gradient norms
+
+
+def _with_grads(lib, grads):
+    params = []
+    for g in grads:
+        p = lib.nn.Parameter(lib.zeros(len(g)))
+        p.grad = lib.tensor(g)
+        params.append(p)
+    return params
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1, math.inf])
+def test_get_total_norm_and_clip_grads_with_norm(lib, norm_type):
+    params = _with_grads(lib, [[3.0, -4.0], [12.0]])
+    expected = {2.0: 13.0, 1: 19.0, math.inf: 12.0}[norm_type]
+    total = lib.nn.utils.get_total_norm([p.grad for p in params], norm_type)
+    assert total.item() == pytest.approx(expected)
+    lib.nn.utils.clip_grads_with_norm_(params, 1.0, total)
+    scale = 1.0 / (expected + 1e-6)
+    np.testing.assert_allclose(params[0].grad.tolist() + params[1].grad.tolist(),
+                               [3 * scale, -4 * scale, 12 * scale], rtol=1e-6)
+    assert lib.nn.utils.get_total_norm([]).item() == 0.0
+    with pytest.raises(RuntimeError, match="^The total norm of order 2.0 for gradients"):
+        lib.nn.utils.get_total_norm([lib.tensor([math.nan])], error_if_nonfinite=True)
+
+
+def test_clip_grad_norm_deprecated(lib):
+    params = _with_grads(lib, [[3.0, -4.0]])
+    with pytest.warns(FutureWarning) as record:
+        total = lib.nn.utils.clip_grad_norm(params, 10.0)
+    assert [str(r.message) for r in record] == [
+        "`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+        "`torch.nn.utils.clip_grad_norm_`."]
+    assert record[0].filename == __file__
+    assert total.item() == pytest.approx(5.0) and params[0].grad.tolist() == [3.0, -4.0]

@@ -719,6 +719,27 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None,
     return _F.normalization.layer_norm(input, k, weight, bias, float(eps))
 
 
+def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = None) -> Tensor:
+    """``input`` over the root mean square of its last ``normalized_shape`` dims (plus ``eps``,
+    by default the machine epsilon of its dtype), times ``weight``: composed as PyTorch's CPU
+    ``rms_norm``, so its nodes are ``MulBackward0``, ``RsqrtBackward0``, ..."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(
+            f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{list(weight.shape)} and normalized_shape = {list(shape)}")
+    if eps is None:
+        eps = float(np.finfo(input.dtype.np).eps)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    result = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    return result if weight is None else result * weight
+
+
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     if training:
