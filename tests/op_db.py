@@ -503,6 +503,12 @@ OPS = [
       node="CopySlices"),
     U("embedding", lambda x: ng.nn.functional.embedding(ng.tensor([[0, 1], [1, 1]]), x),
       lambda a: a[[[0, 1], [1, 1]]], shapes=[(3, 2), "transposed"], node="EmbeddingBackward0"),
+    # (bags [0] and [2, 1, 2] of rows, each row scaled by its sample's weight)
+    U("embedding_bag",
+      lambda x, w: ng.nn.functional.embedding_bag(ng.tensor([0, 2, 1, 2]), x, ng.tensor([0, 1]),
+                                                  mode="sum", per_sample_weights=w),
+      lambda a, w: np.stack([a[0] * w[0], a[2] * w[1] + a[1] * w[2] + a[2] * w[3]]), 2,
+      [((3, 2), (4,)), ((3, 1), (4,))], node="EmbeddingBagBackward0"),
     U("as_strided", lambda x: x.contiguous().as_strided((3, 2), (1, 1), 1),
       lambda a: np.lib.stride_tricks.as_strided(a.ravel()[1:], (3, 2), (a.itemsize,) * 2),
       shapes=[(2, 3), (5,), "transposed"]),  # overlapping windows: gradients accumulate

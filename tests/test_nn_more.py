@@ -1,6 +1,7 @@
 """More of ``nn`` against PyTorch: padded and packed sequences (``nn.utils.rnn``) and the
 recurrent layers on packed input; ``RMSNorm``; ``nn.init``'s ``dirac_``, ``sparse_`` and
-deprecated names; ``get_total_norm``, ``clip_grads_with_norm_`` and ``clip_grad_norm``."""
+deprecated names; ``get_total_norm``, ``clip_grads_with_norm_`` and ``clip_grad_norm``;
+``EmbeddingBag``."""
 
 import math
 
@@ -294,3 +295,97 @@ def test_clip_grad_norm_deprecated(lib):
         "`torch.nn.utils.clip_grad_norm_`."]
     assert record[0].filename == __file__
     assert total.item() == pytest.approx(5.0) and params[0].grad.tolist() == [3.0, -4.0]
+
+
+# ---------------------------------------------------------------- EmbeddingBag
+
+BAG_WEIGHT = rng.standard_normal((6, 3)).astype(np.float32)
+BAG_INDICES = [1, 2, 4, 5, 4, 3, 2, 0, 1]
+BAG_SAMPLE_WEIGHTS = rng.standard_normal(9).astype(np.float32)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"mode": "sum"}, {"mode": "mean"}, {"mode": "max"}, {"mode": "sum", "psw": True},
+    {"mode": "mean", "padding_idx": 4}, {"mode": "max", "padding_idx": -2},
+    {"mode": "sum", "psw": True, "padding_idx": 2, "include_last_offset": True},
+])
+def test_embedding_bag_side_by_side(kwargs):
+    """Values, node and the gradients of the weight and of the per-sample weights, with an
+    empty bag among them, against PyTorch's."""
+    kwargs = dict(kwargs)
+    psw = kwargs.pop("psw", False)
+    offsets = [0, 3, 3, 7] + ([9] if kwargs.get("include_last_offset") else [])
+    got = []
+    for lib in (ng, torch):
+        w = lib.tensor(BAG_WEIGHT, requires_grad=True)
+        p = lib.tensor(BAG_SAMPLE_WEIGHTS, requires_grad=True) if psw else None
+        y = lib.nn.functional.embedding_bag(lib.tensor(BAG_INDICES), w, lib.tensor(offsets),
+                                            per_sample_weights=p, **kwargs)
+        (y * lib.arange(y.numel()).view(y.shape).to(y.dtype)).sum().backward()
+        got.append((_name(y), y.detach().numpy(), w.grad.numpy(),
+                    p.grad.numpy() if psw else np.zeros(0)))
+    ours, theirs = got
+    assert ours[0] == theirs[0] == "EmbeddingBagBackward0"
+    for a, b in zip(ours[1:], theirs[1:], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_embedding_bag_module_2d_input(lib):
+    bag = lib.nn.EmbeddingBag.from_pretrained(lib.tensor([[1.0, 2.0], [3.0, 5.0], [0.0, 7.0]]),
+                                              mode="max", padding_idx=2)
+    assert repr(bag) == "EmbeddingBag(3, 2, mode='max', padding_idx=2)"
+    assert bag(lib.tensor([[0, 1], [2, 2]])).tolist() == [[3.0, 5.0], [0.0, 0.0]]
+    assert bag.weight.requires_grad is False
+    fresh = lib.nn.EmbeddingBag(4, 2, mode="sum", padding_idx=-1)
+    assert fresh.padding_idx == 3 and fresh.weight[3].tolist() == [0.0, 0.0]
+    assert repr(fresh) == "EmbeddingBag(4, 2, mode='sum', padding_idx=3)"
+
+
+def test_embedding_bag_scale_grad_by_freq():
+    """Each row's gradient divided by how often the input picks it: as the sum of
+    ``F.embedding(..., scale_grad_by_freq=True)`` per bag. (PyTorch's CPU embedding_bag
+    miscounts some rows here: row 3 of this input gets half its gradient.)"""
+    weights = [ng.tensor(BAG_WEIGHT, requires_grad=True),
+               torch.tensor(BAG_WEIGHT, requires_grad=True)]
+    y = ng.nn.functional.embedding_bag(ng.tensor(BAG_INDICES), weights[0], ng.tensor([0, 4]),
+                                       mode="sum", scale_grad_by_freq=True)
+    rows = torch.nn.functional.embedding(torch.tensor(BAG_INDICES), weights[1],
+                                         scale_grad_by_freq=True)
+    expected = torch.stack([rows[:4].sum(0), rows[4:].sum(0)])
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-6)
+    seed = np.arange(6, dtype=np.float32).reshape(2, 3)
+    (y * ng.tensor(seed)).sum().backward()
+    (expected * torch.tensor(seed)).sum().backward()
+    np.testing.assert_allclose(weights[0].grad.numpy(), weights[1].grad.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda F, t: F.embedding_bag(t([1, 7]), _bag_weight(t), t([0])), RuntimeError,
+     "Index 1 of input takes value 7 which is not in the valid range [0, 5)"),
+    (lambda F, t: F.embedding_bag(t([1, 2]), _bag_weight(t), t([1])), RuntimeError,
+     "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+     "position 0. However, got 1"),
+    (lambda F, t: F.embedding_bag(t([1, 2]), _bag_weight(t), t([0, 3])), RuntimeError,
+     "offsets[-1] can not be greater than input's length 2 but got offsets[-1] of 3"),
+    (lambda F, t: F.embedding_bag(t([1, 2]), _bag_weight(t), t([0]), mode="x"), ValueError,
+     "mode has to be one of sum, mean or max"),
+    (lambda F, t: F.embedding_bag(t([1, 2]), _bag_weight(t), t([0]),
+                                  per_sample_weights=_bag_weight(t)[0, :2]), NotImplementedError,
+     "embedding_bag: per_sample_weights was not None. per_sample_weights is only supported "
+     "for mode='sum' (got mode='mean'). Please open a feature request on GitHub."),
+    (lambda F, t: F.embedding_bag(t([1, 2]), _bag_weight(t)), ValueError,
+     "offsets has to be a 1D Tensor but got None"),
+    (lambda F, t: F.embedding_bag(t([1, 2]), _bag_weight(t), t([0]), padding_idx=5), RuntimeError,
+     "padding_idx must be within the number of embeddings, -5 through 4, but got 5"),
+    (lambda F, t: F.embedding_bag(t([1, 2]), _bag_weight(t), t([0]), mode="max",
+                                  scale_grad_by_freq=True), ValueError,
+     "max mode does not support scaling the gradient by the frequency"),
+])
+def test_embedding_bag_errors(lib, call, error, message):
+    with pytest.raises(error) as info:
+        call(lib.nn.functional, lib.tensor)
+    assert str(info.value).split("\n")[0] == message
+
+
+def _bag_weight(tensor):
+    return tensor(BAG_WEIGHT[:5])
