@@ -389,3 +389,41 @@ def test_embedding_bag_errors(lib, call, error, message):
 
 def _bag_weight(tensor):
     return tensor(BAG_WEIGHT[:5])
+
+
+# ---------------------------------------------------------------- gumbel_softmax
+
+
+def test_gumbel_softmax_hard_samples_follow_the_softmax(lib):
+    lib.manual_seed(0)
+    logits = lib.tensor([[1.0, 2.0, 0.5]]).expand(4000, 3)
+    y = lib.nn.functional.gumbel_softmax(logits, tau=0.5, hard=True)
+    assert y.shape == (4000, 3) and y.sum(1).unique().tolist() == [1.0]
+    assert ((y == 0) | (y == 1)).all().item()
+    # (the argmax of logits + Gumbel noise is a sample of softmax(logits), whatever tau)
+    np.testing.assert_allclose(y.mean(0).tolist(), logits[0].softmax(0).tolist(), atol=0.03)
+
+
+def test_gumbel_softmax_hard_has_the_soft_samples_gradient(lib):
+    """Drawn from the same seed, the hard sample's gradient is the soft sample's, and their
+    forward values are a one-hot of the soft one's argmax."""
+    F = lib.nn.functional
+    seed = lib.tensor([[0.0, 1.0, 2.0, 3.0], [1.0, -1.0, 0.5, 2.0]])
+    results = []
+    for hard in (True, False):
+        lib.manual_seed(3)
+        logits = lib.tensor([[0.1, 0.2, 0.3, 0.4], [1.0, -1.0, 0.0, 2.0]], requires_grad=True)
+        y = F.gumbel_softmax(logits, tau=2.0, hard=hard)
+        (y * seed).sum().backward()
+        results.append((y.detach(), logits.grad, _name(y)))
+    (hard_y, hard_grad, hard_node), (soft_y, soft_grad, soft_node) = results
+    assert (hard_node, soft_node) == ("AddBackward0", "SoftmaxBackward0")
+    assert hard_y.argmax(1).tolist() == soft_y.argmax(1).tolist()
+    assert hard_y.sum().item() == 2.0
+    np.testing.assert_allclose(soft_y.sum(1).tolist(), [1.0, 1.0], rtol=1e-6)
+    np.testing.assert_allclose(hard_grad.tolist(), soft_grad.tolist(), rtol=1e-5, atol=1e-7)
+
+
+def test_gumbel_softmax_eps_is_deprecated(lib):
+    with pytest.warns(UserWarning, match="^`eps` parameter is deprecated and has no effect.$"):
+        lib.nn.functional.gumbel_softmax(lib.zeros(2, 3), eps=1e-3)
