@@ -427,3 +427,42 @@ def test_gumbel_softmax_hard_has_the_soft_samples_gradient(lib):
 def test_gumbel_softmax_eps_is_deprecated(lib):
     with pytest.warns(UserWarning, match="^`eps` parameter is deprecated and has no effect.$"):
         lib.nn.functional.gumbel_softmax(lib.zeros(2, 3), eps=1e-3)
+
+
+# ---------------------------------------------------------------- LazyLinear
+
+
+def test_lazy_linear_infers_in_features(lib):
+    lib.manual_seed(0)
+    lazy = lib.nn.LazyLinear(3)
+    assert repr(lazy) == "LazyLinear(in_features=0, out_features=3, bias=True)"
+    assert repr(lazy.weight) == "<UninitializedParameter>"
+    assert isinstance(lazy.weight, lib.nn.UninitializedParameter)
+    assert isinstance(lazy.weight, lib.nn.Parameter) and lazy.weight.requires_grad
+    with pytest.raises(RuntimeError, match="^Can't access the shape of an uninitialized "
+                                           "parameter or buffer."):
+        lazy.weight.shape
+    params = list(lazy.parameters())  # (an optimizer made now keeps the same objects)
+    y = lazy(lib.ones(2, 4))
+    assert type(lazy) is lib.nn.Linear and type(lazy.weight) is lib.nn.Parameter
+    assert repr(lazy) == "Linear(in_features=4, out_features=3, bias=True)"
+    assert params[0] is lazy.weight and params[1] is lazy.bias
+    assert tuple(lazy.weight.shape) == (3, 4) and tuple(y.shape) == (2, 3)
+    assert len(lazy._forward_pre_hooks) == 0 and not hasattr(lazy, "_initialize_hook")
+    # (initialized as a Linear made with the same seed)
+    lib.manual_seed(0)
+    lib.nn.LazyLinear(3)
+    eager = lib.nn.Linear(4, 3)
+    lib.manual_seed(0)
+    lazy = lib.nn.LazyLinear(3)
+    lazy(lib.ones(1, 4))
+    assert lazy.weight.tolist() == eager.weight.tolist()
+    assert lazy.bias.tolist() == eager.bias.tolist()
+
+
+def test_lazy_linear_loads_a_state_dict(lib):
+    lazy = lib.nn.LazyLinear(3, bias=False)
+    lazy.load_state_dict({"weight": lib.ones(3, 5)})
+    assert type(lazy) is lib.nn.LazyLinear and tuple(lazy.weight.shape) == (3, 5)
+    assert lazy(lib.ones(1, 5)).tolist() == [[5.0, 5.0, 5.0]]
+    assert type(lazy) is lib.nn.Linear and lazy.weight.tolist() == [[1.0] * 5] * 3

@@ -12,7 +12,8 @@ from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
 from .instancenorm import InstanceNorm1d, InstanceNorm2d
-from .linear import Bilinear, Identity, Linear, NonDynamicallyQuantizableLinear
+from .lazy import LazyModuleMixin
+from .linear import Bilinear, Identity, LazyLinear, Linear, NonDynamicallyQuantizableLinear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss,
@@ -34,8 +35,8 @@ from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-    "Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "Embedding", "EmbeddingBag",
-    "Dropout",
+    "Identity", "Linear", "LazyLinear", "LazyModuleMixin", "Bilinear", "Flatten", "Unflatten",
+    "Embedding", "EmbeddingBag", "Dropout",
     "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softplus", "Softmax",
     "LogSoftmax", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
     "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d",
