@@ -436,6 +436,12 @@ OPS = [
       lambda a, w, b: _standardized(a.reshape(a.shape[0], 2, -1), (-1,)).reshape(a.shape)
       * _channel(w, a.ndim) + _channel(b, a.ndim), 3,
       [((2, 4, 2), (4,), (4,)), ((3, 4), (4,), (4,))], node="NativeGroupNormBackward0"),
+    U("weight_norm_interface",
+      lambda v, g: ng.ops.normalization.weight_norm_interface(v, g, 0),
+      lambda v, g: v * g.reshape(-1, *[1] * (v.ndim - 1))
+      / np.sqrt((v * v).reshape(v.shape[0], -1).sum(1)).reshape(-1, *[1] * (v.ndim - 1)), 2,
+      [((2, 3), (2, 1)), ((3, 2, 2), (3, 1, 1))], domain=(0.5, 2.0),
+      node="WeightNormInterfaceBackward0"),
     U("constant_pad_nd", lambda x: ng.nn.functional.pad(x, (1, 2), value=0.5),
       lambda a: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(1, 2)], constant_values=0.5),
       shapes=[(3,), (2, 3), "transposed", "strided"], node="ConstantPadNdBackward0"),

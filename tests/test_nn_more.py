@@ -1,7 +1,7 @@
 """More of ``nn`` against PyTorch: padded and packed sequences (``nn.utils.rnn``) and the
 recurrent layers on packed input; ``RMSNorm``; ``nn.init``'s ``dirac_``, ``sparse_`` and
 deprecated names; ``get_total_norm``, ``clip_grads_with_norm_`` and ``clip_grad_norm``;
-``EmbeddingBag``."""
+``EmbeddingBag``; ``gumbel_softmax``; ``LazyLinear``; ``weight_norm``."""
 
 import math
 
@@ -466,3 +466,56 @@ def test_lazy_linear_loads_a_state_dict(lib):
     assert type(lazy) is lib.nn.LazyLinear and tuple(lazy.weight.shape) == (3, 5)
     assert lazy(lib.ones(1, 5)).tolist() == [[5.0, 5.0, 5.0]]
     assert type(lazy) is lib.nn.Linear and lazy.weight.tolist() == [[1.0] * 5] * 3
+
+
+# ---------------------------------------------------------------- weight_norm
+
+
+@pytest.mark.parametrize("make, dim, shape", [
+    (lambda nn: nn.Linear(3, 2), 0, (4, 3)),
+    (lambda nn: nn.Conv1d(3, 2, 2), 1, (1, 3, 5)),
+    (lambda nn: nn.Linear(3, 2), None, (4, 3)),
+    (lambda nn: nn.Linear(3, 2), -1, (4, 3)),
+])
+def test_weight_norm_side_by_side(make, dim, shape):
+    """The parameters it makes, the weight's node and values, and the gradients of g and v,
+    against PyTorch's; then ``remove_weight_norm`` leaves the weight it computed."""
+    x = rng.standard_normal(shape).astype(np.float32)
+    theirs = make(torch.nn)
+    ours = make(ng.nn)
+    ours.load_state_dict({k: ng.tensor(v.detach().numpy()) for k, v in
+                          theirs.state_dict().items()})
+    got = []
+    for lib, module in ((ng, ours), (torch, theirs)):
+        with pytest.warns(FutureWarning, match="^`torch.nn.utils.weight_norm` is deprecated in "
+                                               "favor of `torch.nn.utils.parametrizations."
+                                               "weight_norm`.$"):
+            lib.nn.utils.weight_norm(module, dim=dim)
+        names = [n for n, _ in module.named_parameters()]
+        y = module(lib.tensor(x))
+        (y * lib.arange(y.numel()).view(y.shape).to(y.dtype)).sum().backward()
+        node = _name(module.weight)
+        g, v = module.weight_g, module.weight_v
+        lib.nn.utils.remove_weight_norm(module)
+        values = [module.weight.detach().numpy(), y.detach().numpy(), g.grad.numpy(),
+                  v.grad.numpy()]
+        got.append((names, node, tuple(g.shape), values,
+                    [n for n, _ in module.named_parameters()]))
+    ours_got, theirs_got = got
+    assert ours_got[:3] == theirs_got[:3] and ours_got[4] == theirs_got[4]
+    for a, b in zip(ours_got[3], theirs_got[3], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_weight_norm_errors(lib):
+    module = lib.nn.Linear(2, 2)
+    with pytest.warns(FutureWarning):
+        lib.nn.utils.weight_norm(module)
+        with pytest.raises(RuntimeError, match="^Cannot register two weight_norm hooks on the "
+                                               "same parameter weight$"):
+            lib.nn.utils.weight_norm(module)
+        with pytest.raises(ValueError, match="^weight_norm of 'bias' not found in Linear"):
+            lib.nn.utils.remove_weight_norm(module, "bias")
+        with pytest.raises(ValueError, match="^The module passed to `WeightNorm` can't have "
+                                             "uninitialized parameters."):
+            lib.nn.utils.weight_norm(lib.nn.LazyLinear(2))
