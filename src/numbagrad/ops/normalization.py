@@ -238,15 +238,19 @@ def weight_norm_interface(ctx, v, g, dim=0):
     norm's shape, size 1 on those dims): PyTorch's ``_weight_norm_interface``."""
     ctx.dims = tuple(d for d in range(v.ndim) if d != dim % max(v.ndim, 1))
     ctx.save(v=v, g=g)
-    a = v._data
-    norms = ((a * a).sum(axis=ctx.dims, keepdims=True)) ** 0.5
-    return a * (g._data.reshape(norms.shape) / norms)
+    with no_grad():  # (the ops run on either backend; the node is this op's)
+        norms = _norms(v, ctx.dims)
+        return E.mul(v, E.div(g.reshape(norms.shape), norms))._data
+
+
+def _norms(v, dims):
+    return E.sqrt(R.sum(E.mul(v, v), dims, True))
 
 
 @weight_norm_interface.defvjp
 def weight_norm_interface_vjp(ctx, grad):
     v, g = ctx["v"], ctx["g"]
-    norms = E.sqrt(R.sum(E.mul(v, v), ctx.dims, True))
+    norms = _norms(v, ctx.dims)
     g = g.reshape(norms.shape)
     along = R.sum(E.mul(grad, v), ctx.dims, True)  # (the gradient's part along v)
     grad_g = E.div(along, norms)
