@@ -1,7 +1,8 @@
 """More of ``nn`` against PyTorch: padded and packed sequences (``nn.utils.rnn``) and the
 recurrent layers on packed input; ``RMSNorm``; ``nn.init``'s ``dirac_``, ``sparse_`` and
 deprecated names; ``get_total_norm``, ``clip_grads_with_norm_`` and ``clip_grad_norm``;
-``EmbeddingBag``; ``gumbel_softmax``; ``LazyLinear``; ``weight_norm``."""
+``EmbeddingBag``; ``gumbel_softmax``; ``LazyLinear``; ``weight_norm`` (hook and parametrization)
+and ``parametrize``."""
 
 import math
 
@@ -519,3 +520,81 @@ def test_weight_norm_errors(lib):
         with pytest.raises(ValueError, match="^The module passed to `WeightNorm` can't have "
                                              "uninitialized parameters."):
             lib.nn.utils.weight_norm(lib.nn.LazyLinear(2))
+
+
+# ---------------------------------------------------------------- parametrize
+
+
+@pytest.mark.parametrize("make, dim, shape", [
+    (lambda nn: nn.Linear(3, 2), 0, (4, 3)), (lambda nn: nn.Conv1d(3, 2, 2), 1, (1, 3, 5)),
+    (lambda nn: nn.Linear(3, 2), None, (4, 3)),
+])
+def test_parametrized_weight_norm_side_by_side(make, dim, shape):
+    x = rng.standard_normal(shape).astype(np.float32)
+    theirs = make(torch.nn)
+    ours = make(ng.nn)
+    ours.load_state_dict({k: ng.tensor(v.detach().numpy()) for k, v in
+                          theirs.state_dict().items()})
+    got = []
+    for lib, module in ((ng, ours), (torch, theirs)):
+        lib.nn.utils.parametrizations.weight_norm(module, dim=dim)
+        y = module(lib.tensor(x))
+        (y * lib.arange(y.numel()).view(y.shape).to(y.dtype)).sum().backward()
+        originals = module.parametrizations.weight
+        values = [module.weight.detach().numpy(), y.detach().numpy(),
+                  originals.original0.grad.numpy(), originals.original1.grad.numpy()]
+        got.append((repr(module), list(module.state_dict()), _name(module.weight), values))
+    ours_got, theirs_got = got
+    assert ours_got[:3] == theirs_got[:3]
+    for a, b in zip(ours_got[3], theirs_got[3], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+class _Symmetric:
+    """A parametrization (made a Module by ``_symmetric``): the upper triangle mirrored."""
+
+    def forward(self, X):
+        return X.triu() + X.triu(1).transpose(-1, -2)
+
+
+def _symmetric(lib):
+    return type("Symmetric", (_Symmetric, lib.nn.Module), {})()
+
+
+def test_register_and_remove_parametrizations(lib):
+    P = lib.nn.utils.parametrize
+    layer = lib.nn.Linear(3, 3)
+    original = layer.weight.detach().clone()
+    P.register_parametrization(layer, "weight", _symmetric(lib))
+    assert type(layer).__name__ == "ParametrizedLinear"
+    assert P.type_before_parametrizations(layer) is lib.nn.Linear
+    assert P.is_parametrized(layer) and P.is_parametrized(layer, "weight")
+    assert not P.is_parametrized(layer, "bias")
+    assert list(layer.state_dict()) == ["bias", "parametrizations.weight.original"]
+    assert layer.weight.tolist() == layer.weight.t().tolist()
+    assert layer.parametrizations.weight.original.tolist() == original.tolist()
+    with P.cached():
+        assert layer.weight is layer.weight
+    assert layer.weight is not layer.weight
+    P.remove_parametrizations(layer, "weight", leave_parametrized=False)
+    assert type(layer) is lib.nn.Linear and isinstance(layer.weight, lib.nn.Parameter)
+    assert layer.weight.tolist() == original.tolist()
+    with pytest.raises(ValueError, match="does not have a parametrization on weight$"):
+        P.remove_parametrizations(layer, "weight")
+    with pytest.raises(ValueError, match="parametrized element with name 'nothing'$"):
+        P.register_parametrization(layer, "nothing", _symmetric(lib))
+
+
+def test_parametrized_weight_norm_set_and_remove(lib):
+    layer = lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(3, 2))
+    layer.weight = lib.ones(2, 3)  # (through right_inverse: g the rows' norms, v the rows)
+    g = layer.parametrizations.weight.original0
+    np.testing.assert_allclose(g.tolist(), [[math.sqrt(3)]] * 2, rtol=1e-6)
+    lib.nn.utils.parametrize.remove_parametrizations(layer, "weight")
+    assert type(layer) is lib.nn.Linear and type(layer.weight) is lib.nn.Parameter
+    np.testing.assert_allclose(layer.weight.tolist(), [[1.0] * 3] * 2, rtol=1e-6)
+    with pytest.raises(ValueError, match=r"^Cannot leave unparametrized \(`leave_parametrized="
+                                         "False`\\) a tensor that is parametrized in terms of "
+                                         "a sequence of tensors.$"):
+        layer = lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(3, 2))
+        lib.nn.utils.parametrize.remove_parametrizations(layer, "weight", False)

@@ -1,7 +1,8 @@
 """``nn.utils``: gradient clipping, parameter/vector conversion, ``rnn`` (padded and packed
-sequences) and ``weight_norm``."""
+sequences), ``weight_norm`` and ``parametrize`` / ``parametrizations``."""
 
-from . import clip_grad, convert_parameters, rnn  # noqa: F401
+from . import (clip_grad, convert_parameters, parametrizations, parametrize,  # noqa: F401
+               rnn)
 from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,
                         get_total_norm)
 from .convert_parameters import parameters_to_vector, vector_to_parameters
@@ -9,4 +10,4 @@ from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_",
            "get_total_norm", "parameters_to_vector", "vector_to_parameters", "rnn",
-           "weight_norm", "remove_weight_norm"]
+           "weight_norm", "remove_weight_norm", "parametrize", "parametrizations"]
