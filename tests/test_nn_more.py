@@ -104,6 +104,10 @@ def test_packed_sequence_tuple_and_to(lib):
     assert packed.to(lib.int64) is packed
     double = packed.to(lib.float64)
     assert double.data.dtype == lib.float64 and double.batch_sizes is packed.batch_sizes
+    assert packed.cpu() is packed and packed.long() is packed
+    assert [p.data.dtype for p in (packed.int(), packed.short(), packed.char(), packed.byte(),
+                                   packed.float(), packed.double())] == [
+        lib.int32, lib.int16, lib.int8, lib.uint8, lib.float32, lib.float64]
     assert repr(packed).startswith("PackedSequence(data=tensor([1, 4, 2, 5, 3]), batch_sizes=")
     assert R.invert_permutation(lib.tensor([2, 0, 1])).tolist() == [1, 2, 0]
     made = R.PackedSequence(data, batch_sizes, lib.tensor([1, 0]))

@@ -12,7 +12,6 @@ from .dropout import Dropout, Dropout1d, Dropout2d
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
 from .instancenorm import InstanceNorm1d, InstanceNorm2d
-from .lazy import LazyModuleMixin
 from .linear import Bilinear, Identity, LazyLinear, Linear, NonDynamicallyQuantizableLinear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
@@ -35,7 +34,7 @@ from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 
 __all__ = [
     "Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
-    "Identity", "Linear", "LazyLinear", "LazyModuleMixin", "Bilinear", "Flatten", "Unflatten",
+    "Identity", "Linear", "LazyLinear", "Bilinear", "Flatten", "Unflatten",
     "Embedding", "EmbeddingBag", "Dropout",
     "ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softplus", "Softmax",
     "LogSoftmax", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",

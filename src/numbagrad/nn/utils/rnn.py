@@ -44,18 +44,24 @@ class PackedSequence(PackedSequence_):
                 "https://pytorch.org/docs/stable/nn.html#torch.nn.utils.rnn.pack_sequence")
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
-    def to(self, *args, **kwargs) -> PackedSequence:
-        """The data converted as ``Tensor.to``; the indices follow it to its device
-        (``self`` if nothing changes)."""
-        data = self.data.to(*args, **kwargs)
+    def _with(self, data) -> PackedSequence:
+        """``self`` with ``data`` converted (``self`` itself if that changed nothing); the
+        indices follow it to its device."""
         if data is self.data:
             return self
         move = lambda t: None if t is None else t.to(data.device)  # noqa: E731
         return type(self)(data, self.batch_sizes, move(self.sorted_indices),
                           move(self.unsorted_indices))
 
+    def to(self, *args, **kwargs) -> PackedSequence:
+        """The data converted as ``Tensor.to``."""
+        return self._with(self.data.to(*args, **kwargs))
+
+    def cuda(self, *args, **kwargs) -> PackedSequence:
+        return self._with(self.data.cuda(*args, **kwargs))
+
     def cpu(self) -> PackedSequence:
-        return self.to("cpu")
+        return self._with(self.data.cpu())
 
     def double(self) -> PackedSequence:
         return self.to(dtype=D.float64)
@@ -65,6 +71,18 @@ class PackedSequence(PackedSequence_):
 
     def long(self) -> PackedSequence:
         return self.to(dtype=D.int64)
+
+    def int(self) -> PackedSequence:
+        return self.to(dtype=D.int32)
+
+    def short(self) -> PackedSequence:
+        return self.to(dtype=D.int16)
+
+    def char(self) -> PackedSequence:
+        return self.to(dtype=D.int8)
+
+    def byte(self) -> PackedSequence:
+        return self.to(dtype=D.uint8)
 
     @property
     def is_cuda(self) -> bool:
