@@ -103,7 +103,8 @@ def embedding_bag(ctx, weight, indices, offsets, per_sample_weights=None, mode="
             out /= np.maximum(counts, 1)[:, None].astype(a.dtype)
     ctx.mode, ctx.keep, ctx.bag, ctx.rows, ctx.counts = mode, keep, bag, rows, counts
     ctx.n_indices, ctx.scale_grad_by_freq = idx.size, scale_grad_by_freq
-    ctx.save(weight=weight, per_sample_weights=per_sample_weights)
+    if per_sample_weights is not None:  # (the weight is read only for their gradient)
+        ctx.save(weight=weight, per_sample_weights=per_sample_weights)
     return _device(ctx, out)
 
 

@@ -29,6 +29,7 @@ from . import linalg as L
 from . import movement as M
 from . import reduce as R
 from .forward import through_vjp
+from .indexing import _device, _host
 from .kernels import row_buffer
 from .movement import _Index, index_put_zeros
 from .registry import composite
@@ -253,23 +254,17 @@ LAYERS = {"LSTM": lstm_layer, "GRU": gru_layer, "RNN_TANH": rnn_tanh_layer,
 # ---------------------------------------------------------------- packing
 
 
-def packed_rows(lengths, batch):
-    """The rows of a (T * ``batch``, ...) padded input that a packed sequence holds, time-major:
-    at step t those of the sequences longer than t (``lengths``: non-increasing)."""
-    steps = lengths[0] if len(lengths) else 0
-    return np.array([t * batch + b for t in range(steps) for b in range(batch)
-                     if lengths[b] > t], dtype=np.int64)
-
-
 @composite("pack_padded_sequence", node="PackPaddedSequenceBackward0")
 def pack_padded_sequence(ctx, input, lengths=()):
     """The packed data of sorted padded sequences ``input`` (T, B, *) of ``lengths`` (a tuple
     of ints, non-increasing, each at most T): each step's elements of the sequences still
     running, step after step."""
     T, B = input.shape[:2]
-    rows = ctx.rows = packed_rows(lengths, B)
-    a = input._data.reshape(T * B, *input.shape[2:])
-    return a.take(rows, 0) if type(a) is np.ndarray else a[(rows,)]
+    # (the rows of input seen as (T * B, *) that hold a step of a sequence, time-major)
+    steps = lengths[0] if lengths else 0
+    rows = ctx.rows = np.flatnonzero(np.arange(steps)[:, None] < np.asarray(lengths))
+    a = _host(ctx, input).reshape(T * B, *input.shape[2:])
+    return _device(ctx, a.take(rows, 0))
 
 
 @pack_padded_sequence.defvjp
