@@ -602,3 +602,14 @@ def test_parametrized_weight_norm_set_and_remove(lib):
                                          "a sequence of tensors.$"):
         layer = lib.nn.utils.parametrizations.weight_norm(lib.nn.Linear(3, 2))
         lib.nn.utils.parametrize.remove_parametrizations(layer, "weight", False)
+
+
+def test_lazy_linear_state_dict_before_its_first_call(lib):
+    state = lib.nn.LazyLinear(3).state_dict()
+    assert [repr(v) for v in state.values()] == ["<UninitializedParameter>"] * 2
+    other = lib.nn.LazyLinear(3)
+    result = other.load_state_dict(state)
+    assert result.missing_keys == [] and result.unexpected_keys == []
+    assert other.has_uninitialized_params()
+    with pytest.raises(RuntimeError, match="^Can't access the shape of an uninitialized"):
+        lib.nn.Linear(2, 3).load_state_dict(state)

@@ -91,6 +91,10 @@ class UninitializedParameter(Parameter):
         self.data = empty(shape, device=device, dtype=dtype)
         self.__class__ = self.cls_to_become
 
+    def detach(self):
+        # (itself, as PyTorch's: what a lazy module's state_dict holds before its first call)
+        return self
+
     def __repr__(self) -> str:
         return "<UninitializedParameter>"
 
