@@ -117,15 +117,16 @@ def test_packed_sequence_tuple_and_to(lib):
 # ---------------------------------------------------------------- recurrent layers, packed
 
 
-@pytest.mark.parametrize("cls, layers, bidirectional, given", [
-    ("LSTM", 1, False, False), ("LSTM", 2, True, True), ("GRU", 1, True, True),
-    ("GRU", 2, False, False), ("RNN", 2, True, False), ("RNN", 1, False, True),
+@pytest.mark.parametrize("cls, layers, bidirectional, given, lengths", [
+    ("LSTM", 1, False, False, [2, 4, 1, 4]), ("LSTM", 2, True, True, [2, 4, 1, 4]),
+    ("LSTM", 2, True, True, [4, 4, 4, 4]), ("GRU", 1, True, True, [2, 4, 1, 4]),
+    ("GRU", 2, False, False, [2, 4, 1, 4]), ("RNN", 2, True, False, [2, 4, 1, 4]),
+    ("RNN", 1, False, True, [2, 4, 1, 4]),
 ])
-def test_recurrent_layers_on_packed_input(cls, layers, bidirectional, given):
+def test_recurrent_layers_on_packed_input(cls, layers, bidirectional, given, lengths):
     """Packed outputs, final states (each sequence's at its own length) and the gradients of the
     input, the initial states and every parameter, against PyTorch's."""
     x = rng.standard_normal((4, 4, 3)).astype(np.float32)
-    lengths = [2, 4, 1, 4]
     directions = 2 if bidirectional else 1
     state = rng.standard_normal((layers * directions, 4, 5)).astype(np.float32)
     theirs = getattr(torch.nn, cls)(3, 5, num_layers=layers, bidirectional=bidirectional,
@@ -144,7 +145,7 @@ def test_recurrent_layers_on_packed_input(cls, layers, bidirectional, given):
         out, h = module(packed, hx)
         states = list(h) if cls == "LSTM" else [h]
         assert isinstance(out, R.PackedSequence)
-        assert out.batch_sizes.tolist() == [4, 3, 2, 2]
+        assert out.batch_sizes.tolist() == [sum(n > t for n in lengths) for t in range(4)]
         padded, _ = R.pad_packed_sequence(out, batch_first=True)
         loss = (padded ** 2).sum() + sum(
             (s * lib.arange(s.numel()).view(s.shape).to(s.dtype)).sum() for s in states)
@@ -159,6 +160,20 @@ def test_recurrent_layers_on_packed_input(cls, layers, bidirectional, given):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
     for a, b in zip(grads, t_grads, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+@pytest.mark.parametrize("lengths", [[2, 2], [3, 1]])
+def test_packed_output_nodes(lib, cls, lengths):
+    """PyTorch's LSTM runs sequences of equal lengths as a padded batch (its packed output a
+    view); otherwise, and in a GRU, the steps' outputs are joined by a cat."""
+    R = _rnn_mod(lib)
+    module = getattr(lib.nn, cls)(2, 3, bidirectional=True)
+    out, h = module(R.pack_padded_sequence(lib.randn(3, 2, 2, requires_grad=True), lengths))
+    h = h[0] if cls == "LSTM" else h
+    view = cls == "LSTM" and lengths == [2, 2]
+    assert (_name(out.data), _name(h)) == ("ViewBackward0" if view else "CatBackward0",
+                                          "StackBackward0")
 
 
 def test_packed_input_errors(lib):

@@ -132,7 +132,7 @@ class RNNBase(Module):
             x = x_proj[row:row + steps * bs].view(steps, bs, -1)
             seq, h, c = self._run(x, h, c, layer, direction)
             outs[k] = seq.reshape(steps * bs, -1)
-        out = outs[0] if len(outs) == 1 else _ops.cat(outs)
+        out = _ops.cat(outs)  # (a cat also of one run, as PyTorch's node)
         if done_h:  # (the states in the batch's order: the longest sequences' first)
             h = _ops.cat([h, *done_h[::-1]])
             c = None if c is None else _ops.cat([c, *done_c[::-1]])
@@ -190,7 +190,15 @@ class RNNBase(Module):
                                f"{self.input_size}, got {data.shape[-1]}")
         batch_sizes_list = batch_sizes.tolist()
         h0, c0 = self._states(data, hx, batch_sizes_list[0], True, sorted_indices)
-        out, h_n, c_n = self._layers(data, h0, c0, batch_sizes_list)
+        if self.mode == "LSTM" and len(set(batch_sizes_list)) == 1:
+            # (PyTorch's LSTM runs a packed input of equal lengths as a padded one and views
+            # its output as packed data)
+            steps = len(batch_sizes_list)
+            out, h_n, c_n = self._layers(data.view(steps, batch_sizes_list[0], -1), h0, c0,
+                                         None)
+            out = out.view(-1, out.shape[-1])
+        else:
+            out, h_n, c_n = self._layers(data, h0, c0, batch_sizes_list)
         if unsorted_indices is not None:  # (the final states in the caller's order)
             h_n = h_n.index_select(1, unsorted_indices)
             c_n = None if c_n is None else c_n.index_select(1, unsorted_indices)
