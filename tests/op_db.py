@@ -436,6 +436,12 @@ OPS = [
       lambda a, w, b: _standardized(a.reshape(a.shape[0], 2, -1), (-1,)).reshape(a.shape)
       * _channel(w, a.ndim) + _channel(b, a.ndim), 3,
       [((2, 4, 2), (4,), (4,)), ((3, 4), (4,), (4,))], node="NativeGroupNormBackward0"),
+    U("weight_norm_interface",
+      lambda v, g: ng.ops.normalization.weight_norm_interface(v, g, 0),
+      lambda v, g: v * g.reshape(-1, *[1] * (v.ndim - 1))
+      / np.sqrt((v * v).reshape(v.shape[0], -1).sum(1)).reshape(-1, *[1] * (v.ndim - 1)), 2,
+      [((2, 3), (2, 1)), ((3, 2, 2), (3, 1, 1))], domain=(0.5, 2.0),
+      node="WeightNormInterfaceBackward0"),
     U("constant_pad_nd", lambda x: ng.nn.functional.pad(x, (1, 2), value=0.5),
       lambda a: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(1, 2)], constant_values=0.5),
       shapes=[(3,), (2, 3), "transposed", "strided"], node="ConstantPadNdBackward0"),
@@ -457,6 +463,11 @@ OPS = [
       lambda xp, h, w, b: ng.ops.recurrent.rnn_relu_layer(xp, h, w, b, reverse=True)[0],
       lambda xp, h, w, b: _recurrent(xp, h, None, w, b, "RNN_RELU", True), 4,
       [((3, 2, 2), (2, 2), (2, 2), (2,))]),
+    # (the steps of sequences of lengths 3, 2, 2 in a (3, 3, *) padded batch: rows 0..6)
+    U("pack_padded_sequence",
+      lambda x: ng.nn.utils.rnn.pack_padded_sequence(x, [3, 2, 2]).data,
+      lambda a: a.reshape(9, *a.shape[2:])[:7], shapes=[(3, 3), (3, 3, 2)],
+      node="PackPaddedSequenceBackward0"),
     U("addmm", ng.addmm, lambda b, x, y: b + x @ y, 3,
       [((4,), (2, 3), (3, 4)), ((2, 1), (2, 3), (3, 4)), ((), "transposed", (3, 2))],
       node="AddmmBackward0"),
@@ -498,6 +509,12 @@ OPS = [
       node="CopySlices"),
     U("embedding", lambda x: ng.nn.functional.embedding(ng.tensor([[0, 1], [1, 1]]), x),
       lambda a: a[[[0, 1], [1, 1]]], shapes=[(3, 2), "transposed"], node="EmbeddingBackward0"),
+    # (bags [0] and [2, 1, 2] of rows, each row scaled by its sample's weight)
+    U("embedding_bag",
+      lambda x, w: ng.nn.functional.embedding_bag(ng.tensor([0, 2, 1, 2]), x, ng.tensor([0, 1]),
+                                                  mode="sum", per_sample_weights=w),
+      lambda a, w: np.stack([a[0] * w[0], a[2] * w[1] + a[1] * w[2] + a[2] * w[3]]), 2,
+      [((3, 2), (4,)), ((3, 1), (4,))], node="EmbeddingBagBackward0"),
     U("as_strided", lambda x: x.contiguous().as_strided((3, 2), (1, 1), 1),
       lambda a: np.lib.stride_tricks.as_strided(a.ravel()[1:], (3, 2), (a.itemsize,) * 2),
       shapes=[(2, 3), (5,), "transposed"]),  # overlapping windows: gradients accumulate

@@ -4,6 +4,7 @@
 from . import functional, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, UninitializedParameter
 
-__all__ = ["functional", "init", "parallel", "utils", "Parameter", "Buffer", *_modules_all]
+__all__ = ["functional", "init", "parallel", "utils", "Parameter", "Buffer",
+           "UninitializedParameter", *_modules_all]

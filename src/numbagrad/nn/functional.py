@@ -17,6 +17,7 @@ from ..ops import elementwise as _E
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
 from ..ops.embedding import embedding as _embedding
+from ..ops.embedding import embedding_bag as _embedding_bag
 from ..tensor import Tensor
 
 # the ops declared with a "functional" variant (softplus, ...); the rest is written out below
@@ -211,6 +212,87 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     if max_norm is not None:
         _embedding_renorm_(weight, input, max_norm, norm_type)
     return _embedding(weight, input, padding_idx, scale_grad_by_freq)
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax distribution over ``dim`` (temperature ``tau``), drawn
+    from numbagrad's generator; with ``hard`` one-hot, with the soft sample's gradient."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -factory.empty_like(logits).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = factory.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+def embedding_bag(input: Tensor, weight: Tensor, offsets=None, max_norm: float | None = None,
+                  norm_type: float = 2, scale_grad_by_freq: bool = False, mode: str = "mean",
+                  sparse: bool = False, per_sample_weights=None,
+                  include_last_offset: bool = False, padding_idx: int | None = None) -> Tensor:
+    """The sum, mean or max of bags of rows of ``weight``: each row of a 2-d ``input`` is a
+    bag, or a 1-d ``input`` is cut into bags at ``offsets``."""
+    if weight.dtype is _D.int64 and input.is_floating_point():
+        warnings.warn("Argument order of nn.functional.embedding_bag was changed. Usage "
+                      "`embedding_bag(weight, input, ...)` is deprecated, and should now be "
+                      "`embedding_bag(input, weight, ...)`.", stacklevel=2)
+        weight, input = input, weight
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(
+            f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is not None, "
+            f"then it must have the same shape as the input ({input.shape})")
+    if weight.dim() != 2:
+        raise ValueError(
+            f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}")
+    if input.dim() == 2:
+        if offsets is not None:
+            raise ValueError(
+                "if input is 2D, then offsets has to be None, as input is treated is a "
+                "mini-batch of fixed length sequences. However, found offsets of type "
+                f"{type(offsets)}")
+        offsets = factory.arange(0, input.numel(), input.size(1), dtype=input.dtype,
+                                 device=input.device)
+        include_last_offset = False
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+    else:
+        raise ValueError(
+            f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if mode == "max" and scale_grad_by_freq:
+        raise ValueError("max mode does not support scaling the gradient by the frequency")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
+    if sparse:
+        raise NotImplementedError("numbagrad has no sparse gradients: use sparse=False")
+    if max_norm is not None:
+        _embedding_renorm_(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(
+            "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+            f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+            "GitHub.")
+    n = weight.size(0)
+    if padding_idx is None:
+        padding_idx = -1
+    elif not -n <= padding_idx < n:
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, -{n} through "
+                           f"{n - 1}, but got {padding_idx}")
+    elif padding_idx < 0:
+        padding_idx += n
+    return _embedding_bag(weight, input, offsets, per_sample_weights, mode=mode,
+                          padding_idx=padding_idx, scale_grad_by_freq=scale_grad_by_freq,
+                          include_last_offset=include_last_offset)
 
 
 def _embedding_renorm_(weight, input, max_norm, norm_type):
@@ -717,6 +799,27 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None,
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
                 f"shape {list(p.shape)} and normalized_shape = {list(shape)}")
     return _F.normalization.layer_norm(input, k, weight, bias, float(eps))
+
+
+def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = None) -> Tensor:
+    """``input`` over the root mean square of its last ``normalized_shape`` dims (plus ``eps``,
+    by default the machine epsilon of its dtype), times ``weight``: composed as PyTorch's CPU
+    ``rms_norm``, so its nodes are ``MulBackward0``, ``RsqrtBackward0``, ..."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+    k = len(shape)
+    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+        raise RuntimeError(
+            f"Given normalized_shape={list(shape)}, expected input with shape "
+            f"[*{', '.join(str(s) for s in shape)}], but got input of size{list(input.shape)}")
+    if weight is not None and tuple(weight.shape) != shape:
+        raise RuntimeError(
+            f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{list(weight.shape)} and normalized_shape = {list(shape)}")
+    if eps is None:
+        eps = float(np.finfo(input.dtype.np).eps)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    result = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
+    return result if weight is None else result * weight
 
 
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,

@@ -1,4 +1,5 @@
-"""``Parameter``: a leaf Tensor that a Module registers as one of its parameters; ``Buffer``."""
+"""``Parameter``: a leaf Tensor that a Module registers as one of its parameters; ``Buffer``;
+``UninitializedParameter``: a parameter whose shape a lazy module learns at its first call."""
 
 from __future__ import annotations
 
@@ -58,6 +59,54 @@ class Parameter(Tensor):
 # a Parameter)
 PLAIN_SUBCLASSES.add(Parameter)
 serialization.register_tensor_class(Parameter)
+
+
+class UninitializedParameter(Parameter):
+    """A parameter with no shape yet (it holds an empty tensor of its dtype and device) until
+    ``materialize`` gives it one and makes it a ``Parameter``: a lazy module's, before its
+    first call."""
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return super().__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+    @property
+    def shape(self):
+        raise RuntimeError(
+            "Can't access the shape of an uninitialized parameter or buffer. This error "
+            "usually happens in `load_state_dict` when trying to load an uninitialized "
+            "parameter into an initialized one. Call `forward` to initialize the parameters "
+            "before accessing their attributes.")
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Give the parameter memory of ``shape`` (uninitialized values), on ``device`` and of
+        ``dtype`` (by default its own), and make it a ``Parameter``."""
+        device = self.device if device is None else device
+        dtype = self.dtype if dtype is None else dtype
+        self.data = empty(shape, device=device, dtype=dtype)
+        self.__class__ = self.cls_to_become
+
+    def detach(self):
+        # (itself, as PyTorch's: what a lazy module's state_dict holds before its first call)
+        return self
+
+    def __repr__(self) -> str:
+        return "<UninitializedParameter>"
+
+    __str__ = __repr__
+
+    def __reduce_ex__(self, proto):
+        return (UninitializedParameter, (self._requires_grad,))
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self._requires_grad, self.device, self.dtype)
+        return memo[id(self)]
 
 
 class Buffer(Tensor):

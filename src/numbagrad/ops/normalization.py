@@ -1,5 +1,6 @@
 """Normalisation layers' ops with PyTorch's nodes: ``layer_norm`` (NativeLayerNormBackward0),
-``batch_norm`` (NativeBatchNormBackward0), ``group_norm`` (NativeGroupNormBackward0).
+``batch_norm`` (NativeBatchNormBackward0), ``group_norm`` (NativeGroupNormBackward0);
+``weight_norm_interface`` (WeightNormInterfaceBackward0): ``v`` scaled to norm ``g`` along a dim.
 
 Each normalises ``x`` to ``xhat = (x - mean) * rstd`` over some dims and applies an optional
 per-feature ``weight`` and ``bias``. The forwards run with grad mode off and keep ``xhat`` and
@@ -229,3 +230,29 @@ def constant_pad_nd(ctx, x, pad, value=0):
 def constant_pad_nd_vjp(ctx, grad):
     # the padding undone: the same op with the amounts negated (it crops what was added)
     return constant_pad_nd(grad, tuple(-p for p in ctx.pad), 0)
+
+
+@composite("weight_norm_interface", node="WeightNormInterfaceBackward0")
+def weight_norm_interface(ctx, v, g, dim=0):
+    """``v * (g / |v|)``, the norm taken over every dim of ``v`` but ``dim`` (``g`` has that
+    norm's shape, size 1 on those dims): PyTorch's ``_weight_norm_interface``."""
+    ctx.dims = tuple(d for d in range(v.ndim) if d != dim % max(v.ndim, 1))
+    ctx.save(v=v, g=g)
+    with no_grad():  # (the ops run on either backend; the node is this op's)
+        norms = _norms(v, ctx.dims)
+        return E.mul(v, E.div(g.reshape(norms.shape), norms))._data
+
+
+def _norms(v, dims):
+    return E.sqrt(R.sum(E.mul(v, v), dims, True))
+
+
+@weight_norm_interface.defvjp
+def weight_norm_interface_vjp(ctx, grad):
+    v, g = ctx["v"], ctx["g"]
+    norms = _norms(v, ctx.dims)
+    g = g.reshape(norms.shape)
+    along = R.sum(E.mul(grad, v), ctx.dims, True)  # (the gradient's part along v)
+    grad_g = E.div(along, norms)
+    grad_v = E.mul(E.div(g, norms), E.sub(grad, E.mul(v, E.div(grad_g, norms))))
+    return grad_v, grad_g.reshape(ctx.input_shapes[1])

@@ -11,9 +11,14 @@ backward runs the steps in reverse the same way, from the gates' values kept by 
 and makes the weight's gradient with one matmul over all steps. A recorded backward
 (``create_graph``) instead replays the layer with the cell step's recorded ops and
 differentiates that, so gradients of any order are those of the cells.
+
+``pack_padded_sequence`` gathers the steps of padded sequences into a packed sequence's data
+(PyTorch's ``_pack_padded_sequence``, its node ``PackPaddedSequenceBackward0``).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.api import grad as _grad
@@ -24,7 +29,9 @@ from . import linalg as L
 from . import movement as M
 from . import reduce as R
 from .forward import through_vjp
+from .indexing import _device, _host
 from .kernels import row_buffer
+from .movement import _Index, index_put_zeros
 from .registry import composite
 
 # ---------------------------------------------------------------- one step, as recorded ops
@@ -242,3 +249,26 @@ rnn_tanh_layer = _register("rnn_tanh_layer", "RNN_TANH")
 rnn_relu_layer = _register("rnn_relu_layer", "RNN_RELU")
 LAYERS = {"LSTM": lstm_layer, "GRU": gru_layer, "RNN_TANH": rnn_tanh_layer,
           "RNN_RELU": rnn_relu_layer}
+
+
+# ---------------------------------------------------------------- packing
+
+
+@composite("pack_padded_sequence", node="PackPaddedSequenceBackward0")
+def pack_padded_sequence(ctx, input, lengths=()):
+    """The packed data of sorted padded sequences ``input`` (T, B, *) of ``lengths`` (a tuple
+    of ints, non-increasing, each at most T): each step's elements of the sequences still
+    running, step after step."""
+    T, B = input.shape[:2]
+    # (the rows of input seen as (T * B, *) that hold a step of a sequence, time-major)
+    steps = lengths[0] if lengths else 0
+    rows = ctx.rows = np.flatnonzero(np.arange(steps)[:, None] < np.asarray(lengths))
+    a = _host(ctx, input).reshape(T * B, *input.shape[2:])
+    return _device(ctx, a.take(rows, 0))
+
+
+@pack_padded_sequence.defvjp
+def pack_padded_sequence_vjp(ctx, grad):
+    shape = ctx.input_shapes[0]
+    flat = (shape[0] * shape[1], *shape[2:])
+    return (index_put_zeros(grad, _Index((ctx.rows,), ()), flat).reshape(shape),)

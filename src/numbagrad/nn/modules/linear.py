@@ -1,17 +1,20 @@
-"""``Identity``, ``Linear`` and ``Bilinear``."""
+"""``Identity``, ``Linear``, ``LazyLinear`` (in_features from its first input) and
+``Bilinear``."""
 
 from __future__ import annotations
 
 import math
 
 from ... import factory
+from ...autograd.grad_mode import no_grad
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
 
-__all__ = ["Identity", "Linear", "NonDynamicallyQuantizableLinear", "Bilinear"]
+__all__ = ["Identity", "Linear", "LazyLinear", "NonDynamicallyQuantizableLinear", "Bilinear"]
 
 
 def weight_and_bias(module, weight_shape, bias: bool, device, dtype, bias_size=None) -> None:
@@ -73,6 +76,33 @@ class Linear(Module):
 class NonDynamicallyQuantizableLinear(Linear):
     """A ``Linear`` under another name: PyTorch's output projection of ``MultiheadAttention``
     (the name shows in reprs)."""
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """A ``Linear`` whose ``in_features`` is the last dimension of its first input: until
+    then its parameters are ``UninitializedParameter``; then it is a ``Linear``."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None) -> None:
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input) -> None:
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
 
 
 class Bilinear(Module):

@@ -2,7 +2,11 @@
 every step with one ``linear``, then runs the steps of each direction as one op
 (ops/recurrent.py); a cell is one step composed of recorded ops (``linear``, ``tanh``,
 ``sigmoid``, ...). The parameters, their names, shapes, order and initialisation are PyTorch's;
-so are the gate orders (LSTM: input, forget, cell, output; GRU: reset, update, new)."""
+so are the gate orders (LSTM: input, forget, cell, output; GRU: reset, update, new).
+
+A packed input (``PackedSequence``) runs as PyTorch's: the steps where the same sequences are
+running are one layer op on just those rows, a finished sequence's state is kept as its final
+one, and the steps of padding are never computed."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from ...ops import recurrent as _rec
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, _runs
 from .module import Module
 
 __all__ = ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
@@ -95,8 +100,114 @@ class RNNBase(Module):
         if tuple(h.shape) != expected:
             raise RuntimeError(f"Expected hidden{index} size {expected}, got {list(h.shape)}")
 
-    def forward(self, input, hx=None):
+    def _run(self, x_proj, h, c, layer, direction):
+        """One layer op: ``(out, h_T, c_T)`` (``c`` None but in an LSTM)."""
+        _, w_hh, _, b_hh = self._weights(layer, direction)
+        op = _rec.LAYERS[self.mode]
+        if self.mode == "LSTM":
+            return op(x_proj, h, c, w_hh, b_hh, reverse=bool(direction))
+        return (*op(x_proj, h, w_hh, b_hh, reverse=bool(direction)), None)
+
+    def _run_packed(self, x_proj, batch_sizes, h0, c0, layer, direction):
+        """One layer and direction over packed data: ``(packed out, h_n, c_n)``. Each run of
+        steps with the same batch size is one layer op on the rows still running; the rows
+        that stop keep their state (going forward), the rows that start take theirs from
+        ``h0``, ``c0`` (going backward)."""
+        runs = _runs(batch_sizes)
+        reverse = bool(direction)
+        outs, done_h, done_c = [None] * len(runs), [], []
+        h = h0[:runs[-1][2]] if reverse else h0
+        c = None if c0 is None else c0[:runs[-1][2]] if reverse else c0
+        for k in range(len(runs) - 1, -1, -1) if reverse else range(len(runs)):
+            _, steps, bs, row = runs[k]
+            if reverse and h.shape[0] < bs:  # (sequences that end here start now)
+                h = _ops.cat([h, h0[h.shape[0]:bs]])
+                c = None if c is None else _ops.cat([c, c0[c.shape[0]:bs]])
+            elif h.shape[0] > bs:  # (sequences that ended: their state is final)
+                done_h.append(h[bs:])
+                h = h[:bs]
+                if c is not None:
+                    done_c.append(c[bs:])
+                    c = c[:bs]
+            x = x_proj[row:row + steps * bs].view(steps, bs, -1)
+            seq, h, c = self._run(x, h, c, layer, direction)
+            outs[k] = seq.reshape(steps * bs, -1)
+        out = _ops.cat(outs)  # (a cat also of one run, as PyTorch's node)
+        if done_h:  # (the states in the batch's order: the longest sequences' first)
+            h = _ops.cat([h, *done_h[::-1]])
+            c = None if c is None else _ops.cat([c, *done_c[::-1]])
+        return out, h, c
+
+    def _states(self, input, hx, batch, batched, permutation):
+        """The initial states ``(h0, c0)`` (``c0`` None but in an LSTM), checked: zeros without
+        ``hx``; ``permutation`` puts a packed input's states in its sorted order."""
         lstm = self.mode == "LSTM"
+        directions = 2 if self.bidirectional else 1
+        expected = (self.num_layers * directions, batch, self.hidden_size)
+        if hx is None:
+            zeros = factory.zeros(expected, dtype=input.dtype, device=input.device)
+            return zeros, (zeros if lstm else None)
+        states = hx if lstm else (hx,)
+        if not batched:
+            states = tuple(s.unsqueeze(1) for s in states)
+        if permutation is not None:
+            states = tuple(s.index_select(1, permutation) for s in states)
+        for k, s in enumerate(states):
+            self._check_hidden(s, expected, f"[{k}]" if lstm else "")
+        return states[0], (states[1] if lstm else None)
+
+    def _layers(self, input, h0, c0, batch_sizes):
+        """Every layer and direction over ``input`` (T, B, input_size), or over packed data
+        with ``batch_sizes``: ``(out, h_n, c_n)``."""
+        directions = 2 if self.bidirectional else 1
+        out, h_n, c_n = input, [], []
+        for layer in range(self.num_layers):
+            outputs = []
+            for direction in range(directions):
+                k = layer * directions + direction
+                w_ih, _, b_ih, _ = self._weights(layer, direction)
+                x_proj = F.linear(out, w_ih, b_ih)  # every step's input at once
+                c = None if c0 is None else c0[k]
+                if batch_sizes is None:
+                    seq, h, c = self._run(x_proj, h0[k], c, layer, direction)
+                else:
+                    seq, h, c = self._run_packed(x_proj, batch_sizes, h0[k], c, layer,
+                                                 direction)
+                outputs.append(seq)
+                h_n.append(h)
+                c_n.append(c)
+            out = outputs[0] if directions == 1 else _ops.cat(outputs, -1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                out = F.dropout(out, self.dropout, True)
+        return out, _ops.stack(h_n), (None if c0 is None else _ops.stack(c_n))
+
+    def _forward_packed(self, input, hx):
+        data, batch_sizes, sorted_indices, unsorted_indices = input
+        if data.ndim != 2:
+            raise RuntimeError(f"input must have 2 dimensions, got {data.ndim}")
+        if data.shape[-1] != self.input_size:
+            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
+                               f"{self.input_size}, got {data.shape[-1]}")
+        batch_sizes_list = batch_sizes.tolist()
+        h0, c0 = self._states(data, hx, batch_sizes_list[0], True, sorted_indices)
+        if self.mode == "LSTM" and len(set(batch_sizes_list)) == 1:
+            # (PyTorch's LSTM runs a packed input of equal lengths as a padded one and views
+            # its output as packed data)
+            steps = len(batch_sizes_list)
+            out, h_n, c_n = self._layers(data.view(steps, batch_sizes_list[0], -1), h0, c0,
+                                         None)
+            out = out.view(-1, out.shape[-1])
+        else:
+            out, h_n, c_n = self._layers(data, h0, c0, batch_sizes_list)
+        if unsorted_indices is not None:  # (the final states in the caller's order)
+            h_n = h_n.index_select(1, unsorted_indices)
+            c_n = None if c_n is None else c_n.index_select(1, unsorted_indices)
+        out = PackedSequence(out, batch_sizes, sorted_indices, unsorted_indices)
+        return (out, (h_n, c_n)) if self.mode == "LSTM" else (out, h_n)
+
+    def forward(self, input, hx=None):
+        if isinstance(input, PackedSequence):
+            return self._forward_packed(input, hx)
         batched = input.ndim == 3
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
@@ -108,49 +219,14 @@ class RNNBase(Module):
             input = input.unsqueeze(1)
         elif self.batch_first:
             input = input.transpose(0, 1)
-        batch = input.shape[1]
-        directions = 2 if self.bidirectional else 1
-        expected = (self.num_layers * directions, batch, self.hidden_size)
-        if hx is None:
-            zeros = factory.zeros(expected, dtype=input.dtype, device=input.device)
-            hx = (zeros, zeros) if lstm else zeros
-        else:
-            states = hx if lstm else (hx,)
-            if not batched:
-                states = tuple(s.unsqueeze(1) for s in states)
-            for k, s in enumerate(states):
-                self._check_hidden(s, expected, f"[{k}]" if lstm else "")
-            hx = states if lstm else states[0]
-        h0 = hx[0] if lstm else hx
-        c0 = hx[1] if lstm else None
-        out, h_n, c_n = input, [], []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(directions):
-                k = layer * directions + direction
-                w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
-                x_proj = F.linear(out, w_ih, b_ih)  # every step's input at once
-                layer_op = _rec.LAYERS[self.mode]
-                if lstm:
-                    seq, h, c = layer_op(x_proj, h0[k], c0[k], w_hh, b_hh,
-                                         reverse=bool(direction))
-                else:
-                    seq, h = layer_op(x_proj, h0[k], w_hh, b_hh, reverse=bool(direction))
-                    c = None
-                outputs.append(seq)
-                h_n.append(h)
-                c_n.append(c)
-            out = outputs[0] if directions == 1 else _ops.cat(outputs, -1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                out = F.dropout(out, self.dropout, True)
-        h_n = _ops.stack(h_n)
-        c_n = _ops.stack(c_n) if lstm else None
+        h0, c0 = self._states(input, hx, input.shape[1], batched, None)
+        out, h_n, c_n = self._layers(input, h0, c0, None)
         if not batched:
             out, h_n = out.squeeze(1), h_n.squeeze(1)
-            c_n = c_n.squeeze(1) if lstm else None
+            c_n = None if c_n is None else c_n.squeeze(1)
         elif self.batch_first:
             out = out.transpose(0, 1)
-        return (out, (h_n, c_n)) if lstm else (out, h_n)
+        return (out, (h_n, c_n)) if self.mode == "LSTM" else (out, h_n)
 
 
 class RNN(RNNBase):

@@ -1,8 +1,13 @@
-"""``nn.utils``: gradient clipping and parameter/vector conversion."""
+"""``nn.utils``: gradient clipping, parameter/vector conversion, ``rnn`` (padded and packed
+sequences), ``weight_norm`` and ``parametrize`` / ``parametrizations``."""
 
-from . import clip_grad, convert_parameters  # noqa: F401
-from .clip_grad import clip_grad_norm_, clip_grad_value_
+from . import (clip_grad, convert_parameters, parametrizations, parametrize,  # noqa: F401
+               rnn)
+from .clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_,
+                        get_total_norm)
 from .convert_parameters import parameters_to_vector, vector_to_parameters
+from .weight_norm import remove_weight_norm, weight_norm
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector",
-           "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm", "parameters_to_vector", "vector_to_parameters", "rnn",
+           "weight_norm", "remove_weight_norm", "parametrize", "parametrizations"]

@@ -1,4 +1,5 @@
-"""Gradient clipping: ``clip_grad_norm_`` and ``clip_grad_value_`` (in place on ``.grad``)."""
+"""Gradient clipping: ``clip_grad_norm_`` (``get_total_norm`` then ``clip_grads_with_norm_``)
+and ``clip_grad_value_``, in place on ``.grad``; ``clip_grad_norm`` is its deprecated name."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from ...autograd.grad_mode import no_grad
 from ...ops import stack
 from ...tensor import Tensor
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_"]
+__all__ = ["clip_grad_norm_", "clip_grad_norm", "clip_grad_value_", "clip_grads_with_norm_",
+           "get_total_norm"]
 
 ERR_NO_GRADS = (
     "Expected !nested_tensorlist[0].empty() to be true, but got false.  (Could this error "
@@ -43,29 +45,57 @@ def _vector_norm(t: Tensor, p: float) -> Tensor:
     return t.abs().pow(p).sum().pow(1.0 / p)
 
 
+def get_total_norm(tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                   foreach=None) -> Tensor:
+    """The ``norm_type``-norm of the norms of ``tensors``: that of all their elements."""
+    tensors = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    norm_type = float(norm_type)
+    if not tensors:
+        return factory.tensor(0.0)
+    with no_grad():
+        device = tensors[0].device
+        norms = [_vector_norm(t, norm_type).to(device) for t in tensors]
+        total = _vector_norm(stack(norms), norm_type)
+    if error_if_nonfinite and not math.isfinite(total.item()):
+        raise RuntimeError(
+            f"The total norm of order {norm_type} for gradients from `parameters` is "
+            "non-finite, so it cannot be clipped. To disable this error and scale the "
+            "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
+        )
+    return total
+
+
+def clip_grads_with_norm_(parameters, max_norm: float, total_norm: Tensor,
+                          foreach=None) -> None:
+    """Scale the parameters' gradients by ``max_norm / total_norm`` where that is below 1."""
+    if isinstance(parameters, Tensor):
+        parameters = [parameters]
+    grads = [p.grad for p in parameters if p.grad is not None]
+    if not grads:
+        return
+    with no_grad():
+        coef = (float(max_norm) / (total_norm + 1e-6)).clamp(max=1.0)
+        for g in grads:
+            g.mul_(coef.to(g.device))
+
+
 def clip_grad_norm_(parameters, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False, foreach=None) -> Tensor:
     """Scale the gradients so that their joint ``norm_type``-norm is at most ``max_norm``;
     returns that norm before clipping."""
     parameters = _as_list(parameters)
-    norm_type = float(norm_type)
-    with no_grad():
-        grads = [p.grad for p in parameters if p.grad is not None]
-        if not grads:
-            return factory.tensor(0.0)
-        device = grads[0].device
-        norms = [_vector_norm(g, norm_type).to(device) for g in grads]
-        total = _vector_norm(stack(norms), norm_type)
-        if error_if_nonfinite and not math.isfinite(total.item()):
-            raise RuntimeError(
-                f"The total norm of order {norm_type} for gradients from `parameters` is "
-                "non-finite, so it cannot be clipped. To disable this error and scale the "
-                "gradients by the non-finite norm anyway, set `error_if_nonfinite=False`"
-            )
-        coef = (float(max_norm) / (total + 1e-6)).clamp(max=1.0)
-        for g in grads:
-            g.mul_(coef.to(g.device))
+    grads = [p.grad for p in parameters if p.grad is not None]
+    total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
+    clip_grads_with_norm_(parameters, max_norm, total, foreach)
     return total
+
+
+def clip_grad_norm(parameters, max_norm: float, norm_type: float = 2.0,
+                   error_if_nonfinite: bool = False, foreach=None) -> Tensor:
+    """Deprecated: ``clip_grad_norm_``."""
+    warnings.warn("`torch.nn.utils.clip_grad_norm` is now deprecated in favor of "
+                  "`torch.nn.utils.clip_grad_norm_`.", FutureWarning, stacklevel=2)
+    return clip_grad_norm_(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters, clip_value: float, foreach=None) -> None:
