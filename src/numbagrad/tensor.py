@@ -9,6 +9,8 @@ from __future__ import annotations
 import weakref
 from types import FunctionType
 
+import numpy as np
+
 from . import cuda as _cuda
 from . import dtypes as D
 from . import factory
@@ -161,8 +163,53 @@ class _Methods:
     def half(self):
         raise TypeError("numbagrad has no float16 dtype (half); use float() for float32")
 
+    # numbagrad's tensors are real and dense: each of these is the tensor itself, as PyTorch's
+    # are on a real, dense tensor (no node, no copy)
+    def conj(self):
+        return self
+
+    def conj_physical(self):
+        return self
+
+    def conj_physical_(self):
+        return self
+
+    def resolve_conj(self):
+        return self
+
+    def resolve_neg(self):
+        return self
+
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None else self.to(dtype)
+
     def ndimension(self) -> int:
         return self.ndim
+
+    def new(self, *args, device=None):
+        """The legacy constructor: an uninitialized tensor of the sizes given (none: empty), or
+        one holding a sequence's values, of this tensor's dtype and device."""
+        device = self.device if device is None else device
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            other = args[0]
+            if other.dtype is not self.dtype:
+                raise TypeError(f"expected {_OPTIONS.format(_C_TYPES[self.dtype.name])} (got "
+                                f"{_OPTIONS.format(_C_TYPES[other.dtype.name])})")
+            return other.detach()  # (its memory, as PyTorch's alias)
+        if len(args) == 1 and not isinstance(args[0], Size):
+            data = args[0]
+            if not isinstance(data, (list, tuple, np.ndarray)):
+                raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+            return factory.tensor(data, dtype=self.dtype, device=device)
+        return factory.empty(*(args or (0,)), dtype=self.dtype, device=device)
 
     def new_tensor(self, data, dtype=None, requires_grad=False):
         return factory.tensor(data, dtype=dtype or self.dtype, device=self.device,
@@ -396,6 +443,13 @@ for _name, _value in vars(_Methods).items():
         setattr(Tensor, _name, _value)
 Tensor._refresh_view = _F.refresh_view  # (what grad_fn and requires_grad call for a view)
 
+
+# the pieces of PyTorch's TypeError when ``new`` is given a tensor of another dtype
+_OPTIONS = ("TensorOptions(dtype={}, device=cpu, layout=Strided, requires_grad=false (default), "
+            "pinned_memory=false (default), memory_format=(nullopt))")
+_C_TYPES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}
 
 _WARN_T = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "

@@ -614,7 +614,7 @@ def nonzero(input, *, as_tuple=False):
     return Tensor._make(_on(np.argwhere(a).astype(np.int64), dev))
 
 
-@public("function")
+@public("function method")
 def argwhere(input):
     return nonzero(input)
 
@@ -920,6 +920,23 @@ roll.defjvp(linear(roll))
 
 @public("function method")
 def narrow(input, dim, start, length):
+    return M.getitem(input, _narrowed(input, dim, start, length))
+
+
+@composite("narrow_copy", variants="function method")
+def narrow_copy(ctx, x, dim, start, length):
+    """``narrow``'s elements, copied (contiguous)."""
+    where = ctx.where = _narrowed(x, dim, start, length)
+    return ctx.backend.ascontiguousarray(x._data[where])
+
+
+@narrow_copy.defvjp
+def narrow_copy_vjp(ctx, grad):
+    return M.index_put(_zeros_like_shape(ctx.input_shapes[0], grad), ctx.where, grad)
+
+
+def _narrowed(input, dim, start, length):
+    """The index of ``narrow(input, dim, start, length)``'s region, with PyTorch's checks."""
     d = _dim(input, dim)
     n = input.shape[d]
     if isinstance(start, Tensor):
@@ -933,7 +950,7 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow(): length must be non-negative.")
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return M.getitem(input, (slice(None),) * d + (slice(start, start + length),))
+    return (slice(None),) * d + (slice(start, start + length),)
 
 
 @composite("unbind", view=True, variants="function method")
