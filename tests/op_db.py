@@ -501,6 +501,13 @@ OPS = [
     U("as_strided", lambda x: x.contiguous().as_strided((3, 2), (1, 1), 1),
       lambda a: np.lib.stride_tricks.as_strided(a.ravel()[1:], (3, 2), (a.itemsize,) * 2),
       shapes=[(2, 3), (5,), "transposed"]),  # overlapping windows: gradients accumulate
+    U("unfold", lambda x: x.unfold(-1, 2, 1), lambda a: np.lib.stride_tricks.sliding_window_view(
+        a, 2, -1), shapes=[(3,), (2, 3), "transposed"]),  # overlapping windows
+    U("unfold_backward", lambda x: x.unfold(0, 2, 1).pow(2).sum() * x,
+      lambda a: (np.lib.stride_tricks.sliding_window_view(a, 2, 0) ** 2).sum() * a,
+      shapes=[(3,), (3, 2)], node="MulBackward0", lazy_and_fused=False),
+    U("narrow_copy", lambda x: x.narrow_copy(-1, 1, 2), lambda a: a[..., 1:3],
+      shapes=[(3,), (2, 3), "transposed"]),
     U("copy_slices", lambda x, s: _write_view(x, s), lambda a, b: _write_view_np(a, b), 2,
       [((2, 3), (3,)), ((2, 3), ()), ((3, 2), (1,))], node="CopySlices"),
     U("zero", lambda x: _inplace_on_copy(x, "zero_"), np.zeros_like, shapes=[(3,), (2, 3)],
@@ -581,6 +588,14 @@ OPS = [
       shapes=[(4,), (2, 3)], node="MedianBackward1"),
     U("median_all", lambda x: x.median(), lambda a: np.sort(a, None)[(a.size - 1) // 2],
       shapes=[(4,), (2, 3)], node="MedianBackward0"),
+    U("nanmedian_dim", lambda x: x.nanmedian(-1).values,
+      lambda a: np.sort(a, -1)[..., (a.shape[-1] - 1) // 2], shapes=[(4,), (2, 3)],
+      node="NanmedianBackward1"),
+    U("nanmedian_all", lambda x: x.nanmedian(), lambda a: np.sort(a, None)[(a.size - 1) // 2],
+      shapes=[(4,), (2, 3)], node="NanmedianBackward0"),
+    # (repeated values: the mode is each row's smallest value that appears twice)
+    U("mode", lambda x: ng.cat([x, x[..., :2]], -1).mode(-1).values,
+      lambda a: np.sort(a[..., :2], -1)[..., 0], shapes=[(4,), (2, 3)]),
     # ---------------------------------------------------------------- more math (ops/pointwise.py)
     # (the classification rows see infinities where |x| < 0.5, NaN where they are times 0)
     U("isnan", lambda x: ng.isnan(x / x.round() * 0), lambda a: np.isnan(a / np.round(a) * 0),

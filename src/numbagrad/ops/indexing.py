@@ -1249,6 +1249,77 @@ def median(input, dim=None, keepdim=False):
     return median_all(input) if dim is None else median_dim(input, dim, keepdim)
 
 
+@composite("nanmedian_dim", node="NanmedianBackward1")
+def nanmedian_dim(ctx, x, dim, keepdim=False):
+    d = _selected(ctx, x, dim, "nanmedian", "NanmedianBackward1")
+    R._check_nonempty(x, (d,) if x.ndim else (), "nanmedian")
+    ctx.keepdim = keepdim
+    a = _host(ctx, x)
+    if x.ndim == 0:
+        return _device(ctx, (a.copy(), np.zeros((), np.int64)))
+    values, idx = _sort_host(a, d, False)  # (NaNs last)
+    # the lower middle of each row's numbers; a row of NaNs: its first NaN
+    at = np.maximum((np.sum(a == a, axis=d, keepdims=True) - 1) // 2, 0)
+    values, idx = np.take_along_axis(values, at, d), np.take_along_axis(idx, at, d)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return _device(ctx, (np.array(values, order="C"), np.array(idx, order="C")))
+
+
+nanmedian_dim.defvjp(_selected_vjp)
+
+
+@composite("nanmedian_all", node="NanmedianBackward0")
+def nanmedian_all(ctx, x):
+    flat = _host(ctx, x).reshape(-1)
+    flat = np.sort(flat[flat == flat], kind="stable")
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    if not flat.size:  # (no numbers: NaN)
+        return _device(ctx, np.asarray(np.nan, x.dtype.np))
+    return _device(ctx, np.asarray(flat[(flat.size - 1) // 2]))
+
+
+nanmedian_all.defvjp(R._all_backward)  # (shared by equal elements, or by the NaNs)
+
+
+@public("function method")
+def nanmedian(input, dim=None, keepdim=False):
+    """``median`` of the elements that are not NaN."""
+    return nanmedian_all(input) if dim is None else nanmedian_dim(input, dim, keepdim)
+
+
+@composite("mode", node="ModeBackward0", variants="function method")
+def mode(ctx, x, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the
+    index of its last occurrence."""
+    d = _selected(ctx, x, dim, "mode", "ModeBackward0")
+    ctx.keepdim = keepdim
+    a = _host(ctx, x)
+    if x.ndim == 0:
+        return _device(ctx, (a.copy(), np.zeros((), np.int64)))
+    n = a.shape[d]
+    if n == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    values, idx = _sort_host(a, d, False)
+    rows, where = np.moveaxis(values, d, -1), np.arange(n)
+    starts = np.ones(rows.shape, bool)
+    starts[..., 1:] = rows[..., 1:] != rows[..., :-1]
+    ends = np.ones(rows.shape, bool)
+    ends[..., :-1] = starts[..., 1:]
+    # each run's length at its last element (a stable sort: the value's last occurrence);
+    # argmax takes the first of the longest runs, the smallest value
+    first = np.maximum.accumulate(np.where(starts, where, 0), axis=-1)
+    at = np.expand_dims(np.argmax(np.where(ends, where - first + 1, 0), axis=-1), d)
+    values, idx = np.take_along_axis(values, at, d), np.take_along_axis(idx, at, d)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return _device(ctx, (np.array(values, order="C"), np.array(idx, order="C")))
+
+
+mode.defvjp(_selected_vjp)
+
+
 # ---------------------------------------------------------------- einsum
 
 
