@@ -1249,6 +1249,11 @@ def median(input, dim=None, keepdim=False):
     return median_all(input) if dim is None else median_dim(input, dim, keepdim)
 
 
+def _numbers(a):
+    """Where host array ``a`` holds a number (not NaN)."""
+    return ~np.isnan(a) if a.dtype.kind == "f" else np.ones(a.shape, bool)
+
+
 @composite("nanmedian_dim", node="NanmedianBackward1")
 def nanmedian_dim(ctx, x, dim, keepdim=False):
     d = _selected(ctx, x, dim, "nanmedian", "NanmedianBackward1")
@@ -1259,7 +1264,7 @@ def nanmedian_dim(ctx, x, dim, keepdim=False):
         return _device(ctx, (a.copy(), np.zeros((), np.int64)))
     values, idx = _sort_host(a, d, False)  # (NaNs last)
     # the lower middle of each row's numbers; a row of NaNs: its first NaN
-    at = np.maximum((np.sum(a == a, axis=d, keepdims=True) - 1) // 2, 0)
+    at = np.maximum((np.sum(_numbers(a), axis=d, keepdims=True) - 1) // 2, 0)
     values, idx = np.take_along_axis(values, at, d), np.take_along_axis(idx, at, d)
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
@@ -1272,7 +1277,7 @@ nanmedian_dim.defvjp(_selected_vjp)
 @composite("nanmedian_all", node="NanmedianBackward0")
 def nanmedian_all(ctx, x):
     flat = _host(ctx, x).reshape(-1)
-    flat = np.sort(flat[flat == flat], kind="stable")
+    flat = np.sort(flat[_numbers(flat)], kind="stable")
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
     if not flat.size:  # (no numbers: NaN)
