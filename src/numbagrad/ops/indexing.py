@@ -1257,7 +1257,7 @@ def _numbers(a):
 @composite("nanmedian_dim", node="NanmedianBackward1")
 def nanmedian_dim(ctx, x, dim, keepdim=False):
     d = _selected(ctx, x, dim, "nanmedian", "NanmedianBackward1")
-    R._check_nonempty(x, (d,) if x.ndim else (), "nanmedian")
+    R._check_nonempty(x, (d,) if x.ndim else (), "median")  # (PyTorch's name for it)
     ctx.keepdim = keepdim
     a = _host(ctx, x)
     if x.ndim == 0:
