@@ -153,3 +153,86 @@ def test_legacy_new():
     _raises_like(lambda lib: lib.zeros(2).new(2.5))
     for dt in ("float64", "int64", "int32", "int16", "int8", "uint8", "bool"):
         _raises_like(lambda lib: lib.zeros(2).new(lib.ones(1, dtype=getattr(lib, dt))))
+
+
+# ---------------------------------------------------------------- bitwise, shifts, gcd, lcm
+
+INT_DTYPES = ["uint8", "int8", "int16", "int32", "int64"]
+
+
+@pytest.mark.parametrize("dt", INT_DTYPES)
+def test_shifts(dt):
+    def run(lib):
+        d = getattr(lib, dt)
+        a = lib.tensor([1, 5, 100, 3, 7, 100], dtype=d)
+        s = lib.tensor([7, 8, 70, 0, 63, 2], dtype=d)
+        neg = lib.tensor([200 if dt == "uint8" else -100, 100, -1 if dt != "uint8" else 1],
+                         dtype=d)
+        n = lib.tensor([3, 9, 70], dtype=d)
+        out = [a << s, lib.bitwise_left_shift(a, 2), a.bitwise_right_shift(s), neg >> n,
+               lib.bitwise_right_shift(neg, 1), 1 << s[:3], 1000 >> n, a << True]
+        b = a.clone()
+        b <<= 1
+        c = neg.clone()
+        assert c.bitwise_right_shift_(n) is c and c._version == 1
+        return [*out, b, c]
+
+    for got, want in zip(run(ng), run(torch)):
+        _same(got, want)
+
+
+def test_shift_sign_and_errors():
+    for got, want in zip(*[(lib.tensor([-5, 5]) >> lib.tensor([-1, 64]),
+                            lib.tensor([-5, 5]) << lib.tensor([-1, 64]),
+                            lib.tensor([True, False]) << 1) for lib in LIBS]):
+        _same(got, want)
+    _raises_like(lambda lib: lib.tensor([1.0]) << 1)
+    _raises_like(lambda lib: lib.tensor([2]) >> 1.5)
+    _raises_like(lambda lib: lib.tensor([True]) << lib.tensor([True]))
+    _raises_like(lambda lib: lib.tensor([1], dtype=lib.int8).bitwise_left_shift_(1.5))
+
+
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+def test_bitwise_inplace(name):
+    op = {"bitwise_and": "__iand__", "bitwise_or": "__ior__", "bitwise_xor": "__ixor__"}[name]
+
+    def run(lib):
+        a = lib.tensor([12, 10, -3], dtype=lib.int16)
+        b, c = a.clone(), lib.tensor([True, False, True])
+        assert getattr(a, name + "_")(lib.tensor([10, 6, 5], dtype=lib.int16)) is a
+        b = getattr(b, op)(7)
+        getattr(c, name + "_")(lib.tensor([True, True, False]))
+        return a, b, c, a._version
+
+    (a, b, c, v), (at, bt, ct, vt) = run(ng), run(torch)
+    for got, want in ((a, at), (b, bt), (c, ct)):
+        _same(got, want)
+    assert v == vt == 1
+    _raises_like(lambda lib: getattr(lib.tensor([1.0]), name + "_")(lib.tensor([1])))
+    _raises_like(lambda lib: getattr(lib.tensor([1]), name + "_")(lib.tensor([1.0])))
+
+
+def test_bitwise_not_inplace():
+    for got, want in zip(*[(lib.tensor([0, 5, -3], dtype=lib.int8).bitwise_not_(),
+                            lib.tensor([True, False]).bitwise_not_()) for lib in LIBS]):
+        _same(got, want)
+    _raises_like(lambda lib: lib.tensor([1.0]).bitwise_not_())
+    _raises_like(lambda lib: lib.bitwise_not(lib.tensor([1.0])))
+    _raises_like(lambda lib: ~lib.tensor([1.0]))
+
+
+@pytest.mark.parametrize("name", ["gcd", "lcm"])
+def test_gcd_lcm(name):
+    def run(lib):
+        a = lib.tensor([12, -18, 0, 7, 0, -4], dtype=lib.int32)
+        b = lib.tensor([8, 12, 5, 0, 0, -6], dtype=lib.int32)
+        c = lib.tensor([4, 9], dtype=lib.uint8)
+        d = a.clone()
+        assert getattr(d, name + "_")(b) is d
+        return [getattr(lib, name)(a, b), getattr(a, name)(b[0]), getattr(c, name)(
+            lib.tensor([6, 6], dtype=lib.uint8)), getattr(lib, name)(a, b.long()), d]
+
+    for got, want in zip(run(ng), run(torch)):
+        _same(got, want)
+    _raises_like(lambda lib: getattr(lib, name)(lib.tensor([1.0]), lib.tensor([2.0])))
+    _raises_like(lambda lib: getattr(lib, name)(lib.tensor([True]), lib.tensor([True])))

@@ -284,6 +284,9 @@ class _Methods:
         return _F.positive(self)  # (itself; refused for a bool tensor, as PyTorch's)
 
     def __invert__(self):
+        if self.dtype.is_floating_point:  # (Python's operator refuses it before the op would)
+            raise TypeError(
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _F.bitwise_not(self)
 
     # (bitwise, as PyTorch's: on bool tensors they are the logical ops)
@@ -307,6 +310,26 @@ class _Methods:
         return _F.bitwise_xor(self, other)
 
     __rxor__ = __xor__
+
+    def __lshift__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.bitwise_right_shift(other, self)
 
     def __eq__(self, other):
         if not isinstance(other, _OPERANDS):
@@ -365,6 +388,21 @@ class _Methods:
 
     def __ipow__(self, other):
         return self.pow_(other)
+
+    def __iand__(self, other):
+        return self.bitwise_and_(other)
+
+    def __ior__(self, other):
+        return self.bitwise_or_(other)
+
+    def __ixor__(self, other):
+        return self.bitwise_xor_(other)
+
+    def __ilshift__(self, other):
+        return self.bitwise_left_shift_(other)
+
+    def __irshift__(self, other):
+        return self.bitwise_right_shift_(other)
 
     @property
     def T(self):

@@ -1357,25 +1357,61 @@ def logical_xor(x, y):
 
 
 @binary("bitwise_and", refuse_float=_no_kernel("bitwise_and_cpu", "Float"),
-        variants="function method")
+        variants="function method inplace")
 def bitwise_and(x, y):
     return x & y
 
 
 @binary("bitwise_or", refuse_float=_no_kernel("bitwise_or_cpu", "Float"),
-        variants="function method")
+        variants="function method inplace")
 def bitwise_or(x, y):
     return x | y
 
 
 @binary("bitwise_xor", refuse_float=_no_kernel("bitwise_xor_cpu", "Float"),
-        variants="function method")
+        variants="function method inplace")
 def bitwise_xor(x, y):
     return x ^ y
 
 
-@unary("bitwise_not", refuse_float=(
-    TypeError, "~ (operator.invert) is only implemented on integer and Boolean-type tensors"))
+# (PyTorch's shifts: by a negative amount or by the width of int64 or more, a left shift gives
+# 0 and a right shift the sign; narrower ints are shifted as int64 and wrap when stored)
+@binary("bitwise_left_shift", refuse_float=_no_kernel("lshift_cpu", "Float"),
+        refuse_bool=_no_kernel("lshift_cpu"), variants="function method inplace")
+def bitwise_left_shift(x, y):
+    if y < 0 or y >= 64:
+        return x - x
+    return x << y
+
+
+@binary("bitwise_right_shift", refuse_float=_no_kernel("rshift_cpu", "Float"),
+        refuse_bool=_no_kernel("rshift_cpu"), variants="function method inplace")
+def bitwise_right_shift(x, y):
+    if y < 0 or y >= 64:
+        return x >> 63
+    return x >> y
+
+
+@binary("gcd", refuse_float=_no_kernel("gcd_cpu", "Float"), refuse_bool=_no_kernel("gcd_cpu"),
+        variants="function method inplace")
+def gcd(x, y):
+    """The greatest common divisor of ``|x|`` and ``|y|`` (Euclid's; 0 for two zeros)."""
+    x, y = abs(x), abs(y)
+    while y != 0:
+        x, y = y, x % y
+    return x
+
+
+@binary("lcm", refuse_float=_no_kernel("lcm_cpu", "Float"), refuse_bool=_no_kernel("lcm_cpu"),
+        variants="function method inplace")
+def lcm(x, y):
+    g = gcd(x, y)
+    if g == 0:
+        return g
+    return abs(x // g * y)
+
+
+@unary("bitwise_not", refuse_float=_no_kernel("bitwise_not_cpu", "Float"))
 def bitwise_not(x):
     return ~x
 
