@@ -111,6 +111,13 @@ def _erfinv_np(a):
     return y.astype(np.asarray(a).dtype)
 
 
+def _i1_np(a):
+    """The modified Bessel function of order 1 by its power series (|a| small)."""
+    h = np.asarray(a, np.float64) / 2
+    out = sum(h ** (2 * k + 1) / (math.factorial(k) * math.factorial(k + 1)) for k in range(30))
+    return out.astype(np.asarray(a).dtype)
+
+
 def _tri(x):
     """A well-conditioned triangular factor (what the upper triangle of ``x`` contributes is
     its gradient's)."""
@@ -630,6 +637,17 @@ OPS = [
       shapes=S2),
     U("polygamma", lambda x: ng.polygamma(1, x),
       lambda a: _zeta_shifted(a, 2), domain=(0.5, 3.0), shapes=S2),
+    U("i0", lambda x: x.i0(), np.i0, shapes=S2, domain=(-4.0, 4.0)),
+    U("special_i1", lambda x: ng.ops.elementwise.special_i1(x), lambda a: _i1_np(a), shapes=S2,
+      domain=(-4.0, 4.0)),
+    U("mvlgamma", lambda x: x.mvlgamma(2),
+      lambda a: np.vectorize(math.lgamma)(a) + np.vectorize(math.lgamma)(a - 0.5)
+      + math.log(math.pi) / 2, shapes=S2, domain=(1.0, 3.0)),
+    U("frexp", lambda x: ng.frexp(x).mantissa, lambda a: np.frexp(a)[0], shapes=S2,
+      kink=0.1),
+    U("polygamma_", lambda x: _inplace_on_copy(x, "polygamma_", 1), lambda a: _zeta_shifted(a, 2),
+      domain=(0.5, 3.0), shapes=S2, node="PolygammaBackward1",
+      lazy_and_fused=False),  # (an in-place op writes at once: nothing to defer)
     U("sinc", lambda x: x.sinc(), np.sinc, shapes=S2, kink=0.1),
     U("deg2rad", lambda x: ng.deg2rad(x), np.deg2rad, shapes=S2, node="Deg2RadBackward0"),
     U("rad2deg", lambda x: x.rad2deg(), np.rad2deg, shapes=S2, node="Rad2DegBackward0"),
@@ -638,6 +656,8 @@ OPS = [
       node="ClampMinBackward0", kink=None),
     U("clamp_max", lambda x: ng.clamp_max(x, 0.5), lambda a: np.minimum(a, 0.5), shapes=S2,
       node="ClampMaxBackward0"),
+    U("ldexp", ng.ldexp, lambda a, b: a * 2.0**b, 2, B2),
+    U("nextafter", ng.nextafter, np.nextafter, 2, B2, kink=0.1),
     U("logaddexp", ng.logaddexp, np.logaddexp, 2, B2),
     U("logaddexp2", lambda x, y: x.logaddexp2(y), np.logaddexp2, 2, B2),
     U("xlogy", ng.xlogy, lambda a, b: a * np.log(b), 2, B2, domain=(0.3, 2.0)),

@@ -152,7 +152,7 @@ def test_legacy_new():
         assert a.data_ptr() == t.data_ptr() and a.grad_fn is None
     _raises_like(lambda lib: lib.zeros(2).new(2.5))
     for dt in ("float64", "int64", "int32", "int16", "int8", "uint8", "bool"):
-        _raises_like(lambda lib: lib.zeros(2).new(lib.ones(1, dtype=getattr(lib, dt))))
+        _raises_like(lambda lib, dt=dt: lib.zeros(2).new(lib.ones(1, dtype=getattr(lib, dt))))
 
 
 # ---------------------------------------------------------------- bitwise, shifts, gcd, lcm
@@ -236,3 +236,104 @@ def test_gcd_lcm(name):
         _same(got, want)
     _raises_like(lambda lib: getattr(lib, name)(lib.tensor([1.0]), lib.tensor([2.0])))
     _raises_like(lambda lib: getattr(lib, name)(lib.tensor([True]), lib.tensor([True])))
+
+
+# ---------------------------------------------------------------- more math
+
+
+def _pair(fn, a, b):
+    """``fn(lib, x, y)`` for float64 leaves of ``a`` and ``b``, its weighted sum
+    backpropagated: the result, its node and both gradients must match."""
+    res = []
+    for lib in LIBS:
+        x = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+        y = lib.tensor(b, dtype=lib.float64, requires_grad=True)
+        r = fn(lib, x, y)
+        (r * lib.arange(1.0, r.numel() + 1, dtype=lib.float64)).sum().backward()
+        res.append((r, x.grad, y.grad))
+    (r, gx, gy), (rt, gxt, gyt) = res
+    assert _node(r) == _node(rt)
+    for u, w in ((r, rt), (gx, gxt), (gy, gyt)):
+        _same(u, w)
+
+
+def test_ldexp():
+    _pair(lambda lib, x, y: lib.ldexp(x, y), [0.5, -1.5, 3.0], [1.0, -2.0, 0.5])
+    # (an integer exponent: PyTorch's gradient of x is grad * 2 ** exponent computed in the
+    # exponent's dtype, 0 for a negative one; numbagrad's is 2 ** exponent itself)
+    _pair(lambda lib, x, y: x.ldexp(lib.tensor([3, 1, 0])) + y, [0.5, -1.5, 3.0], [1.0] * 3)
+    for got, want in zip(*[(lib.ldexp(lib.tensor([1, 2]), lib.tensor([3, -1])),
+                            lib.tensor([1.0], dtype=lib.float64).ldexp_(lib.tensor([2])),
+                            lib.ldexp(lib.tensor([1.5]), lib.tensor([2], dtype=lib.int8)))
+                           for lib in LIBS]):
+        _same(got, want)
+
+
+def test_nextafter():
+    _pair(lambda lib, x, y: lib.nextafter(x, y), [1.0, 2.0, 0.0, 5.0, 0.0, -0.0],
+          [1.0, 2.0, 0.0, 6.0, 1.0, 0.0])
+    for got, want in zip(*[(lib.nextafter(lib.tensor([1.0, 2.0]), lib.tensor([2.0, 0.0])),
+                            lib.tensor([0.0]).nextafter(lib.tensor([1.0])),
+                            lib.tensor([1.0], dtype=lib.float64).nextafter_(
+                                lib.tensor([-1.0], dtype=lib.float64)))
+                           for lib in LIBS]):
+        _same(got, want, rtol=0)
+    _raises_like(lambda lib: lib.nextafter(lib.tensor([1, 2]), lib.tensor([2, 1])))
+
+
+def test_frexp():
+    _grads_match(lambda lib, x: [lib.frexp(x * 3).mantissa, x.frexp()[1]],
+                 [[0.5, 1.5, -3.0], [0.0, 1e-300, 7.0]])
+    for lib_pair in zip(*[lib.frexp(lib.tensor([0.0, float("inf"), NAN, -3.0, 1e30]))
+                          for lib in LIBS]):
+        _same(*lib_pair)
+    r = ng.frexp(ng.tensor([2.0]))
+    assert r._fields == ("mantissa", "exponent")
+    assert repr(r).startswith("numbagrad.return_types.frexp(\nmantissa=")
+    _raises_like(lambda lib: lib.frexp(lib.tensor([1, 2])))
+
+
+@pytest.mark.parametrize("dt", ["float32", "float64"])
+def test_i0(dt):
+    data = [0.0, 0.5, -1.5, 3.0, 10.0, -30.0, 85.0, 700.0, 720.0, NAN, float("inf"),
+            -float("inf")]
+    got, want = [lib.i0(lib.tensor(data, dtype=getattr(lib, dt))) for lib in LIBS]
+    _same(got, want, rtol=1e-6 if dt == "float64" else 1e-5)
+    _same(ng.ops.elementwise.special_i1(ng.tensor(data, dtype=getattr(ng, dt))),
+          torch.special.i1(torch.tensor(data, dtype=getattr(torch, dt))),
+          rtol=1e-6 if dt == "float64" else 1e-5)
+    res = []
+    for lib in LIBS:  # (second order: i0' = i1, i1' = i0 - i1 / x, 1/2 at 0)
+        x = lib.tensor([0.0, 0.5, -1.5, 3.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.i0(x).sum(), x, create_graph=True)
+        g.pow(2).sum().backward()
+        y = lib.tensor([0.5, 2.0])
+        res.append((g, x.grad, y.i0_(), lib.i0(lib.tensor([0, 1]))))
+    for u, w in zip(*res):
+        _same(u, w)
+    _raises_like(lambda lib: lib.tensor([1]).i0_())
+
+
+def test_mvlgamma():
+    _grads_match(lambda lib, x: [lib.mvlgamma(x.abs() + 2, 3), x.mvlgamma(1),
+                                 (x * 1 + 3).mvlgamma_(2)], [[0.5, 1.5], [-2.2, 2.5]])
+    for got, want in zip(*[(lib.mvlgamma(lib.tensor([1, 2]), 2),
+                            lib.mvlgamma(lib.tensor([0.4, 2.0]), 2)) for lib in LIBS]):
+        _same(got, want)
+    _raises_like(lambda lib: lib.mvlgamma(lib.tensor([2.0]), 0))
+
+
+def test_float_power_and_polygamma_inplace():
+    def run(lib, x):
+        y = x * 1
+        assert y.float_power_(2) is y
+        z, v = x * 1 + 3, x * 1 + 3
+        assert z.polygamma_(1) is z and v.polygamma_(0) is v
+        w = x.detach().clone()
+        w.float_power_(lib.tensor([2, 3, 1]))
+        return [y, z, v, w]
+
+    _grads_match(run, [[0.5, 1.5, -2.2], [2.0, 1.0, 0.25]])
+    _raises_like(lambda lib: lib.tensor([1.0]).polygamma_(-1))
+    _raises_like(lambda lib: lib.tensor([1.0]).float_power_(2))
+    _raises_like(lambda lib: lib.tensor([1]).float_power_(2))

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .. import dtypes as D
 from .registry import binary, unary
 
@@ -1178,6 +1180,34 @@ def atan2_vjp_y(grad, x, y):
 atan2.defvjp(atan2_vjp_x, atan2_vjp_y)
 
 
+@binary("ldexp", dtype="float", variants="function method inplace")
+def ldexp(x, y):
+    """``x * 2 ** y``."""
+    return x * exp2(y)
+
+
+def ldexp_vjp_x(grad, y):
+    return grad * exp2(y)
+
+
+def ldexp_vjp_y(grad, result):
+    return grad * result * 0.6931471805599453  # (log(2))
+
+
+ldexp.defvjp(ldexp_vjp_x, ldexp_vjp_y)
+
+
+@binary("nextafter")
+def nextafter(x, y):
+    """The next number of ``x``'s dtype after ``x`` towards ``y``."""
+    return np.nextafter(x, y)  # (Numba computes it in the kernel's dtype)
+
+
+# (as PyTorch's: x's gradient passes where the result moved away from x, y's is zeros)
+nextafter.defvjp(lambda grad, x, y: where(x == y, 0, grad), _zero_gradient)
+nextafter.constant_gradient = (False, True)
+
+
 @binary("hypot")
 def hypot(x, y):
     return math.hypot(x, y)
@@ -1510,6 +1540,48 @@ def lgamma(x):
 lgamma.defvjp(lambda grad, x: grad * digamma(x))
 
 
+@unary("i0", dtype="float", variants="function method inplace")
+def i0(x):
+    """The modified Bessel function of the first kind of order 0: its power series
+    ``sum_k ((x/2)^2)^k / k!^2``, whose terms are all positive, summed until they no longer
+    change the sum."""
+    if x - x != 0:
+        return x - x  # (NaN at NaN and at the infinities, as PyTorch's)
+    q = x * x / 4
+    term = 1.0
+    s = 1.0
+    k = 1.0
+    while term > s * 1e-17:
+        term = term * q / (k * k)
+        s += term
+        k += 1
+    return s
+
+
+i0.defvjp(lambda grad, x: grad * special_i1(x))
+
+
+@unary("special_i1", dtype="float")
+def special_i1(x):
+    """The modified Bessel function of the first kind of order 1: ``sum_k (x/2)^(2k+1) /
+    (k! (k+1)!)``, summed as ``i0``."""
+    if x - x != 0:
+        return x - x
+    q = x * x / 4
+    term = x / 2
+    s = term
+    k = 1.0
+    while abs(term) > abs(s) * 1e-17:
+        term = term * q / (k * (k + 1))
+        s += term
+        k += 1
+    return s
+
+
+# (PyTorch's i1_backward: i0(x) - i1(x) / x, its limit 1/2 at 0)
+special_i1.defvjp(lambda grad, x, result: grad * where(x == 0, 0.5, i0(x) - result / x))
+
+
 @unary("digamma", dtype="float", variants="function method inplace")
 def digamma(x):
     """The derivative of ``lgamma`` (Numba has none): the recurrence ``psi(x) = psi(x + 1) -
@@ -1575,6 +1647,17 @@ def polygamma(x, n):
 
 
 polygamma.defvjp(lambda grad, x, n: grad * polygamma(x, n + 1))
+
+
+# (PyTorch's polygamma_ records PolygammaBackward1, n = 0 included: an op of its own)
+@unary("polygamma_", node="PolygammaBackward1", dtype="float")
+def polygamma_(x, n):
+    if n == 0:
+        return digamma(x)
+    return polygamma(x, n)
+
+
+polygamma_.defvjp(lambda grad, x, n: grad * polygamma(x, n + 1))
 
 
 @unary("sinc", dtype="float", variants="function method inplace")
