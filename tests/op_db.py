@@ -683,6 +683,8 @@ OPS = [
       [((2, 2, 2), (2, 2, 3), (2, 3, 2)), ((2,), (2, 1, 3), (2, 3, 2))]),
     U("addbmm", lambda b, x, y: ng.addbmm(b, x, y, beta=2.0),
       lambda b, x, y: 2 * b + (x @ y).sum(0), 3, [((2, 2), (3, 2, 3), (3, 3, 2)), ((2,), (2, 2, 3), (2, 3, 2))]),
+    U("addr", lambda b, x, y: b.addr(x, y, beta=0.5, alpha=-2.0),
+      lambda b, x, y: 0.5 * b - 2 * np.outer(x, y), 3, [((2, 3), (2,), (3,)), ((3,), (2,), (3,))]),
     U("vdot", ng.vdot, np.vdot, 2, [((3,), (3,))]),
     U("linalg_cross", lambda x, y: ng.linalg.cross(x, y), np.cross, 2,
       [((2, 3), (2, 3)), ((2, 3), (1, 3)), ("transposed", (2, 3))]),

@@ -337,3 +337,73 @@ def test_float_power_and_polygamma_inplace():
     _raises_like(lambda lib: lib.tensor([1.0]).polygamma_(-1))
     _raises_like(lambda lib: lib.tensor([1.0]).float_power_(2))
     _raises_like(lambda lib: lib.tensor([1]).float_power_(2))
+
+
+# ---------------------------------------------------------------- in-place linear algebra
+
+
+def _linalg_inplace(fn, shapes):
+    """``fn(lib, x, *others)`` writing into ``x * 1`` (x a float64 leaf of ``shapes[0]``; the
+    others leaves of the other shapes), its result weighted and backpropagated: the result,
+    its node, its version and every gradient must match."""
+    rng = np.random.default_rng(1)
+    data = [rng.standard_normal(s) for s in shapes]
+    res = []
+    for lib in LIBS:
+        leaves = [lib.tensor(a, requires_grad=True) for a in data]
+        y = leaves[0] * 1
+        r = fn(lib, y, *leaves[1:])
+        assert r is y and y._version == 1
+        (r * lib.arange(1.0, r.numel() + 1, dtype=lib.float64).reshape(r.shape)).sum().backward()
+        res.append((r, [t.grad for t in leaves]))
+    (r, grads), (rt, grads_t) = res
+    _same(r, rt)
+    assert _node(r) == _node(rt)
+    for g, w in zip(grads, grads_t):
+        _same(g, w)
+
+
+@pytest.mark.parametrize("fn, shapes", [
+    (lambda lib, y, a, b: y.addmm_(a, b), [(2, 3), (2, 4), (4, 3)]),
+    (lambda lib, y, a, b: y.addmm_(a, b, beta=0.5, alpha=-2), [(2, 3), (2, 4), (4, 3)]),
+    (lambda lib, y, a, b: y.addmv_(a, b, alpha=3), [(2,), (2, 3), (3,)]),
+    (lambda lib, y, a, b: y.baddbmm_(a, b, beta=0), [(2, 2, 3), (2, 2, 4), (2, 4, 3)]),
+    (lambda lib, y, a, b: y.addbmm_(a, b, beta=2), [(2, 3), (4, 2, 5), (4, 5, 3)]),
+    (lambda lib, y, a, b: y.addr_(a, b), [(2, 3), (2,), (3,)]),
+    (lambda lib, y, a, b: y.addr_(a, b, beta=-1, alpha=0.5), [(2, 3), (2,), (3,)]),
+])
+def test_linalg_inplace(fn, shapes):
+    _linalg_inplace(fn, shapes)
+
+
+def test_addr():
+    def run(lib, x):
+        v, w = x[0], x[1, :2]
+        return [lib.addr(x[:2, :2] * 0 + 1, w, v[:2]), x[:2].addr(w, x[2], beta=2, alpha=0.5),
+                lib.addr(x[0, 0], v, w), lib.addr(x[2], v, x[1], beta=0)]
+
+    _grads_match(run, np.arange(9.0).reshape(3, 3) / 4)
+    o = lambda lib, *s, dt=None: lib.ones(*s, dtype=dt or lib.float32)  # noqa: E731
+    for got, want in zip(*[(lib.addr(o(lib, 2, 3, dt=lib.float64), o(lib, 2), o(lib, 3)),
+                            lib.addr(lib.zeros(2, 3, dtype=lib.int64), o(lib, 2, dt=lib.int64),
+                                     o(lib, 3, dt=lib.int64), beta=2, alpha=3),
+                            lib.addr(lib.tensor([[True]]), lib.tensor([True]),
+                                     lib.tensor([False]))) for lib in LIBS]):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib, o: lib.addr(lib.zeros(2, 3), o(2, 1), o(3)),
+    lambda lib, o: lib.addr(lib.zeros(2, 3), o(2), o(3, 1)),
+    lambda lib, o: lib.addr(lib.zeros(2, 3), o(2), o(4)),
+    lambda lib, o: lib.addr(lib.zeros(2, 3), o(2), o(3), beta=True),
+    lambda lib, o: lib.addr(lib.zeros(2, 3), o(2), o(3), alpha=False),
+    lambda lib, o: lib.zeros(3).addr_(o(2), o(3)),
+    lambda lib, o: lib.zeros(2, 1).addr_(o(2), o(3)),
+    lambda lib, o: lib.zeros(2, 3, dtype=lib.int64).addr_(o(2), o(3)),
+    lambda lib, o: lib.zeros(3).addmm_(o(2, 2), o(2, 3)),
+    lambda lib, o: lib.zeros(3).baddbmm_(o(2, 2, 2), o(2, 2, 3)),
+    lambda lib, o: lib.ones(2, 3, requires_grad=True).addmm_(o(2, 2), o(2, 3)),
+])
+def test_linalg_inplace_errors(bad):
+    _raises_like(lambda lib: bad(lib, lib.ones))

@@ -189,6 +189,9 @@ def inplace(x, op, *args, **kwargs):
     """``x.op_(*args)``: run ``op(x, *args)`` and write its result into ``x``."""
     check_inplace(x)
     check_no_overlap(x)
+    check = getattr(op, "inplace_check", None)
+    if check is not None:
+        check(x, *args, **kwargs)
     overlap = getattr(op, "inplace_overlap", "partial")
     if overlap is not None and (args or kwargs):
         check_no_partial_overlap(x, (*args, *kwargs.values()), overlap == "full")
