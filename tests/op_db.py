@@ -118,6 +118,17 @@ def _i1_np(a):
     return out.astype(np.asarray(a).dtype)
 
 
+def _written_np(a, index, b):
+    out = a.copy()
+    out[index] = b
+    return out
+
+
+def _renorm_np(a, maxnorm):
+    norm = np.sqrt((a * a).sum(1, keepdims=True))
+    return a * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
 def _tri(x):
     """A well-conditioned triangular factor (what the upper triangle of ``x`` contributes is
     its gradient's)."""
@@ -527,6 +538,14 @@ OPS = [
       shapes=[(3,), (3, 2)], node="MulBackward0", lazy_and_fused=False),
     U("narrow_copy", lambda x: x.narrow_copy(-1, 1, 2), lambda a: a[..., 1:3],
       shapes=[(3,), (2, 3), "transposed"]),
+    U("slice_scatter", lambda x, s: ng.slice_scatter(x, s, 1, 0, None, 2),
+      lambda a, b: _written_np(a, (slice(None), slice(0, None, 2)), b), 2,
+      [((2, 3), (2, 2)), ("transposed", (2, 2))]),
+    U("select_scatter", lambda x, s: x.select_scatter(s, 0, -1),
+      lambda a, b: _written_np(a, -1, b), 2, [((2, 3), (3,)), ("transposed", (3,))]),
+    U("diagonal_scatter", lambda x, s: ng.diagonal_scatter(x, s, 1),
+      lambda a, b: _written_np(a, (np.arange(b.size), np.arange(b.size) + 1), b), 2,
+      [((2, 3), (2,)), ((3, 3), (2,))]),
     U("copy_slices", lambda x, s: _write_view(x, s), lambda a, b: _write_view_np(a, b), 2,
       [((2, 3), (3,)), ((2, 3), ()), ((3, 2), (1,))], node="CopySlices"),
     U("zero", lambda x: _inplace_on_copy(x, "zero_"), np.zeros_like, shapes=[(3,), (2, 3)],
@@ -685,6 +704,8 @@ OPS = [
       lambda b, x, y: 2 * b + (x @ y).sum(0), 3, [((2, 2), (3, 2, 3), (3, 3, 2)), ((2,), (2, 2, 3), (2, 3, 2))]),
     U("addr", lambda b, x, y: b.addr(x, y, beta=0.5, alpha=-2.0),
       lambda b, x, y: 0.5 * b - 2 * np.outer(x, y), 3, [((2, 3), (2,), (3,)), ((3,), (2,), (3,))]),
+    U("renorm", lambda x: x.renorm(2, 0, 0.8), lambda a: _renorm_np(a, 0.8),
+      shapes=[(2, 3), "transposed"], domain=(0.2, 1.0)),  # (one row scaled, one not)
     U("vdot", ng.vdot, np.vdot, 2, [((3,), (3,))]),
     U("linalg_cross", lambda x, y: ng.linalg.cross(x, y), np.cross, 2,
       [((2, 3), (2, 3)), ((2, 3), (1, 3)), ("transposed", (2, 3))]),

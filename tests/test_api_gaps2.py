@@ -383,7 +383,7 @@ def test_addr():
                 lib.addr(x[0, 0], v, w), lib.addr(x[2], v, x[1], beta=0)]
 
     _grads_match(run, np.arange(9.0).reshape(3, 3) / 4)
-    o = lambda lib, *s, dt=None: lib.ones(*s, dtype=dt or lib.float32)  # noqa: E731
+    o = lambda lib, *s, dt=None: lib.ones(*s, dtype=dt or lib.float32)
     for got, want in zip(*[(lib.addr(o(lib, 2, 3, dt=lib.float64), o(lib, 2), o(lib, 3)),
                             lib.addr(lib.zeros(2, 3, dtype=lib.int64), o(lib, 2, dt=lib.int64),
                                      o(lib, 3, dt=lib.int64), beta=2, alpha=3),
@@ -407,3 +407,128 @@ def test_addr():
 ])
 def test_linalg_inplace_errors(bad):
     _raises_like(lambda lib: bad(lib, lib.ones))
+
+
+# ---------------------------------------------------------------- scatters into views
+
+
+def _scatter_run(fn, src_shape):
+    """``fn(lib, x, s)`` for a (3, 4) leaf x and a leaf s of ``src_shape``, weighted and
+    backpropagated; then twice differentiated (the backward is itself made of ops)."""
+    res = []
+    for lib in LIBS:
+        x = lib.tensor(np.arange(12.0).reshape(3, 4), dtype=lib.float64, requires_grad=True)
+        s = lib.tensor(np.arange(1.0, 1 + np.prod(src_shape)).reshape(src_shape) * 10,
+                       dtype=lib.float64, requires_grad=True)
+        r = fn(lib, x, s)
+        w = lib.arange(1.0, r.numel() + 1, dtype=lib.float64).reshape(r.shape)
+        gx, gs = lib.autograd.grad((r * r * w).sum(), (x, s), create_graph=True)
+        (gx.sum() + gs.pow(2).sum()).backward()
+        res.append((r, gx, gs, x.grad, s.grad, _node(r), _node(gs)))
+    for u, w in zip(res[0][:5], res[1][:5]):
+        _same(u, w)
+    assert res[0][5:] == res[1][5:]
+
+
+@pytest.mark.parametrize("fn, src_shape", [
+    (lambda lib, x, s: lib.slice_scatter(x, s, 1, 0, 4, 2), (3, 2)),
+    (lambda lib, x, s: x.slice_scatter(s), (3, 4)),
+    (lambda lib, x, s: lib.slice_scatter(x, s, 0, -3, -1), (2, 4)),
+    (lambda lib, x, s: lib.slice_scatter(x, s, 0, 5), (0, 4)),
+    (lambda lib, x, s: lib.select_scatter(x, s, 1, -1), (3,)),
+    (lambda lib, x, s: x.select_scatter(s, 0, 2), (4,)),
+    (lambda lib, x, s: lib.diagonal_scatter(x, s), (3,)),
+    (lambda lib, x, s: x.diagonal_scatter(s, 1), (3,)),
+    (lambda lib, x, s: lib.diagonal_scatter(x, s, -1, 1, 0), (3,)),
+])
+def test_view_scatters(fn, src_shape):
+    _scatter_run(fn, src_shape)
+
+
+def test_view_scatter_dtypes():
+    for got, want in zip(*[(lib.slice_scatter(lib.zeros(3, 2), lib.ones(1, 2, dtype=lib.float64),
+                                              0, 0, 1),
+                            lib.select_scatter(lib.zeros(2, 2, dtype=lib.int64),
+                                               lib.tensor([1.7, -2.5]), 0, 1),
+                            lib.diagonal_scatter(lib.zeros(2, 2, dtype=lib.bool),
+                                                 lib.tensor([True, False])))
+                           for lib in LIBS]):
+        _same(got, want)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib, z: lib.slice_scatter(z, lib.zeros(2, 2), 0, 0, 1),
+    lambda lib, z: lib.slice_scatter(z, lib.zeros(1, 2), 0, step=0),
+    lambda lib, z: lib.slice_scatter(z, lib.zeros(1, 2), 2),
+    lambda lib, z: lib.select_scatter(z, lib.zeros(3), 0, 0),
+    lambda lib, z: lib.select_scatter(z, lib.zeros(2), 0, 3),
+    lambda lib, z: lib.select_scatter(z, lib.tensor(1.0), 1, 1),
+    lambda lib, z: lib.diagonal_scatter(z, lib.zeros(3)),
+    lambda lib, z: lib.diagonal_scatter(z, lib.zeros(2), 0, 0, 0),
+    lambda lib, z: z.select(1, -3),
+])
+def test_view_scatter_errors(bad):
+    _raises_like(lambda lib: bad(lib, lib.zeros(3, 2)))
+
+
+# ---------------------------------------------------------------- fill_diagonal_, renorm
+
+
+@pytest.mark.parametrize("shape, wrap", [((3, 3), False), ((2, 4), False), ((7, 3), True),
+                                         ((7, 3), False), ((4, 3), True), ((3, 3, 3), False)])
+def test_fill_diagonal(shape, wrap):
+    res = []
+    for lib in LIBS:
+        x = lib.ones(shape, dtype=lib.float64, requires_grad=True)
+        y = x * 2
+        assert y.fill_diagonal_(-1.5, wrap=wrap) is y
+        (y * y).sum().backward()
+        z = lib.zeros(shape, dtype=lib.int64).fill_diagonal_(3, wrap)
+        res.append((y, x.grad, z, _node(y)))
+    for u, w in zip(res[0][:3], res[1][:3]):
+        _same(u, w)
+    assert res[0][3] == res[1][3] == "CopySlices"
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib: lib.zeros(3).fill_diagonal_(1),
+    lambda lib: lib.zeros(2, 3, 3).fill_diagonal_(1),
+    lambda lib: lib.zeros(2, 2, requires_grad=True).fill_diagonal_(1),
+])
+def test_fill_diagonal_errors(bad):
+    _raises_like(bad)
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, float("inf")])
+def test_renorm(p):
+    data = [[3.0, 4.0, 0.5], [0.1, 0.2, 0.3], [-1.0, 0.0, 2.0]]
+
+    def run(lib, x):
+        y = x * 1
+        assert y.renorm_(p, 1, 1.5) is y
+        return [lib.renorm(x, p, 0, 1.0), x.renorm(p, -1, 2.0), y]
+
+    _grads_match(run, data)
+    res = []
+    for lib in LIBS:  # (its backward is made of ops: differentiable again)
+        x = lib.tensor(data, dtype=lib.float64, requires_grad=True)
+        w = lib.arange(9.0, dtype=lib.float64).reshape(3, 3)
+        (g,) = lib.autograd.grad((lib.renorm(x, p, 0, 1.0) ** 3 * w).sum(), x,
+                                 create_graph=True)
+        g.pow(2).sum().backward()
+        res.append((g, x.grad))
+    for u, w in zip(*res):
+        _same(u, w)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib: lib.renorm(lib.zeros(2, 3), 0, 0, 1.0),
+    lambda lib: lib.renorm(lib.zeros(2, 3), -1, 0, 1.0),
+    lambda lib: lib.renorm(lib.zeros(2, 3), 2, 0, -1.0),
+    lambda lib: lib.renorm(lib.zeros(2, 3), 2, 2, 1.0),
+    lambda lib: lib.renorm(lib.ones(2, 3, dtype=lib.int64), 2, 0, 1.0),
+    lambda lib: lib.renorm(lib.zeros(3), 2, 0, 1.0),
+    lambda lib: lib.zeros(2, 3, dtype=lib.int64).renorm_(2, 0, 1.0),
+])
+def test_renorm_errors(bad):
+    _raises_like(bad)

@@ -23,7 +23,7 @@ from . import elementwise as E
 from . import movement as M
 from . import reduce as R
 from .forward import ERR_NO_JVP, linear
-from .inplace import inplace
+from .inplace import fill_, inplace
 from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- helpers
@@ -731,6 +731,87 @@ def diagonal_backward(ctx, grad, shape, offset, d1, d2):
 
 diagonal_backward.defvjp(lambda ctx, grad: diagonal(grad, *ctx.args))
 diagonal_backward.defjvp(linear(diagonal_backward))
+
+
+@public("method")
+def fill_diagonal_(input, fill_value, wrap=False):
+    """The main diagonal (of a matrix, or of a tensor whose dims are all equal) filled with
+    ``fill_value``; with ``wrap``, a tall matrix's diagonal starts again after each square and
+    a row between (every ``ncols + 1`` rows), as PyTorch's."""
+    if input.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if input.ndim > 2 and len(set(input.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    h, w = input.shape[0], input.shape[1]
+    # the fills go through diagonal views: a non-leaf's node becomes CopySlices, as PyTorch's
+    for start in range(0, h, w + 1) if wrap and input.ndim == 2 else (0,):
+        diag = M.getitem(input, slice(start, None)) if start else input
+        while diag.ndim > 1:
+            diag = diagonal(diag, 0, 0, 1)
+        fill_(diag, fill_value)
+    return input
+
+
+# ---------------------------------------------------------------- scatters into views
+
+
+def _scatter_into(ctx, x, src, region):
+    """A copy of ``x`` with ``src`` written into ``region(copy)`` (a view of it, as a plain
+    Tensor: the view ops' own checks apply) and cast to x's dtype, as PyTorch's *_scatter."""
+    out = ctx.backend.clone(x._data)
+    view = region(Tensor._make(out))._data
+    if tuple(src.shape) != view.shape:
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(view.shape)}")
+    ctx.backend.copyto(view, src._data)
+    return out
+
+
+def _scatter_vjp(op, region):
+    """The gradient of a view scatter ``op``: x's is ``grad`` with the region zeroed (``op``
+    again), src's the region of ``grad``."""
+
+    def vjp(ctx, grad):
+        src = Tensor._make(ctx.backend.zeros(tuple(ctx.input_shapes[1]), grad._data.dtype))
+        return op(grad, src, *ctx.args), region(grad, *ctx.args)
+
+    return vjp
+
+
+def _sliced(x, dim, start, end, step):
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    # (PyTorch's slice: SliceBackward0 even over a whole dim)
+    return M.slice_dim(x, (slice(None),) * _dim(x, dim) + (slice(start, end, step),))
+
+
+@composite("slice_scatter", variants="function method")
+def slice_scatter(ctx, x, src, dim=0, start=None, end=None, step=1):
+    """``x`` with ``src`` written into ``x[..., start:end:step]`` (along ``dim``)."""
+    ctx.args = (dim, start, end, step)
+    return _scatter_into(ctx, x, src, lambda t: _sliced(t, dim, start, end, step))
+
+
+@composite("select_scatter", variants="function method")
+def select_scatter(ctx, x, src, dim, index):
+    """``x`` with ``src`` written into ``x.select(dim, index)``."""
+    ctx.args = (dim, index)
+    return _scatter_into(ctx, x, src, lambda t: M.select(t, dim, index))
+
+
+@composite("diagonal_scatter", variants="function method")
+def diagonal_scatter(ctx, x, src, offset=0, dim1=0, dim2=1):
+    """``x`` with ``src`` written into ``x.diagonal(offset, dim1, dim2)``."""
+    ctx.args = (offset, dim1, dim2)
+    return _scatter_into(ctx, x, src, lambda t: diagonal(t, offset, dim1, dim2))
+
+
+slice_scatter.defvjp(_scatter_vjp(slice_scatter, _sliced))
+select_scatter.defvjp(_scatter_vjp(select_scatter, M.select))
+diagonal_scatter.defvjp(_scatter_vjp(diagonal_scatter, diagonal))
+for _op in (slice_scatter, select_scatter, diagonal_scatter):
+    _op.defjvp(linear(_op, 0, 1))
+del _op
 
 
 @composite("diag_embed", variants="function method")

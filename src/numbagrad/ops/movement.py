@@ -1320,4 +1320,7 @@ def chunk(x, chunks, dim=0):
 @public("function method")
 def select(x, dim, index):
     d = normalize_dims(dim, x.ndim)[0]
+    if not -x.shape[d] <= index < x.shape[d]:  # (x[i]'s error words it otherwise)
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(x.shape)} at dimension {d}")
     return getitem(x, (slice(None),) * d + (index,))
