@@ -7,6 +7,7 @@ A row gives the public call, a NumPy reference, the sample shapes and the input 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -570,6 +571,10 @@ OPS = [
       shapes=[(2, 3), "transposed"]),
     U("scatter_add", lambda x, s: x.scatter_add(0, _IDX.to(x.device), s),
       lambda a, b: _scatter_np(a, b, np.add), 2, [((3, 3), (2, 3)), ((3, 3), (3, 3))]),
+    U("scatter_reduce", lambda x, s: x.scatter_reduce(0, _IDX.to(x.device), s, "prod"),
+      lambda a, b: _scatter_np(a, b, np.multiply), 2, [((3, 3), (2, 3)), ((3, 3), (3, 3))]),
+    U("index_reduce", lambda x, s: _quietly(ng.index_reduce, x, 1, ng.tensor([2, 0, 2]), s, "prod"),
+      lambda a, b: _index_reduce_np(a, b), 2, [((2, 3), (2, 3)), ("transposed", (2, 3))]),
     U("scatter", lambda x, s: x.scatter(1, _PERM.to(x.device), s), lambda a, b: _scatter1_np(a, b), 2,
       [((2, 3), (2, 3)), ((2, 4), (2, 3))], node="ScatterBackward0"),
     U("index_select", lambda x: x.index_select(0, ng.tensor([1, 0, 1])),
@@ -1018,6 +1023,19 @@ def _scatter_np(a, b, op):
     out = a.copy()
     rows, cols = np.indices(_IDX_NP.shape)
     op.at(out, (_IDX_NP, cols), b[: _IDX_NP.shape[0], : _IDX_NP.shape[1]])
+    return out
+
+
+def _quietly(fn, *args):
+    """``fn(*args)`` without its warnings (index_reduce's, once a process: "in beta")."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def _index_reduce_np(a, b):
+    out = a.copy()
+    np.multiply.at(out, (slice(None), [2, 0, 2]), b)
     return out
 
 

@@ -532,3 +532,97 @@ def test_renorm(p):
 ])
 def test_renorm_errors(bad):
     _raises_like(bad)
+
+
+# ---------------------------------------------------------------- scatter_reduce, index_reduce
+
+REDUCTIONS = ["sum", "prod", "mean", "amax", "amin"]
+
+
+def _reduce_run(fn):
+    """``fn(lib, x, s)`` for leaves x (2, 4) and s (2, 3) holding zeros and ties, weighted and
+    backpropagated: values, node and both gradients must match."""
+    res = []
+    for lib in LIBS:
+        x = lib.tensor([[1.0, 0.0, 3.0, 2.0], [4.0, 5.0, 6.0, 6.0]], dtype=lib.float64,
+                       requires_grad=True)
+        s = lib.tensor([[10.0, 0.0, 30.0], [6.0, 50.0, 0.0]], dtype=lib.float64,
+                       requires_grad=True)
+        r = fn(lib, x, s)
+        (r * lib.arange(1.0, r.numel() + 1, dtype=lib.float64).reshape(r.shape)).sum().backward()
+        res.append((r, x.grad, s.grad, _node(r)))
+    for u, w in zip(res[0][:3], res[1][:3]):
+        _same(u, w)
+    assert res[0][3] == res[1][3]
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+def test_scatter_reduce(reduce, include_self):
+    _reduce_run(lambda lib, x, s: x.scatter_reduce(1, lib.tensor([[0, 0, 1], [3, 1, 3]]), s,
+                                                   reduce, include_self=include_self))
+    _reduce_run(lambda lib, x, s: lib.scatter_reduce(x, 0, lib.tensor([[1, 0, 1], [1, 1, 0]]),
+                                                     s, reduce, include_self=include_self))
+    _reduce_run(lambda lib, x, s: (x * 1).scatter_reduce_(1, lib.tensor([[3], [3]]), s[:, :1],
+                                                          reduce, include_self=include_self))
+    # (a src larger than the index: PyTorch's backward refuses its own gradient's shape, so
+    # the values only)
+    got, want = [lib.tensor([[1.0, 2.0], [3.0, 4.0]]).scatter_reduce(
+        0, lib.tensor([[1], [0]]), lib.tensor([[5.0, 6.0], [7.0, 8.0]]), reduce,
+        include_self=include_self) for lib in LIBS]
+    _same(got, want)
+
+
+@pytest.mark.parametrize("reduce", REDUCTIONS)
+def test_scatter_reduce_integers(reduce):
+    for include_self in (True, False):
+        got, want = [lib.tensor([[1, 2, 3], [-4, 7, 0]], dtype=lib.int32).scatter_reduce(
+            1, lib.tensor([[0, 0, 1], [2, 2, 2]]), lib.tensor([[4, -5, 7], [3, 9, -8]],
+                                                             dtype=lib.int32),
+            reduce, include_self=include_self) for lib in LIBS]
+        _same(got, want)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib, x, i, s: x.scatter_reduce(1, i, s, "foo"),
+    lambda lib, x, i, s: x.scatter_reduce(1, i, s.double(), "sum"),
+    lambda lib, x, i, s: x.scatter_reduce(1, i.float(), s, "sum"),
+    lambda lib, x, i, s: x.scatter_reduce(1, i, s[:, :2], "sum"),
+    lambda lib, x, i, s: x.scatter_reduce(1, i + 2, s, "prod"),
+    lambda lib, x, i, s: x.scatter_reduce(1, i[0], s, "prod"),
+    lambda lib, x, i, s: lib.ones(2, 3, requires_grad=True).scatter_reduce_(1, i, s, "sum"),
+])
+def test_scatter_reduce_errors(bad):
+    _raises_like(lambda lib: bad(lib, lib.zeros(2, 3), lib.tensor([[0, 0, 1], [1, 1, 1]]),
+                                 lib.ones(2, 3)))
+
+
+@pytest.mark.parametrize("include_self", [True, False])
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce(reduce, include_self):
+    with pytest.warns(UserWarning, match=r"^index_reduce\(\) is in beta"):
+        _reduce_run(lambda lib, x, s: x.index_reduce(1, lib.tensor([3, 0, 3]), s, reduce,
+                                                     include_self=include_self))
+    _reduce_run(lambda lib, x, s: lib.index_reduce(x[:, :3], 0, lib.tensor([1, 1]), s, reduce,
+                                                   include_self=include_self))
+    _reduce_run(lambda lib, x, s: (x * 1).index_reduce_(1, lib.tensor([2, 2, 1]), s, reduce,
+                                                        include_self=include_self))
+    # (an int32 index: PyTorch's backward without include_self refuses it, so the values only)
+    got, want = [lib.ones(2, 3).index_reduce(0, lib.tensor([1, 1], dtype=lib.int32),
+                                             lib.tensor([[2.0, 3.0, 4.0]] * 2), reduce,
+                                             include_self=include_self) for lib in LIBS]
+    _same(got, want)
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib, x, s: x.index_reduce(0, lib.tensor([1, 1]), s, "sum"),
+    lambda lib, x, s: x.index_reduce(0, lib.tensor([1, 1, 1]), s, "prod"),
+    lambda lib, x, s: x.index_reduce(0, lib.tensor([1.0, 1.0]), s, "prod"),
+    lambda lib, x, s: x.index_reduce(0, lib.tensor([1, 2]), s, "prod"),
+    lambda lib, x, s: x.index_reduce(0, lib.tensor([1, 1]), s.double(), "prod"),
+    lambda lib, x, s: x.index_reduce(0, lib.tensor([[1, 1]]), s, "prod"),
+    lambda lib, x, s: x.index_reduce(1, lib.tensor([1, 1]), s, "prod"),
+    lambda lib, x, s: x.index_reduce(0, lib.tensor([1, 1]), s[:, :2], "mean"),
+])
+def test_index_reduce_errors(bad):
+    _raises_like(lambda lib: bad(lib, lib.zeros(2, 3), lib.ones(2, 3)))

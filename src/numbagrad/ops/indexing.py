@@ -14,11 +14,11 @@ import warnings
 import numpy as np
 
 from .. import dtypes as D
-from .._tensor import _WARNED_ONCE, Tensor, _on, _wrap_dim
+from .._tensor import _WARNED_ONCE, Tensor, _on, _wrap_dim, warn_once
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..backend import cpu
-from ..factory import arange, eye, zeros
+from ..factory import arange, eye, full, zeros
 from . import elementwise as E
 from . import movement as M
 from . import reduce as R
@@ -218,6 +218,149 @@ def scatter_vjp(ctx, grad):
     if len(ctx.input_shapes) == 2:
         return g_x, None
     return g_x, None, _pad_to(gather(grad, ctx.dim, ctx.index), ctx.input_shapes[2])
+
+
+# ---------------------------------------------------------------- scatter_reduce, index_reduce
+
+_REDUCE_AT = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
+              "amin": np.minimum}
+
+
+def _reduce_into(ctx, x, d, idx, src, reduce, include_self):
+    """``x`` with ``src`` combined by ``reduce`` into the positions ``idx`` names along ``d``
+    (host array ``idx`` no larger than ``src``); without ``include_self`` the positions
+    written to forget x's values first. PyTorch's integer mean rounds down."""
+    ctx.dim, ctx.reduce, ctx.include_self = d, reduce, include_self
+    out = _host(ctx, x).copy()
+    values = _host(ctx, src)[_region(idx.shape)]
+    where = _coords(idx, d) if x.ndim else ()
+    if not include_self:
+        dt = out.dtype
+        out[where] = {"sum": 0, "mean": 0, "prod": 1, "amax": R._lowest(dt),
+                      "amin": R._highest(dt)}[reduce]
+    _REDUCE_AT[reduce].at(out, where, values)
+    if reduce == "mean":
+        count = np.full(out.shape, int(include_self), out.dtype)
+        np.add.at(count, where, 1)
+        count[count == 0] = 1
+        out = out // count if out.dtype.kind in "iu" else out / count
+    return _device(ctx, out)
+
+
+def _reduce_into_vjp(ctx, grad):
+    """PyTorch's scatter_reduce_backward (index_reduce's too: its index expanded to the
+    source's shape)."""
+    d, index, reduce, include_self = ctx.dim, ctx.index, ctx.reduce, ctx.include_self
+
+    def at_src(t):  # (each src position's element of t)
+        return gather(t, d, index)
+
+    def again(x, src):  # (the forward on other values)
+        return scatter_reduce(x, d, index, src, reduce, include_self=include_self)
+
+    if reduce == "sum":
+        g_x, g_src = grad, at_src(grad)
+    else:
+        x, result = ctx["x"], ctx["result"]
+        src = M.getitem(ctx["src"], _region(index.shape))
+        if reduce == "prod":
+            # (the products without each zero factor, so a lone zero gets its gradient)
+            masked_x = x.masked_fill(x == 0, 1)
+            g_x = grad * again(masked_x, src) / masked_x
+            src_zero = src == 0
+            zeros = scatter_add(_zeros_like_shape(x.shape, x), d, index, src_zero.to(x.dtype))
+            lone_zero = src_zero.logical_and(at_src(zeros) == 1)
+            g_src = E.where(lone_zero, at_src(grad * again(x, src.masked_fill(lone_zero, 1))),
+                            at_src(grad * result) / src.masked_fill(src_zero, 1))
+        elif reduce == "mean":
+            n = full(grad.shape, int(include_self), dtype=grad.dtype, device=grad.device)
+            n = scatter_add(n, d, index, full(src.shape, 1, dtype=grad.dtype, device=grad.device))
+            n = n.masked_fill(n == 0, 1)
+            g_x, g_src = grad / n, at_src(grad) / at_src(n)
+        else:  # (amax, amin: shared evenly by the elements equal to the result)
+            x_is, src_is = x == result, src == at_src(result)
+            share = grad / scatter_add(x_is.to(grad.dtype), d, index, src_is.to(grad.dtype))
+            g_x, g_src = x_is * share, src_is * at_src(share)
+    if not include_self:
+        g_x = scatter(g_x, d, index, value=0.0)
+    return g_x, _pad_to(g_src, ctx.src_shape)
+
+
+def _save_reduce_into(ctx, x, src, reduce):
+    ctx.src_shape = tuple(src.shape)
+    if reduce != "sum":
+        ctx.save(x=x, src=src)
+        ctx.save_outputs = {"result": 0}
+
+
+@composite("scatter_reduce", variants="function method inplace")
+def scatter_reduce(ctx, x, dim, index, src, reduce, *, include_self=True):
+    """``x`` with ``src`` combined into it at ``index`` along ``dim`` by ``reduce`` ("sum",
+    "prod", "mean", "amax" or "amin"), x's own values included unless ``include_self`` is
+    False."""
+    d = _dim(x, dim)
+    idx = _index_array(index, "scatter(): Expected dtype int32/int64 for index")
+    if src.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_scatter_shape(x, idx, d, src)
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    if reduce not in _REDUCE_AT:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           + str(reduce))
+    ctx.index = index
+    _save_reduce_into(ctx, x, src, reduce)
+    return _reduce_into(ctx, x, d, idx, src, reduce, include_self)
+
+
+@scatter_reduce.defvjp
+def scatter_reduce_vjp(ctx, grad):
+    g_x, g_src = _reduce_into_vjp(ctx, grad)
+    return g_x, None, g_src
+
+
+@composite("index_reduce", variants="function method inplace")
+def index_reduce(ctx, x, dim, index, source, reduce, *, include_self=True):
+    """``x`` with each slice ``source.select(dim, i)`` combined by ``reduce`` ("prod", "mean",
+    "amax" or "amin") into ``x.select(dim, index[i])``, x's own values included unless
+    ``include_self`` is False: ``scatter_reduce`` with the index spread over the slices."""
+    d = _dim(x, dim)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    idx = _index_array(index, "index_reduce_(): Expected dtype int32/int64 for index but got: "
+                       + R._TYPE[index.dtype.name])
+    if idx.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{idx.ndim} with type: {R._TYPE[index.dtype.name]} and size: "
+                         f"{list(index.shape)}")
+    if source.ndim != x.ndim or any(a != b for k, (a, b) in enumerate(zip(x.shape, source.shape))
+                                    if k != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(x.shape)} "
+                           f"source.shape = {list(source.shape)}")
+    n = source.shape[d] if source.ndim else 1
+    if idx.size != n:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({n}), for dim: {d}")
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({R._TYPE[x.dtype.name]}) and source "
+                           f"({R._TYPE[source.dtype.name]}) must have the same scalar type")
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d, IndexError, "index out of range in self")
+    warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.",
+              stacklevel=5)
+    at = [1] * x.ndim
+    if x.ndim:
+        at[d] = n
+    spread = np.ascontiguousarray(np.broadcast_to(idx.reshape(at), source.shape))
+    ctx.index = Tensor._make(_on(spread, x.device))
+    _save_reduce_into(ctx, x, source, reduce)
+    return _reduce_into(ctx, x, d, spread, source, reduce, include_self)
+
+
+@index_reduce.defvjp
+def index_reduce_vjp(ctx, grad):
+    g_x, g_src = _reduce_into_vjp(ctx, grad)
+    return g_x, None, g_src
 
 
 @public("function method")

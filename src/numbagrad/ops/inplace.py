@@ -331,6 +331,8 @@ def _keep_old_self(x, result):
                 old = Tensor._make(x._data.copy())
                 old._grad_fn, old._output_nr = x.grad_fn, x._output_nr
                 old._requires_grad = x._requires_grad
+                if x._fw_grad is not None:  # (the old value's tangent, for forward over reverse)
+                    set_tangent(old, x._fw_grad)
                 ctx.saved[name] = SavedTensor(old, is_output=False)
             return
 
