@@ -626,3 +626,44 @@ def test_index_reduce(reduce, include_self):
 ])
 def test_index_reduce_errors(bad):
     _raises_like(lambda lib: bad(lib, lib.zeros(2, 3), lib.ones(2, 3)))
+
+
+# ---------------------------------------------------------------- quantile, nanquantile
+
+QUANTILE_DATA = [[3.0, 1.0, 4.0, 1.5], [5.0, 9.0, 2.0, 6.0], [NAN, 1.0, 2.0, 3.0]]
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile(name, interpolation):
+    def run(lib, x):
+        f = getattr(lib, name)
+        qs = lib.tensor([0.0, 0.25, 0.9, 1.0], dtype=lib.float64)
+        kw = {"interpolation": interpolation}
+        return [f(x, 0.3, **kw), f(x, qs, keepdim=True, **kw), f(x, 0.5, dim=1, **kw),
+                getattr(x, name)(qs, 0, keepdim=True, **kw), f(x[:2], qs, -1, **kw),
+                getattr(x[1], name)(0.75, **kw)]
+
+    _grads_match(run, QUANTILE_DATA)
+    got, want = [getattr(lib, name)(lib.tensor([[1.0, 2.0, 4.0], [0.5, NAN, NAN]]),
+                                    lib.tensor([0.2, 0.5]), 1, interpolation=interpolation)
+                 for lib in LIBS]
+    _same(got, want)  # (float32, a row of NaNs and numbers)
+    assert _node(getattr(ng, name)(ng.ones(3, requires_grad=True), 0.5)) == "SqueezeBackward4"
+
+
+@pytest.mark.parametrize("bad", [
+    lambda lib, x: lib.quantile(lib.zeros(0), 0.5),
+    lambda lib, x: lib.quantile(x, 1.5),
+    lambda lib, x: lib.nanquantile(x, -0.1),
+    lambda lib, x: lib.quantile(x, lib.tensor([1.5])),
+    lambda lib, x: lib.quantile(x, lib.tensor([[0.5]])),
+    lambda lib, x: lib.quantile(x.long(), 0.5),
+    lambda lib, x: lib.quantile(x.long(), 1.5),
+    lambda lib, x: lib.quantile(x, lib.tensor([0.5], dtype=lib.float64)),
+    lambda lib, x: lib.quantile(x, 0.5, interpolation="foo"),
+    lambda lib, x: lib.quantile(x, 0.5, dim=2),
+    lambda lib, x: lib.quantile(lib.zeros(2, 0), 0.5, dim=0),
+])
+def test_quantile_errors(bad):
+    _raises_like(lambda lib: bad(lib, lib.ones(3, 4)))
