@@ -667,3 +667,66 @@ def test_quantile(name, interpolation):
 ])
 def test_quantile_errors(bad):
     _raises_like(lambda lib: bad(lib, lib.ones(3, 4)))
+
+
+# ---------------------------------------------------------------- memory: strides, resize_
+
+
+def test_empty_strided():
+    for lib in LIBS:
+        x = lib.zeros(1, dtype=lib.float64)
+        for t, stride, dt in [(x.new_empty_strided((2, 3), (4, 1)), (4, 1), lib.float64),
+                              (x.new_empty_strided((2, 3), (1, 2), dtype=lib.int32), (1, 2),
+                               lib.int32),
+                              (lib.empty_strided((2, 2), (1, 2)), (1, 2), lib.float32),
+                              (lib.empty_strided((0, 3), (3, 1)), (3, 1), lib.float32)]:
+            assert t.stride() == stride and t.dtype == dt and not t.requires_grad
+        w = x.new_empty_strided((2, 2), (1, 2), dtype=lib.float32, requires_grad=True)
+        assert w.requires_grad and w.is_leaf and not w.is_contiguous()
+        w.detach().fill_(2.0)
+        assert w.sum().item() == 8.0
+    _raises_like(lambda lib: lib.empty_strided((2, 3), (1,)))
+    _raises_like(lambda lib: lib.empty_strided((2, 3), (-1, 1)))
+
+
+def test_as_strided_inplace():
+    def run(lib, x):
+        y = x * 1
+        assert y.as_strided_((2, 2), (1, 1)) is y and y._version == 1
+        z = lib.arange(6.0)
+        z.as_strided_((3,), (2,), 1)
+        assert z.stride() == (2,)
+        return [y, z]
+
+    _grads_match(run, np.arange(6.0) / 3)
+    _raises_like(lambda lib: lib.zeros(6, requires_grad=True).as_strided_((2,), (1,)))
+    _raises_like(lambda lib: lib.zeros(6).as_strided_((2, 2), (1,)))
+
+
+def test_resize():
+    def run(lib):
+        out = []
+        x = lib.arange(6.0)
+        assert x.resize_(2) is x and x._version == 1
+        out.append(x.clone())
+        out.append(x.resize_(6).clone())  # (its memory still holds the old elements)
+        out.append(x.resize_(2, 2).clone())
+        y = lib.arange(6.0).reshape(2, 3).t()
+        out.append(y.resize_(3, 2))  # (the same shape: left as it is)
+        z = lib.arange(6.0)
+        w = z[2:]
+        out.append(w.resize_(2).clone())
+        out.append(w.resize_(4).clone())
+        a = lib.zeros(2, dtype=lib.int16)
+        out.append(a.resize_as_(lib.ones(2, 3))[0, :2])
+        out.append(lib.arange(6.0).reshape(2, 3).t().contiguous().resize_(lib.Size([3])))
+        return out, [t.stride() for t in out]
+
+    (got, strides), (want, strides_t) = run(ng), run(torch)
+    for u, w in zip(got, want):
+        _same(u, w)
+    assert strides == strides_t
+    _raises_like(lambda lib: lib.zeros(2, requires_grad=True).resize_(3))
+    _raises_like(lambda lib: (lib.zeros(2, requires_grad=True) * 1).resize_(2))
+    _raises_like(lambda lib: lib.zeros(2, requires_grad=True).resize_as_(lib.zeros(3)))
+    _raises_like(lambda lib: lib.zeros(2).resize_(2.5))

@@ -27,9 +27,10 @@ from .dtypes import layout, strided  # noqa: F401
 from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
 from .factory import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor,
-    ShortTensor, arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full,
-    full_like, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
-    randn_like, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like,
+    ShortTensor, arange, as_tensor, empty, empty_like, empty_strided, eye, from_dlpack,
+    from_numpy, full, full_like, linspace, logspace, manual_seed, ones, ones_like, rand,
+    rand_like, randint, randn, randn_like, randperm, tensor, tril_indices, triu_indices, zeros,
+    zeros_like,
 )
 from .random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state,

@@ -14,6 +14,7 @@ import numpy as np
 from . import cuda as _cuda
 from . import dtypes as D
 from . import factory
+from .backend import cpu
 from . import ops as _F
 from ._printing import tensor_repr
 from ._tensor import _TYPE_NAMES, CPU, Tensor, _check_device, device, warn_once
@@ -211,6 +212,23 @@ class _Methods:
             return factory.tensor(data, dtype=self.dtype, device=device)
         return factory.empty(*(args or (0,)), dtype=self.dtype, device=device)
 
+    def resize_(self, *sizes, memory_format=None):
+        """PyTorch's ``resize_`` of a tensor that needs no gradient: the same shape leaves it
+        as it is; another lays it out contiguously over its memory from its first element."""
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        shape = factory._shape(sizes, "resize_")
+        if self.is_cuda:
+            raise NotImplementedError("numbagrad's resize_ has no CUDA version yet: call it on a "
+                                      "CPU tensor (x.cpu())")
+        self._bump()
+        if shape != tuple(self.shape):
+            self._data = cpu.resized(self._data, shape)
+        return self
+
+    def resize_as_(self, the_template, memory_format=None):
+        return self.resize_(the_template.shape)
+
     def new_tensor(self, data, dtype=None, requires_grad=False):
         return factory.tensor(data, dtype=dtype or self.dtype, device=self.device,
                       requires_grad=requires_grad)
@@ -226,6 +244,10 @@ class _Methods:
 
     def new_empty(self, *size, dtype=None):
         return factory.empty(*size, dtype=dtype or self.dtype, device=self.device)
+
+    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False):
+        return factory.empty_strided(size, stride, dtype=dtype or self.dtype,
+                                     device=device or self.device, requires_grad=requires_grad)
 
     # ------------------------------------------------------------ operators
     # (x + y, x * y, x - y and x / y are the ops' operator functions, bound below)

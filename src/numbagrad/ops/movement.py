@@ -393,9 +393,7 @@ def as_strided(ctx, x, size, stride, storage_offset=0):
     """
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
-        raise RuntimeError(
-            f"mismatch in length of strides and shape: {len(stride)} vs {len(size)}"
-        )
+        raise RuntimeError("mismatch in length of strides and shape")
     need = storage_offset + 1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0
     if not x._data.flags.c_contiguous and x._base is not None:
         raise RuntimeError("as_strided: only contiguous tensors and views' bases are supported")

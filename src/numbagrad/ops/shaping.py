@@ -77,6 +77,11 @@ def squeeze_(input, dim=None):
     return view_inplace(input, M.squeeze, f"SqueezeBackward{node}", dim)
 
 
+@public("method", name="as_strided_")
+def as_strided_(input, size, stride, storage_offset=0):
+    return view_inplace(input, M.as_strided, "AsStridedBackward1", size, stride, storage_offset)
+
+
 @public("function method")
 def unflatten(input, dim, sizes):
     """``input`` with dim ``dim`` split into ``sizes`` (one of them may be -1)."""
