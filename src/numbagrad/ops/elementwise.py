@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from .. import dtypes as D
 from .registry import binary, unary
 
@@ -1200,7 +1198,7 @@ ldexp.defvjp(ldexp_vjp_x, ldexp_vjp_y)
 @binary("nextafter")
 def nextafter(x, y):
     """The next number of ``x``'s dtype after ``x`` towards ``y``."""
-    return np.nextafter(x, y)  # (Numba computes it in the kernel's dtype)
+    return math.nextafter(x, y)  # (Numba's, CUDA's too, in the kernel's dtype: nextafterf)
 
 
 # (as PyTorch's: x's gradient passes where the result moved away from x, y's is zeros)
