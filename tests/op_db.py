@@ -7,6 +7,7 @@ A row gives the public call, a NumPy reference, the sample shapes and the input 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -109,6 +110,24 @@ def _erfinv_np(a):
     for _ in range(30):
         y = y - (erf(y) - a) / (2 / math.sqrt(math.pi) * np.exp(-y * y))
     return y.astype(np.asarray(a).dtype)
+
+
+def _i1_np(a):
+    """The modified Bessel function of order 1 by its power series (|a| small)."""
+    h = np.asarray(a, np.float64) / 2
+    out = sum(h ** (2 * k + 1) / (math.factorial(k) * math.factorial(k + 1)) for k in range(30))
+    return out.astype(np.asarray(a).dtype)
+
+
+def _written_np(a, index, b):
+    out = a.copy()
+    out[index] = b
+    return out
+
+
+def _renorm_np(a, maxnorm):
+    norm = np.sqrt((a * a).sum(1, keepdims=True))
+    return a * np.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
 
 
 def _tri(x):
@@ -339,6 +358,18 @@ OPS = [
       grad=False, int_ok=True),
     U("bitwise_not", lambda x: ~x.to(ng.int64), lambda a: ~a.astype(np.int64),
       domain=(-20.0, 20.0), grad=False, int_ok=True),
+    U("bitwise_left_shift", lambda x, y: x.to(ng.int64) << y.abs().to(ng.int64),
+      lambda a, b: a.astype(np.int64) << np.abs(b).astype(np.int64), 2, B,
+      domain=(-20.0, 20.0), grad=False, int_ok=True),
+    U("bitwise_right_shift", lambda x, y: x.to(ng.int64) >> y.abs().to(ng.int64),
+      lambda a, b: a.astype(np.int64) >> np.abs(b).astype(np.int64), 2, B,
+      domain=(-20.0, 20.0), grad=False, int_ok=True),
+    U("gcd", lambda x, y: ng.gcd(x.to(ng.int64), y.to(ng.int64)),
+      lambda a, b: np.gcd(a.astype(np.int64), b.astype(np.int64)), 2, B,
+      domain=(-20.0, 20.0), grad=False, int_ok=True),
+    U("lcm", lambda x, y: x.to(ng.int64).lcm(y.to(ng.int64)),
+      lambda a, b: np.lcm(a.astype(np.int64), b.astype(np.int64)), 2, B,
+      domain=(-20.0, 20.0), grad=False, int_ok=True),
     U("eq", lambda x, y: x == y, np.equal, 2, B, grad=False, int_ok=True),
     U("ne", lambda x, y: x != y, np.not_equal, 2, B, grad=False, int_ok=True),
     U("lt", lambda x, y: x < y, np.less, 2, B, grad=False, int_ok=True),
@@ -518,6 +549,21 @@ OPS = [
     U("as_strided", lambda x: x.contiguous().as_strided((3, 2), (1, 1), 1),
       lambda a: np.lib.stride_tricks.as_strided(a.ravel()[1:], (3, 2), (a.itemsize,) * 2),
       shapes=[(2, 3), (5,), "transposed"]),  # overlapping windows: gradients accumulate
+    U("unfold", lambda x: x.unfold(-1, 2, 1), lambda a: np.lib.stride_tricks.sliding_window_view(
+        a, 2, -1), shapes=[(3,), (2, 3), "transposed"]),  # overlapping windows
+    U("unfold_backward", lambda x: x.unfold(0, 2, 1).pow(2).sum() * x,
+      lambda a: (np.lib.stride_tricks.sliding_window_view(a, 2, 0) ** 2).sum() * a,
+      shapes=[(3,), (3, 2)], node="MulBackward0", lazy_and_fused=False),
+    U("narrow_copy", lambda x: x.narrow_copy(-1, 1, 2), lambda a: a[..., 1:3],
+      shapes=[(3,), (2, 3), "transposed"]),
+    U("slice_scatter", lambda x, s: ng.slice_scatter(x, s, 1, 0, None, 2),
+      lambda a, b: _written_np(a, (slice(None), slice(0, None, 2)), b), 2,
+      [((2, 3), (2, 2)), ("transposed", (2, 2))]),
+    U("select_scatter", lambda x, s: x.select_scatter(s, 0, -1),
+      lambda a, b: _written_np(a, -1, b), 2, [((2, 3), (3,)), ("transposed", (3,))]),
+    U("diagonal_scatter", lambda x, s: ng.diagonal_scatter(x, s, 1),
+      lambda a, b: _written_np(a, (np.arange(b.size), np.arange(b.size) + 1), b), 2,
+      [((2, 3), (2,)), ((3, 3), (2,))]),
     U("copy_slices", lambda x, s: _write_view(x, s), lambda a, b: _write_view_np(a, b), 2,
       [((2, 3), (3,)), ((2, 3), ()), ((3, 2), (1,))], node="CopySlices"),
     U("zero", lambda x: _inplace_on_copy(x, "zero_"), np.zeros_like, shapes=[(3,), (2, 3)],
@@ -542,6 +588,10 @@ OPS = [
       shapes=[(2, 3), "transposed"]),
     U("scatter_add", lambda x, s: x.scatter_add(0, _IDX.to(x.device), s),
       lambda a, b: _scatter_np(a, b, np.add), 2, [((3, 3), (2, 3)), ((3, 3), (3, 3))]),
+    U("scatter_reduce", lambda x, s: x.scatter_reduce(0, _IDX.to(x.device), s, "prod"),
+      lambda a, b: _scatter_np(a, b, np.multiply), 2, [((3, 3), (2, 3)), ((3, 3), (3, 3))]),
+    U("index_reduce", lambda x, s: _quietly(ng.index_reduce, x, 1, ng.tensor([2, 0, 2]), s, "prod"),
+      lambda a, b: _index_reduce_np(a, b), 2, [((2, 3), (2, 3)), ("transposed", (2, 3))]),
     U("scatter", lambda x, s: x.scatter(1, _PERM.to(x.device), s), lambda a, b: _scatter1_np(a, b), 2,
       [((2, 3), (2, 3)), ((2, 4), (2, 3))], node="ScatterBackward0"),
     U("index_select", lambda x: x.index_select(0, ng.tensor([1, 0, 1])),
@@ -598,6 +648,14 @@ OPS = [
       shapes=[(4,), (2, 3)], node="MedianBackward1"),
     U("median_all", lambda x: x.median(), lambda a: np.sort(a, None)[(a.size - 1) // 2],
       shapes=[(4,), (2, 3)], node="MedianBackward0"),
+    U("nanmedian_dim", lambda x: x.nanmedian(-1).values,
+      lambda a: np.sort(a, -1)[..., (a.shape[-1] - 1) // 2], shapes=[(4,), (2, 3)],
+      node="NanmedianBackward1"),
+    U("nanmedian_all", lambda x: x.nanmedian(), lambda a: np.sort(a, None)[(a.size - 1) // 2],
+      shapes=[(4,), (2, 3)], node="NanmedianBackward0"),
+    # (repeated values: the mode is each row's smallest value that appears twice)
+    U("mode", lambda x: ng.cat([x, x[..., :2]], -1).mode(-1).values,
+      lambda a: np.sort(a[..., :2], -1)[..., 0], shapes=[(4,), (2, 3)]),
     # ---------------------------------------------------------------- more math (ops/pointwise.py)
     # (the classification rows see infinities where |x| < 0.5, NaN where they are times 0)
     U("isnan", lambda x: ng.isnan(x / x.round() * 0), lambda a: np.isnan(a / np.round(a) * 0),
@@ -620,6 +678,17 @@ OPS = [
       shapes=S2),
     U("polygamma", lambda x: ng.polygamma(1, x),
       lambda a: _zeta_shifted(a, 2), domain=(0.5, 3.0), shapes=S2),
+    U("i0", lambda x: x.i0(), np.i0, shapes=S2, domain=(-4.0, 4.0)),
+    U("special_i1", lambda x: ng.ops.elementwise.special_i1(x), lambda a: _i1_np(a), shapes=S2,
+      domain=(-4.0, 4.0)),
+    U("mvlgamma", lambda x: x.mvlgamma(2),
+      lambda a: np.vectorize(math.lgamma)(a) + np.vectorize(math.lgamma)(a - 0.5)
+      + math.log(math.pi) / 2, shapes=S2, domain=(1.0, 3.0)),
+    U("frexp", lambda x: ng.frexp(x).mantissa, lambda a: np.frexp(a)[0], shapes=S2,
+      kink=0.1),
+    U("polygamma_", lambda x: _inplace_on_copy(x, "polygamma_", 1), lambda a: _zeta_shifted(a, 2),
+      domain=(0.5, 3.0), shapes=S2, node="PolygammaBackward1",
+      lazy_and_fused=False),  # (an in-place op writes at once: nothing to defer)
     U("sinc", lambda x: x.sinc(), np.sinc, shapes=S2, kink=0.1),
     U("deg2rad", lambda x: ng.deg2rad(x), np.deg2rad, shapes=S2, node="Deg2RadBackward0"),
     U("rad2deg", lambda x: x.rad2deg(), np.rad2deg, shapes=S2, node="Rad2DegBackward0"),
@@ -628,6 +697,8 @@ OPS = [
       node="ClampMinBackward0", kink=None),
     U("clamp_max", lambda x: ng.clamp_max(x, 0.5), lambda a: np.minimum(a, 0.5), shapes=S2,
       node="ClampMaxBackward0"),
+    U("ldexp", ng.ldexp, lambda a, b: a * 2.0**b, 2, B2),
+    U("nextafter", ng.nextafter, np.nextafter, 2, B2, kink=0.1),
     U("logaddexp", ng.logaddexp, np.logaddexp, 2, B2),
     U("logaddexp2", lambda x, y: x.logaddexp2(y), np.logaddexp2, 2, B2),
     U("xlogy", ng.xlogy, lambda a, b: a * np.log(b), 2, B2, domain=(0.3, 2.0)),
@@ -657,6 +728,10 @@ OPS = [
       [((2, 2, 2), (2, 2, 3), (2, 3, 2)), ((2,), (2, 1, 3), (2, 3, 2))]),
     U("addbmm", lambda b, x, y: ng.addbmm(b, x, y, beta=2.0),
       lambda b, x, y: 2 * b + (x @ y).sum(0), 3, [((2, 2), (3, 2, 3), (3, 3, 2)), ((2,), (2, 2, 3), (2, 3, 2))]),
+    U("addr", lambda b, x, y: b.addr(x, y, beta=0.5, alpha=-2.0),
+      lambda b, x, y: 0.5 * b - 2 * np.outer(x, y), 3, [((2, 3), (2,), (3,)), ((3,), (2,), (3,))]),
+    U("renorm", lambda x: x.renorm(2, 0, 0.8), lambda a: _renorm_np(a, 0.8),
+      shapes=[(2, 3), "transposed"], domain=(0.2, 1.0)),  # (one row scaled, one not)
     U("vdot", ng.vdot, np.vdot, 2, [((3,), (3,))]),
     U("linalg_cross", lambda x, y: ng.linalg.cross(x, y), np.cross, 2,
       [((2, 3), (2, 3)), ((2, 3), (1, 3)), ("transposed", (2, 3))]),
@@ -969,6 +1044,19 @@ def _scatter_np(a, b, op):
     out = a.copy()
     rows, cols = np.indices(_IDX_NP.shape)
     op.at(out, (_IDX_NP, cols), b[: _IDX_NP.shape[0], : _IDX_NP.shape[1]])
+    return out
+
+
+def _quietly(fn, *args):
+    """``fn(*args)`` without its warnings (index_reduce's, once a process: "in beta")."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(*args)
+
+
+def _index_reduce_np(a, b):
+    out = a.copy()
+    np.multiply.at(out, (slice(None), [2, 0, 2]), b)
     return out
 
 

@@ -453,7 +453,7 @@ PARAMS = {"pow": [(2.0,), (3.0,), (0.5,), (-1.5,), (0.0,)], "softplus": [(1.0, 2
           "lerp": [(0.3,)], "elu": [(1.5, 1.2, 0.8)], "leaky_relu": [(0.2,)], "addcmul": [(0.5,)],
           "addcdiv": [(0.5,)], "clamp_min": [(0.2,)], "clamp_max": [(0.2,)],
           "nan_to_num": [(0.0, 1e300, -1e300)], "threshold_backward": [(0.5,)],
-          "div_scalar": [(2.5,)], "mul_scalar": [(2.5,)], "leaky_relu_backward": [(0.2,)],
+          "div_scalar": [(2.5,)], "mul_scalar": [(2.5,)], "polygamma_": [(1,), (2,)], "leaky_relu_backward": [(0.2,)],
           "masked_fill_scalar": [(0.5,)],
           "softplus_backward": [(1.0, 20.0), (2.0, 0.5)],
           "elu_": [(1.5, 1.2, 0.8)], "celu": [(1.5,)], "celu_": [(1.5,)],
@@ -475,6 +475,7 @@ NOT_DERIVED = {
     "hardtanh": "calls clamp's scalar function, whose rule reads comparisons",
     "copysign": "math.copysign",
     "digamma": "a while loop", "lgamma": "math.lgamma", "polygamma": "a while loop",
+    "i0": "a while loop", "special_i1": "a while loop", "nextafter": "math.nextafter",
 }
 
 

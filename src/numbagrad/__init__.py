@@ -21,14 +21,16 @@ from .autograd.grad_mode import (  # noqa: F401
 )
 from .dtypes import bool_ as bool  # noqa: F401
 from .dtypes import dtype, float32, float64, int8, int16, int32, int64, uint8  # noqa: F401
+from .dtypes import layout, strided  # noqa: F401
 # (the submodule tensor first: its import would rebind ``numbagrad.tensor``, which is the
 # factory function below)
 from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
 from .factory import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor,
-    ShortTensor, arange, as_tensor, empty, empty_like, eye, from_dlpack, from_numpy, full,
-    full_like, linspace, logspace, manual_seed, ones, ones_like, rand, rand_like, randint, randn,
-    randn_like, randperm, tensor, tril_indices, triu_indices, zeros, zeros_like,
+    ShortTensor, arange, as_tensor, empty, empty_like, empty_strided, eye, from_dlpack,
+    from_numpy, full, full_like, linspace, logspace, manual_seed, ones, ones_like, rand,
+    rand_like, randint, randn, randn_like, randperm, tensor, tril_indices, triu_indices, zeros,
+    zeros_like,
 )
 from .random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state,
@@ -80,6 +82,35 @@ def is_same_size(input: Tensor, other: Tensor) -> bool:
 
 def is_signed(input: Tensor) -> bool:
     return input.is_signed()
+
+
+def is_conj(input: Tensor) -> bool:
+    return input.is_conj()
+
+
+def is_neg(input: Tensor) -> bool:
+    return input.is_neg()
+
+
+# numbagrad's dtypes being real, these are the tensor itself, as PyTorch's are on a real tensor
+def conj(input: Tensor) -> Tensor:
+    return input.conj()
+
+
+def conj_physical(input: Tensor) -> Tensor:
+    return input.conj_physical()
+
+
+def resolve_conj(input: Tensor) -> Tensor:
+    return input.resolve_conj()
+
+
+def resolve_neg(input: Tensor) -> Tensor:
+    return input.resolve_neg()
+
+
+def real(input: Tensor) -> Tensor:
+    return input.real
 
 
 def numel(t: Tensor) -> int:

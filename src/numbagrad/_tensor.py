@@ -267,6 +267,34 @@ class Tensor:
     def is_signed(self) -> bool:
         return self.dtype.is_signed
 
+    def get_device(self) -> int:
+        """The CUDA device's index, -1 on the CPU (PyTorch's spelling of it)."""
+        return -1 if type(self._data) is np.ndarray else 0
+
+    # (numbagrad's tensors are dense, strided, unquantized and hold their values: no sparse,
+    # quantized or meta tensors, nor the lazy conjugate and negative bits of complex ones)
+    @property
+    def layout(self) -> D.layout:
+        return D.strided
+
+    @property
+    def is_sparse(self) -> bool:
+        return False
+
+    @property
+    def is_quantized(self) -> bool:
+        return False
+
+    @property
+    def is_meta(self) -> bool:
+        return False
+
+    def is_conj(self) -> bool:
+        return False
+
+    def is_neg(self) -> bool:
+        return False
+
     @property
     def is_cpu(self) -> bool:
         return not self.is_cuda

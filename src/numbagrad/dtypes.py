@@ -48,6 +48,25 @@ C_TYPE = {"float32": "float", "float64": "double", "int64": "long int", "int32":
           "int16": "short int", "int8": "signed char", "uint8": "unsigned char", "bool": "bool"}
 
 
+class layout:
+    """How a tensor's elements are laid out in memory: numbagrad's tensors are all dense and
+    strided (``numbagrad.strided``), having no sparse layouts."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"numbagrad.{self.name}"
+
+    def __reduce__(self):
+        return "strided"  # (the module attribute of that name)
+
+
+strided = layout("strided")
+
+
 def _by_name(name: str) -> dtype:
     """The dtype named ``name`` (what a pickled dtype calls)."""
     return _BY_NAME[name]

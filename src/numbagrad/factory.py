@@ -198,6 +198,22 @@ def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
     return _filled(_shape(size, "empty"), None, _dt(dtype).np, requires_grad, device)
 
 
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """An uninitialized tensor of ``size`` laid out with element ``stride``s (over as much
+    memory as they reach)."""
+    device = _check_device(device)
+    shape = _shape((size,), "empty_strided")
+    stride = tuple(int(st) for st in stride)
+    if len(stride) != len(shape):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality "
+                           f"of strides ({len(stride)})")
+    if any(st < 0 for st in stride):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
+                           f"strides={list(stride)}")
+    be = backend.cpu if device is None or device.type == "cpu" else backend.gpu_module()
+    return _finish(be.empty_strided(shape, stride, _dt(dtype).np), requires_grad, device)
+
+
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype, _infer_dtype(fill_value))

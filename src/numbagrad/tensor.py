@@ -9,9 +9,12 @@ from __future__ import annotations
 import weakref
 from types import FunctionType
 
+import numpy as np
+
 from . import cuda as _cuda
 from . import dtypes as D
 from . import factory
+from .backend import cpu
 from . import ops as _F
 from ._printing import tensor_repr
 from ._tensor import _TYPE_NAMES, CPU, Tensor, _check_device, device, warn_once
@@ -161,8 +164,70 @@ class _Methods:
     def half(self):
         raise TypeError("numbagrad has no float16 dtype (half); use float() for float32")
 
+    # numbagrad's tensors are real and dense: each of these is the tensor itself, as PyTorch's
+    # are on a real, dense tensor (no node, no copy)
+    def conj(self):
+        return self
+
+    def conj_physical(self):
+        return self
+
+    def conj_physical_(self):
+        return self
+
+    def resolve_conj(self):
+        return self
+
+    def resolve_neg(self):
+        return self
+
+    @property
+    def real(self):
+        return self
+
+    @property
+    def imag(self):
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        return self if dtype is None else self.to(dtype)
+
     def ndimension(self) -> int:
         return self.ndim
+
+    def new(self, *args, device=None):
+        """The legacy constructor: an uninitialized tensor of the sizes given (none: empty), or
+        one holding a sequence's values, of this tensor's dtype and device."""
+        device = self.device if device is None else device
+        if len(args) == 1 and isinstance(args[0], Tensor):
+            other = args[0]
+            if other.dtype is not self.dtype:
+                raise TypeError(f"expected {_OPTIONS.format(_C_TYPES[self.dtype.name])} (got "
+                                f"{_OPTIONS.format(_C_TYPES[other.dtype.name])})")
+            return other.detach()  # (its memory, as PyTorch's alias)
+        if len(args) == 1 and not isinstance(args[0], Size):
+            data = args[0]
+            if not isinstance(data, (list, tuple, np.ndarray)):
+                raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+            return factory.tensor(data, dtype=self.dtype, device=device)
+        return factory.empty(*(args or (0,)), dtype=self.dtype, device=device)
+
+    def resize_(self, *sizes, memory_format=None):
+        """PyTorch's ``resize_`` of a tensor that needs no gradient: the same shape leaves it
+        as it is; another lays it out contiguously over its memory from its first element."""
+        if self.requires_grad:
+            raise RuntimeError("cannot resize variables that require grad")
+        shape = factory._shape(sizes, "resize_")
+        if self.is_cuda:
+            raise NotImplementedError("numbagrad's resize_ has no CUDA version yet: call it on a "
+                                      "CPU tensor (x.cpu())")
+        self._bump()
+        if shape != tuple(self.shape):
+            self._data = cpu.resized(self._data, shape)
+        return self
+
+    def resize_as_(self, the_template, memory_format=None):
+        return self.resize_(the_template.shape)
 
     def new_tensor(self, data, dtype=None, requires_grad=False):
         return factory.tensor(data, dtype=dtype or self.dtype, device=self.device,
@@ -179,6 +244,10 @@ class _Methods:
 
     def new_empty(self, *size, dtype=None):
         return factory.empty(*size, dtype=dtype or self.dtype, device=self.device)
+
+    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False):
+        return factory.empty_strided(size, stride, dtype=dtype or self.dtype,
+                                     device=device or self.device, requires_grad=requires_grad)
 
     # ------------------------------------------------------------ operators
     # (x + y, x * y, x - y and x / y are the ops' operator functions, bound below)
@@ -237,6 +306,9 @@ class _Methods:
         return _F.positive(self)  # (itself; refused for a bool tensor, as PyTorch's)
 
     def __invert__(self):
+        if self.dtype.is_floating_point:  # (Python's operator refuses it before the op would)
+            raise TypeError(
+                "~ (operator.invert) is only implemented on integer and Boolean-type tensors")
         return _F.bitwise_not(self)
 
     # (bitwise, as PyTorch's: on bool tensors they are the logical ops)
@@ -260,6 +332,26 @@ class _Methods:
         return _F.bitwise_xor(self, other)
 
     __rxor__ = __xor__
+
+    def __lshift__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.bitwise_left_shift(self, other)
+
+    def __rlshift__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.bitwise_left_shift(other, self)
+
+    def __rshift__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.bitwise_right_shift(self, other)
+
+    def __rrshift__(self, other):
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return _F.bitwise_right_shift(other, self)
 
     def __eq__(self, other):
         if not isinstance(other, _OPERANDS):
@@ -318,6 +410,21 @@ class _Methods:
 
     def __ipow__(self, other):
         return self.pow_(other)
+
+    def __iand__(self, other):
+        return self.bitwise_and_(other)
+
+    def __ior__(self, other):
+        return self.bitwise_or_(other)
+
+    def __ixor__(self, other):
+        return self.bitwise_xor_(other)
+
+    def __ilshift__(self, other):
+        return self.bitwise_left_shift_(other)
+
+    def __irshift__(self, other):
+        return self.bitwise_right_shift_(other)
 
     @property
     def T(self):
@@ -396,6 +503,13 @@ for _name, _value in vars(_Methods).items():
         setattr(Tensor, _name, _value)
 Tensor._refresh_view = _F.refresh_view  # (what grad_fn and requires_grad call for a view)
 
+
+# the pieces of PyTorch's TypeError when ``new`` is given a tensor of another dtype
+_OPTIONS = ("TensorOptions(dtype={}, device=cpu, layout=Strided, requires_grad=false (default), "
+            "pinned_memory=false (default), memory_format=(nullopt))")
+_C_TYPES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool"}
 
 _WARN_T = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "

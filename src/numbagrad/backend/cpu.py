@@ -475,10 +475,33 @@ def _c_strided(a) -> bool:
     return True
 
 
+def resized(a, shape):
+    """``a``'s memory from its first element on, laid out C-contiguous as ``shape``: what
+    PyTorch's ``resize_`` makes of a tensor over its storage (the memory of the array ``a``
+    views, as far as it reaches). Where ``shape`` needs more than that, new memory holding
+    those values first (the old memory's other views keep the old)."""
+    n = math.prod(shape)
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root.flags.c_contiguous:
+        start = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+        memory = root.reshape(-1).view(np.uint8)[start:]
+        memory = memory[:memory.size - memory.size % a.itemsize].view(a.dtype)
+    else:
+        memory = a.reshape(-1)  # (its own elements, in order)
+    if n <= memory.size:
+        return memory[:n].reshape(shape)
+    out = np.empty(n, a.dtype)
+    out[:memory.size] = memory
+    return out.reshape(shape)
+
+
 def empty_strided(shape, strides, dtype):
-    """A new array of ``shape`` with element ``strides``, a dense layout (``empty``'s memory)."""
+    """A new array of ``shape`` with element ``strides`` (``empty``'s memory, as much as the
+    layout reaches)."""
     dtype = np.dtype(dtype)
-    return as_strided(empty(math.prod(shape), dtype), shape,
+    return as_strided(empty(layout.storage_size(shape, strides), dtype), shape,
                       tuple([st * dtype.itemsize for st in strides]))
 
 

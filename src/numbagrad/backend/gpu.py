@@ -379,9 +379,10 @@ def empty(shape, dtype) -> DeviceArray:
 
 
 def empty_strided(shape, strides, dtype) -> DeviceArray:
-    """A new array of ``shape`` with element ``strides``, a dense layout."""
-    return DeviceArray(_flat_buffer(max(math.prod(shape), 1), np.dtype(dtype)), 0, shape,
-                       strides)
+    """A new array of ``shape`` with element ``strides`` (as much memory as the layout
+    reaches)."""
+    return DeviceArray(_flat_buffer(max(layout.storage_size(shape, strides), 1),
+                                    np.dtype(dtype)), 0, shape, strides)
 
 
 def full(shape, value, dtype) -> DeviceArray:

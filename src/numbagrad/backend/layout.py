@@ -14,6 +14,14 @@ CHANNELS_LAST = (1, 3, 2, 0)  # the dims of a 4-d channels-last layout, fastest 
 _SUGGESTED = {4: CHANNELS_LAST, 5: (1, 4, 3, 2, 0)}
 
 
+def storage_size(shape, strides) -> int:
+    """The elements a layout reaches, from its first: PyTorch's storage size of a new strided
+    tensor (``prod(shape)`` for a dense one; 0 when a dim is empty)."""
+    if not all(shape):
+        return 0
+    return 1 + sum((n - 1) * st for n, st in zip(shape, strides))
+
+
 def is_contiguous(shape, strides) -> bool:
     """PyTorch's ``is_contiguous()`` (C order; the stride of a dim of size 1 does not count)."""
     expected = 1

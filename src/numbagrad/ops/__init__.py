@@ -143,7 +143,7 @@ def positive(input):
     return input
 
 
-@public("function method")
+@public("function method inplace")
 def bitwise_not(x):
     """``~x``: ``logical_not`` for a bool tensor (Numba's ``~True`` is the int -2)."""
     return E.logical_not(x) if x.dtype is D.bool_ else E.bitwise_not(x)

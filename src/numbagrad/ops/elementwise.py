@@ -1180,6 +1180,34 @@ def atan2_vjp_y(grad, x, y):
 atan2.defvjp(atan2_vjp_x, atan2_vjp_y)
 
 
+@binary("ldexp", dtype="float", variants="function method inplace")
+def ldexp(x, y):
+    """``x * 2 ** y``."""
+    return x * exp2(y)
+
+
+def ldexp_vjp_x(grad, y):
+    return grad * exp2(y)
+
+
+def ldexp_vjp_y(grad, result):
+    return grad * result * 0.6931471805599453  # (log(2))
+
+
+ldexp.defvjp(ldexp_vjp_x, ldexp_vjp_y)
+
+
+@binary("nextafter")
+def nextafter(x, y):
+    """The next number of ``x``'s dtype after ``x`` towards ``y``."""
+    return math.nextafter(x, y)  # (Numba's, CUDA's too, in the kernel's dtype: nextafterf)
+
+
+# (as PyTorch's: x's gradient passes where the result moved away from x, y's is zeros)
+nextafter.defvjp(lambda grad, x, y: where(x == y, 0, grad), _zero_gradient)
+nextafter.constant_gradient = (False, True)
+
+
 @binary("hypot")
 def hypot(x, y):
     return math.hypot(x, y)
@@ -1360,25 +1388,61 @@ def logical_xor(x, y):
 
 
 @binary("bitwise_and", refuse_float=_no_kernel("bitwise_and_cpu", "Float"),
-        variants="function method")
+        variants="function method inplace")
 def bitwise_and(x, y):
     return x & y
 
 
 @binary("bitwise_or", refuse_float=_no_kernel("bitwise_or_cpu", "Float"),
-        variants="function method")
+        variants="function method inplace")
 def bitwise_or(x, y):
     return x | y
 
 
 @binary("bitwise_xor", refuse_float=_no_kernel("bitwise_xor_cpu", "Float"),
-        variants="function method")
+        variants="function method inplace")
 def bitwise_xor(x, y):
     return x ^ y
 
 
-@unary("bitwise_not", refuse_float=(
-    TypeError, "~ (operator.invert) is only implemented on integer and Boolean-type tensors"))
+# (PyTorch's shifts: by a negative amount or by the width of int64 or more, a left shift gives
+# 0 and a right shift the sign; narrower ints are shifted as int64 and wrap when stored)
+@binary("bitwise_left_shift", refuse_float=_no_kernel("lshift_cpu", "Float"),
+        refuse_bool=_no_kernel("lshift_cpu"), variants="function method inplace")
+def bitwise_left_shift(x, y):
+    if y < 0 or y >= 64:
+        return x - x
+    return x << y
+
+
+@binary("bitwise_right_shift", refuse_float=_no_kernel("rshift_cpu", "Float"),
+        refuse_bool=_no_kernel("rshift_cpu"), variants="function method inplace")
+def bitwise_right_shift(x, y):
+    if y < 0 or y >= 64:
+        return x >> 63
+    return x >> y
+
+
+@binary("gcd", refuse_float=_no_kernel("gcd_cpu", "Float"), refuse_bool=_no_kernel("gcd_cpu"),
+        variants="function method inplace")
+def gcd(x, y):
+    """The greatest common divisor of ``|x|`` and ``|y|`` (Euclid's; 0 for two zeros)."""
+    x, y = abs(x), abs(y)
+    while y != 0:
+        x, y = y, x % y
+    return x
+
+
+@binary("lcm", refuse_float=_no_kernel("lcm_cpu", "Float"), refuse_bool=_no_kernel("lcm_cpu"),
+        variants="function method inplace")
+def lcm(x, y):
+    g = gcd(x, y)
+    if g == 0:
+        return g
+    return abs(x // g * y)
+
+
+@unary("bitwise_not", refuse_float=_no_kernel("bitwise_not_cpu", "Float"))
 def bitwise_not(x):
     return ~x
 
@@ -1477,6 +1541,48 @@ def lgamma(x):
 lgamma.defvjp(lambda grad, x: grad * digamma(x))
 
 
+@unary("i0", dtype="float", variants="function method inplace")
+def i0(x):
+    """The modified Bessel function of the first kind of order 0: its power series
+    ``sum_k ((x/2)^2)^k / k!^2``, whose terms are all positive, summed until they no longer
+    change the sum."""
+    if x - x != 0:
+        return x - x  # (NaN at NaN and at the infinities, as PyTorch's)
+    q = x * x / 4
+    term = 1.0
+    s = 1.0
+    k = 1.0
+    while term > s * 1e-17:
+        term = term * q / (k * k)
+        s += term
+        k += 1
+    return s
+
+
+i0.defvjp(lambda grad, x: grad * special_i1(x))
+
+
+@unary("special_i1", dtype="float")
+def special_i1(x):
+    """The modified Bessel function of the first kind of order 1: ``sum_k (x/2)^(2k+1) /
+    (k! (k+1)!)``, summed as ``i0``."""
+    if x - x != 0:
+        return x - x
+    q = x * x / 4
+    term = x / 2
+    s = term
+    k = 1.0
+    while abs(term) > abs(s) * 1e-17:
+        term = term * q / (k * (k + 1))
+        s += term
+        k += 1
+    return s
+
+
+# (PyTorch's i1_backward: i0(x) - i1(x) / x, its limit 1/2 at 0)
+special_i1.defvjp(lambda grad, x, result: grad * where(x == 0, 0.5, i0(x) - result / x))
+
+
 @unary("digamma", dtype="float", variants="function method inplace")
 def digamma(x):
     """The derivative of ``lgamma`` (Numba has none): the recurrence ``psi(x) = psi(x + 1) -
@@ -1542,6 +1648,17 @@ def polygamma(x, n):
 
 
 polygamma.defvjp(lambda grad, x, n: grad * polygamma(x, n + 1))
+
+
+# (PyTorch's polygamma_ records PolygammaBackward1, n = 0 included: an op of its own)
+@unary("polygamma_", node="PolygammaBackward1", dtype="float")
+def polygamma_(x, n):
+    if n == 0:
+        return digamma(x)
+    return polygamma(x, n)
+
+
+polygamma_.defvjp(lambda grad, x, n: grad * polygamma(x, n + 1))
 
 
 @unary("sinc", dtype="float", variants="function method inplace")

@@ -14,16 +14,16 @@ import warnings
 import numpy as np
 
 from .. import dtypes as D
-from .._tensor import _WARNED_ONCE, Tensor, _on, _wrap_dim
+from .._tensor import _WARNED_ONCE, Tensor, _on, _wrap_dim, warn_once
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..backend import cpu
-from ..factory import arange, eye, zeros
+from ..factory import arange, eye, full, zeros
 from . import elementwise as E
 from . import movement as M
 from . import reduce as R
 from .forward import ERR_NO_JVP, linear
-from .inplace import inplace
+from .inplace import fill_, inplace
 from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- helpers
@@ -218,6 +218,149 @@ def scatter_vjp(ctx, grad):
     if len(ctx.input_shapes) == 2:
         return g_x, None
     return g_x, None, _pad_to(gather(grad, ctx.dim, ctx.index), ctx.input_shapes[2])
+
+
+# ---------------------------------------------------------------- scatter_reduce, index_reduce
+
+_REDUCE_AT = {"sum": np.add, "prod": np.multiply, "mean": np.add, "amax": np.maximum,
+              "amin": np.minimum}
+
+
+def _reduce_into(ctx, x, d, idx, src, reduce, include_self):
+    """``x`` with ``src`` combined by ``reduce`` into the positions ``idx`` names along ``d``
+    (host array ``idx`` no larger than ``src``); without ``include_self`` the positions
+    written to forget x's values first. PyTorch's integer mean rounds down."""
+    ctx.dim, ctx.reduce, ctx.include_self = d, reduce, include_self
+    out = _host(ctx, x).copy()
+    values = _host(ctx, src)[_region(idx.shape)]
+    where = _coords(idx, d) if x.ndim else ()
+    if not include_self:
+        dt = out.dtype
+        out[where] = {"sum": 0, "mean": 0, "prod": 1, "amax": R._lowest(dt),
+                      "amin": R._highest(dt)}[reduce]
+    _REDUCE_AT[reduce].at(out, where, values)
+    if reduce == "mean":
+        count = np.full(out.shape, int(include_self), out.dtype)
+        np.add.at(count, where, 1)
+        count[count == 0] = 1
+        out = out // count if out.dtype.kind in "iu" else out / count
+    return _device(ctx, out)
+
+
+def _reduce_into_vjp(ctx, grad):
+    """PyTorch's scatter_reduce_backward (index_reduce's too: its index expanded to the
+    source's shape)."""
+    d, index, reduce, include_self = ctx.dim, ctx.index, ctx.reduce, ctx.include_self
+
+    def at_src(t):  # (each src position's element of t)
+        return gather(t, d, index)
+
+    def again(x, src):  # (the forward on other values)
+        return scatter_reduce(x, d, index, src, reduce, include_self=include_self)
+
+    if reduce == "sum":
+        g_x, g_src = grad, at_src(grad)
+    else:
+        x, result = ctx["x"], ctx["result"]
+        src = M.getitem(ctx["src"], _region(index.shape))
+        if reduce == "prod":
+            # (the products without each zero factor, so a lone zero gets its gradient)
+            masked_x = x.masked_fill(x == 0, 1)
+            g_x = grad * again(masked_x, src) / masked_x
+            src_zero = src == 0
+            zeros = scatter_add(_zeros_like_shape(x.shape, x), d, index, src_zero.to(x.dtype))
+            lone_zero = src_zero.logical_and(at_src(zeros) == 1)
+            g_src = E.where(lone_zero, at_src(grad * again(x, src.masked_fill(lone_zero, 1))),
+                            at_src(grad * result) / src.masked_fill(src_zero, 1))
+        elif reduce == "mean":
+            n = full(grad.shape, int(include_self), dtype=grad.dtype, device=grad.device)
+            n = scatter_add(n, d, index, full(src.shape, 1, dtype=grad.dtype, device=grad.device))
+            n = n.masked_fill(n == 0, 1)
+            g_x, g_src = grad / n, at_src(grad) / at_src(n)
+        else:  # (amax, amin: shared evenly by the elements equal to the result)
+            x_is, src_is = x == result, src == at_src(result)
+            share = grad / scatter_add(x_is.to(grad.dtype), d, index, src_is.to(grad.dtype))
+            g_x, g_src = x_is * share, src_is * at_src(share)
+    if not include_self:
+        g_x = scatter(g_x, d, index, value=0.0)
+    return g_x, _pad_to(g_src, ctx.src_shape)
+
+
+def _save_reduce_into(ctx, x, src, reduce):
+    ctx.src_shape = tuple(src.shape)
+    if reduce != "sum":
+        ctx.save(x=x, src=src)
+        ctx.save_outputs = {"result": 0}
+
+
+@composite("scatter_reduce", variants="function method inplace")
+def scatter_reduce(ctx, x, dim, index, src, reduce, *, include_self=True):
+    """``x`` with ``src`` combined into it at ``index`` along ``dim`` by ``reduce`` ("sum",
+    "prod", "mean", "amax" or "amin"), x's own values included unless ``include_self`` is
+    False."""
+    d = _dim(x, dim)
+    idx = _index_array(index, "scatter(): Expected dtype int32/int64 for index")
+    if src.dtype is not x.dtype:
+        raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_scatter_shape(x, idx, d, src)
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
+    if reduce not in _REDUCE_AT:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           + str(reduce))
+    ctx.index = index
+    _save_reduce_into(ctx, x, src, reduce)
+    return _reduce_into(ctx, x, d, idx, src, reduce, include_self)
+
+
+@scatter_reduce.defvjp
+def scatter_reduce_vjp(ctx, grad):
+    g_x, g_src = _reduce_into_vjp(ctx, grad)
+    return g_x, None, g_src
+
+
+@composite("index_reduce", variants="function method inplace")
+def index_reduce(ctx, x, dim, index, source, reduce, *, include_self=True):
+    """``x`` with each slice ``source.select(dim, i)`` combined by ``reduce`` ("prod", "mean",
+    "amax" or "amin") into ``x.select(dim, index[i])``, x's own values included unless
+    ``include_self`` is False: ``scatter_reduce`` with the index spread over the slices."""
+    d = _dim(x, dim)
+    if reduce not in ("prod", "mean", "amax", "amin"):
+        raise RuntimeError("index_reduce(): Expected reduce to be one of prod, mean, amax or "
+                           f"amin but got {reduce}.")
+    idx = _index_array(index, "index_reduce_(): Expected dtype int32/int64 for index but got: "
+                       + R._TYPE[index.dtype.name])
+    if idx.ndim > 1:
+        raise IndexError(f"index_reduce_(): Index is supposed to be a vector, but got dim: "
+                         f"{idx.ndim} with type: {R._TYPE[index.dtype.name]} and size: "
+                         f"{list(index.shape)}")
+    if source.ndim != x.ndim or any(a != b for k, (a, b) in enumerate(zip(x.shape, source.shape))
+                                    if k != d):
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(x.shape)} "
+                           f"source.shape = {list(source.shape)}")
+    n = source.shape[d] if source.ndim else 1
+    if idx.size != n:
+        raise RuntimeError(f"index_reduce_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({n}), for dim: {d}")
+    if source.dtype is not x.dtype:
+        raise RuntimeError(f"index_reduce_(): self ({R._TYPE[x.dtype.name]}) and source "
+                           f"({R._TYPE[source.dtype.name]}) must have the same scalar type")
+    _check_bounds(idx, x.shape[d] if x.ndim else 1, d, IndexError, "index out of range in self")
+    warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.",
+              stacklevel=5)
+    at = [1] * x.ndim
+    if x.ndim:
+        at[d] = n
+    spread = np.ascontiguousarray(np.broadcast_to(idx.reshape(at), source.shape))
+    ctx.index = Tensor._make(_on(spread, x.device))
+    _save_reduce_into(ctx, x, source, reduce)
+    return _reduce_into(ctx, x, d, spread, source, reduce, include_self)
+
+
+@index_reduce.defvjp
+def index_reduce_vjp(ctx, grad):
+    g_x, g_src = _reduce_into_vjp(ctx, grad)
+    return g_x, None, g_src
 
 
 @public("function method")
@@ -614,7 +757,7 @@ def nonzero(input, *, as_tuple=False):
     return Tensor._make(_on(np.argwhere(a).astype(np.int64), dev))
 
 
-@public("function")
+@public("function method")
 def argwhere(input):
     return nonzero(input)
 
@@ -731,6 +874,87 @@ def diagonal_backward(ctx, grad, shape, offset, d1, d2):
 
 diagonal_backward.defvjp(lambda ctx, grad: diagonal(grad, *ctx.args))
 diagonal_backward.defjvp(linear(diagonal_backward))
+
+
+@public("method")
+def fill_diagonal_(input, fill_value, wrap=False):
+    """The main diagonal (of a matrix, or of a tensor whose dims are all equal) filled with
+    ``fill_value``; with ``wrap``, a tall matrix's diagonal starts again after each square and
+    a row between (every ``ncols + 1`` rows), as PyTorch's."""
+    if input.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if input.ndim > 2 and len(set(input.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    h, w = input.shape[0], input.shape[1]
+    # the fills go through diagonal views: a non-leaf's node becomes CopySlices, as PyTorch's
+    for start in range(0, h, w + 1) if wrap and input.ndim == 2 else (0,):
+        diag = M.getitem(input, slice(start, None)) if start else input
+        while diag.ndim > 1:
+            diag = diagonal(diag, 0, 0, 1)
+        fill_(diag, fill_value)
+    return input
+
+
+# ---------------------------------------------------------------- scatters into views
+
+
+def _scatter_into(ctx, x, src, region):
+    """A copy of ``x`` with ``src`` written into ``region(copy)`` (a view of it, as a plain
+    Tensor: the view ops' own checks apply) and cast to x's dtype, as PyTorch's *_scatter."""
+    out = ctx.backend.clone(x._data)
+    view = region(Tensor._make(out))._data
+    if tuple(src.shape) != view.shape:
+        raise RuntimeError("expected src to have a size equal to the slice of self. src size = "
+                           f"{list(src.shape)}, slice size = {list(view.shape)}")
+    ctx.backend.copyto(view, src._data)
+    return out
+
+
+def _scatter_vjp(op, region):
+    """The gradient of a view scatter ``op``: x's is ``grad`` with the region zeroed (``op``
+    again), src's the region of ``grad``."""
+
+    def vjp(ctx, grad):
+        src = Tensor._make(ctx.backend.zeros(tuple(ctx.input_shapes[1]), grad._data.dtype))
+        return op(grad, src, *ctx.args), region(grad, *ctx.args)
+
+    return vjp
+
+
+def _sliced(x, dim, start, end, step):
+    if step <= 0:
+        raise RuntimeError("slice step must be positive")
+    # (PyTorch's slice: SliceBackward0 even over a whole dim)
+    return M.slice_dim(x, (slice(None),) * _dim(x, dim) + (slice(start, end, step),))
+
+
+@composite("slice_scatter", variants="function method")
+def slice_scatter(ctx, x, src, dim=0, start=None, end=None, step=1):
+    """``x`` with ``src`` written into ``x[..., start:end:step]`` (along ``dim``)."""
+    ctx.args = (dim, start, end, step)
+    return _scatter_into(ctx, x, src, lambda t: _sliced(t, dim, start, end, step))
+
+
+@composite("select_scatter", variants="function method")
+def select_scatter(ctx, x, src, dim, index):
+    """``x`` with ``src`` written into ``x.select(dim, index)``."""
+    ctx.args = (dim, index)
+    return _scatter_into(ctx, x, src, lambda t: M.select(t, dim, index))
+
+
+@composite("diagonal_scatter", variants="function method")
+def diagonal_scatter(ctx, x, src, offset=0, dim1=0, dim2=1):
+    """``x`` with ``src`` written into ``x.diagonal(offset, dim1, dim2)``."""
+    ctx.args = (offset, dim1, dim2)
+    return _scatter_into(ctx, x, src, lambda t: diagonal(t, offset, dim1, dim2))
+
+
+slice_scatter.defvjp(_scatter_vjp(slice_scatter, _sliced))
+select_scatter.defvjp(_scatter_vjp(select_scatter, M.select))
+diagonal_scatter.defvjp(_scatter_vjp(diagonal_scatter, diagonal))
+for _op in (slice_scatter, select_scatter, diagonal_scatter):
+    _op.defjvp(linear(_op, 0, 1))
+del _op
 
 
 @composite("diag_embed", variants="function method")
@@ -920,6 +1144,23 @@ roll.defjvp(linear(roll))
 
 @public("function method")
 def narrow(input, dim, start, length):
+    return M.getitem(input, _narrowed(input, dim, start, length))
+
+
+@composite("narrow_copy", variants="function method")
+def narrow_copy(ctx, x, dim, start, length):
+    """``narrow``'s elements, copied (contiguous)."""
+    where = ctx.where = _narrowed(x, dim, start, length)
+    return ctx.backend.ascontiguousarray(x._data[where])
+
+
+@narrow_copy.defvjp
+def narrow_copy_vjp(ctx, grad):
+    return M.index_put(_zeros_like_shape(ctx.input_shapes[0], grad), ctx.where, grad)
+
+
+def _narrowed(input, dim, start, length):
+    """The index of ``narrow(input, dim, start, length)``'s region, with PyTorch's checks."""
     d = _dim(input, dim)
     n = input.shape[d]
     if isinstance(start, Tensor):
@@ -933,7 +1174,7 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow(): length must be non-negative.")
     if start + length > n:
         raise RuntimeError(f"start ({start}) + length ({length}) exceeds dimension size ({n}).")
-    return M.getitem(input, (slice(None),) * d + (slice(start, start + length),))
+    return (slice(None),) * d + (slice(start, start + length),)
 
 
 @composite("unbind", view=True, variants="function method")
@@ -1230,6 +1471,82 @@ median_all.defvjp(R._all_backward)  # (shared evenly by equal elements, as PyTor
 @public("function method")
 def median(input, dim=None, keepdim=False):
     return median_all(input) if dim is None else median_dim(input, dim, keepdim)
+
+
+def _numbers(a):
+    """Where host array ``a`` holds a number (not NaN)."""
+    return ~np.isnan(a) if a.dtype.kind == "f" else np.ones(a.shape, bool)
+
+
+@composite("nanmedian_dim", node="NanmedianBackward1")
+def nanmedian_dim(ctx, x, dim, keepdim=False):
+    d = _selected(ctx, x, dim, "nanmedian", "NanmedianBackward1")
+    R._check_nonempty(x, (d,) if x.ndim else (), "median")  # (PyTorch's name for it)
+    ctx.keepdim = keepdim
+    a = _host(ctx, x)
+    if x.ndim == 0:
+        return _device(ctx, (a.copy(), np.zeros((), np.int64)))
+    values, idx = _sort_host(a, d, False)  # (NaNs last)
+    # the lower middle of each row's numbers; a row of NaNs: its first NaN
+    at = np.maximum((np.sum(_numbers(a), axis=d, keepdims=True) - 1) // 2, 0)
+    values, idx = np.take_along_axis(values, at, d), np.take_along_axis(idx, at, d)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return _device(ctx, (np.array(values, order="C"), np.array(idx, order="C")))
+
+
+nanmedian_dim.defvjp(_selected_vjp)
+
+
+@composite("nanmedian_all", node="NanmedianBackward0")
+def nanmedian_all(ctx, x):
+    flat = _host(ctx, x).reshape(-1)
+    flat = np.sort(flat[_numbers(flat)], kind="stable")
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
+    if not flat.size:  # (no numbers: NaN)
+        return _device(ctx, np.asarray(np.nan, x.dtype.np))
+    return _device(ctx, np.asarray(flat[(flat.size - 1) // 2]))
+
+
+nanmedian_all.defvjp(R._all_backward)  # (shared by equal elements, or by the NaNs)
+
+
+@public("function method")
+def nanmedian(input, dim=None, keepdim=False):
+    """``median`` of the elements that are not NaN."""
+    return nanmedian_all(input) if dim is None else nanmedian_dim(input, dim, keepdim)
+
+
+@composite("mode", node="ModeBackward0", variants="function method")
+def mode(ctx, x, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the
+    index of its last occurrence."""
+    d = _selected(ctx, x, dim, "mode", "ModeBackward0")
+    ctx.keepdim = keepdim
+    a = _host(ctx, x)
+    if x.ndim == 0:
+        return _device(ctx, (a.copy(), np.zeros((), np.int64)))
+    n = a.shape[d]
+    if n == 0:
+        raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+    values, idx = _sort_host(a, d, False)
+    rows, where = np.moveaxis(values, d, -1), np.arange(n)
+    starts = np.ones(rows.shape, bool)
+    starts[..., 1:] = rows[..., 1:] != rows[..., :-1]
+    ends = np.ones(rows.shape, bool)
+    ends[..., :-1] = starts[..., 1:]
+    # each run's length at its last element (a stable sort: the value's last occurrence);
+    # argmax takes the first of the longest runs, the smallest value
+    first = np.maximum.accumulate(np.where(starts, where, 0), axis=-1)
+    at = np.expand_dims(np.argmax(np.where(ends, where - first + 1, 0), axis=-1), d)
+    values, idx = np.take_along_axis(values, at, d), np.take_along_axis(idx, at, d)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return _device(ctx, (np.array(values, order="C"), np.array(idx, order="C")))
+
+
+mode.defvjp(_selected_vjp)
 
 
 # ---------------------------------------------------------------- einsum

@@ -189,18 +189,34 @@ def inplace(x, op, *args, **kwargs):
     """``x.op_(*args)``: run ``op(x, *args)`` and write its result into ``x``."""
     check_inplace(x)
     check_no_overlap(x)
+    check = getattr(op, "inplace_check", None)
+    if check is not None:
+        check(x, *args, **kwargs)
     overlap = getattr(op, "inplace_overlap", "partial")
     if overlap is not None and (args or kwargs):
         check_no_partial_overlap(x, (*args, *kwargs.values()), overlap == "full")
     # an elementwise op (or a function that is one when called without keywords, ``sub``)
     # on a call no graph records: its loop writes into x
     elementwise = getattr(op, "op", None) or getattr(op, "inplace_op", None)
+    if elementwise is not None and elementwise.kind == "elementwise" and (
+            elementwise.refuse_float or elementwise.refuse_bool):
+        # PyTorch checks that the result's dtype fits x before it looks for the op's kernel
+        check_cast(D.result_type(x, *args), x.dtype)
     if (elementwise is not None and elementwise.kind == "elementwise" and not kwargs
             and not _tracked(x, *args)
             and dispatch.write_into(elementwise, x, args)):
         x._bump()
         return x
     return assign_inplace(x, op(x, *args, **kwargs))
+
+
+def check_cast(rdt, xdt):
+    """PyTorch's refusal to write a result of dtype ``rdt`` into a tensor of dtype ``xdt``."""
+    if rdt is not xdt and not D.can_cast(rdt, xdt):
+        raise RuntimeError(
+            f"result type {_CAST_NAMES[rdt.name]} can't be cast to the desired output "
+            f"type {_CAST_NAMES[xdt.name]}"
+        )
 
 
 def assign_inplace(x, result, region=None):
@@ -212,12 +228,7 @@ def assign_inplace(x, result, region=None):
             f"output with shape {list(x.shape)} doesn't match the broadcast shape "
             f"{list(result.shape)}"
         )
-    rdt, xdt = result.dtype, x.dtype
-    if rdt is not xdt and not D.can_cast(rdt, xdt):
-        raise RuntimeError(
-            f"result type {_CAST_NAMES[rdt.name]} can't be cast to the desired output "
-            f"type {_CAST_NAMES[xdt.name]}"
-        )
+    check_cast(result.dtype, x.dtype)
     tracked = result._requires_grad
     if tracked and x._base is not None and x._view_kind is not None and not x.requires_grad:
         # a view made in no_grad mode, or one of several views of a base that did not require
@@ -320,6 +331,8 @@ def _keep_old_self(x, result):
                 old = Tensor._make(x._data.copy())
                 old._grad_fn, old._output_nr = x.grad_fn, x._output_nr
                 old._requires_grad = x._requires_grad
+                if x._fw_grad is not None:  # (the old value's tangent, for forward over reverse)
+                    set_tangent(old, x._fw_grad)
                 ctx.saved[name] = SavedTensor(old, is_output=False)
             return
 

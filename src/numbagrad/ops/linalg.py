@@ -75,7 +75,7 @@ def mm_vjp(ctx, grad):
     return gx, gy
 
 
-@composite("addmm", variants="function method")
+@composite("addmm", variants="function method inplace")
 def addmm(ctx, bias, x, y, *, beta=1, alpha=1):
     """``beta * bias + alpha * (x @ y)``: ``F.linear``'s one node, as in PyTorch (the sum is
     written into the product's new array)."""
@@ -311,7 +311,7 @@ def _times(g, k):
     return g if k == 1 else g * k
 
 
-@composite("addmv", variants="function method")
+@composite("addmv", variants="function method inplace")
 def addmv(ctx, input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     ctx.save(mat=mat, vec=vec)
@@ -325,7 +325,7 @@ def addmv_vjp(ctx, grad):
             g.unsqueeze(1) * ctx["vec"].unsqueeze(0), ctx["mat"].t().mv(g))
 
 
-@composite("baddbmm", variants="function method")
+@composite("baddbmm", variants="function method inplace")
 def baddbmm(ctx, input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)``, batch by batch."""
     ctx.save(x=batch1, y=batch2)
@@ -339,7 +339,7 @@ def baddbmm_vjp(ctx, grad):
             g.bmm(ctx["y"].transpose(1, 2)), ctx["x"].transpose(1, 2).bmm(g))
 
 
-@composite("addbmm", variants="function method")
+@composite("addbmm", variants="function method inplace")
 def addbmm(ctx, input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b(batch1[b] @ batch2[b])``."""
     ctx.save(x=batch1, y=batch2)
@@ -355,6 +355,58 @@ def addbmm_vjp(ctx, grad):
     gb = M.expand(g.unsqueeze(0), x.shape[0], *g.shape)
     return (sum_to(_times(grad, ctx.beta), ctx.input_shapes[0]),
             gb.bmm(y.transpose(1, 2)), x.transpose(1, 2).bmm(gb))
+
+
+@composite("addr", variants="function method inplace")
+def addr(ctx, input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``."""
+    for name, t in (("vec1", vec1), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"addr: Expected 1-D argument {name}, but got {t.ndim}-D")
+    for name, v in (("beta", beta), ("alpha", alpha)):
+        if type(v) is bool and input.dtype is not D.bool_:
+            raise RuntimeError(f"Boolean {name} only supported for Boolean results.")
+    ctx.save(vec1=vec1, vec2=vec2)
+    product = E.mul(M.reshape(_plain(vec1), -1, 1), _plain(vec2))
+    # (input expanded to the product's shape first: PyTorch's error when it cannot be)
+    return _scaled_sum(ctx, M.expand(_plain(input), *product.shape), product, beta, alpha)
+
+
+@addr.defvjp
+def addr_vjp(ctx, grad):
+    g = _times(grad, ctx.alpha)
+    return (sum_to(_times(grad, ctx.beta), ctx.input_shapes[0]), g.mv(ctx["vec2"]),
+            g.t().mv(ctx["vec1"]))
+
+
+def _bad_inplace_call(x, shape):
+    if tuple(x.shape) != shape:
+        raise RuntimeError(f"Bad in-place call: input tensor size {list(x.shape)} and output "
+                           f"tensor size {list(shape)} should match")
+
+
+def _addmm_inplace_check(x, mat1, mat2, **_):
+    if mat1.ndim == mat2.ndim == 2:
+        _bad_inplace_call(x, (mat1.shape[0], mat2.shape[1]))
+
+
+def _baddbmm_inplace_check(x, batch1, batch2, **_):
+    if batch1.ndim == batch2.ndim == 3:
+        _bad_inplace_call(x, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
+
+
+def _addr_inplace_check(x, vec1, vec2, **_):
+    if x.ndim != 2:
+        raise RuntimeError(f"2D tensor expected, got {x.ndim}D tensor for input")
+    if vec1.ndim == vec2.ndim == 1 and tuple(x.shape) != (vec1.shape[0], vec2.shape[0]):
+        raise RuntimeError(f"size mismatch, input: {list(x.shape)}, v1: {list(vec1.shape)}, "
+                           f"v2: {list(vec2.shape)}")
+
+
+# (PyTorch's in-place variants check x's shape before they compute, in their own words)
+addmm.inplace_check = _addmm_inplace_check
+baddbmm.inplace_check = _baddbmm_inplace_check
+addr.inplace_check = _addr_inplace_check
 
 
 @composite("vdot", variants="function method")

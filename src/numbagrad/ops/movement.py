@@ -253,6 +253,16 @@ def transpose_vjp(ctx, grad):
     return grad.transpose(*ctx.pair) if hasattr(ctx, "pair") else grad
 
 
+@public("function method")
+def adjoint(input):
+    """The conjugate transpose of each matrix: their transpose, numbagrad's dtypes being
+    real."""
+    if input.ndim < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input.ndim}-D tensor.")
+    return transpose(input, -2, -1)
+
+
 @composite("t", node="TBackward0", view=True, variants="function method")
 def t(ctx, x):
     if x.ndim > 2:
@@ -383,9 +393,7 @@ def as_strided(ctx, x, size, stride, storage_offset=0):
     """
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
-        raise RuntimeError(
-            f"mismatch in length of strides and shape: {len(stride)} vs {len(size)}"
-        )
+        raise RuntimeError("mismatch in length of strides and shape")
     need = storage_offset + 1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0
     if not x._data.flags.c_contiguous and x._base is not None:
         raise RuntimeError("as_strided: only contiguous tensors and views' bases are supported")
@@ -420,6 +428,57 @@ def as_strided_vjp(ctx, grad):
             strides[d] = strides[d + 1] * max(shape[d + 1], 1)
         return as_strided(flat, shape, strides)
     return flat.reshape(shape)
+
+
+@composite("unfold", view=True, variants="method")
+def unfold(ctx, x, dimension, size, step):
+    """A view of every window of ``size`` elements along ``dimension``, ``step`` apart: that
+    dim counts the windows and a new last dim of ``size`` holds each one."""
+    d = ctx.dim = normalize_dims(dimension, max(x.ndim, 1))[0]
+    n = x.shape[d] if x.ndim else 1
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    if size > n:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    ctx.size, ctx.step = size, step
+    a = x._data
+    if x.ndim == 0:
+        return a.reshape(1)[:size]
+    shape = a.shape[:d] + ((n - size) // step + 1,) + a.shape[d + 1:] + (size,)
+    strides = a.strides[:d] + (a.strides[d] * step,) + a.strides[d + 1:] + (a.strides[d],)
+    return backend.of(a).as_strided(a, shape, strides)
+
+
+unfold.defjvp(linear(unfold))
+
+
+@unfold.defvjp
+def unfold_vjp(ctx, grad):
+    return unfold_backward(grad, ctx.input_shapes[0], ctx.dim, ctx.size, ctx.step)
+
+
+@composite("unfold_backward", node="UnfoldBackwardBackward0")
+def unfold_backward(ctx, grad, shape, d, size, step):
+    """The gradient of ``unfold``: each window's gradient added back where the window read
+    (windows that overlap add up)."""
+    ctx.dim, ctx.size, ctx.step = d, size, step
+    be = backend.of(grad._data)
+    out = be.zeros(shape, grad._data.dtype)
+    if not shape:
+        return grad._data.reshape(()).copy() if size else out  # (the one window)
+    g = be.moveaxis(grad._data, -1, d + 1)  # (..., windows, size, ...)
+    at = [1] * g.ndim
+    at[d], at[d + 1] = g.shape[d], size
+    starts = np.arange(g.shape[d]).reshape(-1, 1) * step
+    grids = list(np.indices(g.shape, sparse=True))
+    where = (*grids[:d], (starts + np.arange(size)).reshape(at), *grids[d + 2:])
+    be.scatter(out, where, g, True)
+    return out
+
+
+unfold_backward.defvjp(lambda ctx, grad: (unfold(grad, ctx.dim, ctx.size, ctx.step),))
 
 
 @composite("alias", view=True)
@@ -1259,4 +1318,7 @@ def chunk(x, chunks, dim=0):
 @public("function method")
 def select(x, dim, index):
     d = normalize_dims(dim, x.ndim)[0]
+    if not -x.shape[d] <= index < x.shape[d]:  # (x[i]'s error words it otherwise)
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(x.shape)} at dimension {d}")
     return getitem(x, (slice(None),) * d + (index,))

@@ -7,9 +7,10 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as D
-from .._tensor import Tensor
+from .._tensor import Tensor, _on
 from . import elementwise as E
 from . import movement as M
+from . import reduce as R
 from .forward import zeros_like
 from .inplace import _CAST_NAMES, _zeros, inplace
 from .registry import composite, public
@@ -132,6 +133,7 @@ def _float_only(op, kernel):
 
 logaddexp = _float_only(E.logaddexp, "logaddexp_cpu")
 logaddexp2 = _float_only(E.logaddexp2, "logaddexp2_cpu")
+nextafter = _float_only(E.nextafter, "nextafter_cpu")
 
 
 @public("function method")
@@ -149,6 +151,53 @@ def _polygamma_method(self, n):
 polygamma.method = _polygamma_method
 
 
+@public("method")
+def polygamma_(input, n):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    return inplace(input, E.polygamma_, n)
+
+
+@composite("mvlgamma", variants="function method inplace")
+def mvlgamma(ctx, x, p):
+    """The log of the multivariate gamma function of dimension ``p``:
+    ``sum_i lgamma(x - i/2) + p (p - 1) / 4 log(pi)``, ``i < p``."""
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    ctx.p = p
+    ctx.save(x=x)
+    plain = Tensor._make(x._data)  # (its values: the node is this op's)
+    out = E.lgamma(plain)
+    for i in range(1, p):
+        out = out + E.lgamma(plain - i / 2)
+    return (out + p * (p - 1) / 4 * 1.1447298858494002)._data  # (log(pi))
+
+
+@mvlgamma.defvjp
+def mvlgamma_vjp(ctx, grad):
+    x = ctx["x"]
+    return grad * sum(E.digamma(x - i / 2) for i in range(ctx.p))
+
+
+@composite("frexp", variants="function method")
+def frexp(ctx, x):
+    """(mantissa, exponent): ``x = mantissa * 2 ** exponent``, ``0.5 <= |mantissa| < 1``;
+    the exponent int32, as PyTorch's (inf and NaN keep their values, with exponent 0)."""
+    if not x.dtype.is_floating_point:
+        raise RuntimeError("numbagrad.frexp() only supports floating-point dtypes")
+    ctx.non_differentiable = (1,)
+    named = R._named("frexp", ("mantissa", "exponent"))
+    ctx.wrap = lambda outs: named(*outs)
+    ctx.save_outputs = {"exponent": 1}
+    mantissa, exponent = np.frexp(x._host())
+    return _on(mantissa, x.device), _on(exponent.astype(np.int32), x.device)
+
+
+@frexp.defvjp
+def frexp_vjp(ctx, grads):
+    return grads[0] / E.exp2(ctx["exponent"])
+
+
 @public("function method")
 def float_power(input, exponent):
     """``input ** exponent`` computed in float64."""
@@ -160,6 +209,15 @@ def float_power(input, exponent):
             return E.rpow(exponent, input)
         return E.pow_tensor(input, exponent)
     return E.pow(input, exponent)
+
+
+@public("method")
+def float_power_(input, exponent):
+    """``input ** exponent`` in place: only for a float64 ``input``, as PyTorch's."""
+    if input.dtype is not D.float64:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_CAST_NAMES[input.dtype.name]} "
+                           "but the operation's result requires dtype Double")
+    return inplace(input, float_power, exponent)
 
 
 @public("function method inplace")

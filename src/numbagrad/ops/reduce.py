@@ -949,6 +949,36 @@ def norm_backward(ctx, grad, x, result):
     return x.sign() * x.abs().pow(p - 1) * where(result == 0, 0, grad / result.pow(p - 1))
 
 
+@composite("renorm", variants="function method inplace")
+def renorm(ctx, x, p, dim, maxnorm):
+    """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled to it (by
+    ``maxnorm / (norm + 1e-7)``, as PyTorch's)."""
+    if x.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {x.ndim} dimensions")
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    d = _wrap_dim(dim, x.ndim)
+    _setup(ctx, x, tuple(k for k in range(x.ndim) if k != d), True)
+    ctx.ord, ctx.maxnorm = p, maxnorm
+    ctx.save(x=x)
+    with no_grad():
+        norm = vector_norm(x, p, ctx.dims, True)
+        out = x * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return out._data
+
+
+@renorm.defvjp
+def renorm_vjp(ctx, grad):
+    # PyTorch's renorm_backward: the scaled slices' gradients through their norm too
+    x, maxnorm = ctx["x"], ctx.maxnorm
+    norm = vector_norm(x, ctx.ord, ctx.dims, True)
+    through_norm = norm_backward(ctx, (x * grad).sum(ctx.dims, keepdim=True), x, norm)
+    inverse = (norm + 1e-7).reciprocal()
+    return where(norm > maxnorm, inverse * maxnorm * (grad - inverse * through_norm), grad)
+
+
 @composite("dist", variants="function method")
 def dist(ctx, x, other, p=2):
     """The ``p``-norm of ``x - other`` (broadcast), one node (DistBackward0)."""

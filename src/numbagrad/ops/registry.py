@@ -288,6 +288,9 @@ class Composite(OpDef):
     # composite checks its own; "full": any memory shared with the written tensor
     # (index_add_, scatter_: PyTorch's assert_no_overlap)
     inplace_overlap = None
+    # ``inplace_check(x, *args, **kwargs)``: what its in-place variant refuses before it runs,
+    # beyond the op's own checks (addmm_'s words for an ``x`` of another shape), or None
+    inplace_check = None
     # ``lean(*args, **kwargs)``: the op's result by a shorter path that records exactly what
     # this class's ``__call__`` would, or None when the arguments need the general one
     lean = None

@@ -1,5 +1,6 @@
 """Shape conveniences built from the movement and indexing ops (their nodes are those ops',
-as PyTorch's are), ``rot90`` with its own node, and the sorted-sequence lookups."""
+as PyTorch's are), ``rot90`` with its own node, the sorted-sequence lookups and the
+quantiles."""
 
 from __future__ import annotations
 
@@ -11,11 +12,12 @@ import numpy as np
 from .. import backend
 from .. import dtypes as D
 from .._tensor import Size, Tensor, _wrap_dim
+from ..factory import full
 from . import elementwise as E
 from . import indexing as I
 from . import movement as M
 from .forward import linear
-from .inplace import view_inplace
+from .inplace import inplace, view_inplace
 from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- dims
@@ -73,6 +75,11 @@ def squeeze_(input, dim=None):
     # (squeeze's nodes SqueezeBackward0, 1, 2 (no dim, a dim, dims) are 3, 4, 5 in place)
     node = 3 if dim is None else 4 if isinstance(dim, int) else 5
     return view_inplace(input, M.squeeze, f"SqueezeBackward{node}", dim)
+
+
+@public("method", name="as_strided_")
+def as_strided_(input, size, stride, storage_offset=0):
+    return view_inplace(input, M.as_strided, "AsStridedBackward1", size, stride, storage_offset)
 
 
 @public("function method")
@@ -638,3 +645,80 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
                            f"{boundaries.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
+
+
+# ---------------------------------------------------------------- quantiles
+
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(input, q, dim, keepdim, interpolation, ignore_nan):
+    """PyTorch's quantile_impl, op for op (so its nodes are PyTorch's): the sorted values along
+    ``dim`` (all of them for None), read at rank ``q * (n - 1)`` (n: the count of numbers with
+    ``ignore_nan``; a NaN among them makes a quantile NaN otherwise), interpolated between the
+    neighbours as ``interpolation`` says."""
+    if not isinstance(q, Tensor):
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {q}")
+        q = full((), q, dtype=input.dtype, device=input.device)
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if q.ndim > 1:
+        raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+    if input.dtype not in (D.float32, D.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if q.dtype is not input.dtype:
+        raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+    if interpolation not in _INTERPOLATIONS:
+        raise RuntimeError("quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    if not bool(((q >= 0) & (q <= 1)).all()):
+        raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    d = _wrap_dim(0 if dim is None else dim, input.ndim)
+    if dim is not None and input.ndim:
+        out_shape = list(input.shape)
+        if keepdim:
+            out_shape[d] = 1
+        else:
+            del out_shape[d]
+    else:
+        out_shape = [1] * input.ndim if keepdim else []
+    if dim is None:
+        ordered = M.reshape(input, -1)
+    elif d == input.ndim - 1:
+        ordered = input
+    else:
+        ordered = M.transpose(M.unsqueeze(input, -1), d, -1)
+    ordered = I.sort(ordered).values
+    ordered = M.reshape(ordered, (*out_shape, ordered.shape[-1]))
+    nan = E.isnan(ordered)
+    if ignore_nan:
+        ranks = q * (E.logical_not(nan).sum(-1, keepdim=True) - 1)
+        ranks = I.masked_fill(ranks, ranks < 0, 0)  # (no numbers: rank 0, a NaN)
+    else:
+        last = ordered.shape[-1] - 1
+        ranks = I.masked_fill(q * last, nan.any(-1, keepdim=True), last)
+    if interpolation in ("lower", "higher", "nearest"):
+        ranks = {"lower": E.floor, "higher": E.ceil, "nearest": E.round}[interpolation](ranks)
+    below = ranks.long()
+    result = I.gather(ordered, -1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = (full(ranks.shape, 0.5, dtype=ranks.dtype, device=ranks.device)
+                   if interpolation == "midpoint" else ranks - below)
+        inplace(result, E.lerp_tensor, I.gather(ordered, -1, E.ceil(ranks).long()), weights)
+    if q.ndim == 0:
+        return squeeze_(result, -1)
+    return squeeze_(transpose_(unsqueeze_(result, 0), 0, -1), -1)
+
+
+@public("function method")
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The ``q``-quantiles of ``input`` along ``dim`` (of all its elements for None); a NaN
+    makes its slice's quantiles NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, False)
+
+
+@public("function method")
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """``quantile`` of the elements that are not NaN."""
+    return _quantile(input, q, dim, keepdim, interpolation, True)
