@@ -30,6 +30,10 @@ def _same(a, b):
     ("logsumexp", lambda L, x: L.special.logsumexp(x, 0)),
     ("sinc", lambda L, x: L.special.sinc(x)),
     ("round", lambda L, x: L.special.round(x, decimals=1)),
+    ("i0", lambda L, x: L.special.i0(x)),
+    # (PyTorch's i1 gradient at NaN is a number: left out)
+    ("i1", lambda L, x: L.special.i1(x.nan_to_num(0.25))),
+    ("multigammaln", lambda L, x: L.special.multigammaln(x.abs() + 2, 2)),
 ])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_special_matches_pytorch(name, call, dtype):

@@ -9,17 +9,19 @@ from . import dtypes as D
 from .nn.functional import log_softmax, softmax
 from .ops import elementwise as E
 from .ops import (  # noqa: F401
-    digamma, erf, erfc, erfinv, exp2, expm1, lgamma, log1p, logit, logsumexp, polygamma, round,
-    sigmoid, sinc, xlogy,
+    digamma, erf, erfc, erfinv, exp2, expm1, i0, lgamma, log1p, logit, logsumexp, mvlgamma,
+    polygamma, round, sigmoid, sinc, xlogy,
 )
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfinv", "exp2", "expit", "expm1", "gammaln",
-           "log1p", "log_softmax", "logit", "logsumexp", "ndtr", "polygamma", "psi", "round",
-           "sinc", "softmax", "xlog1py", "xlogy"]
+           "i0", "i1", "log1p", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr",
+           "polygamma", "psi", "round", "sinc", "softmax", "xlog1py", "xlogy"]
 
 expit = sigmoid
 gammaln = lgamma
 psi = digamma
+multigammaln = mvlgamma
+i1 = E.special_i1.function
 entr = E.special_entr.function
 xlog1py = E.special_xlog1py.function
 
