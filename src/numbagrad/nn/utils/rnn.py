@@ -136,7 +136,9 @@ def pack_padded_sequence(input: Tensor, lengths, batch_first: bool = False,
                            f"{len(lens)} (batch_size={input.shape[1]})")
     data = _rec.pack_padded_sequence(input, lengths=tuple(lens))
     batch_sizes = [sum(n > t for n in lens) for t in range(lens[0] if lens else 0)]
-    return PackedSequence(data, factory.tensor(batch_sizes, dtype=D.int64), sorted_indices)
+    # (batch_sizes stay on the CPU whatever the default device, as PyTorch's)
+    batch_sizes = factory.tensor(batch_sizes, dtype=D.int64, device="cpu")
+    return PackedSequence(data, batch_sizes, sorted_indices)
 
 
 def _runs(batch_sizes: list[int]):
@@ -175,7 +177,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
     lengths = [sum(bs > b for bs in batch_sizes) for b in range(batch)]
     if batch_first:
         padded = padded.transpose(0, 1)
-    lengths = factory.tensor(lengths, dtype=D.int64)
+    lengths = factory.tensor(lengths, dtype=D.int64, device="cpu")
     unsorted = sequence.unsorted_indices
     if unsorted is not None:
         return padded.index_select(0 if batch_first else 1, unsorted), lengths[unsorted.cpu()]
