@@ -348,12 +348,13 @@ celu.defvjp(lambda grad, x, alpha: elu_backward(grad, x, alpha, 1, 1 / alpha, 0)
 @binary("elu_backward", dtype="float")
 def elu_backward(grad_output, x, alpha, scale, input_scale, is_result):
     """PyTorch's elu_backward, the rule of elu, celu and their in-place forms
-    (EluBackwardBackward0): ``x`` is the input, or the result where ``is_result`` is nonzero."""
-    if x > 0:
-        return grad_output * scale
-    if is_result != 0:
-        return grad_output * input_scale * (x + alpha * scale)
-    return grad_output * alpha * scale * input_scale * math.exp(x * input_scale)
+    (EluBackwardBackward0): ``x`` is the input, or the result where ``is_result`` is nonzero.
+    A NaN ``x`` takes the positive side's slope, as PyTorch's ``x <= 0`` test sends it there."""
+    if x <= 0:
+        if is_result != 0:
+            return grad_output * input_scale * (x + alpha * scale)
+        return grad_output * alpha * scale * input_scale * math.exp(x * input_scale)
+    return grad_output * scale
 
 
 def elu_backward_vjp_x(grad, grad_output, x, alpha, scale, input_scale, is_result):
@@ -455,14 +456,14 @@ def hardsigmoid(x):
 
 
 # PyTorch's hardsigmoid_backward: grad times 1/6 strictly inside (-3, 3), 1/6 rounded to float
-# as PyTorch's constant is, whatever the dtype. PyTorch has no derivative for it (a second
-# backward raises); its value, zero in x, is given here
+# as PyTorch's constant is, whatever the dtype. PyTorch has no derivative for it: under
+# create_graph the gradient's node is NotImplemented, and a second backward raises
 @hardsigmoid.defvjp
 def hardsigmoid_vjp(grad, x):
     return where(x > -3, where(x < 3, grad * 0.1666666716337204, 0), 0)
 
 
-hardsigmoid.zero_second_order = True
+hardsigmoid.no_second_order = "aten::hardsigmoid_backward"
 
 
 @unary("hardswish", dtype="float")
@@ -592,7 +593,9 @@ def prelu(x, weight):
     return x if x > 0 else weight * x
 
 
-def prelu_vjp_weight(grad, x):
+def prelu_vjp_weight(grad, x, weight):
+    # (weight unread, but PyTorch's _prelu_kernel_backward is a function of it: under
+    # create_graph the weight's gradient requires grad through it, zero_second_order below)
     return where(x > 0, 0, x * grad)
 
 

@@ -927,6 +927,16 @@ def vector_norm_vjp(ctx, grad):
     return norm_backward(ctx, grad, ctx["x"], ctx["result"])
 
 
+@composite("norm_p_dim", node="NormBackward1")
+def norm_p_dim(ctx, x, p=2, dim=None, keepdim=False):
+    """ATen's ``norm(x, p, dim, keepdim)`` (what PyTorch's ``pairwise_distance`` calls): the
+    vector norm's forward and backward, recorded as NormBackward1."""
+    return vector_norm.forward(ctx, x, p, dim, keepdim)
+
+
+norm_p_dim.defvjp(vector_norm_vjp)
+
+
 def norm_backward(ctx, grad, x, result):
     """PyTorch's norm_backward: the gradient of the ``ctx.ord``-norm ``result`` of ``x``; where
     the norm is 0 the subgradient 0 is taken."""
