@@ -945,6 +945,44 @@ FIXED: dict[str, Known] = {
         x = torch.tensor([1.0, 2.0], requires_grad=True)
         x.take(torch.tensor([], dtype=torch.int64)).sum().backward()  # compare: x.grad
         """),
+    "cummax_saves_input": Known(
+        "cummax / cummin save their input (CummaxBackward0 unpacks self): writing into it before"
+        " backward is RuntimeError (modified by an inplace operation); numbagrad ran",
+        """
+        x = torch.tensor([1.5, -3.0, 0.5], requires_grad=True)
+        v = x * 1
+        m = v.cummin(-1)
+        with torch.no_grad(): v.mul_(0.5)
+        m[0].sum().backward()
+        """),
+    "advanced_index_empty_ellipsis": Known(
+        "advanced indices on either side of an Ellipsis that stands for no dimension stay"
+        " adjacent (their dims in place): x[0:0, [1], ..., [2]] of a (1, 2, 3) tensor is (0, 1);"
+        " numbagrad took NumPy's rule (the Ellipsis separates them: (1, 0))",
+        """
+        x = torch.arange(6.0).reshape(1, 2, 3).requires_grad_()
+        a = x[0:0, [1], ..., [2]]
+        b = x[0:1, [0, 1], ..., [0, 2]]
+        """),
+    "transpose_0d_create_graph": Known(
+        "transpose(0, 0) of a 0-d tensor: under create_graph its gradient is transposed too"
+        " (TransposeBackward0); numbagrad passed it on (MulBackward0)",
+        """
+        x = torch.tensor(-1.5, requires_grad=True)
+        v = x * 1
+        t = v.transpose(0, 0)
+        g, = torch.autograd.grad((t * t).sum(), v, create_graph=True)
+        """),
+    "setitem_leading_ones_clone": Known(
+        "x[basic] = v with v of the region's shape but for leading ones (v[None] written into a"
+        " row, or an empty region): under create_graph v's gradient is CloneBackward0; numbagrad"
+        " gave ViewBackward0 (and SumBackward1 for a v that broadcasts, PyTorch ViewBackward0)",
+        """
+        y = torch.zeros(2, 4)
+        c = torch.zeros(1, 1, 4, requires_grad=True)
+        y[None, 1:] = c
+        g, = torch.autograd.grad((y * torch.ones(2, 4, requires_grad=True)).sum(), c, create_graph=True)
+        """),
     "view_requires_grad_after_base": Known(
         "a view made before its base's requires_grad_(): requires grad (and ops on it record"
         " a graph); numbagrad's view does not",

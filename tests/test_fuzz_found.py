@@ -65,6 +65,90 @@ PROGRAMS = {
         y = torch.nn.functional.selu(x) + torch.nn.functional.celu(x, 2.0) + torch.nn.functional.elu(x * 1, inplace=True)
         y.sum().backward()  # compare: x.grad
         """,
+    # in-place activations with a negative slope: PyTorch's in-place node, whose backward raises
+    "inplace_negative_slope": """
+        x = torch.tensor([-1.0, 2.0, 0.5], requires_grad=True)
+        a = x * 1
+        F.elu(a, -1.0, inplace=True)
+        b = x * 1
+        torch.celu_(b, -0.5)
+        c = x * 1
+        F.rrelu_(c, -0.5, -0.25)
+        d = x * 1
+        F.leaky_relu(d, 0.5, inplace=True)
+        (d.sum() + x.sum()).backward()  # compare: x.grad
+        c.sum().backward()
+        """,
+    "hardsigmoid_no_second_derivative": """
+        x = torch.tensor([0.5, 1.0, -4.0], requires_grad=True)
+        g, = torch.autograd.grad(F.hardsigmoid(x).sum(), x, create_graph=True)
+        gg = torch.autograd.grad(g.sum(), x)
+        """,
+    # an integer output saved for backward (cummax's indices) does not require grad
+    "cummax_create_graph": """
+        x = torch.tensor([-2.0, -2.75, 1.0], requires_grad=True)
+        v = torch.cummax(x, dim=0)
+        (v[0] * torch.tensor([1.0, -1.0, 2.0])).sum().backward(create_graph=True)  # compare: x.grad
+        y = torch.tensor([[3.0, 1.0], [2.0, 4.0]], requires_grad=True)
+        g, = torch.autograd.grad(torch.cummin(y, 1)[0], y, torch.ones(2, 2, requires_grad=True), create_graph=True)
+        """,
+    "cummax_saves_input": """
+        x = torch.tensor([1.5, -3.0, 0.5], requires_grad=True)
+        v = x * 1
+        m = v.cummin(-1)
+        with torch.no_grad(): v.mul_(0.5)
+        m[0].sum().backward()
+        """,
+    "prelu_weight_under_create_graph": """
+        c = torch.tensor([[-2.5], [-0.25]])
+        w = torch.tensor([-0.25], requires_grad=True)
+        y = F.prelu(c, w)
+        (y * torch.tensor([[-0.5], [2.0]])).sum().backward(create_graph=True)  # compare: w.grad
+        x = torch.zeros(5, 3, 0, requires_grad=True)
+        s = x.nansum().sub(-0.25).pow(-2)
+        w2 = torch.tensor([-3.0], requires_grad=True)
+        (torch.prelu(s, w2) * 1.5).sum().backward(create_graph=True)
+        gg = torch.autograd.grad((w2.grad * torch.tensor([-3.0])).sum(), [w2], allow_unused=True)
+        """,
+    "take_empty_index_backward": """
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        t = x.t().take(torch.tensor([], dtype=torch.int64))
+        (t * torch.zeros(0)).sum().backward()  # compare: x.grad
+        """,
+    # an Ellipsis standing for no dims does not separate advanced indices (PyTorch, not NumPy)
+    "advanced_index_empty_ellipsis": """
+        x = torch.arange(12.0).reshape(1, 3, 4).requires_grad_()
+        a = x[-1:-1:1, [1], ..., [-2]]
+        b = x[0:1, [1, 2], ..., [0, 3]]
+        c = x[[0], ..., [1, 2], [0, 3]]
+        d = x[0, [1], ..., [2]]
+        b.sum().backward()  # compare: x.grad
+        y = torch.zeros(1, 3, 4)
+        y[0:1, [1, 2], ..., [0, 3]] = torch.ones(1, 2)
+        """,
+    "transpose_0d_create_graph": """
+        x = torch.tensor(-1.5, requires_grad=True)
+        v = x * 1
+        t = v.transpose(0, 0)
+        g, = torch.autograd.grad((t * t).sum(), v, create_graph=True)
+        """,
+    # x[basic] = v under create_graph: v's gradient ends in PyTorch's node (CloneBackward0 where
+    # v is the region's shape up to leading ones, ViewBackward0 where it broadcasts)
+    "setitem_value_gradient_node": """
+        w = torch.ones(2, 4, requires_grad=True)
+        y = torch.zeros(2, 4)
+        a = torch.zeros(1, 1, 4, requires_grad=True)
+        y[None, 1:] = a
+        ga, = torch.autograd.grad((y * w).sum(), a, create_graph=True)
+        z = torch.zeros(1, 4)
+        b = torch.zeros(1, 0, 4, requires_grad=True)
+        z[None, 1:] = b
+        gb, = torch.autograd.grad((z * w[:1]).sum(), b, create_graph=True)
+        u = torch.zeros(3, 4)
+        c = torch.zeros(2, 1, requires_grad=True)
+        u[1:] = c
+        gc, = torch.autograd.grad((u * torch.ones(3, 4, requires_grad=True)).sum(), c, create_graph=True)
+        """,
 }
 
 

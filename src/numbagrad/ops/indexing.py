@@ -1079,6 +1079,7 @@ def _cumulative_extreme(ctx, x, dim, name, better):
     over where ``better(it, current)`` (ties included: the last of equal values), and a NaN
     takes over and stays, as PyTorch's cummax and cummin."""
     d = _selected(ctx, x, dim, name, name.capitalize() + "Backward0")
+    ctx.save(x=x)  # (PyTorch's node saves the input: writing into it before backward is an error)
     a = _host(ctx, x)
     if x.ndim == 0:
         return _device(ctx, (a.copy(), np.zeros((), np.int64)))
@@ -1098,6 +1099,7 @@ def _cumulative_extreme_vjp(ctx, grads):
     """Each value's gradient added into the element its index names (PyTorch's
     cummaxmin_backward: several values may name one element)."""
     grad, idx = grads[0], ctx["indices"]
+    ctx["x"]  # noqa: B018  (checked against in-place writes, as PyTorch unpacks it)
     shape = ctx.input_shapes[0]
     if not shape:
         return grad
