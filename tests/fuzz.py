@@ -983,6 +983,16 @@ FIXED: dict[str, Known] = {
         y[None, 1:] = c
         g, = torch.autograd.grad((y * torch.ones(2, 4, requires_grad=True)).sum(), c, create_graph=True)
         """),
+    "hook_on_unused_output": Known(
+        "a hook on an output of a multi-output node (aminmax) that received no gradient, the"
+        " node run for another output: PyTorch calls it with None (lambda g: g + 1 raises"
+        " TypeError); numbagrad did not call it",
+        """
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        v = torch.aminmax(x)
+        h = v[1].register_hook(lambda g: g + 1)
+        v[0].backward()
+        """),
     "view_requires_grad_after_base": Known(
         "a view made before its base's requires_grad_(): requires grad (and ops on it record"
         " a graph); numbagrad's view does not",

@@ -149,6 +149,17 @@ PROGRAMS = {
         u[1:] = c
         gc, = torch.autograd.grad((u * torch.ones(3, 4, requires_grad=True)).sum(), c, create_graph=True)
         """,
+    # a hook on an output of a multi-output node that got no gradient is called with None
+    "hook_on_unused_output": """
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        v = torch.aminmax(x)
+        h = v[1].register_hook(lambda g: None)
+        v[0].backward()  # compare: x.grad
+        y = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = torch.aminmax(y)
+        k = w[1].register_hook(lambda g: g + 1)
+        w[0].backward()
+        """,
 }
 
 

@@ -405,8 +405,8 @@ def _run_tensor_hooks(node, grads):
         grads = list(grads)
         for k, hooks in node._tensor_hooks.items():
             for hook in tuple(hooks.values()):
-                if grads[k] is None:
-                    break
+                # (an output that received no gradient, of a node that runs for another: the
+                # hook sees None, as PyTorch's do)
                 res = hook(grads[k])
                 if res is not None:
                     grads[k] = res
