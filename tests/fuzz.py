@@ -993,6 +993,15 @@ FIXED: dict[str, Known] = {
         h = v[1].register_hook(lambda g: g + 1)
         v[0].backward()
         """),
+    "cummax_empty_create_graph": Known(
+        "cummax / cummin of an empty tensor: the gradient is the input itself (PyTorch's"
+        " cummaxmin_backward returns it), so under create_graph a leaf's .grad requires grad"
+        " (CopyBackwards); numbagrad's did not",
+        """
+        c = torch.zeros(0, 2, requires_grad=True)
+        v = torch.cummin(c, 0)
+        (v[0].sigmoid() * torch.zeros(0, 2)).sum().backward(create_graph=True)  # compare: c.grad
+        """),
     "view_requires_grad_after_base": Known(
         "a view made before its base's requires_grad_(): requires grad (and ops on it record"
         " a graph); numbagrad's view does not",

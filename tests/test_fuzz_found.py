@@ -160,6 +160,24 @@ PROGRAMS = {
         k = w[1].register_hook(lambda g: g + 1)
         w[0].backward()
         """,
+    # hooks of a node no gradient reached are not called (seed 939's sign, a leaf's)
+    "hook_on_unreached_node": """
+        x = torch.tensor([1.5, -2.0], requires_grad=True)
+        y = torch.tensor([0.5], requires_grad=True)
+        s = torch.sign(x)
+        s.register_hook(lambda g: g + 1)
+        y.register_hook(lambda g: g * 0.5)
+        l = (x.exp() * y).sum()
+        l.backward(create_graph=True)
+        gg = torch.autograd.grad((x.grad * 2).sum(), [x], allow_unused=True)
+        """,
+    # cummin of an empty tensor: the input itself is the gradient (PyTorch's formula)
+    "cummin_empty_create_graph": """
+        c = torch.zeros(0, 2, 3, requires_grad=True)
+        v = torch.cummin(c, -3)
+        v[0].gt_(torch.zeros(0, 1, 3))
+        (v[0].sigmoid() * torch.zeros(0, 2, 3)).sum().backward(create_graph=True)  # compare: c.grad
+        """,
 }
 
 

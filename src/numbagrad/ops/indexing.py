@@ -1099,8 +1099,10 @@ def _cumulative_extreme_vjp(ctx, grads):
     """Each value's gradient added into the element its index names (PyTorch's
     cummaxmin_backward: several values may name one element)."""
     grad, idx = grads[0], ctx["indices"]
-    ctx["x"]  # noqa: B018  (checked against in-place writes, as PyTorch unpacks it)
+    x = ctx["x"]  # (checked against in-place writes, as PyTorch unpacks it)
     shape = ctx.input_shapes[0]
+    if 0 in shape:
+        return x  # (PyTorch's cummaxmin_backward hands back the empty input itself)
     if not shape:
         return grad
     return scatter_add(_zeros_like_shape(shape, grad), ctx.dim, idx, grad)
