@@ -894,6 +894,7 @@ FIXED: dict[str, Known] = {
         x = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
         l = torch.nn.functional.binary_cross_entropy_with_logits(x, torch.tensor([1.0, 0.0]))
         w = torch.nn.functional.binary_cross_entropy_with_logits(x.float(), torch.tensor([1.0, 0.0]), pos_weight=torch.ones(2, requires_grad=True))
+        m = torch.nn.functional.binary_cross_entropy_with_logits(x, torch.tensor([1.0, 0.0]), weight=torch.tensor([0.5], dtype=torch.float64))
         """),
     "elu_backward_nan": Known(
         "the gradient of elu / selu / celu at a NaN input: the positive side's slope (PyTorch's"
@@ -1001,6 +1002,39 @@ FIXED: dict[str, Known] = {
         c = torch.zeros(0, 2, requires_grad=True)
         v = torch.cummin(c, 0)
         (v[0].sigmoid() * torch.zeros(0, 2)).sum().backward(create_graph=True)  # compare: c.grad
+        """),
+    "index_copy_source_grad_node": Known(
+        "index_copy's gradient of the source under create_graph: ExpandBackward0 (PyTorch's"
+        " index_select(...).expand_as(source)); numbagrad ViewBackward0",
+        """
+        x = torch.tensor([-2.5])
+        s = torch.tensor([2.64], requires_grad=True)
+        y = x.index_copy(-1, torch.tensor([0]), s)
+        g, = torch.autograd.grad((y * y).sum(), s, create_graph=True)
+        """),
+    "float_into_small_int_range": Known(
+        "a float written into an integer tensor (fill_, x[i] = v) outside its range (-2.5 or"
+        " 255.5 into uint8, NaN into any): RuntimeError (value cannot be converted without"
+        " overflow); numbagrad wrapped it, or raised OverflowError / ValueError",
+        """
+        x = torch.tensor([4, 3], dtype=torch.uint8)
+        x.fill_(-2.5)
+        x[0] = 255.5
+        y = torch.tensor([1, 2])
+        y[1] = np.nan
+        """),
+    "clamp_nan_bound": Known(
+        "clamp with a NaN bound: NaN everywhere; numbagrad ignored the bound",
+        """
+        x = torch.tensor([1.0, -2.0], requires_grad=True)
+        y = x.clamp(min=np.nan)
+        z = torch.tensor([1, 2]).clamp(max=np.nan)
+        """),
+    "inf_norm_empty": Known(
+        "the inf norm (torch.dist(x, y, inf), linalg.vector_norm) over an empty dim:"
+        " RuntimeError (no identity); numbagrad raised IndexError (amax's)",
+        """
+        d = torch.dist(torch.zeros(0, 1), torch.zeros(1), float('inf'))
         """),
     "view_requires_grad_after_base": Known(
         "a view made before its base's requires_grad_(): requires grad (and ops on it record"
@@ -2667,6 +2701,14 @@ class Gen:
             return False
         if t.numel() == 0 and t.ndim >= 2 and not setitem and avoid("inplace_on_empty"):
             return False
+        # a write into part of an expanded view (its elements share memory) of a tensor that
+        # requires grad: PyTorch's CopySlices copies the view's gradient back into the base's
+        # through that shared memory, and which copy lands last is its kernel's business
+        # (seed 5484: x2 = x1.expand(3, ...); x1 /= c; x2[1:2] = v gives c the gradient 0)
+        whole = self.val(re.split(r"[\[.]", tgt)[0]) if not setitem else t
+        if t.requires_grad and (setitem or whole is not t) and any(
+                st == 0 and n > 1 for st, n in zip(whole.stride(), whole.shape)):
+            return False
         if self.unsaved_hit(tgt):
             return False
         aliases = self.aliases(tgt)
@@ -2843,9 +2885,24 @@ class Gen:
                     pass
                 code = self.choice([f"{tgt}.{op}({y})", f"{tgt}.{op[:-1]}_({y})"])
             else:
-                op = self.choice(["t_", "unsqueeze_", "squeeze_"])
+                op = self.choice(["t_", "unsqueeze_", "squeeze_", "index_put_", "index_copy_"])
                 nd = t.ndim
-                if op == "t_":
+                if op in ("index_put_", "index_copy_"):
+                    if nd == 0 or t.shape[0] == 0:
+                        return
+                    n = t.shape[0]
+                    acc = op == "index_put_" and self.chance(0.5)
+                    k = int(self.rng.integers(1, (2 * n if acc else n) + 1))
+                    idx = (self.rng.integers(-n, n, k) if acc else self.rng.permutation(n)[:k])
+                    vals = self.new_tensor((k,) + tuple(t.shape[1:]),
+                                           str(t.dtype).replace("torch.", ""))
+                    if vals is None:
+                        return
+                    index = f"torch.tensor({idx.tolist()})"
+                    code = (f"{tgt}.index_put_(({index},), {vals}"
+                            f"{', accumulate=True' if acc else ''})" if op == "index_put_"
+                            else f"{tgt}.index_copy_(0, {index}, {vals})")
+                elif op == "t_":
                     code = f"{tgt}.t_()"
                 elif op == "unsqueeze_":
                     code = f"{tgt}.unsqueeze_({int(self.rng.integers(-nd - 1, nd + 1))})"

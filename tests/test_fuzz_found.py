@@ -48,7 +48,8 @@ PROGRAMS = {
         t = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
         l1 = torch.nn.functional.binary_cross_entropy_with_logits(x, t, reduction='none')
         l2 = torch.nn.functional.binary_cross_entropy_with_logits(x.float(), t.double(), pos_weight=torch.ones(2, dtype=torch.float64))
-        (l1.sum() + l2).backward()  # compare: x.grad
+        l3 = torch.nn.functional.binary_cross_entropy_with_logits(x, t, weight=torch.tensor([0.151], dtype=torch.float64))
+        (l1.sum() + l2 + l3).backward()  # compare: x.grad
         """,
     "bce_weights_requiring_grad": """
         x = torch.tensor([1.0, -2.0], requires_grad=True)
@@ -177,6 +178,47 @@ PROGRAMS = {
         v = torch.cummin(c, -3)
         v[0].gt_(torch.zeros(0, 1, 3))
         (v[0].sigmoid() * torch.zeros(0, 2, 3)).sum().backward(create_graph=True)  # compare: c.grad
+        """,
+    "index_copy_source_grad_node": """
+        c = torch.tensor([[-0.5], [1.25], [-0.25]], dtype=torch.float64, requires_grad=True)
+        s = torch.tensor(np.zeros((3, 0)), requires_grad=True)
+        y = torch.index_copy(c, -1, torch.zeros(0, dtype=torch.int64), s)
+        g, = torch.autograd.grad((y.exp().exp() * 0.75).sum(), s, create_graph=True)
+        x = torch.tensor([-2.5])
+        s2 = torch.tensor([2.64], requires_grad=True)
+        y2 = x.index_copy(-1, torch.tensor([0]), s2)
+        g2, = torch.autograd.grad(y2.rsqrt().sum(), s2, create_graph=True)
+        """,
+    # a float written into an integer tensor must fit its range (PyTorch's checked conversion)
+    "float_into_integer_range": """
+        a = torch.tensor([4, 3], dtype=torch.uint8)
+        a.fill_(-2.5)
+        a.fill_(255.5)
+        a.fill_(2.7)
+        a[0] = 255.5
+        a[1] = -0.5
+        a[0] = 1.9
+        b = torch.tensor([1, 2], dtype=torch.int8)
+        b.fill_(-2.5)
+        b[0] = 300.0
+        b[1] = -0.5
+        c = torch.tensor([1, 2])
+        c[1] = np.nan
+        c.fill_(np.inf)
+        d = torch.full((2,), 255.5, dtype=torch.uint8)
+        """,
+    "clamp_nan_bound": """
+        x = torch.tensor([1.0, np.nan, -2.0], requires_grad=True)
+        a = x.clamp(min=np.nan)
+        b = x.clamp(np.nan, 1.0)
+        c = x.clamp_max(np.nan)
+        d = torch.tensor([1, 2], dtype=torch.int16).clamp(max=np.nan)
+        (a * 2).sum().backward()  # compare: x.grad
+        """,
+    "inf_norm_over_empty_dim": """
+        a = torch.dist(torch.zeros(3, 4, 1, 0), torch.zeros(1, 0), float('inf'))
+        b = torch.linalg.vector_norm(torch.zeros(0, 3), float('-inf'), 0)
+        c = torch.linalg.vector_norm(torch.zeros(0, 3), float('inf'), 1)
         """,
 }
 

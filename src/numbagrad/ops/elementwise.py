@@ -937,6 +937,10 @@ rsub.defvjp(lambda grad: -grad)
 def clamp(x, min, max):
     if x != x:
         return x
+    if min != min:  # (a NaN bound gives NaN, as PyTorch's)
+        return min
+    if max != max:
+        return max
     if x < min:
         x = min
     if x > max:
@@ -1616,6 +1620,8 @@ heaviside.defvjp(None, None)
 
 @unary("clamp_min", node="ClampMinBackward0")
 def clamp_min(x, min):
+    if min != min:  # (a NaN bound gives NaN, as PyTorch's)
+        return min
     return min if x < min else x  # (NaN stays NaN)
 
 
@@ -1624,6 +1630,8 @@ clamp_min.defvjp(lambda grad, x, min: where(x >= min, grad, 0))
 
 @unary("clamp_max", node="ClampMaxBackward0")
 def clamp_max(x, max):
+    if max != max:  # (a NaN bound gives NaN, as PyTorch's)
+        return max
     return max if x > max else x
 
 

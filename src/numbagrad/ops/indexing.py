@@ -404,7 +404,10 @@ def index_copy(ctx, x, dim, index, source):
 @index_copy.defvjp
 def index_copy_vjp(ctx, grad):
     # (PyTorch's: x's gradient with the copied slices zeroed, the source's those slices)
-    g_src = index_select(grad, ctx.dim, ctx.index).reshape(ctx.input_shapes[2])
+    g_src = index_select(grad, ctx.dim, ctx.index)
+    shape = tuple(ctx.input_shapes[2])
+    # (PyTorch's expand_as(source): ExpandBackward0 under create_graph)
+    g_src = g_src.expand(shape) if g_src.ndim == len(shape) else g_src.reshape(shape)
     return index_fill(grad, ctx.dim, ctx.index, 0), None, g_src
 
 

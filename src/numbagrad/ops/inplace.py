@@ -601,6 +601,9 @@ def setitem(x, index, value):
     # IndexError first, as in PyTorch, then a write PyTorch refuses its RuntimeError
     where = M._Index.of(x, index)
     check_inplace(x)
+    if isinstance(value, float) and x.dtype.np.kind in "iu":
+        # (PyTorch's checked conversion, as fill_'s: out of range, or NaN, is a RuntimeError)
+        value = D.number(value, x.dtype)
     if where.staged is not None:  # integers first, as PyTorch: a view, then the rest
         first, then = where.staged
         return setitem(M.getitem(x, first), then, value)

@@ -904,6 +904,10 @@ def vector_norm(ctx, x, ord=2, dim=None, keepdim=False):
             + _TYPE[x.dtype.name]
         )
     dims = _setup(ctx, x, dim, keepdim)
+    if math.isinf(ord) and x.numel() == 0 and (
+            not x.ndim or any(x.shape[d] == 0 for d in (dims or range(x.ndim)))):
+        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor "
+                           "because the operation does not have an identity")
     ctx.ord = ord
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
