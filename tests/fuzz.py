@@ -2706,6 +2706,8 @@ class Gen:
         # through that shared memory, and which copy lands last is its kernel's business
         # (seed 5484: x2 = x1.expand(3, ...); x1 /= c; x2[1:2] = v gives c the gradient 0)
         whole = self.val(re.split(r"[\[.]", tgt)[0]) if not setitem else t
+        if not isinstance(whole, self.torch.Tensor):  # (an element of split's tuple)
+            whole = t
         if t.requires_grad and (setitem or whole is not t) and any(
                 st == 0 and n > 1 for st, n in zip(whole.stride(), whole.shape)):
             return False
