@@ -220,6 +220,19 @@ PROGRAMS = {
         b = torch.linalg.vector_norm(torch.zeros(0, 3), float('-inf'), 0)
         c = torch.linalg.vector_norm(torch.zeros(0, 3), float('inf'), 1)
         """,
+    "index_fill_0d": """
+        x = torch.tensor(-2.75, dtype=torch.float64, requires_grad=True)
+        y = torch.index_copy(x, 0, torch.tensor([0]), torch.tensor(2.6, dtype=torch.float64))
+        (y * -2.5).sum().backward(create_graph=True)  # compare: x.grad
+        z = torch.tensor(np.nan).index_fill(0, torch.tensor([0]), 1.0)
+        """,
+    # threshold_ writes an expanded view (PyTorch's kernel skips the overlap check)
+    "threshold_expanded_view": """
+        x = torch.tensor([0.62, -1.771], dtype=torch.float64)
+        torch.threshold_(x.expand(2, 2), -1.0, 1.5)  # compare: x
+        y = torch.tensor([0.5, -2.0])
+        F.threshold(y.expand(3, 2), 0.0, 7.0, inplace=True)  # compare: y
+        """,
 }
 
 

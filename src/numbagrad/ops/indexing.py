@@ -333,7 +333,11 @@ def index_fill(ctx, x, dim, index, value):
     ctx.dim, ctx.index = d, index
     out = x._data.copy()
     if x.ndim == 0:
-        return out if not idx.size else np.asarray(value, out.dtype) + 0 * out
+        if not idx.size:
+            return out
+        if type(out) is np.ndarray:  # (an array: NumPy's 0-d arithmetic gives a scalar)
+            return np.full((), value, out.dtype)
+        return np.asarray(value, out.dtype) + 0 * out
     ctx.backend.scatter(out, (slice(None),) * d + (idx % n,), value, False)
     return out
 
