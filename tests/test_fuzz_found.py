@@ -233,6 +233,16 @@ PROGRAMS = {
         y = torch.tensor([0.5, -2.0])
         F.threshold(y.expand(3, 2), 0.0, 7.0, inplace=True)  # compare: y
         """,
+    # index_put keeps a non-contiguous input's layout (PyTorch clones it); logcumsumexp's
+    # result is contiguous: what view() accepts after them
+    "index_put_logcumsumexp_layout": """
+        x = torch.arange(12).reshape(3, 4).T
+        y = torch.index_put(x, (torch.tensor([0, 1]),), torch.tensor([7]))
+        a = y.view(12)
+        b = y.T.reshape(12)
+        l = x.double().logcumsumexp(1)
+        c = l.view(12)
+        """,
 }
 
 

@@ -1139,7 +1139,9 @@ def logcumsumexp(ctx, x, dim):
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
     a = _host(ctx, x)
-    return _device(ctx, a.copy() if x.ndim == 0 else np.logaddexp.accumulate(a, axis=d))
+    # (C-contiguous whatever x's layout, as PyTorch's result)
+    return _device(ctx, a.copy() if x.ndim == 0
+                   else np.ascontiguousarray(np.logaddexp.accumulate(a, axis=d)))
 
 
 @logcumsumexp.defjvp

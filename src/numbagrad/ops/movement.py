@@ -966,7 +966,8 @@ def index_put(ctx, x, index, value, accumulate=False):
         # PyTorch writes other index kinds through a view first: its node is then CopySlices
         ctx.node_name = "IndexPutBackward0"
     ctx.index, ctx.kinds, ctx.accumulate = index.index, index.kinds, accumulate
-    out = x._data.copy()
+    # (PyTorch's index_put is a clone, laid out as its input, then index_put_)
+    out = cpu.clone(x._data) if type(x._data) is np.ndarray else x._data.copy()
     if accumulate:
         where = _in_bounds(out.shape, index.index)
         region = region_shape(out.shape, where)
