@@ -243,6 +243,15 @@ PROGRAMS = {
         l = x.double().logcumsumexp(1)
         c = l.view(12)
         """,
+    "index_put_value_grad_node": """
+        x = torch.tensor([[1.0, 2.0, 2.0]])
+        c = torch.tensor([[-0.25, -1.0, 2.0]], requires_grad=True)
+        y = torch.index_put(x, (torch.tensor([0]),), c)
+        g, = torch.autograd.grad((y * y).sum(), c, create_graph=True)
+        d = torch.tensor([0.5, 1.5], requires_grad=True)
+        z = torch.index_put(torch.zeros(2, 2), (torch.tensor([1]),), d)
+        h, = torch.autograd.grad((z * z).sum(), d, create_graph=True)
+        """,
 }
 
 

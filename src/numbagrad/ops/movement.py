@@ -1082,6 +1082,8 @@ def index_put_vjp(ctx, grad):
         if shape[:trim] == (1,) * trim and shape[trim:] == region:
             return g_x, g_v.reshape(shape).clone()
         return g_x, sum_to(g_v.clone(), shape[lead:]).view(shape)
+    if tuple(g_v.shape) == shape:
+        return g_x, g_v  # (the region's gradient itself: IndexBackward0 under create_graph)
     g_v = sum_to(g_v, shape[lead:])
     if lead:
         g_v = g_v.reshape(shape)
