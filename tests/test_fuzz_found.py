@@ -252,6 +252,14 @@ PROGRAMS = {
         z = torch.index_put(torch.zeros(2, 2), (torch.tensor([1]),), d)
         h, = torch.autograd.grad((z * z).sum(), d, create_graph=True)
         """,
+    # logcumsumexp of an empty tensor hands the (empty) gradient on as it is
+    "logcumsumexp_empty_create_graph": """
+        x = torch.zeros(0, 3, 3, requires_grad=True)
+        y = torch.cat((x, x), dim=2).unsqueeze(-1).logcumsumexp(3)
+        (y * torch.zeros(0, 3, 6, 1)).sum().backward(create_graph=True)  # compare: x.grad
+        z = torch.zeros(2, 0, requires_grad=True)
+        g, = torch.autograd.grad(z.logcumsumexp(1), z, torch.zeros(2, 0, requires_grad=True), create_graph=True)
+        """,
 }
 
 

@@ -1162,8 +1162,8 @@ def logcumsumexp_vjp(ctx, grad):
     # PyTorch's logcumsumexp_backward: sum_{k >= i} g_k exp(x_i - result_k), with the positive
     # and the negative parts of g each summed in log space (no overflow, no cancellation)
     x, result, d = ctx["x"], ctx["result"], ctx.dim
-    if x.ndim == 0:
-        return grad
+    if x.ndim == 0 or x.numel() == 0:
+        return grad  # (PyTorch's hands an empty gradient on as it is)
     lowest = float(np.finfo(grad.dtype.np).min)
     log_abs = E.log(E.abs(grad))
 
