@@ -3461,7 +3461,7 @@ class Gen:
                 return None
             others = [self.operand(x, dtype=dt, bshape=False)
                       for _ in range(2 if name == "triplet_margin_loss" else 1)]
-            if None in others:
+            if None in others or any(self.val(o).numel() == 0 for o in others):
                 return None
             b = [self.val(o).detach().double() for o in others]
             err = max([err] + [self.err_of([o]) for o in others])
