@@ -66,6 +66,27 @@ class Known(NamedTuple):
 
 
 KNOWN_OPEN: dict[str, Known] = {
+    "kron_saved_operand": Known(
+        "kron, then an in-place write into the operand that needs no gradient, then backward:"
+        " PyTorch runs (its composite kron does not keep that operand); numbagrad's node saves"
+        " it and raises RuntimeError (modified by an inplace operation)",
+        """
+        x = torch.tensor([-1.785, 1.032], requires_grad=True)
+        c = torch.tensor([0.217, 1.138, -0.089])
+        v = torch.kron(x, c)
+        c[1] = 2.0
+        v.sum().backward()  # compare: x.grad
+        """),
+    "threshold_expanded_grad": Known(
+        "threshold_ (allowed on an expanded view, as PyTorch's kernel skips the overlap check)"
+        " of an empty expanded view of a tensor that requires grad: under create_graph the"
+        " base's gradient is CopySlices; numbagrad's AddBackward0",
+        """
+        x = torch.zeros(0, requires_grad=True)
+        v = x - 1.0
+        F.threshold(v.expand(2, 0), 0.5, 1.5, inplace=True)
+        g, = torch.autograd.grad((v * torch.zeros(0)).sum(), x, create_graph=True)
+        """),
     "double_backward_node_names": Known(
         "the gradient of prelu, glu, rrelu, soft_margin_loss, smooth_l1_loss, huber_loss,"
         " binary_cross_entropy_with_logits or aminmax made with create_graph=True: PyTorch's"
@@ -2906,6 +2927,10 @@ class Gen:
                     return
                 if self.nan_grad_varies(op, t):
                     return
+                if op == "threshold" and t.requires_grad and any(
+                        st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)) and \
+                        avoid("threshold_expanded_grad"):
+                    return
                 if op == "mish" and not self.nan_mode and a.numel() and \
                         float(a.abs().max()) > 30:
                     return
@@ -3746,6 +3771,11 @@ class Gen:
                 return
             ins = [x, y]
             form = self.choice([f"torch.kron({x}, {y})", f"{x}.kron({y})"])
+            if self.emit(f"{v} = {form}", "api:kron", out=v, inputs=ins):
+                for e, other in ((x, y), (y, x)):
+                    if not self.val(e).requires_grad and self.val(other).requires_grad:
+                        self.mark_unsaved(e, "kron_saved_operand")
+            return
         else:  # ravel
             if self.layout_dependent(x):
                 return
