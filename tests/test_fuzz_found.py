@@ -260,6 +260,14 @@ PROGRAMS = {
         z = torch.zeros(2, 0, requires_grad=True)
         g, = torch.autograd.grad(z.logcumsumexp(1), z, torch.zeros(2, 0, requires_grad=True), create_graph=True)
         """,
+    # prod of a 0-d tensor passes its gradient on as it is (no view under create_graph)
+    "prod_0d_dim_create_graph": """
+        c = torch.tensor(0.376, requires_grad=True)
+        y = F.softmax(c.prod(0), dim=-1)
+        g, = torch.autograd.grad((y * 0.25 * -1.381).sum(), c, create_graph=True)
+        z = (c * c).prod()
+        h, = torch.autograd.grad(z, c, create_graph=True)
+        """,
 }
 
 

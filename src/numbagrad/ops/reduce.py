@@ -450,8 +450,8 @@ def prod(ctx, x, dim=None, keepdim=False, dtype=None):
 @prod.defvjp
 def prod_vjp(ctx, grad):
     x, result = ctx["x"], ctx["result"]
-    if not ctx.dims:  # a 0-d tensor: its product is itself
-        return grad.reshape(ctx.shape)
+    if not ctx.dims:  # a 0-d tensor: its product is itself (the gradient passed on as it is)
+        return grad if tuple(grad.shape) == tuple(ctx.shape) else grad.reshape(ctx.shape)
     with no_grad():
         zeros = x == 0
         has_zero = bool(zeros.any())
