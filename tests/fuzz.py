@@ -1094,6 +1094,15 @@ FIXED: dict[str, Known] = {
         y = torch.index_put(x, (torch.tensor([0]),), c)
         g, = torch.autograd.grad((y * y).sum(), c, create_graph=True)
         """),
+    "prod_dim_of_one_with_zero": Known(
+        "prod(dim) over a dim of size 1 of a tensor holding a zero, under create_graph: the"
+        " gradient is the incoming one unsqueezed (PyTorch's prod_safe_zeros_backward), which"
+        " need not require grad; numbagrad multiplied the other elements out (requires grad)",
+        """
+        x = torch.tensor([[0.0], [2.0]], requires_grad=True)
+        v = torch.prod(x, -1)
+        (v * torch.tensor([1.5, -1.0])).sum().backward(create_graph=True)  # compare: x.grad
+        """),
     "view_requires_grad_after_base": Known(
         "a view made before its base's requires_grad_(): requires grad (and ops on it record"
         " a graph); numbagrad's view does not",
@@ -1459,6 +1468,7 @@ class Gen:
         # derivative sums ~1e5 terms that cancel (to 0 over equal entries, an expanded input),
         # leaving float32 rounding noise in both libraries (seed 1344)
         self.big_curved_reduce = False
+        self.prod_dim = False  # a prod(dim) of a tensor that requires grad
         self.full_setitem = False  # x[...] = v (see setitem_full_index_grad_fn)
         self.multi_views: set[str] = set()  # outputs of split and chunk
         # integer or bool tensors that require grad, which no statement uses again (emit)
@@ -2269,6 +2279,8 @@ class Gen:
             return
         if op in ("norm", "std", "var", "logsumexp") and t.numel() >= LARGE and t.requires_grad:
             self.big_curved_reduce = True
+        if op == "prod" and dim is not None and t.requires_grad:
+            self.prod_dim = True
         if self.emit(f"{v} = {form}", tag, out=v, inputs=[x], factor=factor) and \
                 op in ("max", "min") and dim is not None and t.requires_grad and nd == 0:
             self.mark_unsaved(f"{v}[1]", "max_dim_0d_indices_not_saved")
@@ -3904,6 +3916,9 @@ class Gen:
             mode = "backward"  # the tensor's old value stays in numbagrad's graph
         if mode in ("grad2", "create_graph") and self.nan_mode and \
                 avoid("create_graph_inf_grad"):
+            mode = "backward"
+        if mode in ("grad2", "create_graph") and self.nan_mode and self.prod_dim and \
+                avoid("prod_dim_of_one_with_zero"):
             mode = "backward"
         if mode in ("grad2", "create_graph") and self.big_curved_reduce:
             mode = "backward"  # (see big_curved_reduce)

@@ -457,6 +457,8 @@ def prod_vjp(ctx, grad):
         has_zero = bool(zeros.any())
     if not has_zero:
         return unreduce(grad, ctx) * (unreduce(result, ctx) / x)
+    if all(x.shape[d] == 1 for d in ctx.dims):
+        return unreduce(grad, ctx)  # (PyTorch's prod_safe_zeros_backward over a dim of 1)
     # a whole product with two zeros or more has gradient 0 everywhere, NaN and inf elements
     # notwithstanding (PyTorch's rule for prod(); prod(dim), and create_graph, multiply the
     # other elements out as below)
