@@ -66,6 +66,39 @@ class Known(NamedTuple):
 
 
 KNOWN_OPEN: dict[str, Known] = {
+    "kron_saved_operand": Known(
+        "kron, then an in-place write into the operand that needs no gradient, then backward:"
+        " PyTorch runs (its composite kron does not keep that operand); numbagrad's node saves"
+        " it and raises RuntimeError (modified by an inplace operation)",
+        """
+        x = torch.tensor([-1.785, 1.032], requires_grad=True)
+        c = torch.tensor([0.217, 1.138, -0.089])
+        v = torch.kron(x, c)
+        c[1] = 2.0
+        v.sum().backward()  # compare: x.grad
+        """),
+    "threshold_expanded_grad": Known(
+        "threshold_ (allowed on an expanded view, as PyTorch's kernel skips the overlap check)"
+        " of an empty expanded view of a tensor that requires grad: under create_graph the"
+        " base's gradient is CopySlices; numbagrad's AddBackward0",
+        """
+        x = torch.zeros(0, requires_grad=True)
+        v = x - 1.0
+        F.threshold(v.expand(2, 0), 0.5, 1.5, inplace=True)
+        g, = torch.autograd.grad((v * torch.zeros(0)).sum(), x, create_graph=True)
+        """),
+    "double_backward_node_names": Known(
+        "the gradient of prelu, glu, rrelu, soft_margin_loss, smooth_l1_loss, huber_loss,"
+        " binary_cross_entropy_with_logits or aminmax made with create_graph=True: PyTorch's"
+        " double-backward node (PreluKernelBackwardBackward0, HuberLossBackwardBackward0, ...);"
+        " numbagrad's comes from the ops its rule is composed of (AliasBackward0, MulBackward0);"
+        " with an infinite incoming gradient the second derivative can differ too (NaN against"
+        " -inf: binary_cross_entropy_with_logits, seed 21111)",
+        """
+        x = torch.tensor([1.0, -2.0], requires_grad=True)
+        l = torch.nn.functional.huber_loss(x, torch.tensor([0.5, 0.0]))
+        g, = torch.autograd.grad(l, x, create_graph=True)
+        """),
 }
 
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
@@ -862,6 +895,214 @@ FIXED: dict[str, Known] = {
         y = x[::2]
         y *= x
         """),
+    "activation_integer_input": Known(
+        "gelu, silu or softplus of an integer or bool tensor: NotImplementedError (no kernel);"
+        " hardtanh of uint8 with a negative bound: RuntimeError; numbagrad computed them",
+        """
+        a = torch.nn.functional.softplus(torch.tensor([1, 2]))
+        b = torch.nn.functional.hardtanh(torch.tensor([1, 2], dtype=torch.uint8))
+        """),
+    "pairwise_distance_node": Known(
+        "pairwise_distance (and triplet_margin_loss's distances) is ATen's norm(x, p, dim):"
+        " grad_fn NormBackward1; numbagrad LinalgVectorNormBackward0",
+        """
+        x = torch.tensor([[1.0, -2.0], [0.5, 3.0]], requires_grad=True)
+        d = torch.nn.functional.pairwise_distance(x, torch.ones(2, 2))
+        """),
+    "bce_with_logits_target_dtype": Known(
+        "binary_cross_entropy_with_logits of float64 logits and a float32 target: a float32 loss"
+        " (PyTorch writes it into 1 - target in place); numbagrad float64. And a weight or"
+        " pos_weight that requires grad: RuntimeError (not differentiable); numbagrad ran",
+        """
+        x = torch.tensor([1.0, -2.0], dtype=torch.float64, requires_grad=True)
+        l = torch.nn.functional.binary_cross_entropy_with_logits(x, torch.tensor([1.0, 0.0]))
+        w = torch.nn.functional.binary_cross_entropy_with_logits(x.float(), torch.tensor([1.0, 0.0]), pos_weight=torch.ones(2, requires_grad=True))
+        m = torch.nn.functional.binary_cross_entropy_with_logits(x, torch.tensor([1.0, 0.0]), weight=torch.tensor([0.5], dtype=torch.float64))
+        """),
+    "elu_backward_nan": Known(
+        "the gradient of elu / selu / celu at a NaN input: the positive side's slope (PyTorch's"
+        " x <= 0 test sends NaN there); numbagrad NaN",
+        """
+        x = torch.tensor([np.nan, -1.0], requires_grad=True)
+        torch.nn.functional.selu(x).sum().backward()  # compare: x.grad
+        """),
+    "inplace_negative_slope": Known(
+        "leaky_relu_ / elu_ / celu_ / rrelu_ in place with a negative slope: PyTorch's in-place"
+        " node (LeakyReluBackward1), whose backward raises RuntimeError; numbagrad recorded the"
+        " out-of-place node and gave its gradient",
+        """
+        x = torch.tensor([-1.0, 2.0], requires_grad=True)
+        y = x * 1
+        torch.nn.functional.leaky_relu_(y, -0.5)
+        y.sum().backward()
+        """),
+    "hardsigmoid_double_backward": Known(
+        "hardsigmoid's gradient under create_graph: grad_fn NotImplemented, and a second"
+        " derivative raises RuntimeError; numbagrad gave zeros (AliasBackward0)",
+        """
+        x = torch.tensor([0.5, 1.0], requires_grad=True)
+        g, = torch.autograd.grad(torch.nn.functional.hardsigmoid(x).sum(), x, create_graph=True)
+        gg = torch.autograd.grad(g.sum(), x)
+        """),
+    "saved_integer_output_requires_grad": Known(
+        "cummax / cummin's gradient under create_graph, the incoming gradient a constant: does"
+        " not require grad; numbagrad's did (its saved indices, an integer output, were unpacked"
+        " as requiring grad: ScatterAddBackward0)",
+        """
+        x = torch.tensor([-2.0, -2.75], requires_grad=True)
+        g, = torch.autograd.grad(torch.cummax(x, 0)[0], x, torch.tensor([1.0, -1.0]), create_graph=True)
+        """),
+    "prelu_weight_second_order": Known(
+        "prelu's gradients under create_graph are functions of the weight (PyTorch's"
+        " _prelu_kernel_backward): the weight's gradient requires grad even where the input and"
+        " the incoming gradient do not, and a second derivative reaches the weight (zeros);"
+        " numbagrad's did not require grad / gave None",
+        """
+        w = torch.tensor([-0.25], requires_grad=True)
+        y = torch.nn.functional.prelu(torch.tensor([[-2.5], [-0.25]]), w)
+        y.sum().backward(create_graph=True)  # compare: w.grad
+        """),
+    "take_empty_backward": Known(
+        "the backward of take (a gather) with an empty index: zeros; numbagrad raised"
+        " ValueError (a reshape of the empty rows)",
+        """
+        x = torch.tensor([1.0, 2.0], requires_grad=True)
+        x.take(torch.tensor([], dtype=torch.int64)).sum().backward()  # compare: x.grad
+        """),
+    "cummax_saves_input": Known(
+        "cummax / cummin save their input (CummaxBackward0 unpacks self): writing into it before"
+        " backward is RuntimeError (modified by an inplace operation); numbagrad ran",
+        """
+        x = torch.tensor([1.5, -3.0, 0.5], requires_grad=True)
+        v = x * 1
+        m = v.cummin(-1)
+        with torch.no_grad(): v.mul_(0.5)
+        m[0].sum().backward()
+        """),
+    "advanced_index_empty_ellipsis": Known(
+        "advanced indices on either side of an Ellipsis that stands for no dimension stay"
+        " adjacent (their dims in place): x[0:0, [1], ..., [2]] of a (1, 2, 3) tensor is (0, 1);"
+        " numbagrad took NumPy's rule (the Ellipsis separates them: (1, 0))",
+        """
+        x = torch.arange(6.0).reshape(1, 2, 3).requires_grad_()
+        a = x[0:0, [1], ..., [2]]
+        b = x[0:1, [0, 1], ..., [0, 2]]
+        """),
+    "transpose_0d_create_graph": Known(
+        "transpose(0, 0) of a 0-d tensor: under create_graph its gradient is transposed too"
+        " (TransposeBackward0); numbagrad passed it on (MulBackward0)",
+        """
+        x = torch.tensor(-1.5, requires_grad=True)
+        v = x * 1
+        t = v.transpose(0, 0)
+        g, = torch.autograd.grad((t * t).sum(), v, create_graph=True)
+        """),
+    "setitem_leading_ones_clone": Known(
+        "x[basic] = v with v of the region's shape but for leading ones (v[None] written into a"
+        " row, or an empty region): under create_graph v's gradient is CloneBackward0; numbagrad"
+        " gave ViewBackward0 (and SumBackward1 for a v that broadcasts, PyTorch ViewBackward0)",
+        """
+        y = torch.zeros(2, 4)
+        c = torch.zeros(1, 1, 4, requires_grad=True)
+        y[None, 1:] = c
+        g, = torch.autograd.grad((y * torch.ones(2, 4, requires_grad=True)).sum(), c, create_graph=True)
+        """),
+    "hook_on_unused_output": Known(
+        "a hook on an output of a multi-output node (aminmax) that received no gradient, the"
+        " node run for another output: PyTorch calls it with None (lambda g: g + 1 raises"
+        " TypeError); numbagrad did not call it",
+        """
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        v = torch.aminmax(x)
+        h = v[1].register_hook(lambda g: g + 1)
+        v[0].backward()
+        """),
+    "cummax_empty_create_graph": Known(
+        "cummax / cummin of an empty tensor: the gradient is the input itself (PyTorch's"
+        " cummaxmin_backward returns it), so under create_graph a leaf's .grad requires grad"
+        " (CopyBackwards); numbagrad's did not",
+        """
+        c = torch.zeros(0, 2, requires_grad=True)
+        v = torch.cummin(c, 0)
+        (v[0].sigmoid() * torch.zeros(0, 2)).sum().backward(create_graph=True)  # compare: c.grad
+        """),
+    "index_copy_source_grad_node": Known(
+        "index_copy's gradient of the source under create_graph: ExpandBackward0 (PyTorch's"
+        " index_select(...).expand_as(source)); numbagrad ViewBackward0",
+        """
+        x = torch.tensor([-2.5])
+        s = torch.tensor([2.64], requires_grad=True)
+        y = x.index_copy(-1, torch.tensor([0]), s)
+        g, = torch.autograd.grad((y * y).sum(), s, create_graph=True)
+        """),
+    "float_into_small_int_range": Known(
+        "a float written into an integer tensor (fill_, x[i] = v) outside its range (-2.5 or"
+        " 255.5 into uint8, NaN into any): RuntimeError (value cannot be converted without"
+        " overflow); numbagrad wrapped it, or raised OverflowError / ValueError",
+        """
+        x = torch.tensor([4, 3], dtype=torch.uint8)
+        x.fill_(-2.5)
+        x[0] = 255.5
+        y = torch.tensor([1, 2])
+        y[1] = np.nan
+        """),
+    "clamp_nan_bound": Known(
+        "clamp with a NaN bound: NaN everywhere; numbagrad ignored the bound",
+        """
+        x = torch.tensor([1.0, -2.0], requires_grad=True)
+        y = x.clamp(min=np.nan)
+        z = torch.tensor([1, 2]).clamp(max=np.nan)
+        """),
+    "inf_norm_empty": Known(
+        "the inf norm (torch.dist(x, y, inf), linalg.vector_norm) over an empty dim:"
+        " RuntimeError (no identity); numbagrad raised IndexError (amax's)",
+        """
+        d = torch.dist(torch.zeros(0, 1), torch.zeros(1), float('inf'))
+        """),
+    "index_fill_0d_scalar": Known(
+        "index_copy (index_fill) of a 0-d tensor under create_graph: the gradient; numbagrad's"
+        " index_fill made a NumPy scalar, taken for a device array (RuntimeError: no NVIDIA"
+        " driver)",
+        """
+        x = torch.tensor(-2.75, dtype=torch.float64, requires_grad=True)
+        y = torch.index_copy(x, 0, torch.tensor([0]), torch.tensor(2.6, dtype=torch.float64))
+        (y * -2.5).sum().backward(create_graph=True)  # compare: x.grad
+        """),
+    "threshold_expanded": Known(
+        "threshold_ of an expanded view (its elements share memory): PyTorch writes it (its"
+        " kernel skips the overlap check); numbagrad raised RuntimeError",
+        """
+        x = torch.tensor([0.62, -1.771], dtype=torch.float64)
+        torch.threshold_(x.expand(2, 2), -1.0, 1.5)  # compare: x
+        """),
+    "index_put_logcumsumexp_layout": Known(
+        "index_put of a non-contiguous tensor is laid out as its input (a clone, then"
+        " index_put_), so a later view() of it can fail as PyTorch's; logcumsumexp's result is"
+        " C-contiguous; numbagrad's were the other way round",
+        """
+        x = torch.arange(12).reshape(3, 4).T
+        y = torch.index_put(x, (torch.tensor([0, 1]),), torch.tensor([7]))
+        z = y[1:3].view(6)
+        """),
+    "index_put_value_grad_node": Known(
+        "index_put's gradient of a value of the region's shape (with a leading 1) under"
+        " create_graph: IndexBackward0 (the region's gradient itself); numbagrad reshaped it"
+        " (ViewBackward0)",
+        """
+        x = torch.tensor([[1.0, 2.0, 2.0]])
+        c = torch.tensor([[-0.25, -1.0, 2.0]], requires_grad=True)
+        y = torch.index_put(x, (torch.tensor([0]),), c)
+        g, = torch.autograd.grad((y * y).sum(), c, create_graph=True)
+        """),
+    "prod_dim_of_one_with_zero": Known(
+        "prod(dim) over a dim of size 1 of a tensor holding a zero, under create_graph: the"
+        " gradient is the incoming one unsqueezed (PyTorch's prod_safe_zeros_backward), which"
+        " need not require grad; numbagrad multiplied the other elements out (requires grad)",
+        """
+        x = torch.tensor([[0.0], [2.0]], requires_grad=True)
+        v = torch.prod(x, -1)
+        (v * torch.tensor([1.5, -1.0])).sum().backward(create_graph=True)  # compare: x.grad
+        """),
     "view_requires_grad_after_base": Known(
         "a view made before its base's requires_grad_(): requires grad (and ops on it record"
         " a graph); numbagrad's view does not",
@@ -903,7 +1144,8 @@ def avoid(key: str) -> bool:
 WEIGHTS = {
     "unary": 12, "pow": 4, "clamp": 3, "binary": 14, "where": 3, "compare": 4, "reduce": 12,
     "matmul": 6, "view": 10, "index": 8, "setitem": 6, "inplace": 7, "hook": 3, "retain": 2,
-    "create": 2, "convert": 3, "loss": 3, "misc": 2, "nograd": 2, "detach": 2, "join": 4,
+    "create": 2, "convert": 3, "loss": 5, "misc": 2, "nograd": 2, "detach": 2, "join": 4,
+    "act": 8, "api": 8,
 }
 LARGE_P = 0.12  # a program on large inputs (>= 1e5 elements: the lazy and fused paths)
 NAN_P = 0.08  # a program whose inputs hold NaN and inf, and whose ops ignore domains
@@ -1194,7 +1436,8 @@ def _nested(a: np.ndarray) -> str:
 
 
 _NP_NAMES = {"float32": "np.float32", "float64": "np.float64", "int64": "np.int64",
-             "int32": "np.int32", "bool": "np.bool_"}
+             "int32": "np.int32", "bool": "np.bool_", "uint8": "np.uint8", "int8": "np.int8",
+             "int16": "np.int16"}
 
 
 class Gen:
@@ -1220,6 +1463,12 @@ class Gen:
         self.pow_zero = False  # x ** 0 on x that requires grad (see pow_zero_create_graph)
         self.empty_grad = False  # an empty tensor that requires grad
         self.sign_grad = False  # sign() of a tensor that requires grad
+        self.dbl_names = False  # an op of the double_backward_node_names class was recorded
+        # a norm / std / var / logsumexp over a large tensor that requires grad: its second
+        # derivative sums ~1e5 terms that cancel (to 0 over equal entries, an expanded input),
+        # leaving float32 rounding noise in both libraries (seed 1344)
+        self.big_curved_reduce = False
+        self.prod_dim = False  # a prod(dim) of a tensor that requires grad
         self.full_setitem = False  # x[...] = v (see setitem_full_index_grad_fn)
         self.multi_views: set[str] = set()  # outputs of split and chunk
         # integer or bool tensors that require grad, which no statement uses again (emit)
@@ -1443,8 +1692,8 @@ class Gen:
         rng = self.rng
         if dtype == "bool":
             return rng.random(shape) < 0.5
-        if dtype.startswith("int"):
-            return rng.integers(0 if positive else -5, 6, shape)
+        if dtype.startswith(("int", "uint")):
+            return rng.integers(0 if positive or dtype == "uint8" else -5, 6, shape)
         if positive:
             a = np.round(rng.uniform(0.1, 3.0, shape), 3)
         elif self.chance(0.6):
@@ -1465,8 +1714,9 @@ class Gen:
             lo = 0.1 if positive else -2
             if dtype == "bool":
                 return f"np.random.default_rng({s}).random({shape}) < 0.5"
-            if dtype.startswith("int"):
-                return (f"np.random.default_rng({s}).integers({0 if positive else -5}, 6, "
+            if dtype.startswith(("int", "uint")):
+                lo = 0 if positive or dtype == "uint8" else -5
+                return (f"np.random.default_rng({s}).integers({lo}, 6, "
                         f"{shape}).astype({npd})")
             return f"np.random.default_rng({s}).uniform({lo}, 2, {shape}).astype({npd})"
         if n == 0:
@@ -1508,8 +1758,8 @@ class Gen:
         return name if ok else None
 
     def rand_dtype(self):
-        return str(self.rng.choice(["float32", "float64", "int64", "bool"],
-                                   p=[0.72, 0.12, 0.1, 0.06]))
+        return str(self.rng.choice(["float32", "float64", "int64", "bool", "uint8", "int8", "int16"],
+                                   p=[0.7, 0.12, 0.08, 0.05, 0.02, 0.015, 0.015]))
 
     def inputs(self):
         for _ in range(int(self.rng.integers(1, 4))):
@@ -2027,6 +2277,10 @@ class Gen:
         tag = f"reduce:{op}" + (":dim" if dim is not None else "")
         if nd == 0 and dim is not None and avoid("reduce_dim_0d"):
             return
+        if op in ("norm", "std", "var", "logsumexp") and t.numel() >= LARGE and t.requires_grad:
+            self.big_curved_reduce = True
+        if op == "prod" and dim is not None and t.requires_grad:
+            self.prod_dim = True
         if self.emit(f"{v} = {form}", tag, out=v, inputs=[x], factor=factor) and \
                 op in ("max", "min") and dim is not None and t.requires_grad and nd == 0:
             self.mark_unsaved(f"{v}[1]", "max_dim_0d_indices_not_saved")
@@ -2523,6 +2777,16 @@ class Gen:
             return False
         if t.numel() == 0 and t.ndim >= 2 and not setitem and avoid("inplace_on_empty"):
             return False
+        # a write into part of an expanded view (its elements share memory) of a tensor that
+        # requires grad: PyTorch's CopySlices copies the view's gradient back into the base's
+        # through that shared memory, and which copy lands last is its kernel's business
+        # (seed 5484: x2 = x1.expand(3, ...); x1 /= c; x2[1:2] = v gives c the gradient 0)
+        whole = self.val(re.split(r"[\[.]", tgt)[0]) if not setitem else t
+        if not isinstance(whole, self.torch.Tensor):  # (an element of split's tuple)
+            whole = t
+        if t.requires_grad and (setitem or whole is not t) and any(
+                st == 0 and n > 1 for st, n in zip(whole.stride(), whole.shape)):
+            return False
         if self.unsaved_hit(tgt):
             return False
         aliases = self.aliases(tgt)
@@ -2664,11 +2928,80 @@ class Gen:
         a = t.detach().double()
         r = self.rng.random()
         err = self.err_of([root])
-        if r < 0.35:
+        if r < 0.3:  # an in-place activation, comparison, or shape change
+            r = self.rng.random()
+            if r < 0.5:
+                got = self.act_call(tgt, t, inplace=True)
+                if got is None:
+                    return
+                code, kinks, op = got
+                if t.is_floating_point() and any(self.near(a, k, err) for k in kinks):
+                    return
+                if self.nan_grad_varies(op, t):
+                    return
+                if op == "threshold" and t.requires_grad and any(
+                        st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)) and \
+                        avoid("threshold_expanded_grad"):
+                    return
+                if op == "mish" and not self.nan_mode and a.numel() and \
+                        float(a.abs().max()) > 30:
+                    return
+            elif r < 0.8:
+                sym, op = self.choice([(">", "gt_"), ("<", "lt_"), (">=", "ge_"), ("<=", "le_"),
+                                       ("==", "eq_"), ("!=", "ne_")])
+                if self.chance(0.4):
+                    y = repr(self.scalar())
+                    ov = self.val(y)
+                else:
+                    y = self.operand(root if t.ndim == 0 else tgt) if tgt.isidentifier() else \
+                        self.operand(tgt)
+                    if y is None:
+                        return
+                    ov = self.val(y)
+                    if y != tgt and y in self.aliases(tgt) and avoid("inplace_partial_overlap"):
+                        return
+                    err = max(err, self.err_of([y]))
+                try:
+                    if self.near(*self.torch.broadcast_tensors(
+                            a, self.torch.as_tensor(ov).double()), err):
+                        return
+                except RuntimeError:
+                    pass
+                code = self.choice([f"{tgt}.{op}({y})", f"{tgt}.{op[:-1]}_({y})"])
+            else:
+                op = self.choice(["t_", "unsqueeze_", "squeeze_", "index_put_", "index_copy_"])
+                nd = t.ndim
+                if op in ("index_put_", "index_copy_"):
+                    if nd == 0 or t.shape[0] == 0 or any(
+                            st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+                        return  # (into shared memory, PyTorch adds in its own order)
+                    n = t.shape[0]
+                    acc = op == "index_put_" and self.chance(0.5)
+                    k = int(self.rng.integers(1, (2 * n if acc else n) + 1))
+                    idx = (self.rng.integers(-n, n, k) if acc else self.rng.permutation(n)[:k])
+                    vals = self.new_tensor((k,) + tuple(t.shape[1:]),
+                                           str(t.dtype).replace("torch.", ""))
+                    if vals is None:
+                        return
+                    index = f"torch.tensor({idx.tolist()})"
+                    code = (f"{tgt}.index_put_(({index},), {vals}"
+                            f"{', accumulate=True' if acc else ''})" if op == "index_put_"
+                            else f"{tgt}.index_copy_(0, {index}, {vals})")
+                elif op == "t_":
+                    code = f"{tgt}.t_()"
+                elif op == "unsqueeze_":
+                    code = f"{tgt}.unsqueeze_({int(self.rng.integers(-nd - 1, nd + 1))})"
+                else:
+                    code = f"{tgt}.squeeze_({int(self.rng.integers(-nd, nd))})" if nd and \
+                        self.chance(0.7) else f"{tgt}.squeeze_()"
+        elif (r := (r - 0.3) / 0.7) < 0.35:
             op = self.choice(self.INPLACE_UNARY)
             check = self.UNARY.get(op[:-1])
             if check is not None and a.numel() and not self.nan_mode and not bool(check(a)):
                 return
+            if op in ("sin_", "cos_") and a.numel() and t.is_floating_point() and \
+                    err * float(a.abs().nan_to_num(0.0, 0.0, 0.0).max()) > 1e-3:
+                return  # (as fam_unary: the sine of a large inexact value; seed 14182)
             if op in ("relu_", "abs_") and self.near(a, 0, err):
                 return
             if op == "relu_" and bool(a.isnan().any()) and avoid("relu_grad_nan"):
@@ -2729,8 +3062,9 @@ class Gen:
             return
         operands = [root] + [w for w in code.replace("(", " ").replace(")", " ").split()
                              if w in self.pool]
-        self.emit(code, f"inplace:{op}:{kind}", touches=tuple(dict.fromkeys(touches)),
-                  inputs=operands, loose=self.untracked_view_write(t, touches))
+        if self.emit(code, f"inplace:{op}:{kind}", touches=tuple(dict.fromkeys(touches)),
+                     inputs=operands, loose=self.untracked_view_write(t, touches)):
+            self.note_double_backward(op, root)
 
     def untracked_view_write(self, t, touches) -> bool:
         """A write autograd does not record (``t`` does not require grad: a detached alias)
@@ -2820,19 +3154,27 @@ class Gen:
         if x is None:
             return
         t = self.val(x)
-        to = self.choice(["float", "double", "long", "int", "bool"])
-        if to in ("long", "int", "bool") and self.is_float(t):
+        to = self.choice(["float", "double", "long", "int", "bool", "byte", "char", "short"])
+        if to != "float" and to != "double" and self.is_float(t):
             a = t.detach().double()
             if not bool(self.torch.isfinite(a).all()):
                 return  # casting NaN/inf to an integer is undefined in C
             if self.near(a, a.trunc(), self.err_of([x])) or self.near(a, 0, self.err_of([x])):
                 return
+            lo, hi = {"byte": (0, 255), "char": (-128, 127), "short": (-32768, 32767)}.get(
+                to, (-2.0 ** 31, 2.0 ** 31 - 1))
+            if a.numel() and (float(a.min()) <= lo - 1 or float(a.max()) >= hi + 1):
+                return  # (out of the integer type's range: undefined in C)
         forms = {"float": [f"{x}.float()", f"{x}.to(torch.float32)", f"{x}.type(torch.float32)"],
                  "double": [f"{x}.double()", f"{x}.to(torch.float64)",
                             f"{x}.to(dtype=torch.float64)"],
                  "long": [f"{x}.long()", f"{x}.to(torch.int64)"],
                  "int": [f"{x}.int()", f"{x}.to(torch.int32)"],
-                 "bool": [f"{x}.bool()", f"{x}.to(torch.bool)"]}[to]
+                 "bool": [f"{x}.bool()", f"{x}.to(torch.bool)"],
+                 "byte": [f"{x}.byte()", f"{x}.to(torch.uint8)", f"{x}.type(torch.uint8)"],
+                 "char": [f"{x}.char()", f"{x}.to(torch.int8)"],
+                 "short": [f"{x}.short()", f"{x}.to(torch.int16)",
+                           f"{x}.to(dtype=torch.int16)"]}[to]
         v = self.fresh()
         self.emit(f"{v} = {self.choice(forms)}", f"convert:{to}", out=v, inputs=[x])
 
@@ -2840,6 +3182,18 @@ class Gen:
         r = self.rng.random()
         v = self.fresh()
         rd = self.choice(["", ", reduction='sum'", ", reduction='none'", ", reduction='mean'"])
+        if r < 0.5:
+            got = self.loss_more(v, rd)
+            if got is None:
+                return
+            form, ins = got
+            t = self.val(ins[0])
+            name = form.split('(')[0].split('.')[-1]
+            if self.emit(f"{v} = {form}", f"loss:{name}", out=v, inputs=ins,
+                         factor=10.0 if t.numel() > 1000 else 2.0):
+                self.note_double_backward(name, v)
+            return
+        r = self.rng.random()
         if r < 0.5:
             x = self.pick_safe(lambda u: self.is_float(u))
             if x is None:
@@ -2879,6 +3233,579 @@ class Gen:
                      else 1.0, loose=avoid("loss_grad_fn_names")) and tag == "loss:mse_loss":
             self.mark_unsaved(x, "loss_saved_inputs")
             self.mark_unsaved(y, "loss_saved_inputs")
+
+    # activations: name -> (kinks: points where the value or the slope jumps, given the
+    # parameters; domain check or None)
+    ACT = ["hardtanh", "relu6", "logsigmoid", "selu", "celu", "mish", "softsign", "hardswish",
+           "hardsigmoid", "threshold", "glu", "softmin", "tanhshrink", "softshrink",
+           "hardshrink", "prelu", "elu", "leaky_relu", "gelu", "silu", "softplus", "rrelu"]
+    # the activations with an in-place spelling (F.<name>(x, inplace=True); the trailing-_
+    # functions PyTorch has)
+    ACT_INPLACE = {"hardtanh": ["F.hardtanh_"], "relu6": [], "selu": ["torch.selu_"],
+                   "celu": ["torch.celu_"], "elu": ["F.elu_"], "leaky_relu": ["F.leaky_relu_"],
+                   "threshold": ["F.threshold_", "torch.threshold_"], "hardswish": [],
+                   "hardsigmoid": [], "silu": [], "mish": [], "rrelu": ["F.rrelu_"]}
+
+    def act_call(self, x, t, inplace=False):
+        """(code, kinks) for a random activation of ``x`` (its value ``t``); None if none fits.
+        ``inplace``: a spelling that writes into ``x``."""
+        name = self.choice(list(self.ACT_INPLACE) if inplace else self.ACT)
+        args, kinks, fn = "", [], f"F.{name}"
+        if name == "hardtanh":
+            lo, hi = sorted(self.choice([-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0]) for _ in range(2))
+            if self.chance(0.4):
+                lo, hi = -1.0, 1.0
+            else:
+                args = self.choice([f", {lo}, {hi}", f", min_val={lo}, max_val={hi}"])
+            kinks = [lo, hi]
+        elif name == "relu6":
+            kinks = [0.0, 6.0]
+        elif name in ("hardswish", "hardsigmoid"):
+            kinks = [-3.0, 3.0]
+        elif name == "threshold":
+            th, val = self.choice([0.0, 0.5, -1.0, 1.25]), self.choice([0.0, -2.0, 1.5, 20.0])
+            args = self.choice([f", {th}, {val}", f", threshold={th}, value={val}"])
+            kinks = [th]
+        elif name in ("softshrink", "hardshrink"):
+            lam = self.choice([None, 0.25, 1.0, 0.0])
+            if lam is not None:
+                args = self.choice([f", {lam}", f", lambd={lam}"])
+            kinks = [0.5 if lam is None else lam, -(0.5 if lam is None else lam)]
+        elif name in ("elu", "celu"):
+            alpha = self.choice([None, 0.5, 2.0, 1.0])
+            if alpha is not None:
+                args = self.choice([f", {alpha}", f", alpha={alpha}"])
+            kinks = [0.0]
+        elif name == "selu":
+            kinks = [0.0]
+        elif name == "leaky_relu":
+            slope = self.choice([None, 0.1, 0.25, -0.5, 2.0])
+            if slope is not None:
+                args = self.choice([f", {slope}", f", negative_slope={slope}"])
+            kinks = [0.0]
+        elif name == "rrelu":  # (training=False, the default: the mean slope)
+            if self.chance(0.5):
+                args = self.choice([", 0.125, 0.25", ", lower=0.1, upper=0.3"])
+            kinks = [0.0]
+        elif name == "softplus":
+            beta, th = self.choice([2.0, 0.5]), self.choice([1.0, 2.0])
+            args, beta, th = self.choice([("", 1.0, 20.0), (f", {beta}", beta, 20.0),
+                                          (f", beta={beta}, threshold={th}", beta, th),
+                                          (f", threshold={th}", 1.0, th)])
+            kinks = [th / beta]
+        elif name == "gelu":
+            if self.chance(0.4):
+                args = ", approximate='tanh'"
+        elif name in ("glu", "softmin"):
+            if t.ndim == 0 and name == "glu":
+                return None
+            nd = max(t.ndim, 1)
+            d = int(self.rng.integers(-nd, nd))
+            if name == "glu" and t.shape[d] % 2 and not self.chance(0.05):
+                return None  # (an odd size: PyTorch's error, now and then)
+            args = self.choice([f", {d}", f", dim={d}"])
+            if name == "softmin" and self.log_softmax_cancels(-t if self.is_float(t) else t, d):
+                return None
+        elif name == "prelu":
+            c = t.shape[1] if t.ndim >= 2 else 1
+            if c != 1 and self.chance(0.5):
+                w = self.new_tensor((c,), "float32" if t.dtype != self.torch.float64
+                                    else "float64")
+            else:
+                w = self.new_tensor((1,), "float32" if t.dtype != self.torch.float64
+                                    else "float64")
+            if w is None:
+                return None
+            args = f", {w}"
+            fn = self.choice(["F.prelu", "torch.prelu"])
+            kinks = [0.0]
+        if name in ("relu6", "hardtanh", "hardswish", "hardsigmoid", "selu", "celu",
+                    "threshold", "prelu") and not inplace and fn == f"F.{name}" and \
+                self.chance(0.2) and hasattr(self.torch, name):
+            fn = f"torch.{name}"
+            if name == "hardtanh" and "=" in args:
+                args = args.replace("min_val=", "").replace("max_val=", "")
+        if inplace:
+            spellings = [f"{fn}({x}{args}, inplace=True)"] + [
+                f"{s}({x}{args})" for s in self.ACT_INPLACE[name]]
+            return self.choice(spellings), kinks, name
+        return f"{fn}({x}{args})", kinks, name
+
+    DOUBLE_BACKWARD_NAMES = {"prelu", "glu", "rrelu", "soft_margin_loss", "smooth_l1_loss",
+                             "huber_loss", "binary_cross_entropy_with_logits", "aminmax"}
+
+    def note_double_backward(self, name, out):
+        """``name`` (an op) made ``out``: if it is of the double_backward_node_names class and
+        recorded, the gradients under create_graph are not compared by node name."""
+        v = self.val(out)
+        if name in self.DOUBLE_BACKWARD_NAMES and isinstance(v, self.torch.Tensor) and \
+                v.requires_grad:
+            self.dbl_names = True
+
+    def nan_grad_varies(self, name, t) -> bool:
+        """PyTorch's gradient of these activations at NaN is 0 from its vectorized kernel and
+        the incoming gradient from its scalar one (the tail of a row): seeds 7241, 10178."""
+        return name in ("softshrink", "hardshrink", "hardtanh", "relu6", "hardswish",
+                        "hardsigmoid") and t.is_floating_point() and t.requires_grad and \
+            bool(t.detach().isnan().any())
+
+    def fam_act(self):
+        x = self.pick_safe(lambda u: self.is_float(u) or self.chance(0.1))
+        if x is None:
+            return
+        t = self.val(x)
+        got = self.act_call(x, t)
+        if got is None:
+            return
+        code, kinks, name = got
+        err = self.err_of([x])
+        if t.is_floating_point() and any(self.near(t, k, err) for k in kinks):
+            return
+        if name in ("softplus", "mish") and t.is_floating_point() and t.numel() and \
+                not self.nan_mode and float(t.detach().abs().max()) > 30:
+            return
+        if self.nan_grad_varies(name, t):
+            return
+        factor = 1.0
+        if name == "gelu" and t.is_floating_point() and t.numel():
+            a = t.detach().double()
+            if bool(a.isinf().any()):
+                return  # (PyTorch's vectorized float kernel gives NaN at +-inf, its scalar one not)
+            # x * Phi(x) for x < 0 cancels in 1 + erf(x / sqrt 2), and PyTorch's vectorized erf
+            # is a few ulps off: (-3.0 gives -0.004050225 there, -0.0040496886 exactly)
+            lo = float(a.nan_to_num(0.0).min())
+            factor = min(100.0, max(1.0, 1e-2 / max(1 + math.erf(lo / math.sqrt(2)), 1e-30)))
+        v = self.fresh()
+        if self.emit(f"{v} = {code}", f"act:{name}", out=v, factor=factor, inputs=[x] + [
+                w for w in re.findall(r"\b[a-z]+\d+\b", code) if w in self.pool and w != x]):
+            self.note_double_backward(name, v)
+
+    LOSSES = ["l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss",
+              "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+              "triplet_margin_loss", "multilabel_soft_margin_loss", "poisson_nll_loss",
+              "gaussian_nll_loss", "multi_margin_loss", "pairwise_distance",
+              "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div"]
+
+    def sign_target(self, shape, zero_one=False):
+        """A new tensor of -1/1 (or 0/1) labels, float32."""
+        a = self.rng.integers(0, 2, shape).astype(float)
+        a = a if zero_one else 2 * a - 1
+        name = self.fresh("c")
+        code = f"torch.tensor(np.array({_nested(a)}, dtype=np.float32))" if a.size else \
+            f"torch.zeros({tuple(shape)})"
+        if a.size >= 64:
+            code = (f"torch.tensor(np.random.default_rng({int(self.rng.integers(1000))})"
+                    f".integers(0, 2, {tuple(shape)}).astype(np.float32))")
+            code = code if zero_one else f"{code} * 2 - 1"
+        return name if self.emit(f"{name} = {code}", "input", out=name, exact=True) else None
+
+    def loss_more(self, v, rd):
+        """One of the losses besides mse / cross_entropy / nll: (code, tag, operands) or None."""
+        torch = self.torch
+        name = self.choice(self.LOSSES)
+        x = self.pick_safe(lambda u: self.is_float(u) and (u.ndim >= 1 or self.chance(0.3)))
+        if x is None:
+            return None
+        t = self.val(x)
+        a = t.detach().double()
+        dt = str(t.dtype).replace("torch.", "")
+        s = tuple(t.shape)
+        err = self.err_of([x])
+        ops = [x]
+        if name in ("l1_loss", "smooth_l1_loss", "huber_loss"):
+            y = self.operand(x, dtype=dt, bshape=self.chance(0.1))
+            if y is None:
+                return None
+            ops.append(y)
+            try:
+                d = a - self.val(y).detach().double()
+            except RuntimeError:
+                d = None
+            arg, kinks = "", [0.0]
+            if name == "smooth_l1_loss":
+                beta = self.choice([1.0, 0.5, 2.0, 0.0])
+                arg = self.choice(["", f", beta={beta}"])
+                kinks.append(1.0 if not arg else beta)
+            elif name == "huber_loss":
+                delta = self.choice([1.0, 0.5, 2.0])
+                arg = self.choice(["", f", delta={delta}"])
+                kinks.append(1.0 if not arg else delta)
+            if d is not None and any(self.near(d.abs(), k, max(err, self.err_of([y])))
+                                     for k in kinks):
+                return None
+            return f"F.{name}({x}, {y}{arg}{rd})", ops
+        if name in ("soft_margin_loss", "multilabel_soft_margin_loss",
+                    "binary_cross_entropy_with_logits"):
+            if name == "multilabel_soft_margin_loss" and t.ndim not in (1, 2):
+                return None
+            y = self.sign_target(s, zero_one=name != "soft_margin_loss")
+            if y is None:
+                return None
+            if name == "binary_cross_entropy_with_logits" and self.chance(0.3) and t.ndim:
+                w = self.new_tensor((s[-1],), dt, positive=True)
+                arg = self.choice([f", pos_weight={w}", f", weight={w}"]) if w else ""
+                ops.append(w)
+            else:
+                arg = ""
+            if not self.nan_mode and t.numel() and float(a.abs().max()) > 30:
+                return None
+            return f"F.{name}({x}, {y}{arg}{rd})", ops + [y]
+        if name == "binary_cross_entropy":
+            if not self.nan_mode and t.numel() and float(a.abs().max()) > 8:
+                return None  # (a probability near 0 or 1: its log is clamped at -100)
+            y = self.sign_target(s, zero_one=True)
+            if y is None:
+                return None
+            if self.chance(0.3):  # soft labels
+                y2 = self.fresh("c")
+                if not self.emit(f"{y2} = {y} * 0.5 + 0.25", "input", out=y2, exact=True):
+                    return None
+                y = y2
+            return f"F.binary_cross_entropy(torch.sigmoid({x}), {y}{rd})", ops + [y]
+        if name == "kl_div":
+            if t.ndim == 0 or self.log_softmax_cancels(t, -1):
+                return None
+            lt = self.chance(0.4)
+            y = self.new_tensor(s, dt, requires_grad=self.chance(0.3), positive=True)
+            if y is None:
+                return None
+            tgt = f"{y}.log()" if lt else y
+            rd2 = self.choice([rd, ", reduction='batchmean'"])
+            arg = ", log_target=True" if lt else ""
+            return f"F.kl_div(F.log_softmax({x}, -1), {tgt}{rd2}{arg})", ops + [y]
+        if name == "margin_ranking_loss":
+            y = self.operand(x, dtype=dt, bshape=False)
+            lab = self.sign_target(s)
+            if y is None or lab is None:
+                return None
+            m = self.choice([0.0, 0.5, 1.0])
+            arg = self.choice(["", f", margin={m}"])
+            m = m if arg else 0.0
+            d = self.val(lab).double() * (a - self.val(y).detach().double())
+            if self.near(d, m, max(err, self.err_of([y]))):
+                return None
+            return f"F.margin_ranking_loss({x}, {y}, {lab}{arg}{rd})", ops + [y, lab]
+        if name == "hinge_embedding_loss":
+            lab = self.sign_target(s)
+            if lab is None:
+                return None
+            m = self.choice([1.0, 0.5, 2.0])
+            arg = self.choice(["", f", margin={m}"])
+            m = m if arg else 1.0
+            if self.near(a, m, err):
+                return None
+            return f"F.hinge_embedding_loss({x}, {lab}{arg}{rd})", ops + [lab]
+        if name in ("cosine_embedding_loss", "pairwise_distance", "triplet_margin_loss"):
+            if t.ndim not in (1, 2) or t.numel() == 0:
+                return None
+            others = [self.operand(x, dtype=dt, bshape=False)
+                      for _ in range(2 if name == "triplet_margin_loss" else 1)]
+            if None in others or any(self.val(o).numel() == 0 for o in others):
+                return None
+            b = [self.val(o).detach().double() for o in others]
+            err = max([err] + [self.err_of([o]) for o in others])
+            if name == "pairwise_distance":
+                p = self.choice([2.0, 1.0, 3.0])
+                arg = self.choice(["", f", p={p}", f", p={p}, keepdim=True", ", eps=0.0"])
+                if "eps=0.0" in arg and bool(((a - b[0]) == 0).any()):
+                    return None  # (|0|'s gradient: 0 against nan)
+                if self.near(a - b[0], -1e-6, err):
+                    return None
+                return f"F.pairwise_distance({x}, {others[0]}{arg})", ops + others
+            if name == "cosine_embedding_loss":
+                lab = self.sign_target(s[:1] if t.ndim == 2 else ())
+                if lab is None:
+                    return None
+                if float(a.norm(dim=-1).min()) < 0.1 or float(b[0].norm(dim=-1).min()) < 0.1:
+                    return None
+                m = self.choice([0.0, 0.5, -0.25])
+                arg = self.choice(["", f", margin={m}"])
+                m = m if arg else 0.0
+                cos = torch.nn.functional.cosine_similarity(a, b[0], dim=-1)
+                if self.near(cos, m, err * 10):
+                    return None
+                return f"F.cosine_embedding_loss({x}, {others[0]}, {lab}{arg}{rd})", \
+                    ops + others + [lab]
+            m = self.choice([1.0, 0.5, 2.0])
+            p = self.choice([2.0, 1.0])
+            swap = self.chance(0.2)
+            arg = self.choice(["", f", margin={m}", f", margin={m}, p={p}"]) + (
+                ", swap=True" if swap else "")
+            m = m if "margin" in arg else 1.0
+            p = p if "p=" in arg else 2.0
+            pd = torch.nn.functional.pairwise_distance
+            dp, dn = pd(a, b[0], p=p), pd(a, b[1], p=p)
+            if swap:
+                dn = torch.minimum(dn, pd(b[0], b[1], p=p))
+                if self.near(pd(a, b[1], p=p), pd(b[0], b[1], p=p), err * 10):
+                    return None
+            if self.near(dp - dn + m, 0, err * 10) or (p == 1.0 and any(
+                    self.near(a - o, -1e-6, err) for o in b)):
+                return None
+            return f"F.triplet_margin_loss({x}, {others[0]}, {others[1]}{arg}{rd})", \
+                ops + others
+        if name == "poisson_nll_loss":
+            log_input = self.chance(0.6)
+            y = self.new_tensor(s, dt, requires_grad=False, positive=self.chance(0.5))
+            if y is None:
+                return None
+            yv = self.val(y).double()
+            if not self.nan_mode and t.numel():
+                if log_input and float(a.max()) > 10:
+                    return None
+                if not log_input and float(a.min()) < 0.05:
+                    return None
+            full = self.chance(0.3)
+            if full and bool((yv < 0).any()):
+                return None  # (log of a negative target)
+            arg = ("" if log_input else ", log_input=False") + (", full=True" if full else "")
+            return f"F.poisson_nll_loss({x}, {y}{arg}{rd})", ops + [y]
+        if name == "gaussian_nll_loss":
+            y = self.operand(x, dtype=dt, bshape=False)
+            var = self.new_tensor(s if self.chance(0.7) else s[:-1] + (1,) if s else s, dt,
+                                  positive=True)
+            if y is None or var is None:
+                return None
+            arg = ", full=True" if self.chance(0.3) else ""
+            return f"F.gaussian_nll_loss({x}, {y}, {var}{arg}{rd})", ops + [y, var]
+        if name == "multi_margin_loss":
+            if t.ndim not in (1, 2) or t.numel() == 0:
+                return None
+            n, c = (s[0], s[1]) if t.ndim == 2 else (None, s[0])
+            tg = self.rng.integers(0, c, n if n is not None else ()).tolist()
+            target = f"torch.tensor({tg})"
+            p = self.choice([1, 2])
+            m = self.choice([1.0, 0.5])
+            arg = self.choice(["", f", p={p}", f", margin={m}", f", p={p}, margin={m}"])
+            p, m = (p if "p=" in arg else 1), (m if "margin" in arg else 1.0)
+            a2 = a if t.ndim == 2 else a[None]
+            idx = torch.tensor(tg if n is not None else [tg]).reshape(-1, 1)
+            gap = m - a2.gather(1, idx) + a2
+            if self.near(gap, 0, err * 10):
+                return None
+            return f"F.multi_margin_loss({x}, {target}{arg}{rd})", ops
+        return None
+
+    API = ["tensor_split", "hsplit", "vsplit", "hstack", "vstack", "column_stack",
+           "index_copy", "index_put", "take", "nansum", "nanmean", "cummax", "cummin",
+           "logcumsumexp", "aminmax", "fmax", "fmin", "dist", "kron", "ravel"]
+
+    def near_pair(self, t, dim, err) -> bool:
+        """Two values of one slice along ``dim`` are closer than rounding could explain (a
+        running max could pick either)."""
+        if err <= 0 or t.numel() < 2:
+            return False
+        x = t.detach().double().nan_to_num(0.0, 1e300, -1e300)
+        if x.ndim == 0:
+            return False
+        s = x.sort(dim).values
+        n = s.shape[dim]
+        return n >= 2 and self.near(s.narrow(dim, 0, n - 1), s.narrow(dim, 1, n - 1), err)
+
+    def fam_api(self):
+        torch = self.torch
+        op = self.choice(self.API)
+        x = self.pick_safe()
+        if x is None:
+            return
+        t = self.val(x)
+        a = t.detach().double()
+        s = tuple(t.shape)
+        nd = len(s)
+        err = self.err_of([x])
+        v = self.fresh()
+        ins = [x]
+        exact, factor = False, 1.0
+        d = int(self.rng.integers(-nd, nd)) if nd else self.choice([0, -1])
+        if op in ("tensor_split", "hsplit", "vsplit"):
+            exact = True
+            if op == "tensor_split":
+                if self.chance(0.5):
+                    how = str(self.choice([1, 2, 3, 5]))
+                else:
+                    n = s[d] if nd else 0
+                    how = repr(sorted(int(i) for i in self.rng.integers(-1, n + 2, 2)))
+                    if self.chance(0.3):
+                        how = f"torch.tensor({how})"
+                form = self.choice([f"{x}.tensor_split({how}, {d})",
+                                    f"torch.tensor_split({x}, {how}, dim={d})"])
+                if self.chance(0.2):
+                    form = f"{x}.tensor_split({how})"
+            else:
+                dd = 1 if op == "hsplit" and nd >= 2 else 0
+                n = s[dd] if nd > dd else 0
+                how = self.choice([self.choice([1, 2, 3]), [int(self.rng.integers(0, n + 2))]])
+                form = self.choice([f"{x}.{op}({how!r})", f"torch.{op}({x}, {how!r})"])
+        elif op in ("hstack", "vstack", "column_stack"):
+            exact = True
+            others = []
+            for _ in range(int(self.rng.integers(1, 3))):
+                if self.chance(0.3):
+                    others.append(x)
+                    continue
+                shp = list(s)
+                dd = {"hstack": 1 if nd >= 2 else 0, "vstack": 0, "column_stack": 1}[op]
+                if op == "vstack" and nd <= 1:
+                    shp = [int(self.rng.integers(1, 3))] + shp if self.chance(0.4) else shp
+                elif op == "column_stack" and nd <= 1:
+                    shp = shp + [int(self.rng.integers(1, 3))] if self.chance(0.5) else shp
+                elif len(shp) > dd:
+                    shp[dd] = int(self.rng.integers(0, 4))
+                y = self.new_tensor(tuple(shp), str(t.dtype).replace("torch.", "") if
+                                    self.chance(0.9) else self.rand_dtype())
+                if y is None:
+                    return
+                others.append(y)
+            items = [x] + others
+            self.rng.shuffle(items)
+            ins = items
+            form = self.choice([f"torch.{op}([{', '.join(items)}])",
+                                f"torch.{op}(({', '.join(items)},))"])
+        elif op == "index_copy":
+            if nd == 0 and not self.chance(0.2):
+                return
+            n = s[d] if nd else 1
+            k = int(self.rng.integers(0, n + 1))
+            idx = self.rng.permutation(n)[:k].tolist()
+            shp = list(s)
+            if nd:
+                shp[d] = k
+            src = self.new_tensor(tuple(shp), str(t.dtype).replace("torch.", ""))
+            if src is None:
+                return
+            ins = [x, src]
+            index = f"torch.tensor({idx}, dtype=torch.int64)" if idx else \
+                "torch.zeros(0, dtype=torch.int64)"
+            if nd == 0:
+                index = "torch.tensor([0])"
+            form = self.choice([f"{x}.index_copy({d}, {index}, {src})",
+                                f"torch.index_copy({x}, {d}, {index}, {src})"])
+            exact = True
+        elif op == "index_put":
+            if nd == 0 or s[0] == 0:
+                return
+            acc = self.chance(0.6)
+            n = s[0]
+            k = int(self.rng.integers(1, 2 * n + 1))
+            idx = (self.rng.integers(-n, n, k) if acc else self.rng.permutation(n)[:k]).tolist()
+            vals = self.new_tensor((len(idx),) + s[1:] if self.chance(0.8) else s[1:],
+                                   str(t.dtype).replace("torch.", ""))
+            if vals is None:
+                return
+            ins = [x, vals]
+            arg = self.choice([", accumulate=True", ", True"]) if acc else \
+                self.choice(["", ", accumulate=False"])
+            form = self.choice([f"{x}.index_put((torch.tensor({idx}),), {vals}{arg})",
+                                f"torch.index_put({x}, (torch.tensor({idx}),), {vals}{arg})"])
+            exact = not acc
+        elif op == "take":
+            n = t.numel()
+            if n == 0:
+                return
+            idx = self.rng.integers(-n, n, self.choice([(3,), (2, 2), (), (0,)])).tolist()
+            form = self.choice([f"{x}.take(torch.tensor({idx}, dtype=torch.int64))",
+                                f"torch.take({x}, torch.tensor({idx}, dtype=torch.int64))"])
+            exact = True
+        elif op in ("nansum", "nanmean", "logcumsumexp"):
+            if op == "logcumsumexp":
+                if nd == 0 and self.chance(0.5):
+                    return
+                if t.numel() and float(a.max()) > 50 and not self.nan_mode:
+                    return
+                form = self.choice([f"{x}.logcumsumexp({d})", f"torch.logcumsumexp({x}, {d})",
+                                    f"torch.logcumsumexp({x}, dim={d})"])
+            else:
+                dim = self.rand_dim(nd, True) if self.chance(0.6) else None
+                kd = ", keepdim=True" if dim is not None and self.chance(0.3) else ""
+                form = self.choice([f"{x}.{op}()", f"torch.{op}({x})"]) if dim is None else \
+                    self.choice([f"{x}.{op}({dim!r}{kd})", f"torch.{op}({x}, dim={dim!r}{kd})"])
+                if t.numel():
+                    b = a.nan_to_num(0.0, 0.0, 0.0)
+                    try:
+                        sm = b.sum() if dim is None else b.sum(dim)
+                        sa = b.abs().sum() if dim is None else b.abs().sum(dim)
+                        factor = float(min(max((sa / sm.abs().clamp(min=1e-300)).max(), 1.0),
+                                           1e4))
+                    except (RuntimeError, IndexError):
+                        pass
+        elif op in ("cummax", "cummin"):
+            if self.near_pair(t, d if nd else 0, err):
+                return
+            form = self.choice([f"{x}.{op}({d})", f"torch.{op}({x}, {d})",
+                                f"torch.{op}({x}, dim={d})"])
+            exact = True
+        elif op == "aminmax":
+            dim = d if self.chance(0.6) else None
+            if self.near_tie(t, dim if nd else None, err):
+                return
+            kd = ", keepdim=True" if dim is not None and self.chance(0.3) else ""
+            form = self.choice([f"torch.aminmax({x})", f"{x}.aminmax()"]) if dim is None else \
+                self.choice([f"torch.aminmax({x}, dim={dim}{kd})", f"{x}.aminmax(dim={dim}{kd})"])
+            exact = True
+        elif op in ("fmax", "fmin"):
+            y = self.operand(x)
+            if y is None:
+                return
+            ins = [x, y]
+            try:
+                if self.near(*torch.broadcast_tensors(a, self.val(y).detach().double()),
+                             max(err, self.err_of([y]))):
+                    return
+            except RuntimeError:
+                pass
+            form = self.choice([f"torch.{op}({x}, {y})", f"{x}.{op}({y})"])
+            exact = True
+        elif op == "dist":
+            y = self.operand(x)
+            if y is None:
+                return
+            ins = [x, y]
+            p = self.choice([2, 1, 3, 0, "float('inf')"])
+            if p == 0 and (t.requires_grad or self.val(y).requires_grad):
+                p = 1  # (PyTorch's backward of dist(x, y, 0) fails: an undefined gradient)
+            form = self.choice([f"torch.dist({x}, {y})" if p == 2 else
+                                f"torch.dist({x}, {y}, {p})", f"{x}.dist({y}, p={p})"])
+            try:
+                diff = (a - self.val(y).detach().double()).abs()
+            except RuntimeError:
+                diff = None
+            e2 = max(err, self.err_of([y]))
+            if diff is not None and diff.numel():
+                if self.near(diff, 0, e2) or (p != 2 and p != 3 and self.near_tie(diff, None, e2)):
+                    return
+                if p == 2 or p == 3:
+                    factor = 10.0
+        elif op == "kron":
+            if t.numel() > 64 or not t.is_contiguous():
+                return  # (PyTorch's kron of some non-contiguous layouts fails a view: seed 12190)
+            y = self.new_tensor(self.rand_shape(large=False), str(t.dtype).replace("torch.", ""))
+            if y is None or self.val(y).numel() > 64:
+                return
+            ins = [x, y]
+            form = self.choice([f"torch.kron({x}, {y})", f"{x}.kron({y})"])
+            if self.emit(f"{v} = {form}", "api:kron", out=v, inputs=ins):
+                for e, other in ((x, y), (y, x)):
+                    if not self.val(e).requires_grad and self.val(other).requires_grad:
+                        self.mark_unsaved(e, "kron_saved_operand")
+            return
+        else:  # ravel
+            if self.layout_dependent(x):
+                return
+            form = self.choice([f"{x}.ravel()", f"torch.ravel({x})"])
+            exact = True
+            loose = False
+            if not t.is_contiguous() and t.numel() and t.ndim > 1:
+                try:
+                    res = eval(form, self.ns)
+                    loose = res.untyped_storage().data_ptr() == \
+                        t.untyped_storage().data_ptr() and avoid("reshape_alias_grad_fn")
+                except RuntimeError:
+                    pass
+            self.emit(f"{v} = {form}", "api:ravel", out=v, inputs=ins, exact=True, loose=loose)
+            return
+        if self.emit(f"{v} = {form}", f"api:{op}", out=v, inputs=ins, exact=exact,
+                     factor=factor):
+            self.note_double_backward(op, f"{v}[0]" if op == "aminmax" else v)
 
     def fam_misc(self):
         x = self.pick()
@@ -2990,7 +3917,16 @@ class Gen:
         if mode in ("grad2", "create_graph") and self.nan_mode and \
                 avoid("create_graph_inf_grad"):
             mode = "backward"
-        loose = mode in ("grad2", "create_graph") and avoid("create_graph_grad_fn_names")
+        if mode in ("grad2", "create_graph") and self.nan_mode and self.prod_dim and \
+                avoid("prod_dim_of_one_with_zero"):
+            mode = "backward"
+        if mode in ("grad2", "create_graph") and self.big_curved_reduce:
+            mode = "backward"  # (see big_curved_reduce)
+        if mode in ("grad2", "create_graph") and self.dbl_names and self.nan_mode and \
+                avoid("double_backward_node_names"):
+            mode = "backward"  # (the composed rules meet inf * 0 elsewhere: seed 21111)
+        loose = mode in ("grad2", "create_graph") and (avoid("create_graph_grad_fn_names") or (
+            self.dbl_names and avoid("double_backward_node_names")))
         if mode == "backward":
             self.emit("loss.backward()", "grad:backward", touches=grads_of, keep_errors=1.0)
         elif mode == "twice":

@@ -146,7 +146,14 @@ def number(value, dt: dtype, type_name: str | None = None):
     a number written into a tensor (``full``, ``fill_``, ``x[i] = v``, ``clamp``'s bounds): an
     integer must fit ``dt``, where an unsigned dtype also takes negatives down to minus its
     maximum, wrapped (-1 is 255 as uint8), else PyTorch's RuntimeError, which names the type
-    ``type_name`` (its C++ name by default)."""
+    ``type_name`` (its C++ name by default). A float written into an integer dtype must lie in
+    its range (NaN does not; -0.5 does not fit uint8) and is truncated."""
+    if isinstance(value, float) and dt.np.kind in "iu":
+        info = np.iinfo(dt.np)
+        if not info.min <= value <= info.max:
+            raise RuntimeError(f"value cannot be converted to type "
+                               f"{type_name or _CHECKED_TYPE[dt.name]} without overflow")
+        return dt.np.type(int(value))
     try:
         return dt.np.type(value)
     except OverflowError:  # (NumPy refuses any integer out of the dtype's range)

@@ -403,9 +403,12 @@ def _run_tensor_hooks(node, grads):
     """Hooks registered on the tensors this node produced, then retain_grad capture."""
     if node._tensor_hooks:
         grads = list(grads)
+        # (an output that received no gradient, of a node that runs for another: its hooks
+        # see None, as PyTorch's do; a node no gradient reached calls none)
+        reached = any(g is not None for g in grads)
         for k, hooks in node._tensor_hooks.items():
             for hook in tuple(hooks.values()):
-                if grads[k] is None:
+                if not reached:
                     break
                 res = hook(grads[k])
                 if res is not None:

@@ -86,8 +86,9 @@ class SavedTensor:
         t._version_cell = self.version_cell
         if self.fw_grad is not None:
             t._fw_grad = self.fw_grad
-        if is_grad_enabled():
-            # a saved output re-enters the graph through the node that made it
+        if is_grad_enabled() and t.dtype.is_floating_point:
+            # a saved output re-enters the graph through the node that made it (not an
+            # integer one, cummax's indices: it has no gradient)
             t._requires_grad = True
             t.grad_fn = node
             t._output_nr = index

@@ -1007,6 +1007,8 @@ def _add_rows(a, index, value) -> bool:
                                     for i in index[1:]):
         return False
     rows = first.size
+    if rows == 0 or a.size == 0:
+        return True  # (nothing to add: an empty index, as take's of [] has)
     get_reduce_kernel(kernels_reduce.index_add_rows, a.dtype)(
         a.reshape(a.shape[0], -1), first.reshape(rows),
         np.ascontiguousarray(value).reshape(rows, -1))

@@ -13,6 +13,7 @@ from .. import ops as _F
 from .._tensor import _wrap_dim
 from ..ops import activation as _A
 from ..ops import attention as _attention
+from ..ops import reduce as _R
 from ..ops import elementwise as _E
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
 from ..autograd.grad_mode import no_grad as _no_grad
@@ -20,7 +21,7 @@ from ..ops.embedding import embedding as _embedding
 from ..ops.embedding import embedding_bag as _embedding_bag
 from ..tensor import Tensor
 
-# the ops declared with a "functional" variant (softplus, ...); the rest is written out below
+# the ops declared with a "functional" variant; the rest is written out below
 globals().update(_F.FUNCTIONAL)
 
 
@@ -46,10 +47,12 @@ def _activation(op, input, params, inplace):
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     # (in place with a negative slope, whose result no longer has the input's sign, PyTorch's
-    # LeakyReluBackward1 raises in the backward pass: leaky_relu's node, on the input copied
-    # before the write, gives the gradient instead)
+    # LeakyReluBackward1 raises in the backward pass, as here)
     _A.check_float(input, "leaky_relu_cpu")
-    op = _E.leaky_relu_ if inplace and negative_slope >= 0 else _E.leaky_relu
+    if inplace and negative_slope < 0:
+        return _A.negative_slope_inplace(input, _E.leaky_relu, (negative_slope,),
+                                         "LeakyReluBackward1", "leakyReLu")
+    op = _E.leaky_relu_ if inplace else _E.leaky_relu
     return _activation(op, input, (negative_slope,), inplace)
 
 
@@ -59,8 +62,9 @@ def leaky_relu_(input: Tensor, negative_slope: float = 0.01) -> Tensor:
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     _A.check_float(input, "elu_cpu")
-    # (a negative alpha in place: as leaky_relu's negative slope)
-    op = _E.elu_ if inplace and alpha >= 0 else _E.elu
+    if inplace and alpha < 0:  # (as leaky_relu's negative slope)
+        return _A.negative_slope_inplace(input, _E.elu, (alpha, 1.0, 1.0), "EluBackward1", "elu")
+    op = _E.elu_ if inplace else _E.elu
     return _activation(op, input, (alpha, 1.0, 1.0), inplace)
 
 
@@ -103,11 +107,20 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
              inplace: bool = False) -> Tensor:
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
-    return hardtanh_(input, min_val, max_val) if inplace else _E.hardtanh(input, min_val, max_val)
+    if inplace:
+        return hardtanh_(input, min_val, max_val)
+    _hardtanh_check(input, min_val, max_val)
+    return _E.hardtanh(input, min_val, max_val)
+
+
+def _hardtanh_check(input, min_val, max_val):
+    if input.dtype is _D.uint8 and (min_val < 0 or max_val < 0):
+        raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     # (bounds unchecked, as PyTorch's: with min_val > max_val every element is max_val)
+    _hardtanh_check(input, min_val, max_val)
     return _F.inplace(input, _E.hardtanh, min_val, max_val)
 
 
@@ -167,6 +180,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 
 
 def gelu(input: Tensor, approximate: str = "none") -> Tensor:
+    _A.check_float(input, "GeluKernelImpl")
     if approximate == "none":
         return _E.gelu(input)
     if approximate == "tanh":
@@ -175,7 +189,12 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
-    return _activation(_E.silu, input, (), inplace)
+    return _float_activation(_E.silu, "silu_cpu", input, inplace)
+
+
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    _A.check_float(input, "softplus_cpu")
+    return _E.softplus(input, beta, threshold)
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
@@ -563,9 +582,20 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
     x = input._host()
     if x.size and not ((x >= 0) & (x <= 1)).all():
         raise RuntimeError("all elements of input should be between 0 and 1")
+    _not_differentiable("binary_cross_entropy", weight=weight)
     if weight is not None:
         weight = weight.expand(input.shape)
     return _F.loss.binary_cross_entropy(input, target, reduction, weight=weight)
+
+
+def _not_differentiable(fn, **args):
+    """PyTorch's refusal of a tensor argument its formula has no gradient for."""
+    if not _grad_enabled():
+        return
+    for name, t in args.items():
+        if t is not None and t.requires_grad:
+            raise RuntimeError(f"The function '{fn}' is not differentiable with respect to "
+                               f"argument '{name}'. This input cannot have requires_grad True.")
 
 
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
@@ -575,6 +605,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight=None,
     if target.shape != input.shape:
         raise ValueError(
             f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    _not_differentiable("binary_cross_entropy_with_logits", weight=weight, pos_weight=pos_weight)
     return _F.loss.binary_cross_entropy_with_logits(input, target, reduction, weight=weight,
                                                     pos_weight=pos_weight)
 
@@ -654,8 +685,9 @@ def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin
 
 def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
                       keepdim: bool = False) -> Tensor:
-    """The ``p``-norm of ``x1 - x2 + eps`` along the last dim (of the broadcast shape)."""
-    return (x1 - x2 + eps).norm(p, max(x1.dim(), x2.dim()) - 1, keepdim)
+    """The ``p``-norm of ``x1 - x2 + eps`` along the last dim (of the broadcast shape):
+    ATen's ``norm(x, p, dim, keepdim)``, whose node is NormBackward1."""
+    return _R.norm_p_dim(x1 - x2 + eps, p, max(x1.dim(), x2.dim()) - 1, keepdim)
 
 
 def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,

@@ -57,7 +57,42 @@ def celu(input, alpha=1.0):
 @public("function")
 def celu_(input, alpha=1.0):
     _check_celu(input, alpha)
+    if alpha < 0:
+        return negative_slope_inplace(input, E.celu, (alpha,), "CeluBackward1", "elu")
     return inplace(input, E.celu_, alpha)
+
+
+# PyTorch's in-place leaky_relu_ / elu_ / celu_ / rrelu_ with a negative slope (or alpha) record
+# their in-place node, whose backward refuses: the result no longer tells the input's sign
+ERR_NEGATIVE_SLOPE = {
+    "leakyReLu": "In-place leakyReLu backward calculation is triggered with a negative slope "
+                 "which is not supported. This is caused by calling in-place forward function "
+                 "with a negative slope, please call out-of-place version instead. File an "
+                 "issue at https://github.com/pytorch/pytorch if you do require supporting "
+                 "in-place leakRelu backward calculation with negative slope",
+    "elu": "In-place elu backward calculation is triggered with a negative slope which is not "
+           "supported. This is caused by calling in-place forward function with a negative "
+           "slope, please call out-of-place version instead.",
+}
+
+
+@composite("negative_slope_", node="LeakyReluBackward1")
+def _negative_slope(ctx, x, op, params, node, what):
+    """``op(x, *params)``, recorded as PyTorch's in-place node ``node`` whose backward raises
+    (``what`` names its message)."""
+    ctx.node_name, ctx.what = node, what
+    with no_grad():
+        return op(x, *params)._data
+
+
+@_negative_slope.defvjp
+def _negative_slope_vjp(ctx, grad):
+    raise RuntimeError(ERR_NEGATIVE_SLOPE[ctx.what])
+
+
+def negative_slope_inplace(x, op, params, node, what):
+    """``x.<op>_(*params)`` with a negative slope: see ``ERR_NEGATIVE_SLOPE``."""
+    return inplace(x, _negative_slope, op, params, node, what)
 
 
 @public("function")
@@ -128,9 +163,10 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
 @public("function")
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     noise = _rrelu_noise(input, lower, upper, training, generator)
-    # (RreluWithNoiseBackward1's rule reads the result's sign, which a negative slope flips:
-    # then rrelu's node, on the input copied before the write, as leaky_relu_ does)
-    return inplace(input, E.rrelu_with_noise_ if lower >= 0 else E.rrelu_with_noise, noise)
+    if lower < 0:  # (RreluWithNoiseBackward1's rule reads the result's sign)
+        return negative_slope_inplace(input, E.rrelu_with_noise, (noise,),
+                                      "RreluWithNoiseBackward1", "leakyReLu")
+    return inplace(input, E.rrelu_with_noise_, noise)
 
 
 # ---------------------------------------------------------------- glu

@@ -91,6 +91,10 @@ def elementwise_backward(op, node, grads):
                 constant = constant[i]
             if constant is True or constant and constant(*ctx.params):
                 g = g.detach()
+            elif op.no_second_order is not None:
+                sources = [v for v in values if isinstance(v, Tensor) and v.requires_grad]
+                if sources:
+                    g = REGISTRY["not_implemented"](g.detach(), op.no_second_order, *sources)
             elif op.zero_second_order:
                 # the saved tensors the rule reads only through a comparison: PyTorch's rule
                 # (threshold_backward) is a function of them, so a second derivative reaches

@@ -205,7 +205,7 @@ sigmoid_backward.defvjp(lambda grad, output: sigmoid_backward(grad, output),
                         sigmoid_backward_vjp_output)
 
 
-@unary("softplus", dtype="float", variants="functional")
+@unary("softplus", dtype="float")  # (F.softplus: nn/functional.py, which refuses integers)
 def softplus(x, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * x)) / beta``; ``x`` itself where ``beta * x > threshold``."""
     return x if x * beta > threshold else math.log1p(math.exp(x * beta)) / beta
@@ -348,12 +348,13 @@ celu.defvjp(lambda grad, x, alpha: elu_backward(grad, x, alpha, 1, 1 / alpha, 0)
 @binary("elu_backward", dtype="float")
 def elu_backward(grad_output, x, alpha, scale, input_scale, is_result):
     """PyTorch's elu_backward, the rule of elu, celu and their in-place forms
-    (EluBackwardBackward0): ``x`` is the input, or the result where ``is_result`` is nonzero."""
-    if x > 0:
-        return grad_output * scale
-    if is_result != 0:
-        return grad_output * input_scale * (x + alpha * scale)
-    return grad_output * alpha * scale * input_scale * math.exp(x * input_scale)
+    (EluBackwardBackward0): ``x`` is the input, or the result where ``is_result`` is nonzero.
+    A NaN ``x`` takes the positive side's slope, as PyTorch's ``x <= 0`` test sends it there."""
+    if x <= 0:
+        if is_result != 0:
+            return grad_output * input_scale * (x + alpha * scale)
+        return grad_output * alpha * scale * input_scale * math.exp(x * input_scale)
+    return grad_output * scale
 
 
 def elu_backward_vjp_x(grad, grad_output, x, alpha, scale, input_scale, is_result):
@@ -455,14 +456,14 @@ def hardsigmoid(x):
 
 
 # PyTorch's hardsigmoid_backward: grad times 1/6 strictly inside (-3, 3), 1/6 rounded to float
-# as PyTorch's constant is, whatever the dtype. PyTorch has no derivative for it (a second
-# backward raises); its value, zero in x, is given here
+# as PyTorch's constant is, whatever the dtype. PyTorch has no derivative for it: under
+# create_graph the gradient's node is NotImplemented, and a second backward raises
 @hardsigmoid.defvjp
 def hardsigmoid_vjp(grad, x):
     return where(x > -3, where(x < 3, grad * 0.1666666716337204, 0), 0)
 
 
-hardsigmoid.zero_second_order = True
+hardsigmoid.no_second_order = "aten::hardsigmoid_backward"
 
 
 @unary("hardswish", dtype="float")
@@ -592,7 +593,9 @@ def prelu(x, weight):
     return x if x > 0 else weight * x
 
 
-def prelu_vjp_weight(grad, x):
+def prelu_vjp_weight(grad, x, weight):
+    # (weight unread, but PyTorch's _prelu_kernel_backward is a function of it: under
+    # create_graph the weight's gradient requires grad through it, zero_second_order below)
     return where(x > 0, 0, x * grad)
 
 
@@ -621,6 +624,9 @@ prelu.zero_second_order = rrelu_with_noise.zero_second_order = True
 rrelu_with_noise_.zero_second_order = True
 # (the in-place ops' results are written into their input at once: never deferred)
 elu_._defers = celu_._defers = leaky_relu_._defers = threshold_._defers = False
+# (PyTorch's threshold_ skips the check of a target whose elements share memory, an expanded
+# view: each element is written from its own value, so the aliases agree)
+threshold_.writes_overlapping = True
 rrelu_with_noise_._defers = False
 
 
@@ -977,6 +983,10 @@ rsub.defvjp(lambda grad: -grad)
 def clamp(x, min, max):
     if x != x:
         return x
+    if min != min:  # (a NaN bound gives NaN, as PyTorch's)
+        return min
+    if max != max:
+        return max
     if x < min:
         x = min
     if x > max:
@@ -1822,6 +1832,8 @@ heaviside.derivative_missing = "aten::heaviside"  # (PyTorch records NotImplemen
 
 @unary("clamp_min", node="ClampMinBackward0")
 def clamp_min(x, min):
+    if min != min:  # (a NaN bound gives NaN, as PyTorch's)
+        return min
     return min if x < min else x  # (NaN stays NaN)
 
 
@@ -1830,6 +1842,8 @@ clamp_min.defvjp(lambda grad, x, min: where(x >= min, grad, 0))
 
 @unary("clamp_max", node="ClampMaxBackward0")
 def clamp_max(x, max):
+    if max != max:  # (a NaN bound gives NaN, as PyTorch's)
+        return max
     return max if x > max else x
 
 

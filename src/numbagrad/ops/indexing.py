@@ -476,7 +476,11 @@ def index_fill(ctx, x, dim, index, value):
     ctx.dim, ctx.index = d, index
     out = x._data.copy()
     if x.ndim == 0:
-        return out if not idx.size else np.asarray(value, out.dtype) + 0 * out
+        if not idx.size:
+            return out
+        if type(out) is np.ndarray:  # (an array: NumPy's 0-d arithmetic gives a scalar)
+            return np.full((), value, out.dtype)
+        return np.asarray(value, out.dtype) + 0 * out
     ctx.backend.scatter(out, (slice(None),) * d + (idx % n,), value, False)
     return out
 
@@ -547,7 +551,10 @@ def index_copy(ctx, x, dim, index, source):
 @index_copy.defvjp
 def index_copy_vjp(ctx, grad):
     # (PyTorch's: x's gradient with the copied slices zeroed, the source's those slices)
-    g_src = index_select(grad, ctx.dim, ctx.index).reshape(ctx.input_shapes[2])
+    g_src = index_select(grad, ctx.dim, ctx.index)
+    shape = tuple(ctx.input_shapes[2])
+    # (PyTorch's expand_as(source): ExpandBackward0 under create_graph)
+    g_src = g_src.expand(shape) if g_src.ndim == len(shape) else g_src.reshape(shape)
     return index_fill(grad, ctx.dim, ctx.index, 0), None, g_src
 
 
@@ -1320,6 +1327,7 @@ def _cumulative_extreme(ctx, x, dim, name, better):
     over where ``better(it, current)`` (ties included: the last of equal values), and a NaN
     takes over and stays, as PyTorch's cummax and cummin."""
     d = _selected(ctx, x, dim, name, name.capitalize() + "Backward0")
+    ctx.save(x=x)  # (PyTorch's node saves the input: writing into it before backward is an error)
     a = _host(ctx, x)
     if x.ndim == 0:
         return _device(ctx, (a.copy(), np.zeros((), np.int64)))
@@ -1339,7 +1347,10 @@ def _cumulative_extreme_vjp(ctx, grads):
     """Each value's gradient added into the element its index names (PyTorch's
     cummaxmin_backward: several values may name one element)."""
     grad, idx = grads[0], ctx["indices"]
+    x = ctx["x"]  # (checked against in-place writes, as PyTorch unpacks it)
     shape = ctx.input_shapes[0]
+    if 0 in shape:
+        return x  # (PyTorch's cummaxmin_backward hands back the empty input itself)
     if not shape:
         return grad
     return scatter_add(_zeros_like_shape(shape, grad), ctx.dim, idx, grad)
@@ -1369,7 +1380,9 @@ def logcumsumexp(ctx, x, dim):
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
     a = _host(ctx, x)
-    return _device(ctx, a.copy() if x.ndim == 0 else np.logaddexp.accumulate(a, axis=d))
+    # (C-contiguous whatever x's layout, as PyTorch's result)
+    return _device(ctx, a.copy() if x.ndim == 0
+                   else np.ascontiguousarray(np.logaddexp.accumulate(a, axis=d)))
 
 
 @logcumsumexp.defjvp
@@ -1390,8 +1403,8 @@ def logcumsumexp_vjp(ctx, grad):
     # PyTorch's logcumsumexp_backward: sum_{k >= i} g_k exp(x_i - result_k), with the positive
     # and the negative parts of g each summed in log space (no overflow, no cancellation)
     x, result, d = ctx["x"], ctx["result"], ctx.dim
-    if x.ndim == 0:
-        return grad
+    if x.ndim == 0 or x.numel() == 0:
+        return grad  # (PyTorch's hands an empty gradient on as it is)
     lowest = float(np.finfo(grad.dtype.np).min)
     log_abs = E.log(E.abs(grad))
 

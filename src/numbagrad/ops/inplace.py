@@ -188,7 +188,8 @@ def _writable(x):
 def inplace(x, op, *args, **kwargs):
     """``x.op_(*args)``: run ``op(x, *args)`` and write its result into ``x``."""
     check_inplace(x)
-    check_no_overlap(x)
+    if not getattr(op, "writes_overlapping", False):
+        check_no_overlap(x)
     check = getattr(op, "inplace_check", None)
     if check is not None:
         check(x, *args, **kwargs)
@@ -614,6 +615,9 @@ def setitem(x, index, value):
     # IndexError first, as in PyTorch, then a write PyTorch refuses its RuntimeError
     where = M._Index.of(x, index)
     check_inplace(x)
+    if isinstance(value, float) and x.dtype.np.kind in "iu":
+        # (PyTorch's checked conversion, as fill_'s: out of range, or NaN, is a RuntimeError)
+        value = D.number(value, x.dtype)
     if where.staged is not None:  # integers first, as PyTorch: a view, then the rest
         first, then = where.staged
         return setitem(M.getitem(x, first), then, value)

@@ -300,8 +300,12 @@ def binary_cross_entropy_with_logits(ctx, input, target, reduction="mean", weigh
         sp = _softplus_neg(input)
         if pos_weight is not None:
             sp = E.mul(sp, E.add(E.mul(E.sub(pos_weight, 1.0), target), 1.0))
-        loss = E.add(E.mul(E.sub(1.0, target), input), sp)
-        return _reduce(_weighted(loss, weight), reduction)._data
+        loss = _weighted(E.add(E.mul(E.sub(1.0, target), input), sp), weight)
+        if target.dtype.is_floating_point and loss.dtype is not target.dtype:
+            # PyTorch writes the loss (and its weighting) into ``1 - target`` in place: the
+            # target's dtype
+            loss = loss.to(target.dtype)
+        return _reduce(loss, reduction)._data
 
 
 @binary_cross_entropy_with_logits.defvjp

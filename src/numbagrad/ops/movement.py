@@ -239,6 +239,7 @@ def permute_vjp(ctx, grad):
 def transpose(ctx, x, dim0, dim1):
     if x.ndim == 0:
         normalize_dims(dim0, 0), normalize_dims(dim1, 0)
+        ctx.pair = (0, 0)  # (the gradient transposed too: TransposeBackward0 under create_graph)
         return x._data
     d0, d1 = normalize_dims(dim0, x.ndim)[0], normalize_dims(dim1, x.ndim)[0]
     ctx.pair = (d0, d1)
@@ -250,7 +251,7 @@ transpose.defjvp(linear(transpose))
 
 @transpose.defvjp
 def transpose_vjp(ctx, grad):
-    return grad.transpose(*ctx.pair) if hasattr(ctx, "pair") else grad
+    return grad.transpose(*ctx.pair)
 
 
 @public("function method")
@@ -742,9 +743,23 @@ class _Index:
         where.sources = tuple([i for i, n in zip(items, where.index)
                                if isinstance(i, Tensor) and isinstance(n, np.ndarray)])
         kinds = where.kinds
+        if "ellipsis" in kinds and "advanced" in kinds:
+            where.index = _without_empty_ellipsis(where.index, x.ndim)
         where.staged = _ints_first(where.index) if "advanced" in kinds and "int" in kinds else None
         where.bare_slice = isinstance(index, slice)
         return where
+
+
+def _without_empty_ellipsis(index, ndim):
+    """``index`` without an Ellipsis that stands for no dimension: PyTorch expands it into
+    nothing, so the advanced indices on either side of it stay next to each other (their dims
+    stay in place), where NumPy takes it as a separator (their dims go first)."""
+    if any(isinstance(i, np.ndarray) and i.dtype == np.bool_ or isinstance(i, (bool, np.bool_))
+           for i in index):
+        return index
+    if sum(1 for i in index if i is not None and i is not Ellipsis) != ndim:
+        return index
+    return tuple(i for i in index if i is not Ellipsis)
 
 
 _SELECT = frozenset(("int",))  # the kinds of an index that is one integer
@@ -1010,7 +1025,8 @@ def index_put(ctx, x, index, value, accumulate=False):
         # PyTorch writes other index kinds through a view first: its node is then CopySlices
         ctx.node_name = "IndexPutBackward0"
     ctx.index, ctx.kinds, ctx.accumulate = index.index, index.kinds, accumulate
-    out = x._data.copy()
+    # (PyTorch's index_put is a clone, laid out as its input, then index_put_)
+    out = cpu.clone(x._data) if type(x._data) is np.ndarray else x._data.copy()
     if accumulate:
         where = _in_bounds(out.shape, index.index)
         region = region_shape(out.shape, where)
@@ -1117,8 +1133,16 @@ def index_put_vjp(ctx, grad):
     g_v = index_select_any(grad, _Index(ctx.index, {"advanced"}))
     if _grad_state.enabled and "advanced" not in ctx.kinds:
         # recorded: a basic index writes through a view, and PyTorch's CopySlices hands the
-        # copy a clone of the region's gradient (CloneBackward0)
-        g_v = g_v.clone()
+        # copy a clone of the region's gradient (CloneBackward0). That is the last node where
+        # the value is the region's shape (leading ones beyond the region's dims aside); where
+        # it broadcasts, PyTorch's last is the view of the value it wrote from (ViewBackward0)
+        region = tuple(g_v.shape)
+        trim = max(len(shape) - len(region), 0)
+        if shape[:trim] == (1,) * trim and shape[trim:] == region:
+            return g_x, g_v.reshape(shape).clone()
+        return g_x, sum_to(g_v.clone(), shape[lead:]).view(shape)
+    if tuple(g_v.shape) == shape:
+        return g_x, g_v  # (the region's gradient itself: IndexBackward0 under create_graph)
     g_v = sum_to(g_v, shape[lead:])
     if lead:
         g_v = g_v.reshape(shape)

@@ -450,13 +450,15 @@ def prod(ctx, x, dim=None, keepdim=False, dtype=None):
 @prod.defvjp
 def prod_vjp(ctx, grad):
     x, result = ctx["x"], ctx["result"]
-    if not ctx.dims:  # a 0-d tensor: its product is itself
-        return grad.reshape(ctx.shape)
+    if not ctx.dims:  # a 0-d tensor: its product is itself (the gradient passed on as it is)
+        return grad if tuple(grad.shape) == tuple(ctx.shape) else grad.reshape(ctx.shape)
     with no_grad():
         zeros = x == 0
         has_zero = bool(zeros.any())
     if not has_zero:
         return unreduce(grad, ctx) * (unreduce(result, ctx) / x)
+    if all(x.shape[d] == 1 for d in ctx.dims):
+        return unreduce(grad, ctx)  # (PyTorch's prod_safe_zeros_backward over a dim of 1)
     # a whole product with two zeros or more has gradient 0 everywhere, NaN and inf elements
     # notwithstanding (PyTorch's rule for prod(); prod(dim), and create_graph, multiply the
     # other elements out as below)
@@ -904,6 +906,10 @@ def vector_norm(ctx, x, ord=2, dim=None, keepdim=False):
             + _TYPE[x.dtype.name]
         )
     dims = _setup(ctx, x, dim, keepdim)
+    if math.isinf(ord) and x.numel() == 0 and (
+            not x.ndim or any(x.shape[d] == 0 for d in (dims or range(x.ndim)))):
+        raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor "
+                           "because the operation does not have an identity")
     ctx.ord = ord
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
@@ -925,6 +931,16 @@ def vector_norm(ctx, x, ord=2, dim=None, keepdim=False):
 @vector_norm.defvjp
 def vector_norm_vjp(ctx, grad):
     return norm_backward(ctx, grad, ctx["x"], ctx["result"])
+
+
+@composite("norm_p_dim", node="NormBackward1")
+def norm_p_dim(ctx, x, p=2, dim=None, keepdim=False):
+    """ATen's ``norm(x, p, dim, keepdim)`` (what PyTorch's ``pairwise_distance`` calls): the
+    vector norm's forward and backward, recorded as NormBackward1."""
+    return vector_norm.forward(ctx, x, p, dim, keepdim)
+
+
+norm_p_dim.defvjp(vector_norm_vjp)
 
 
 def norm_backward(ctx, grad, x, result):

@@ -99,6 +99,10 @@ class Elementwise(OpDef):
         # whether a gradient that does not vary with the saved values is still recorded as their
         # function (derivative zero), as PyTorch's formula for the op is (relu's)
         self.zero_second_order = False
+        # PyTorch's name of the op's backward when that has no derivative itself
+        # ("aten::hardsigmoid_backward"): under create_graph the gradient is then recorded as
+        # PyTorch's NotImplemented node, whose backward raises
+        self.no_second_order = None
         # whether the gradient is a constant (sign's zeros), or a function of the op's
         # parameters saying when it is (x ** 0), or a tuple of either per input: then it is not
         # recorded under create_graph, as PyTorch's formula does not depend on the incoming
@@ -352,3 +356,16 @@ def depends_on_vjp(ctx, grad):
 
 
 depends_on.defjvp(lambda result, tangents, g, *sources: tangents[0])
+
+
+@composite("not_implemented", node="NotImplemented")
+def not_implemented(ctx, g, what, *sources):
+    """``g``, recorded as a function of ``sources`` that has no derivative (PyTorch's
+    ``NotImplemented`` node for ``what``, an ATen op)."""
+    ctx.what = what
+    return g._data
+
+
+@not_implemented.defvjp
+def not_implemented_vjp(ctx, grad):
+    raise RuntimeError(f"derivative for {ctx.what} is not implemented")

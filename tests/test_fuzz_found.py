@@ -1,0 +1,277 @@
+"""Differences from PyTorch that the differential fuzzer (``tests/fuzz.py``) found in the
+activations, losses, tensor API and small integer dtypes, each kept as the minimal program that
+showed it. ``fuzz.run_program`` runs a program in both libraries and compares every statement's
+outcome (values, dtype, shape, requires_grad, grad_fn name, or the exception's type) and the
+tensors a ``# compare:`` comment names."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("torch", reason="the programs are compared with PyTorch (not installed)")
+
+import fuzz  # noqa: E402  (tests/ is on sys.path: conftest.py)
+
+PROGRAMS = {
+    # the float-only activations refuse integer and bool tensors as PyTorch has no kernel
+    "gelu_silu_softplus_refuse_integers": """
+        a = torch.nn.functional.gelu(torch.tensor([1, 2]))
+        b = torch.nn.functional.silu(torch.tensor([True]))
+        c = torch.nn.functional.softplus(torch.tensor([1, 2], dtype=torch.int16), 2.0)
+        d = torch.nn.functional.silu(torch.tensor([1, 2]), inplace=True)
+        """,
+    "softplus_params": """
+        x = torch.tensor([1.0, 30.0, -2.0], requires_grad=True)
+        y = torch.nn.functional.softplus(x, 2.0, threshold=10)
+        y.sum().backward()  # compare: x.grad
+        """,
+    # hardtanh of uint8 with a negative bound: PyTorch's error
+    "hardtanh_uint8_negative_limits": """
+        a = torch.nn.functional.hardtanh(torch.tensor([1, 2], dtype=torch.uint8))
+        b = torch.tensor([1, 2], dtype=torch.uint8)
+        torch.nn.functional.hardtanh_(b, -1.0, 1.0)
+        c = torch.nn.functional.hardtanh(torch.tensor([1, 2], dtype=torch.uint8), 0.0, 1.0)
+        """,
+    # pairwise_distance is ATen's norm(x, p, dim): NormBackward1, not LinalgVectorNormBackward0
+    "pairwise_distance_node": """
+        x = torch.tensor([[1.0, -2.0, 0.5], [0.0, 1.0, 2.0]], requires_grad=True)
+        y = torch.tensor([[0.5, 1.0, -1.0], [2.0, -0.25, 1.0]], requires_grad=True)
+        d = torch.nn.functional.pairwise_distance(x, y, p=1.0, keepdim=True)
+        e = torch.nn.functional.pairwise_distance(x, y)
+        f = torch.nn.functional.triplet_margin_loss(x, y, y * 2)
+        (d.sum() + e.sum() + f).backward()  # compare: x.grad, y.grad
+        """,
+    # binary_cross_entropy_with_logits: the loss in the target's dtype (PyTorch writes it into
+    # 1 - target in place), and weights that require grad refused
+    "bce_with_logits_target_dtype": """
+        x = torch.tensor([[1.0, -2.0], [0.0, 3.0]], dtype=torch.float64, requires_grad=True)
+        t = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+        l1 = torch.nn.functional.binary_cross_entropy_with_logits(x, t, reduction='none')
+        l2 = torch.nn.functional.binary_cross_entropy_with_logits(x.float(), t.double(), pos_weight=torch.ones(2, dtype=torch.float64))
+        l3 = torch.nn.functional.binary_cross_entropy_with_logits(x, t, weight=torch.tensor([0.151], dtype=torch.float64))
+        (l1.sum() + l2 + l3).backward()  # compare: x.grad
+        """,
+    "bce_weights_requiring_grad": """
+        x = torch.tensor([1.0, -2.0], requires_grad=True)
+        t = torch.tensor([1.0, 0.0])
+        w = torch.ones(2, requires_grad=True)
+        a = torch.nn.functional.binary_cross_entropy_with_logits(x, t, pos_weight=w)
+        b = torch.nn.functional.binary_cross_entropy_with_logits(x, t, weight=w)
+        c = torch.nn.functional.binary_cross_entropy(x.sigmoid(), t, weight=w)
+        with torch.no_grad(): d = torch.nn.functional.binary_cross_entropy_with_logits(x, t, weight=w)
+        """,
+    # elu's backward sends NaN to the positive side (PyTorch's x <= 0 test): scale, not NaN
+    "elu_backward_nan": """
+        x = torch.tensor([np.nan, -1.0, 2.0], requires_grad=True)
+        y = torch.nn.functional.selu(x) + torch.nn.functional.celu(x, 2.0) + torch.nn.functional.elu(x * 1, inplace=True)
+        y.sum().backward()  # compare: x.grad
+        """,
+    # in-place activations with a negative slope: PyTorch's in-place node, whose backward raises
+    "inplace_negative_slope": """
+        x = torch.tensor([-1.0, 2.0, 0.5], requires_grad=True)
+        a = x * 1
+        F.elu(a, -1.0, inplace=True)
+        b = x * 1
+        torch.celu_(b, -0.5)
+        c = x * 1
+        F.rrelu_(c, -0.5, -0.25)
+        d = x * 1
+        F.leaky_relu(d, 0.5, inplace=True)
+        (d.sum() + x.sum()).backward()  # compare: x.grad
+        c.sum().backward()
+        """,
+    "hardsigmoid_no_second_derivative": """
+        x = torch.tensor([0.5, 1.0, -4.0], requires_grad=True)
+        g, = torch.autograd.grad(F.hardsigmoid(x).sum(), x, create_graph=True)
+        gg = torch.autograd.grad(g.sum(), x)
+        """,
+    # an integer output saved for backward (cummax's indices) does not require grad
+    "cummax_create_graph": """
+        x = torch.tensor([-2.0, -2.75, 1.0], requires_grad=True)
+        v = torch.cummax(x, dim=0)
+        (v[0] * torch.tensor([1.0, -1.0, 2.0])).sum().backward(create_graph=True)  # compare: x.grad
+        y = torch.tensor([[3.0, 1.0], [2.0, 4.0]], requires_grad=True)
+        g, = torch.autograd.grad(torch.cummin(y, 1)[0], y, torch.ones(2, 2, requires_grad=True), create_graph=True)
+        """,
+    "cummax_saves_input": """
+        x = torch.tensor([1.5, -3.0, 0.5], requires_grad=True)
+        v = x * 1
+        m = v.cummin(-1)
+        with torch.no_grad(): v.mul_(0.5)
+        m[0].sum().backward()
+        """,
+    "prelu_weight_under_create_graph": """
+        c = torch.tensor([[-2.5], [-0.25]])
+        w = torch.tensor([-0.25], requires_grad=True)
+        y = F.prelu(c, w)
+        (y * torch.tensor([[-0.5], [2.0]])).sum().backward(create_graph=True)  # compare: w.grad
+        x = torch.zeros(5, 3, 0, requires_grad=True)
+        s = x.nansum().sub(-0.25).pow(-2)
+        w2 = torch.tensor([-3.0], requires_grad=True)
+        (torch.prelu(s, w2) * 1.5).sum().backward(create_graph=True)
+        gg = torch.autograd.grad((w2.grad * torch.tensor([-3.0])).sum(), [w2], allow_unused=True)
+        """,
+    "take_empty_index_backward": """
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        t = x.t().take(torch.tensor([], dtype=torch.int64))
+        (t * torch.zeros(0)).sum().backward()  # compare: x.grad
+        """,
+    # an Ellipsis standing for no dims does not separate advanced indices (PyTorch, not NumPy)
+    "advanced_index_empty_ellipsis": """
+        x = torch.arange(12.0).reshape(1, 3, 4).requires_grad_()
+        a = x[-1:-1:1, [1], ..., [-2]]
+        b = x[0:1, [1, 2], ..., [0, 3]]
+        c = x[[0], ..., [1, 2], [0, 3]]
+        d = x[0, [1], ..., [2]]
+        b.sum().backward()  # compare: x.grad
+        y = torch.zeros(1, 3, 4)
+        y[0:1, [1, 2], ..., [0, 3]] = torch.ones(1, 2)
+        """,
+    "transpose_0d_create_graph": """
+        x = torch.tensor(-1.5, requires_grad=True)
+        v = x * 1
+        t = v.transpose(0, 0)
+        g, = torch.autograd.grad((t * t).sum(), v, create_graph=True)
+        """,
+    # x[basic] = v under create_graph: v's gradient ends in PyTorch's node (CloneBackward0 where
+    # v is the region's shape up to leading ones, ViewBackward0 where it broadcasts)
+    "setitem_value_gradient_node": """
+        w = torch.ones(2, 4, requires_grad=True)
+        y = torch.zeros(2, 4)
+        a = torch.zeros(1, 1, 4, requires_grad=True)
+        y[None, 1:] = a
+        ga, = torch.autograd.grad((y * w).sum(), a, create_graph=True)
+        z = torch.zeros(1, 4)
+        b = torch.zeros(1, 0, 4, requires_grad=True)
+        z[None, 1:] = b
+        gb, = torch.autograd.grad((z * w[:1]).sum(), b, create_graph=True)
+        u = torch.zeros(3, 4)
+        c = torch.zeros(2, 1, requires_grad=True)
+        u[1:] = c
+        gc, = torch.autograd.grad((u * torch.ones(3, 4, requires_grad=True)).sum(), c, create_graph=True)
+        """,
+    # a hook on an output of a multi-output node that got no gradient is called with None
+    "hook_on_unused_output": """
+        x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        v = torch.aminmax(x)
+        h = v[1].register_hook(lambda g: None)
+        v[0].backward()  # compare: x.grad
+        y = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        w = torch.aminmax(y)
+        k = w[1].register_hook(lambda g: g + 1)
+        w[0].backward()
+        """,
+    # hooks of a node no gradient reached are not called (seed 939's sign, a leaf's)
+    "hook_on_unreached_node": """
+        x = torch.tensor([1.5, -2.0], requires_grad=True)
+        y = torch.tensor([0.5], requires_grad=True)
+        s = torch.sign(x)
+        s.register_hook(lambda g: g + 1)
+        y.register_hook(lambda g: g * 0.5)
+        l = (x.exp() * y).sum()
+        l.backward(create_graph=True)
+        gg = torch.autograd.grad((x.grad * 2).sum(), [x], allow_unused=True)
+        """,
+    # cummin of an empty tensor: the input itself is the gradient (PyTorch's formula)
+    "cummin_empty_create_graph": """
+        c = torch.zeros(0, 2, 3, requires_grad=True)
+        v = torch.cummin(c, -3)
+        v[0].gt_(torch.zeros(0, 1, 3))
+        (v[0].sigmoid() * torch.zeros(0, 2, 3)).sum().backward(create_graph=True)  # compare: c.grad
+        """,
+    "index_copy_source_grad_node": """
+        c = torch.tensor([[-0.5], [1.25], [-0.25]], dtype=torch.float64, requires_grad=True)
+        s = torch.tensor(np.zeros((3, 0)), requires_grad=True)
+        y = torch.index_copy(c, -1, torch.zeros(0, dtype=torch.int64), s)
+        g, = torch.autograd.grad((y.exp().exp() * 0.75).sum(), s, create_graph=True)
+        x = torch.tensor([-2.5])
+        s2 = torch.tensor([2.64], requires_grad=True)
+        y2 = x.index_copy(-1, torch.tensor([0]), s2)
+        g2, = torch.autograd.grad(y2.rsqrt().sum(), s2, create_graph=True)
+        """,
+    # a float written into an integer tensor must fit its range (PyTorch's checked conversion)
+    "float_into_integer_range": """
+        a = torch.tensor([4, 3], dtype=torch.uint8)
+        a.fill_(-2.5)
+        a.fill_(255.5)
+        a.fill_(2.7)
+        a[0] = 255.5
+        a[1] = -0.5
+        a[0] = 1.9
+        b = torch.tensor([1, 2], dtype=torch.int8)
+        b.fill_(-2.5)
+        b[0] = 300.0
+        b[1] = -0.5
+        c = torch.tensor([1, 2])
+        c[1] = np.nan
+        c.fill_(np.inf)
+        d = torch.full((2,), 255.5, dtype=torch.uint8)
+        """,
+    "clamp_nan_bound": """
+        x = torch.tensor([1.0, np.nan, -2.0], requires_grad=True)
+        a = x.clamp(min=np.nan)
+        b = x.clamp(np.nan, 1.0)
+        c = x.clamp_max(np.nan)
+        d = torch.tensor([1, 2], dtype=torch.int16).clamp(max=np.nan)
+        (a * 2).sum().backward()  # compare: x.grad
+        """,
+    "inf_norm_over_empty_dim": """
+        a = torch.dist(torch.zeros(3, 4, 1, 0), torch.zeros(1, 0), float('inf'))
+        b = torch.linalg.vector_norm(torch.zeros(0, 3), float('-inf'), 0)
+        c = torch.linalg.vector_norm(torch.zeros(0, 3), float('inf'), 1)
+        """,
+    "index_fill_0d": """
+        x = torch.tensor(-2.75, dtype=torch.float64, requires_grad=True)
+        y = torch.index_copy(x, 0, torch.tensor([0]), torch.tensor(2.6, dtype=torch.float64))
+        (y * -2.5).sum().backward(create_graph=True)  # compare: x.grad
+        z = torch.tensor(np.nan).index_fill(0, torch.tensor([0]), 1.0)
+        """,
+    # threshold_ writes an expanded view (PyTorch's kernel skips the overlap check)
+    "threshold_expanded_view": """
+        x = torch.tensor([0.62, -1.771], dtype=torch.float64)
+        torch.threshold_(x.expand(2, 2), -1.0, 1.5)  # compare: x
+        y = torch.tensor([0.5, -2.0])
+        F.threshold(y.expand(3, 2), 0.0, 7.0, inplace=True)  # compare: y
+        """,
+    # index_put keeps a non-contiguous input's layout (PyTorch clones it); logcumsumexp's
+    # result is contiguous: what view() accepts after them
+    "index_put_logcumsumexp_layout": """
+        x = torch.arange(12).reshape(3, 4).T
+        y = torch.index_put(x, (torch.tensor([0, 1]),), torch.tensor([7]))
+        a = y.view(12)
+        b = y.T.reshape(12)
+        l = x.double().logcumsumexp(1)
+        c = l.view(12)
+        """,
+    "index_put_value_grad_node": """
+        x = torch.tensor([[1.0, 2.0, 2.0]])
+        c = torch.tensor([[-0.25, -1.0, 2.0]], requires_grad=True)
+        y = torch.index_put(x, (torch.tensor([0]),), c)
+        g, = torch.autograd.grad((y * y).sum(), c, create_graph=True)
+        d = torch.tensor([0.5, 1.5], requires_grad=True)
+        z = torch.index_put(torch.zeros(2, 2), (torch.tensor([1]),), d)
+        h, = torch.autograd.grad((z * z).sum(), d, create_graph=True)
+        """,
+    # logcumsumexp of an empty tensor hands the (empty) gradient on as it is
+    "logcumsumexp_empty_create_graph": """
+        x = torch.zeros(0, 3, 3, requires_grad=True)
+        y = torch.cat((x, x), dim=2).unsqueeze(-1).logcumsumexp(3)
+        (y * torch.zeros(0, 3, 6, 1)).sum().backward(create_graph=True)  # compare: x.grad
+        z = torch.zeros(2, 0, requires_grad=True)
+        g, = torch.autograd.grad(z.logcumsumexp(1), z, torch.zeros(2, 0, requires_grad=True), create_graph=True)
+        """,
+    # prod of a 0-d tensor passes its gradient on as it is (no view under create_graph)
+    "prod_0d_dim_create_graph": """
+        c = torch.tensor(0.376, requires_grad=True)
+        y = F.softmax(c.prod(0), dim=-1)
+        g, = torch.autograd.grad((y * 0.25 * -1.381).sum(), c, create_graph=True)
+        z = (c * c).prod()
+        h, = torch.autograd.grad(z, c, create_graph=True)
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_program_agrees_with_pytorch(name):
+    mismatch = fuzz.run_program(fuzz.parse_repro(PROGRAMS[name]))
+    assert mismatch is None, f"{name}: {mismatch.key}: {mismatch.detail}"
