@@ -101,6 +101,20 @@ def check_implementation_flags(foreach, fused, differentiable, capturable=False)
         raise NotImplementedError("numbagrad.optim does not support capturable=True")
 
 
+def check_adam_arguments(lr, eps, betas, weight_decay) -> None:
+    """PyTorch's ValueError for the first invalid one of Adam's family's arguments (Adam,
+    AdamW, Adamax, NAdam, RAdam check them in this order)."""
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+
+
 def new_step(value: float = 0.0) -> Tensor:
     """The step count PyTorch keeps per parameter: a 0-dim float tensor on the CPU (float64
     when that is the default dtype, else float32)."""
