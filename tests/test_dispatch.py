@@ -276,6 +276,15 @@ def test_a_single_value_operand_of_an_integer_tensor(lib):
         assert out.tolist() == want and out.dtype == dtype
 
 
+def test_the_broadcast_error_names_the_first_mismatch_from_the_right(lib):
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
+                                           r"tensor b \(2\) at non-singleton dimension 1"):
+        lib.ones(2, 3) * lib.ones(3, 2)
+    with pytest.raises(RuntimeError, match=r"The size of tensor a \(2\) must match the size of "
+                                           r"tensor b \(5\) at non-singleton dimension 1"):
+        lib.ones(4, 2, 3) + lib.ones(5, 3)
+
+
 def test_shapes_that_do_not_broadcast_raise_pytorchs_error():
     with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
                                            r"tensor b \(2\) at non-singleton dimension 1"):

@@ -411,7 +411,9 @@ def broadcast_shapes(*shapes) -> tuple:
     out = [1] * ndim
     for s in shapes:
         off = ndim - len(s)
-        for i, n in enumerate(s):
+        # (from the last dim: PyTorch names the first mismatch from the right)
+        for i in range(len(s) - 1, -1, -1):
+            n = s[i]
             cur = out[off + i]
             if n == cur or n == 1:
                 continue
