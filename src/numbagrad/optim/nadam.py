@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .optimizer import (
-    Optimizer, addcdiv_, addcmul_, check_adam_arguments, check_implementation_flags, lerp_,
-    new_step, next_step,
+    Optimizer, addcdiv_, addcmul_, check_adam_arguments, check_implementation_flags,
+    decayed_gradient, lerp_, new_step, next_step,
 )
 
 
@@ -34,15 +34,9 @@ class NAdam(Optimizer):
             state["mu_product"] = new_step(1.0)
             state["exp_avg"] = p.new_zeros(p.shape)
             state["exp_avg_sq"] = p.new_zeros(p.shape)
-        if group["maximize"]:
-            grad = -grad
+        grad = decayed_gradient(p, grad, group)
         step = next_step(state)
-        lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad + p * weight_decay
+        lr, (beta1, beta2) = group["lr"], group["betas"]
         momentum_decay = group["momentum_decay"]
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))

@@ -115,6 +115,21 @@ def check_adam_arguments(lr, eps, betas, weight_decay) -> None:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
+def decayed_gradient(p: Tensor, grad: Tensor, group) -> Tensor:
+    """``grad`` negated for ``maximize``, then with the group's weight decay: added to it (L2),
+    or, with ``decoupled_weight_decay``, taken from ``p`` itself in place (AdamW's), as NAdam
+    and RAdam do before their moments."""
+    if group["maximize"]:
+        grad = -grad
+    weight_decay = group["weight_decay"]
+    if weight_decay != 0:
+        if group["decoupled_weight_decay"]:
+            p.mul_(1 - group["lr"] * weight_decay)
+        else:
+            grad = grad + p * weight_decay
+    return grad
+
+
 def new_step(value: float = 0.0) -> Tensor:
     """The step count PyTorch keeps per parameter: a 0-dim float tensor on the CPU (float64
     when that is the default dtype, else float32)."""

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from .optimizer import (
-    Optimizer, addcmul_, check_adam_arguments, check_implementation_flags, lerp_, new_step,
-    next_step,
+    Optimizer, addcmul_, check_adam_arguments, check_implementation_flags,
+    decayed_gradient, lerp_, new_step, next_step,
 )
 
 
@@ -30,15 +30,9 @@ class RAdam(Optimizer):
             state["step"] = new_step()
             state["exp_avg"] = p.new_zeros(p.shape)
             state["exp_avg_sq"] = p.new_zeros(p.shape)
-        if group["maximize"]:
-            grad = -grad
+        grad = decayed_gradient(p, grad, group)
         step = next_step(state)
-        lr, (beta1, beta2), weight_decay = group["lr"], group["betas"], group["weight_decay"]
-        if weight_decay != 0:
-            if group["decoupled_weight_decay"]:
-                p.mul_(1 - lr * weight_decay)
-            else:
-                grad = grad + p * weight_decay
+        lr, (beta1, beta2) = group["lr"], group["betas"]
         exp_avg = lerp_(state["exp_avg"], grad, 1 - beta1)
         exp_avg_sq = addcmul_(state["exp_avg_sq"].mul_(beta2), grad, grad, 1 - beta2)
         bias_correction2 = 1 - beta2**step
