@@ -22,16 +22,21 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(PY) examples/demo.py
 
+# Tests run on every core (pytest-xdist), a test file per worker at a time: most kernels a file
+# compiles are its own, so workers seldom compile the same one (the kernel cache on disk is
+# shared; its writes are atomic). `make test XDIST=` runs them in one process.
+XDIST := -n auto --dist loadfile
+
 # The CPU suite, then the CUDA tests a second time in their own process in Numba's CUDA
 # simulator (on a GPU machine, `pytest -m cuda` without the variable runs them for real),
 # then the package as a user gets it (wheel-check).
 test: test-cpu test-cuda wheel-check
 
 test-cpu: $(STAMP)
-	$(PY) -m pytest -q -m "not cuda and not ptx"
+	$(PY) -m pytest -q -m "not cuda and not ptx" $(XDIST)
 
 test-cuda: $(STAMP)
-	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q -m cuda
+	NUMBA_ENABLE_CUDASIM=1 $(PY) -m pytest -q -m cuda $(XDIST)
 
 # The multi-rank tests alone: tests/mpi/ scripts on 2 ranks under mpiexec (mpi4py and MPICH's
 # wheel, which brings mpiexec into the venv); test-cpu runs them too.
