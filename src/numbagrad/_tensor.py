@@ -17,6 +17,12 @@ from .backend.memory import escape
 _BY_NP = D._BY_NP
 
 
+# a new Size without ``Size(...)``'s type call (it has no __new__ or __init__ of its own):
+# half the cost of the ``shape`` that code reads all the time
+_new_size = tuple.__new__
+_tuple_item = tuple.__getitem__
+
+
 class Size(tuple):
     """A tensor's shape: a tuple that prints as ``numbagrad.Size([3, 4])``."""
 
@@ -27,8 +33,10 @@ class Size(tuple):
 
     # slices, concatenations and repeats of a Size are Sizes, as PyTorch's
     def __getitem__(self, index):
-        out = tuple.__getitem__(self, index)
-        return Size(out) if isinstance(index, slice) else out
+        if type(index) is int:  # (the common case first: ``x.shape[0]``)
+            return _tuple_item(self, index)
+        out = _tuple_item(self, index)
+        return _new_size(Size, out) if isinstance(index, slice) else out
 
     def __add__(self, other):
         if not isinstance(other, tuple):
@@ -206,12 +214,15 @@ class Tensor:
 
     @property
     def shape(self) -> Size:
-        return Size(self._data.shape)
+        return _new_size(Size, self._data.shape)
 
     def size(self, dim=None):
-        shape = self.shape
         if dim is None:
-            return shape
+            return self.shape
+        # (a plain tuple: no Size made to read one size; a lazy tensor's is its expression's)
+        shape = self._data.shape if self._lazy is None else self._lazy.shape
+        if type(dim) is int and 0 <= dim < len(shape):
+            return shape[dim]
         if not shape and isinstance(dim, (int, np.integer)):
             raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
         # (tuple's own indexing: Size's is a Python method, for slices that stay Sizes)
@@ -687,7 +698,7 @@ class LazyTensor(Tensor):
 
     @property
     def shape(self) -> Size:
-        return Size(self._lazy.shape)
+        return _new_size(Size, self._lazy.shape)
 
     @property
     def dtype(self) -> D.dtype:

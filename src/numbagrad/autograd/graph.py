@@ -7,6 +7,7 @@ import itertools
 import weakref
 
 from . import anomaly_mode as _anomaly
+from .grad_mode import _state as _grad_state
 from .accumulate import accumulate_into_grad, gradient_is_unshared, run_post_accumulate_grad_hooks
 
 _sequence = itertools.count()
@@ -196,7 +197,7 @@ def edge_of(tensor):
 def sum_to(g, shape):
     """Sum a broadcast gradient back to ``shape`` (the framework's job, never a rule's)."""
     shape = tuple(shape)
-    have = g.shape
+    have = g._data.shape if g._lazy is None else tuple(g.shape)
     if have == shape:
         return g
     if not shape:
@@ -208,6 +209,10 @@ def sum_to(g, shape):
             dims.append(lead + i)
     if dims:
         g = g.sum(tuple(dims), True)  # (dim, keepdim)
+        if lead >= 0 and not _grad_state.enabled:
+            # nothing records: the new sum's own array takes the shape (a view op would
+            # make a Tensor and a view of it, 2.5 us, for what nothing else holds)
+            return _wrap(type(g), g._data.reshape(shape))
     if lead > 0:
         g = g.view(shape)  # (a new sum: contiguous, so the view reshape would make)
     elif lead:

@@ -158,10 +158,47 @@ def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
                 f"    for j in {loop}(out.shape[0]):\n"
                 f"        out[j] = {fname}({call})"
             )
+    if n_in == 2:
+        # (serial only: a large broadcast with threads takes ``rows``)
+        out += _broadcast_sources(fname, params)
     for prefix in ("flat", "par"):
         table = ", ".join(f"{p!r}: {prefix}_{p}" for p in patterns)
+        if prefix == "flat" and n_in == 2:
+            table += ", " + ", ".join(f"{p!r}: flat_{p}" for p in BROADCASTS)
         out.append(f"{prefix.upper()} = {{{table}}}")
     return out
+
+
+# The loops of a binary op whose operands broadcast in one of two ways, by a letter per
+# operand (``a``: of the result's shape): ``r`` a row repeated over the leading dims
+# (``x + b`` with a bias b of shape (n,) or (1, n)), ``c`` a column, one value per row,
+# repeated along the trailing dims (``x - x.mean(1, keepdim=True)``, shape (m, 1)).
+BROADCASTS = ("ar", "ra", "ac", "ca")
+
+
+def _broadcast_sources(fname: str, params: list) -> list[str]:
+    """``flat_ar`` .. ``flat_ca`` (``BROADCASTS``) over 1-d operands: the result's rows, each
+    a slice with a unit stride, so that its loop vectorizes (``_elementwise_source``)."""
+    tail = "".join(", " + p for p in params)
+    sources = []
+    for pattern in BROADCASTS:
+        full = pattern.index("a")
+        other = 1 - full
+        if "r" in pattern:
+            size, row_value = f"a{other}.shape[0]", f"a{other}[j]"
+        else:
+            size, row_value = f"out.shape[0] // max(a{other}.shape[0], 1)", f"a{other}[r]"
+        call = ["", ""]
+        call[full], call[other] = "v[j]", row_value
+        sources.append(
+            f"{codegen.jit_line()}\ndef flat_{pattern}(out, a0, a1{tail}):\n"
+            f"    n = {size}\n"
+            f"    for r in range(out.shape[0] // max(n, 1)):\n"
+            f"        vo = out[r * n:r * n + n]\n"
+            f"        v = a{full}[r * n:r * n + n]\n"
+            f"        for j in range(n):\n"
+            f"            vo[j] = {fname}({call[0]}, {call[1]}{tail})")
+    return sources
 
 
 def scalar_functions_source(functions: list[tuple[str, object]]) -> list[str]:
@@ -564,6 +601,40 @@ def _first_num_threads():
 num_threads = _first_num_threads  # the thread count numba.set_num_threads last set
 
 
+def _broadcast_launch(mod, arrays, shape, out, params):
+    """Run a ``BROADCASTS`` loop when one of two C-contiguous operands has the result's shape
+    and the other is a row or a column of it (the result is new or C-contiguous, of a size
+    without threads); False otherwise."""
+    if len(arrays) != 2 or out.size >= mod.PARALLEL_MIN and num_threads() > 1:
+        return False
+    a, b = arrays
+    if a.shape == shape:
+        first, part = True, b
+    elif b.shape == shape:
+        first, part = False, a
+    else:
+        return False
+    if not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return False
+    nd = len(shape)
+    padded = (1,) * (nd - part.ndim) + part.shape
+    lead = 0  # the part's leading dims of size 1: a row
+    while lead < nd and padded[lead] == 1:
+        lead += 1
+    if padded[lead:] == shape[lead:]:
+        kind = "r"
+    else:
+        trail = nd  # its trailing dims of size 1: a column
+        while trail and padded[trail - 1] == 1:
+            trail -= 1
+        if padded[:trail] != shape[:trail]:
+            return False
+        kind = "c"
+    pattern = "a" + kind if first else kind + "a"
+    mod.FLAT[pattern](out if out.ndim == 1 else out.ravel(), a.ravel(), b.ravel(), *params)
+    return True
+
+
 def _loops(mod, n):
     """The serial (``FLAT``) or parallel (``PAR``) loop table of ``mod`` for ``n`` elements."""
     # asked only when the size could use threads
@@ -653,7 +724,8 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
         strides = result_strides(arrays, shape)
         if strides is None:
             out = empty(shape, out_dtype)
-            if out.size and _flat_launch(mod, arrays, shape, out, params):
+            if out.size and (_flat_launch(mod, arrays, shape, out, params)
+                             or _broadcast_launch(mod, arrays, shape, out, params)):
                 return out
         else:
             out = empty_strided(shape, strides, out_dtype)
@@ -661,7 +733,9 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
         raise RuntimeError(
             f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}"
         )
-    elif out.size and out.flags.carray and _flat_launch(mod, arrays, shape, out, params):
+    elif out.size and out.flags.carray and (
+            _flat_launch(mod, arrays, shape, out, params)
+            or _broadcast_launch(mod, arrays, shape, out, params)):
         return out
     kernel = mod.kernel
     if out.size == 0:
@@ -788,6 +862,14 @@ def run_reduce(kernel, a: np.ndarray, dims: tuple, out_dtype, params=()):
 def run_rows(kernel, a: np.ndarray, dim: int):
     """Apply a row kernel (``kernel(rows, out)``, same shape out: softmax, cumsum) along
     ``dim``; ``kernel`` is a function of ``kernels_reduce``."""
+    if a.ndim and (dim == -1 or dim == a.ndim - 1) and a.flags.c_contiguous:
+        # the rows are the array's own (softmax over the last dim): no moves, no copies
+        # (np.moveaxis alone costs about 2 us a call)
+        rows = a.reshape(-1, a.shape[-1])
+        out = np.empty(rows.shape, a.dtype)
+        if out.size:
+            get_reduce_kernel(kernel, a.dtype)(rows, out)
+        return out.reshape(a.shape)
     moved = np.moveaxis(a, dim, -1)
     rows = np.ascontiguousarray(moved).reshape(-1, a.shape[dim] if a.ndim else 1)
     out = np.empty_like(rows)
@@ -954,13 +1036,18 @@ def full(shape, value, dtype):
 
 def as_strided(a, shape, strides):
     """A writable view of ``a``'s memory with byte ``strides``."""
-    if a.flags.c_contiguous and min(strides, default=0) >= 0:
+    if a.flags.c_contiguous:
         # the ndarray constructor on a's buffer (0.5 us against as_strided's 3.7) when the
         # view stays inside ``a`` (an expanded gradient); a view reaching into the rest of
         # ``a``'s base goes through as_strided
-        span = a.itemsize + sum((n - 1) * st for n, st in zip(shape, strides))
-        if span <= a.nbytes and 0 not in shape:
-            return np.ndarray(tuple(shape), a.dtype, a, 0, tuple(strides))
+        span = a.itemsize
+        for n, st in zip(shape, strides):
+            if st < 0 or not n:
+                break
+            span += (n - 1) * st
+        else:
+            if span <= a.nbytes:
+                return np.ndarray(tuple(shape), a.dtype, a, 0, tuple(strides))
     return np.lib.stride_tricks.as_strided(a, tuple(shape), tuple(strides))
 
 

@@ -292,8 +292,10 @@ squeeze.defjvp(linear(squeeze))
 
 @composite("unsqueeze", view=True, variants="function method")
 def unsqueeze(ctx, x, dim):
-    d = ctx.dim = normalize_dims(dim, x.ndim + 1)[0]
-    return x._data.reshape(x.shape[:d] + (1,) + x.shape[d:])
+    a = x._data
+    shape = a.shape  # (the array's: a tuple, not a new Size for each slice)
+    d = ctx.dim = normalize_dims(dim, len(shape) + 1)[0]
+    return a.reshape(shape[:d] + (1,) + shape[d:])
 
 
 @unsqueeze.defvjp
@@ -306,7 +308,8 @@ unsqueeze.defjvp(linear(unsqueeze))
 @composite("expand", view=True, variants="method")
 def expand(ctx, x, *sizes):
     sizes = parse_shape(sizes)
-    have = x.shape
+    a = x._data
+    have = a.shape
     if len(sizes) < len(have):
         raise RuntimeError(
             f"expand(numbagrad.{_tname(x)}{{{_fmt(x.shape)}}}, size={_fmt(sizes)}): the number of "
@@ -314,7 +317,6 @@ def expand(ctx, x, *sizes):
             "dimensions in the tensor (" + str(x.ndim) + ")"
         )
     lead = len(sizes) - len(have)
-    a = x._data
     have_strides = a.strides
     shape, strides = [], []
     for i, s in enumerate(sizes):
@@ -1158,47 +1160,47 @@ def _join_dtype(tensors, name):
     return D.result_type(*tensors)
 
 
-def _legacy_empty(t):
-    """An empty 1-D tensor, which ``cat`` leaves out whatever the other tensors' shapes."""
-    return t.ndim == 1 and t.shape[0] == 0
-
-
 @composite("cat", variants="function")
 def cat(ctx, tensors, dim=0):
     dt = _join_dtype(tensors, "torch.cat")
-    # the shape comes from the first tensor that is not a legacy empty 1-D one (PyTorch skips
-    # those whatever the other tensors' dims)
-    for i, t in enumerate(tensors):
-        if t.ndim == 0:
+    # (the arrays' shapes, plain tuples: a Tensor's shape is a new Size each time it is read)
+    shapes = [t._data.shape for t in tensors]
+    for i, sh in enumerate(shapes):
+        if not sh:
             raise RuntimeError(
                 f"zero-dimensional tensor (at position {i}) cannot be concatenated"
             )
-    ref = next((t for t in tensors if not _legacy_empty(t)), tensors[0])
+    # the shape comes from the first tensor that is not a legacy empty 1-D one (PyTorch skips
+    # those whatever the other tensors' dims)
+    ref = next((sh for sh in shapes if sh != _LEGACY_EMPTY), shapes[0])
+    nd = len(ref)
     # (when every tensor is empty 1-D, PyTorch does not check dim: the result is empty 1-D)
-    d = normalize_dims(dim, ref.ndim)[0] if not _legacy_empty(ref) else 0
-    for i, t in enumerate(tensors):
-        if _legacy_empty(t):
+    d = normalize_dims(dim, nd)[0] if ref != _LEGACY_EMPTY else 0
+    for i, sh in enumerate(shapes):
+        if sh == _LEGACY_EMPTY:
             continue
-        if t.ndim != ref.ndim:
+        if len(sh) != nd:
             raise RuntimeError(
-                "Tensors must have same number of dimensions: got "
-                f"{ref.ndim} and {t.ndim}"
+                f"Tensors must have same number of dimensions: got {nd} and {len(sh)}"
             )
-        for k in range(ref.ndim):
-            if k != d and t.shape[k] != ref.shape[k]:
+        for k in range(nd):
+            if k != d and sh[k] != ref[k]:
                 raise RuntimeError(
                     f"Sizes of tensors must match except in dimension {d}. Expected size "
-                    f"{ref.shape[k]} but got size {t.shape[k]} for tensor number {i} in the list."
+                    f"{ref[k]} but got size {sh[k]} for tensor number {i} in the list."
                 )
     ctx.dim = d
-    parts = [t._data.astype(dt.np, copy=False) for t in tensors
-             if not (_legacy_empty(t) and ref.ndim != 1)]
-    ctx.sizes = [t.shape[d] if t.ndim == ref.ndim else 0 for t in tensors]
-    shape = list(ref.shape) if not _legacy_empty(ref) else [0]
+    parts = [t._data.astype(dt.np, copy=False) for t, sh in zip(tensors, shapes)
+             if not (sh == _LEGACY_EMPTY and nd != 1)]
+    ctx.sizes = [sh[d] if len(sh) == nd else 0 for sh in shapes]
+    shape = list(ref) if ref != _LEGACY_EMPTY else [0]
     shape[d] = sum(ctx.sizes)
     shape = tuple(shape)
     strides = layout.join_strides(shape, _layouts(tensors))
     return _join(ctx.backend, parts, d, shape, strides, dt)
+
+
+_LEGACY_EMPTY = (0,)  # the shape of a tensor ``cat`` leaves out whatever the others' shapes
 
 
 def _layouts(tensors):
