@@ -5,12 +5,14 @@ runs one thread per row).
 Output point (n, oh, ow) reads the input at the position its grid entry names, through
 ``taps`` x ``taps`` input pixels: 1 (nearest), 2 (bilinear) or 4 (bicubic) per axis. The weight
 of tap (tx, ty) is a product of one weight per axis, each a polynomial of the position's
-fraction, so its derivatives along the grid's x and y are products too: ``_weight(.., m, ..)``
-is the m-th derivative of an axis weight by that axis' grid coordinate. A sample is a sum of
-such products, ``sum_(a, b) coeffs[a, b] * wx^(a) * wy^(b)``, with coefficients per output
-point (``coeffs``; one coefficient 1 for an ordinary sample, ``nc = 1``): the derivatives of a
-sample by its grid are samples of this form again, so the backward's own gradients, of any
-order, are these three kernels (ops/grid.py).
+fraction, so its derivatives by the grid's x and y are products too: ``_weight(.., m, ..)`` is
+the m-th derivative of an axis weight by that axis' grid coordinate. A sample is a sum of such
+products, ``sum_(a, b) coeffs[a, b] * wx^(a) * wy^(b)``, with coefficients per output point (one
+coefficient 1 for an ordinary sample, ``nc = 1``): the derivatives of a sample by its grid are
+samples of this form again, so the backward's own gradients, of any order, are these kernels
+(ops/grid.py). ``grid_plan_row`` computes the taps and weights once per point; the sample, its
+adjoint (the input's gradient, ``grid_scatter_row``) and its projections on the derivative
+orders (``grid_project_row``) read them.
 
 Modes and paddings are PyTorch's numbers: mode 0 bilinear, 1 nearest, 2 bicubic; padding 0
 zeros, 1 border, 2 reflection. The positions are computed as PyTorch's CPU kernels do
@@ -150,112 +152,126 @@ def _weight(mode, m, t, f, mult):
     return d
 
 
-# ---------------------------------------------------------------- sample, scatter, project
+# ---------------------------------------------------------------- plan, sample, scatter, project
+# A plan holds, per output point i, axis a (0: x, 1: y) and tap t, at k = (i * 2 + a) * taps + t:
+# the tap's pixel ``idx[k]`` (-1: it reads zero) and the derivatives of its weight,
+# ``wts[k * nb + m]`` of order m < nb. The kernels below read it, so the positions and weights
+# are computed once per point, not once per channel.
 
 
-def grid_sample_row(i, x, xo, sxn, sxc, sxh, sxw, C, H, W, g, go, sgn, sgh, sgw, sgk, OH, OW,
-                    c, co, scn, sch, scw, sck, nc, mode, padding, align, out):
-    # row i = output point (n, oh, ow): out[n, :, oh, ow], the sample of every channel
+def grid_plan_row(i, g, go, sgn, sgh, sgw, sgk, H, W, OH, OW, taps, nb, mode, padding, align,
+                  idx, wts):
+    # row i = output point (n, oh, ow)
     ow = i % OW
     r = i // OW
     oh = r % OH
     n = r // OH
     gp = go + n * sgn + oh * sgh + ow * sgw
-    x0, fx, mx = _locate(g[gp], W, mode, padding, align)
-    y0, fy, my = _locate(g[gp + sgk], H, mode, padding, align)
-    cp = co + n * scn + oh * sch + ow * scw
-    taps = 2 if mode == 0 else (1 if mode == 1 else 4)
+    for a in range(2):
+        size = W if a == 0 else H
+        first, f, mult = _locate(g[gp + a * sgk], size, mode, padding, align)
+        for t in range(taps):
+            k = (i * 2 + a) * taps + t
+            idx[k] = _tap(first, t, size, mode, padding, align)
+            for m in range(nb):
+                wts[k * nb + m] = _weight(mode, m, t, f, mult)
+
+
+def grid_sample_row(i, x, xo, sxn, sxc, sxh, sxw, C, OH, OW, taps, idx, wts, nb, c, co, scn,
+                    sch, scw, sck, nc, out):
+    # row i = output point (n, oh, ow): out[n, :, oh, ow], the sample of every channel, its
+    # weights ``sum_(a, b) c[a, b] * wx^(a) * wy^(b)`` (nc orders of each axis; nc <= nb)
+    ow = i % OW
+    r = i // OW
+    oh = r % OH
+    n = r // OH
     OHW = OH * OW
     ob = n * C * OHW + oh * OW + ow
+    cp = co + n * scn + oh * sch + ow * scw
     for ch in range(C):
         out[ob + ch * OHW] = _c(0)
     for ty in range(taps):
-        yy = _tap(y0, ty, H, mode, padding, align)
+        ky = (i * 2 + 1) * taps + ty
+        yy = idx[ky]
         if yy < 0:
             continue
         for tx in range(taps):
-            xx = _tap(x0, tx, W, mode, padding, align)
+            kx = i * 2 * taps + tx
+            xx = idx[kx]
             if xx < 0:
                 continue
             w = _c(0)
             for a in range(nc):
-                wa = _weight(mode, a, tx, fx, mx)
                 for b in range(nc):
-                    w += c[cp + (a * nc + b) * sck] * wa * _weight(mode, b, ty, fy, my)
+                    w += c[cp + (a * nc + b) * sck] * wts[kx * nb + a] * wts[ky * nb + b]
             src = xo + n * sxn + yy * sxh + xx * sxw
             for ch in range(C):
                 out[ob + ch * OHW] += w * x[src + ch * sxc]
 
 
-def grid_sample_scatter_row(i, gr, gro, srn, src_, srh, srw, C, H, W, g, go, sgn, sgh, sgw,
-                            sgk, OH, OW, c, co, scn, sch, scw, sck, nc, mode, padding, align,
-                            dx):
-    # row i = plane (n, ch) of dx (N, C, H, W): every output point's gradient ``gr`` added
-    # to the pixels it read, with their weights (grid_sample_row's adjoint in its input)
+def grid_scatter_row(i, r, ro, srn, src, srh, srw, C, H, W, OH, OW, taps, idx, wts, nb, c, co,
+                     scn, sch, scw, sck, nc, dx):
+    # row i = plane (n, ch) of dx (N, C, H, W): each output point's gradient ``r`` added to the
+    # pixels it read, times their weights (grid_sample_row's adjoint in its input)
     ch = i % C
     n = i // C
     base = i * H * W
     for p in range(H * W):
         dx[base + p] = _c(0)
-    taps = 2 if mode == 0 else (1 if mode == 1 else 4)
     for oh in range(OH):
         for ow in range(OW):
-            gp = go + n * sgn + oh * sgh + ow * sgw
-            x0, fx, mx = _locate(g[gp], W, mode, padding, align)
-            y0, fy, my = _locate(g[gp + sgk], H, mode, padding, align)
+            pt = (n * OH + oh) * OW + ow
+            v = r[ro + n * srn + ch * src + oh * srh + ow * srw]
             cp = co + n * scn + oh * sch + ow * scw
-            v = gr[gro + n * srn + ch * src_ + oh * srh + ow * srw]
             for ty in range(taps):
-                yy = _tap(y0, ty, H, mode, padding, align)
+                ky = (pt * 2 + 1) * taps + ty
+                yy = idx[ky]
                 if yy < 0:
                     continue
                 for tx in range(taps):
-                    xx = _tap(x0, tx, W, mode, padding, align)
+                    kx = pt * 2 * taps + tx
+                    xx = idx[kx]
                     if xx < 0:
                         continue
                     w = _c(0)
                     for a in range(nc):
-                        wa = _weight(mode, a, tx, fx, mx)
                         for b in range(nc):
-                            w += c[cp + (a * nc + b) * sck] * wa * _weight(mode, b, ty, fy, my)
+                            w += c[cp + (a * nc + b) * sck] * wts[kx * nb + a] * wts[ky * nb + b]
                     dx[base + yy * W + xx] += v * w
 
 
-def grid_sample_project_row(i, gr, gro, srn, src_, srh, srw, x, xo, sxn, sxc, sxh, sxw, C, H,
-                            W, g, go, sgn, sgh, sgw, sgk, OH, OW, first, K, mode, padding,
-                            align, out):
-    # row i = output point (n, oh, ow): out[i, k] = sum over channels of ``gr`` times the
-    # sample of derivative orders (a, b) (the gradient of grid_sample_row by coefficient
-    # (a, b)). ``first``: k = 0, 1 are (1, 0), (0, 1), the grid's gradient of an ordinary
-    # sample; else k = a * nb + b for every order up to the mode's (nb * nb = K)
+def grid_project_row(i, r, ro, srn, src, srh, srw, x, xo, sxn, sxc, sxh, sxw, C, OH, OW, taps,
+                     idx, wts, nb, first, K, out):
+    # row i = output point (n, oh, ow): out[i, k] = the sum over channels of ``r`` times the
+    # sample of derivative orders (a, b), the gradient of grid_sample_row by its coefficient
+    # (a, b). ``first``: k = 0, 1 are (1, 0) and (0, 1), an ordinary sample's grid gradient;
+    # else (a, b) = (k // nb, k % nb), every order below nb (K = nb * nb)
     ow = i % OW
-    r = i // OW
-    oh = r % OH
-    n = r // OH
-    gp = go + n * sgn + oh * sgh + ow * sgw
-    x0, fx, mx = _locate(g[gp], W, mode, padding, align)
-    y0, fy, my = _locate(g[gp + sgk], H, mode, padding, align)
-    taps = 2 if mode == 0 else (1 if mode == 1 else 4)
+    q = i // OW
+    oh = q % OH
+    n = q // OH
     for k in range(K):
         out[i * K + k] = _c(0)
-    gb = gro + n * srn + oh * srh + ow * srw
+    rb = ro + n * srn + oh * srh + ow * srw
     for ty in range(taps):
-        yy = _tap(y0, ty, H, mode, padding, align)
+        ky = (i * 2 + 1) * taps + ty
+        yy = idx[ky]
         if yy < 0:
             continue
         for tx in range(taps):
-            xx = _tap(x0, tx, W, mode, padding, align)
+            kx = i * 2 * taps + tx
+            xx = idx[kx]
             if xx < 0:
                 continue
-            src = xo + n * sxn + yy * sxh + xx * sxw
+            s = xo + n * sxn + yy * sxh + xx * sxw
             v = _c(0)
             for ch in range(C):
-                v += gr[gb + ch * src_] * x[src + ch * sxc]
+                v += r[rb + ch * src] * x[s + ch * sxc]
             for k in range(K):
                 if first == 1:
                     a = 1 - k
                     b = k
                 else:
-                    a = k // taps
-                    b = k % taps
-                out[i * K + k] += _weight(mode, a, tx, fx, mx) * _weight(mode, b, ty, fy, my) * v
+                    a = k // nb
+                    b = k % nb
+                out[i * K + k] += wts[kx * nb + a] * wts[ky * nb + b] * v

@@ -59,57 +59,74 @@ WARN_UNIT_SIZE = ("Since version 1.3.0, affine_grid behavior has changed for uni
 # ---------------------------------------------------------------- kernels on arrays
 
 
+class Plan(NamedTuple):
+    """Each output point's taps and weight derivatives (backend/kernels_grid.py)."""
+
+    idx: object  # flat (points * 2 * taps,) int64 pixels, -1 for a tap that reads zero
+    wts: object  # flat (points * 2 * taps * nb,) the derivatives of orders below nb
+    nb: int
+
+
+def plan_arrays(be, g, shape, how, nb):
+    """The plan of grid ``g`` (N, OH, OW, 2) over an input of ``shape`` (N, C, H, W)."""
+    N, _, H, W = shape
+    OH, OW = g.shape[1:3]
+    points, taps = N * OH * OW, how.taps
+    idx = be.flat_view(be.empty((points * 2 * taps,), np.int64))[0]
+    wts = be.flat_view(be.empty((points * 2 * taps * nb,), g.dtype))[0]
+    gb, go, gs = be.flat_view(g)
+    be.run_row_kernel(KG.grid_plan_row, points, points * taps * nb * 8,
+                      (gb, go, *gs, H, W, OH, OW, taps, nb, *how, idx, wts), g.dtype)
+    return Plan(idx, wts, nb)
+
+
 def _coeff_args(be, coeffs, how, dtype):
     """The kernels' coefficient arguments (buffer, offset, 4 strides, orders per axis): one
     coefficient 1 of order (0, 0) for every point when ``coeffs`` is None."""
     if coeffs is None:
-        return (be.full((1,), 1, dtype), 0, 0, 0, 0, 0, 1)
+        return (be.flat_view(be.full((1,), 1, dtype))[0], 0, 0, 0, 0, 0, 1)
     cb, co, cs = be.flat_view(coeffs)
     return (cb, co, *cs, how.taps)
 
 
-def sample_arrays(be, x, g, coeffs, how):
+def sample_arrays(be, x, g, coeffs, how, plan):
     """(N, C, OH, OW): ``x`` (N, C, H, W) sampled at grid ``g`` (N, OH, OW, 2)."""
-    N, C, H, W = x.shape
+    N, C = x.shape[:2]
     OH, OW = g.shape[1:3]
     out = be.empty((N, C, OH, OW), x.dtype)
     xb, xo, xs = be.flat_view(x)
-    gb, go, gs = be.flat_view(g)
     be.run_row_kernel(KG.grid_sample_row, N * OH * OW, out.size * how.taps ** 2,
-                      (xb, xo, *xs, C, H, W, gb, go, *gs, OH, OW,
-                       *_coeff_args(be, coeffs, how, x.dtype), *how, be.flat_view(out)[0]),
-                      x.dtype)
+                      (xb, xo, *xs, C, OH, OW, how.taps, plan.idx, plan.wts, plan.nb,
+                       *_coeff_args(be, coeffs, how, x.dtype), be.flat_view(out)[0]), x.dtype)
     return out
 
 
-def scatter_arrays(be, grad, g, coeffs, shape, how):
+def scatter_arrays(be, grad, g, coeffs, shape, how, plan):
     """The gradient (``shape``, the input's) of a sample whose output's gradient is ``grad``."""
     N, C, H, W = shape
     OH, OW = g.shape[1:3]
     dx = be.empty(tuple(shape), grad.dtype)
     rb, ro, rs = be.flat_view(grad)
-    gb, go, gs = be.flat_view(g)
-    be.run_row_kernel(KG.grid_sample_scatter_row, N * C, grad.size * how.taps ** 2 + dx.size,
-                      (rb, ro, *rs, C, H, W, gb, go, *gs, OH, OW,
-                       *_coeff_args(be, coeffs, how, grad.dtype), *how, be.flat_view(dx)[0]),
+    be.run_row_kernel(KG.grid_scatter_row, N * C, grad.size * how.taps ** 2 + dx.size,
+                      (rb, ro, *rs, C, H, W, OH, OW, how.taps, plan.idx, plan.wts, plan.nb,
+                       *_coeff_args(be, coeffs, how, grad.dtype), be.flat_view(dx)[0]),
                       grad.dtype)
     return dx
 
 
-def project_arrays(be, grad, x, g, how, first):
+def project_arrays(be, grad, x, g, how, plan, first):
     """(N, OH, OW, K): per point, the sum over channels of ``grad`` times the sample of each
     derivative order: with ``first`` the orders (1, 0) and (0, 1) (an ordinary sample's grid
-    gradient), else every (a, b) as index ``a * taps + b``."""
-    N, C, H, W = x.shape
+    gradient), else every (a, b) below the plan's ``nb`` as index ``a * nb + b``."""
+    N, C = x.shape[:2]
     OH, OW = g.shape[1:3]
-    K = 2 if first else how.taps ** 2
+    K = 2 if first else plan.nb ** 2
     out = be.empty((N, OH, OW, K), x.dtype)
     rb, ro, rs = be.flat_view(grad)
     xb, xo, xs = be.flat_view(x)
-    gb, go, gs = be.flat_view(g)
-    be.run_row_kernel(KG.grid_sample_project_row, N * OH * OW, grad.size * how.taps ** 2,
-                      (rb, ro, *rs, xb, xo, *xs, C, H, W, gb, go, *gs, OH, OW, int(first), K,
-                       *how, be.flat_view(out)[0]), x.dtype)
+    be.run_row_kernel(KG.grid_project_row, N * OH * OW, grad.size * how.taps ** 2,
+                      (rb, ro, *rs, xb, xo, *xs, C, OH, OW, how.taps, plan.idx, plan.wts,
+                       plan.nb, int(first), K, be.flat_view(out)[0]), x.dtype)
     return out
 
 
@@ -176,9 +193,9 @@ def grid_sampler_2d(ctx, input, grid, coeffs, how):
     says; ``coeffs`` (N, OH, OW, taps * taps) or None: see the module's docstring."""
     ctx.how = how
     ctx.save(x=input, g=grid, c=coeffs)
-    be = ctx.backend
-    return sample_arrays(be, input._data, grid._data, None if coeffs is None else coeffs._data,
-                         how)
+    be, x, g = ctx.backend, input._data, grid._data
+    plan = plan_arrays(be, g, x.shape, how, 1 if coeffs is None else how.taps)
+    return sample_arrays(be, x, g, None if coeffs is None else coeffs._data, how, plan)
 
 
 @grid_sampler_2d.defvjp
@@ -200,15 +217,19 @@ def grid_sampler_2d_backward(ctx, grad, input, grid, coeffs, how, mask):
     be = ctx.backend
     gr, x, g = grad._data, input._data, grid._data
     c = None if coeffs is None else coeffs._data
+    # (derivative orders the plan needs: the coefficients', one more for an ordinary sample's
+    # grid gradient, every order for the projections on them)
+    nb = how.taps if coeffs is not None or mask[2] else 2 if mask[1] else 1
+    plan = plan_arrays(be, g, x.shape, how, nb)
     outs = []
     if mask[0]:
-        outs.append(scatter_arrays(be, gr, g, c, x.shape, how))
+        outs.append(scatter_arrays(be, gr, g, c, x.shape, how, plan))
     full = None
     if mask[1]:
         if coeffs is None:
-            outs.append(project_arrays(be, gr, x, g, how, True))
+            outs.append(project_arrays(be, gr, x, g, how, plan, True))
         else:  # sum_(a, b) coeffs[a, b] times the projection of (a + 1, b), and of (a, b + 1)
-            full = project_arrays(be, gr, x, g, how, False)
+            full = project_arrays(be, gr, x, g, how, plan, False)
             nb = how.taps
             with no_grad():
                 p = _by_order(Tensor._make(full), nb)
@@ -217,7 +238,7 @@ def grid_sampler_2d_backward(ctx, grad, input, grid, coeffs, how, mask):
                 gy = R.sum(cc[..., :, :-1] * p[..., :, 1:], (-2, -1))
                 outs.append(M.stack([gx, gy], -1)._data)
     if mask[2]:
-        outs.append(full if full is not None else project_arrays(be, gr, x, g, how, False))
+        outs.append(full if full is not None else project_arrays(be, gr, x, g, how, plan, False))
     return tuple(outs)
 
 
