@@ -161,52 +161,52 @@ def _weight(mode, m, t, f, mult):
 
 def grid_plan_row(i, g, go, sgn, sgh, sgw, sgk, H, W, OH, OW, taps, nb, mode, padding, align,
                   idx, wts):
-    # row i = output point (n, oh, ow)
-    ow = i % OW
-    r = i // OW
-    oh = r % OH
-    n = r // OH
-    gp = go + n * sgn + oh * sgh + ow * sgw
-    for a in range(2):
-        size = W if a == 0 else H
-        first, f, mult = _locate(g[gp + a * sgk], size, mode, padding, align)
-        for t in range(taps):
-            k = (i * 2 + a) * taps + t
-            idx[k] = _tap(first, t, size, mode, padding, align)
-            for m in range(nb):
-                wts[k * nb + m] = _weight(mode, m, t, f, mult)
+    # row i = output row (n, oh): the plan of its OW points
+    oh = i % OH
+    n = i // OH
+    for ow in range(OW):
+        gp = go + n * sgn + oh * sgh + ow * sgw
+        pt = i * OW + ow
+        for a in range(2):
+            size = W if a == 0 else H
+            first, f, mult = _locate(g[gp + a * sgk], size, mode, padding, align)
+            for t in range(taps):
+                k = (pt * 2 + a) * taps + t
+                idx[k] = _tap(first, t, size, mode, padding, align)
+                for m in range(nb):
+                    wts[k * nb + m] = _weight(mode, m, t, f, mult)
 
 
 def grid_sample_row(i, x, xo, sxn, sxc, sxh, sxw, C, OH, OW, taps, idx, wts, nb, c, co, scn,
                     sch, scw, sck, nc, out):
-    # row i = output point (n, oh, ow): out[n, :, oh, ow], the sample of every channel, its
+    # row i = output row (n, oh): out[n, :, oh, :], the samples of every channel, with the
     # weights ``sum_(a, b) c[a, b] * wx^(a) * wy^(b)`` (nc orders of each axis; nc <= nb)
-    ow = i % OW
-    r = i // OW
-    oh = r % OH
-    n = r // OH
+    oh = i % OH
+    n = i // OH
     OHW = OH * OW
-    ob = n * C * OHW + oh * OW + ow
-    cp = co + n * scn + oh * sch + ow * scw
-    for ch in range(C):
-        out[ob + ch * OHW] = _c(0)
-    for ty in range(taps):
-        ky = (i * 2 + 1) * taps + ty
-        yy = idx[ky]
-        if yy < 0:
-            continue
-        for tx in range(taps):
-            kx = i * 2 * taps + tx
-            xx = idx[kx]
-            if xx < 0:
-                continue
-            w = _c(0)
-            for a in range(nc):
-                for b in range(nc):
-                    w += c[cp + (a * nc + b) * sck] * wts[kx * nb + a] * wts[ky * nb + b]
-            src = xo + n * sxn + yy * sxh + xx * sxw
-            for ch in range(C):
-                out[ob + ch * OHW] += w * x[src + ch * sxc]
+    for ow in range(OW):
+        pt = i * OW + ow
+        ob = n * C * OHW + oh * OW + ow
+        cp = co + n * scn + oh * sch + ow * scw
+        for ch in range(C):
+            # (a channel at a time, its sum in a register: the few weights are recomputed)
+            v = _c(0)
+            for ty in range(taps):
+                ky = (pt * 2 + 1) * taps + ty
+                yy = idx[ky]
+                if yy < 0:
+                    continue
+                for tx in range(taps):
+                    kx = pt * 2 * taps + tx
+                    xx = idx[kx]
+                    if xx < 0:
+                        continue
+                    w = _c(0)
+                    for a in range(nc):
+                        for b in range(nc):
+                            w += c[cp + (a * nc + b) * sck] * wts[kx * nb + a] * wts[ky * nb + b]
+                    v += w * x[xo + n * sxn + ch * sxc + yy * sxh + xx * sxw]
+            out[ob + ch * OHW] = v
 
 
 def grid_scatter_row(i, r, ro, srn, src, srh, srw, C, H, W, OH, OW, taps, idx, wts, nb, c, co,
@@ -242,36 +242,36 @@ def grid_scatter_row(i, r, ro, srn, src, srh, srw, C, H, W, OH, OW, taps, idx, w
 
 def grid_project_row(i, r, ro, srn, src, srh, srw, x, xo, sxn, sxc, sxh, sxw, C, OH, OW, taps,
                      idx, wts, nb, first, K, out):
-    # row i = output point (n, oh, ow): out[i, k] = the sum over channels of ``r`` times the
-    # sample of derivative orders (a, b), the gradient of grid_sample_row by its coefficient
-    # (a, b). ``first``: k = 0, 1 are (1, 0) and (0, 1), an ordinary sample's grid gradient;
-    # else (a, b) = (k // nb, k % nb), every order below nb (K = nb * nb)
-    ow = i % OW
-    q = i // OW
-    oh = q % OH
-    n = q // OH
-    for k in range(K):
-        out[i * K + k] = _c(0)
-    rb = ro + n * srn + oh * srh + ow * srw
-    for ty in range(taps):
-        ky = (i * 2 + 1) * taps + ty
-        yy = idx[ky]
-        if yy < 0:
-            continue
-        for tx in range(taps):
-            kx = i * 2 * taps + tx
-            xx = idx[kx]
-            if xx < 0:
+    # row i = output row (n, oh): per point, out[pt, k] = the sum over channels of ``r`` times
+    # the sample of derivative orders (a, b), the gradient of grid_sample_row by its
+    # coefficient (a, b). ``first``: k = 0, 1 are (1, 0) and (0, 1), an ordinary sample's grid
+    # gradient; else (a, b) = (k // nb, k % nb), every order below nb (K = nb * nb)
+    oh = i % OH
+    n = i // OH
+    for ow in range(OW):
+        pt = i * OW + ow
+        for k in range(K):
+            out[pt * K + k] = _c(0)
+        rb = ro + n * srn + oh * srh + ow * srw
+        for ty in range(taps):
+            ky = (pt * 2 + 1) * taps + ty
+            yy = idx[ky]
+            if yy < 0:
                 continue
-            s = xo + n * sxn + yy * sxh + xx * sxw
-            v = _c(0)
-            for ch in range(C):
-                v += r[rb + ch * src] * x[s + ch * sxc]
-            for k in range(K):
-                if first == 1:
-                    a = 1 - k
-                    b = k
-                else:
-                    a = k // nb
-                    b = k % nb
-                out[i * K + k] += wts[kx * nb + a] * wts[ky * nb + b] * v
+            for tx in range(taps):
+                kx = pt * 2 * taps + tx
+                xx = idx[kx]
+                if xx < 0:
+                    continue
+                s = xo + n * sxn + yy * sxh + xx * sxw
+                v = _c(0)
+                for ch in range(C):
+                    v += r[rb + ch * src] * x[s + ch * sxc]
+                for k in range(K):
+                    if first == 1:
+                        a = 1 - k
+                        b = k
+                    else:
+                        a = k // nb
+                        b = k % nb
+                    out[pt * K + k] += wts[kx * nb + a] * wts[ky * nb + b] * v

@@ -75,7 +75,7 @@ def plan_arrays(be, g, shape, how, nb):
     idx = be.flat_view(be.empty((points * 2 * taps,), np.int64))[0]
     wts = be.flat_view(be.empty((points * 2 * taps * nb,), g.dtype))[0]
     gb, go, gs = be.flat_view(g)
-    be.run_row_kernel(KG.grid_plan_row, points, points * taps * nb * 8,
+    be.run_row_kernel(KG.grid_plan_row, N * OH, points * taps * nb * 8,
                       (gb, go, *gs, H, W, OH, OW, taps, nb, *how, idx, wts), g.dtype)
     return Plan(idx, wts, nb)
 
@@ -95,7 +95,7 @@ def sample_arrays(be, x, g, coeffs, how, plan):
     OH, OW = g.shape[1:3]
     out = be.empty((N, C, OH, OW), x.dtype)
     xb, xo, xs = be.flat_view(x)
-    be.run_row_kernel(KG.grid_sample_row, N * OH * OW, out.size * how.taps ** 2,
+    be.run_row_kernel(KG.grid_sample_row, N * OH, out.size * how.taps ** 2,
                       (xb, xo, *xs, C, OH, OW, how.taps, plan.idx, plan.wts, plan.nb,
                        *_coeff_args(be, coeffs, how, x.dtype), be.flat_view(out)[0]), x.dtype)
     return out
@@ -124,7 +124,7 @@ def project_arrays(be, grad, x, g, how, plan, first):
     out = be.empty((N, OH, OW, K), x.dtype)
     rb, ro, rs = be.flat_view(grad)
     xb, xo, xs = be.flat_view(x)
-    be.run_row_kernel(KG.grid_project_row, N * OH * OW, grad.size * how.taps ** 2,
+    be.run_row_kernel(KG.grid_project_row, N * OH, grad.size * how.taps ** 2,
                       (rb, ro, *rs, xb, xo, *xs, C, OH, OW, how.taps, plan.idx, plan.wts,
                        plan.nb, int(first), K, be.flat_view(out)[0]), x.dtype)
     return out
