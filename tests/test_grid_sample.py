@@ -185,6 +185,26 @@ def test_default_align_corners_warns_and_is_false():
         out.numpy(), F.grid_sample(ng.tensor(x), ng.tensor(g), align_corners=False).numpy())
 
 
+def test_saved_names_match_torch():
+    x, g = _input_and_grid()
+    nodes = []
+    for lib, fn in ((ng, F), (torch, TF)):
+        a, b = lib.tensor(x, requires_grad=True), lib.tensor(g, requires_grad=True)
+        y = fn.grid_sample(a, b, mode="bicubic", padding_mode="border", align_corners=True)
+        da, _ = lib.autograd.grad(y.sum(), (a, b), create_graph=True)
+        theta = lib.zeros(2, 2, 3, requires_grad=True)
+        nodes.append((y.grad_fn, da.grad_fn, fn.affine_grid(theta, (2, 3, 4, 5), False).grad_fn))
+    for got, ref in zip(*nodes):
+        names = [n for n in dir(ref) if n.startswith("_saved_")]
+        assert [n for n in dir(got) if n.startswith("_saved_")] == names
+        for name in names:
+            v, r = getattr(got, name), getattr(ref, name)
+            if isinstance(r, torch.Tensor):
+                np.testing.assert_array_equal(v.detach().numpy(), r.detach().numpy())
+            else:
+                assert v == r and type(v) is type(r)
+
+
 # ---------------------------------------------------------------- affine_grid
 
 

@@ -298,7 +298,7 @@ def affine_grid_generator(ctx, theta, size, align_corners):
     """The grid (N, *spatial, k) of ``size`` (N, C, *spatial) mapped by ``theta`` (N, k,
     k + 1): each output pixel's normalized position times theta."""
     spatial = tuple(size[2:])
-    ctx.spatial, ctx.align = spatial, align_corners
+    ctx.size, ctx.spatial, ctx.align = tuple(size), spatial, align_corners
     base = _base_grid(spatial, align_corners, theta.dtype.np)
     if ctx.backend is not cpu:
         base = ctx.backend.to_device(base)
@@ -354,7 +354,7 @@ def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tenso
     if theta.shape[0] != size[0]:  # (PyTorch's bmm of the base grid by theta refuses it)
         raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
                            f"[{size[0]}, {k + 1}] but got: [{theta.shape[0]}, {k + 1}].")
-    return affine_grid_generator(theta, tuple(size), bool(align_corners))
+    return affine_grid_generator(theta, tuple(int(n) for n in size), bool(align_corners))
 
 
 def _sizes(t):
