@@ -116,6 +116,17 @@ def test_grid_points_on_pixel_centres_and_borders_match_torch():
     _compare(x, g, "float64", mode="nearest", align_corners=True)
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_nan_and_infinite_grid_points_match_torch(mode):
+    # (zeros padding only: PyTorch's CPU kernel crashes on them with the other paddings)
+    x = np.arange(1.0, 13.0).reshape(1, 1, 3, 4)
+    g = np.array([[[[np.nan, 0.0], [0.0, np.nan], [np.inf, 0.0], [-np.inf, 0.0], [1e30, 0.0],
+                    [0.2, -0.3]]]])
+    with np.errstate(invalid="ignore"):
+        for align_corners in (False, True):
+            _compare(x, g, "float64", mode=mode, align_corners=align_corners)
+
+
 @pytest.mark.parametrize("align_corners", [False, True])
 @pytest.mark.parametrize("padding_mode", PADDINGS)
 @pytest.mark.parametrize("mode", MODES)

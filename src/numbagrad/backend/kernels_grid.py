@@ -55,7 +55,7 @@ def _reflect(p, size, align):
         q = -q
         sign = _c(-1)
     flips = q / twice_span
-    if flips < _c(4503599627370496.0):  # (past 2 ** 52 it is an integer, and floor's int overflows)
+    if flips < _c(4503599627370496.0):  # (an integer past 2 ** 52, past int64 for floor)
         flips = _c(math.floor(flips))
     extra = q - flips * twice_span
     flipped = twice_span - extra
@@ -80,9 +80,10 @@ def _locate(v, size, mode, padding, align):
             mult = mult * m
         p, m = _clip(p, size)
         mult = mult * m
-    # NaN, inf and positions past int32 read nothing (PyTorch's safe_downgrade_to_int_range)
     if not (p >= _c(-2147483648.0) and p <= _c(2147483646.0)):
-        p = _c(-100)
+        # NaN, inf and positions past int32 read nothing; NaN and inf leave NaN weights, which
+        # make the sample NaN, as in PyTorch's CPU kernel
+        return -100, (_c(0) if mode == 1 else p - p), mult
     fl = math.floor(p)
     if mode == 1:  # the nearest pixel, halves to even (PyTorch's nearbyint)
         d = p - _c(fl)
@@ -194,18 +195,17 @@ def grid_sample_row(i, x, xo, sxn, sxc, sxh, sxw, C, OH, OW, taps, idx, wts, nb,
             for ty in range(taps):
                 ky = (pt * 2 + 1) * taps + ty
                 yy = idx[ky]
-                if yy < 0:
-                    continue
                 for tx in range(taps):
                     kx = pt * 2 * taps + tx
                     xx = idx[kx]
-                    if xx < 0:
-                        continue
                     w = _c(0)
                     for a in range(nc):
                         for b in range(nc):
                             w += c[cp + (a * nc + b) * sck] * wts[kx * nb + a] * wts[ky * nb + b]
-                    v += w * x[xo + n * sxn + ch * sxc + yy * sxh + xx * sxw]
+                    if yy < 0 or xx < 0:
+                        v += w * _c(0)  # (reads zero: a NaN weight still makes NaN)
+                    else:
+                        v += w * x[xo + n * sxn + ch * sxc + yy * sxh + xx * sxw]
             out[ob + ch * OHW] = v
 
 
@@ -256,17 +256,14 @@ def grid_project_row(i, r, ro, srn, src, srh, srw, x, xo, sxn, sxc, sxh, sxw, C,
         for ty in range(taps):
             ky = (pt * 2 + 1) * taps + ty
             yy = idx[ky]
-            if yy < 0:
-                continue
             for tx in range(taps):
                 kx = pt * 2 * taps + tx
                 xx = idx[kx]
-                if xx < 0:
-                    continue
-                s = xo + n * sxn + yy * sxh + xx * sxw
-                v = _c(0)
-                for ch in range(C):
-                    v += r[rb + ch * src] * x[s + ch * sxc]
+                v = _c(0)  # (a tap that reads zero: a NaN weight still makes NaN)
+                if yy >= 0 and xx >= 0:
+                    s = xo + n * sxn + yy * sxh + xx * sxw
+                    for ch in range(C):
+                        v += r[rb + ch * src] * x[s + ch * sxc]
                 for k in range(K):
                     if first == 1:
                         a = 1 - k
