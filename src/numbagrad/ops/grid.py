@@ -230,7 +230,6 @@ def grid_sampler_2d_backward(ctx, grad, input, grid, coeffs, how, mask):
             outs.append(project_arrays(be, gr, x, g, how, plan, True))
         else:  # sum_(a, b) coeffs[a, b] times the projection of (a + 1, b), and of (a, b + 1)
             full = project_arrays(be, gr, x, g, how, plan, False)
-            nb = how.taps
             with no_grad():
                 p = _by_order(Tensor._make(full), nb)
                 cc = _by_order(coeffs.detach(), nb)
