@@ -52,6 +52,9 @@ class OpInfo:
 
 LAYOUTS = {
     # name: (base shape, how the view is made from the base)
+    # (a grid (N, OH, OW, 2) that is a view of one laid out (N, OH, 2, OW))
+    "grid_transposed": ((2, 2, 2, 2), lambda b: b.transpose(-1, -2),
+                        lambda a: np.swapaxes(a, -1, -2)),
     "transposed": ((3, 2), lambda b: b.t(), lambda a: a.T),
     "strided": ((2, 6), lambda b: b[:, ::2], lambda a: a[:, ::2]),
     "expanded": ((2, 1), lambda b: b.expand(2, 3), lambda a: np.broadcast_to(a, (2, 3))),
@@ -844,6 +847,18 @@ OPS = [
     U("pixel_unshuffle", lambda x: ng.nn.functional.pixel_unshuffle(x, 2),
       lambda a: _pixel_unshuffle_np(a),
       shapes=[(1, 4, 4), (2, 2, 2, 4)], node="PixelUnshuffleBackward0"),
+    # ---------------------------------------------------------------- grid sampling
+    # (bilinear, zeros, align_corners=False; tests/test_grid_sample.py checks every mode and
+    # padding against PyTorch)
+    U("grid_sampler_2d", lambda x, g: _grid_sample(x, g), lambda a, b: _grid_sample_np(a, b)[0],
+      2, [((1, 2, 3, 4), (1, 3, 2, 2)), ((2, 1, 2, 3), "grid_transposed")],
+      node="GridSampler2DBackward0"),
+    U("grid_sampler_2d_backward", lambda r, x, g: _grid_sample_grad(r, x, g),
+      lambda r, a, b: _grid_sample_grad_np(r, a, b), 3,
+      [((1, 2, 3, 2), (1, 2, 3, 4), (1, 3, 2, 2)), ((2, 1, 2, 2), (2, 1, 2, 3), (2, 2, 2, 2))],
+      node="GridSampler2DBackwardBackward0"),
+    U("affine_grid_generator", lambda t: _affine_grid(t), lambda a: _affine_grid_np(a),
+      shapes=[(2, 2, 3), (1, 3, 4)], node="AffineGridGeneratorBackward0"),
     # ---------------------------------------------------------------- losses added with nn's
     U("soft_margin_loss",
       lambda x: ng.nn.functional.soft_margin_loss(
@@ -984,6 +999,65 @@ def _pixel_unshuffle_np(a, r=2):
     b = a.reshape(*lead, c, h // r, r, w // r, r)
     b = b.transpose(*range(n), n, n + 2, n + 4, n + 1, n + 3)
     return b.reshape(*lead, c * r * r, h // r, w // r)
+
+
+# ---------------------------------------------------------------- grid sampling
+
+_BILINEAR = ng.ops.grid.Sampling(0, 0, 0)
+
+
+def _grid_sample(x, g):
+    return ng.nn.functional.grid_sample(x, g, align_corners=False)
+
+
+def _grid_sample_grad(r, x, g):
+    """grid_sampler_2d's gradient by its grid (``r``: its output's gradient)."""
+    return ng.ops.grid.grid_sampler_2d_backward(r, x, g, None, _BILINEAR, (False, True, False))[0]
+
+
+def _grid_sample_np(a, g):
+    """Bilinear sampling of ``a`` (N, C, H, W) at grid ``g`` (zeros padding, align_corners
+    False), and its derivative by the grid's x and y: three (N, C, OH, OW) arrays."""
+    N, C, H, W = a.shape
+    ix = ((g[..., 0] + 1) * W - 1) / 2
+    iy = ((g[..., 1] + 1) * H - 1) / 2
+    x0, y0 = np.floor(ix), np.floor(iy)
+    fx, fy = ix - x0, iy - y0
+    out, dx, dy = (np.zeros((N, C) + g.shape[1:3], a.dtype) for _ in range(3))
+    n = np.arange(N)[:, None, None]
+    for ty, wy, dwy in ((0, 1 - fy, -1), (1, fy, 1)):
+        for tx, wx, dwx in ((0, 1 - fx, -1), (1, fx, 1)):
+            xx, yy = (x0 + tx).astype(int), (y0 + ty).astype(int)
+            inside = (xx >= 0) & (xx < W) & (yy >= 0) & (yy < H)
+            v = a[n, :, np.clip(yy, 0, H - 1), np.clip(xx, 0, W - 1)]  # (N, OH, OW, C)
+            v = np.moveaxis(np.where(inside[..., None], v, 0), -1, 1)
+            out += (wx * wy)[:, None] * v
+            dx += (dwx * W / 2 * wy)[:, None] * v
+            dy += (wx * dwy * H / 2)[:, None] * v
+    return out, dx, dy
+
+
+def _grid_sample_grad_np(r, a, g):
+    _, dx, dy = _grid_sample_np(a, g)
+    return np.stack([(r * dx).sum(1), (r * dy).sum(1)], -1)
+
+
+def _affine_size(theta):
+    return (theta.shape[0], 1, 3, 4) if theta.shape[1] == 2 else (theta.shape[0], 1, 2, 3, 2)
+
+
+def _affine_grid(t):
+    return ng.nn.functional.affine_grid(t, _affine_size(t), align_corners=False)
+
+
+def _affine_grid_np(a):
+    """Each output pixel's position (x first, in [-1, 1], align_corners False) times theta."""
+    spatial = _affine_size(a)[2:]
+    axes = [np.linspace(-1, 1, n) * (n - 1) / n for n in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")
+    base = np.stack([m for m in reversed(mesh)] + [np.ones(mesh[0].shape)], -1)
+    return (base[None, ..., None, :] * a.reshape((a.shape[0],) + (1,) * len(spatial)
+                                                 + a.shape[1:])).sum(-1).astype(a.dtype)
 
 
 def _multi_margin_np(a, target=(0, 2)):

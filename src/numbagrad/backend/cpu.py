@@ -886,12 +886,17 @@ _row_kernels: dict[tuple, object] = {}
 
 
 def row_kernel_source(fn, loop: str, decorator: str) -> str:
-    """``fn`` and the helpers of its module it calls (each under ``decorator``, literals as
-    written), then ``kernel(rows, *args)`` calling ``fn`` for each row of ``range(rows)``
-    through ``loop`` (a loop header with ``{args}`` to fill in)."""
+    """``fn`` and the helpers of its module it calls, directly or through other helpers (each
+    under ``decorator``, literals as written), then ``kernel(rows, *args)`` calling ``fn`` for
+    each row of ``range(rows)`` through ``loop`` (a loop header with ``{args}`` to fill in)."""
     module = sys.modules[fn.__module__]
-    helpers = [getattr(module, n) for n in sorted(codegen.names_used(fn))
-               if n.startswith("_") and inspect.isfunction(getattr(module, n, None))]
+    helpers, todo = [], [fn]
+    while todo:
+        for n in sorted(codegen.names_used(todo.pop())):
+            h = getattr(module, n, None)
+            if n.startswith("_") and inspect.isfunction(h) and h not in helpers:
+                helpers.append(h)
+                todo.append(h)
     parts = [decorator + codegen.function_source(f, type_literals=False) for f in helpers + [fn]]
     args = ", ".join(list(inspect.signature(fn).parameters)[1:])
     parts.append(loop.format(args=args) + f"\n        {fn.__name__}(i, {args})")

@@ -23,6 +23,7 @@ from . import conv  # noqa: F401 (declares its ops)
 from . import decompositions  # noqa: F401 (declares its ops)
 from . import elementwise as E
 from . import embedding  # noqa: F401 (declares its op)
+from . import grid  # noqa: F401 (declares its ops and functions)
 from . import indexing  # noqa: F401 (declares its ops)
 from . import random  # noqa: F401 (declares its ops)
 from . import linalg as L  # noqa: F401 (declares its ops)

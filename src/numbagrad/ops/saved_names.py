@@ -204,6 +204,10 @@ _TORCH_ARG_NAMES = {"x": "self", "y": "other", "cond": "condition", "result": "r
 
 # composite nodes: PyTorch's saved names and how to read each from numbagrad's ctx
 _REDUCED = {"dim": _dim_list, "keepdim": _keepdim}
+_GRID_SAMPLER = {"align_corners": lambda node: bool(node.ctx.how.align),
+                 "grid": saved_tensor("g"), "input": saved_tensor("x"),
+                 "interpolation_mode": lambda node: node.ctx.how.mode,
+                 "padding_mode": lambda node: node.ctx.how.padding}
 COMPOSITE = {
     "SumBackward0": {"self_sym_sizes": _SELF_SIZES},
     "SumBackward1": {**_REDUCED, "self_sym_sizes": _SELF_SIZES},
@@ -246,6 +250,10 @@ COMPOSITE = {
                        "split_size": lambda node: _split_dim_sizes(node)[0]},
     "SplitWithSizesBackward0": {"dim": _ctx_dim, "self_sym_sizes": _SELF_SIZES,
                                 "split_sizes": _split_dim_sizes},
+    "GridSampler2DBackward0": _GRID_SAMPLER,
+    "GridSampler2DBackwardBackward0": {**_GRID_SAMPLER, "grad_output": saved_tensor("grad")},
+    "AffineGridGeneratorBackward0": {"align_corners": lambda node: node.ctx.align,
+                                     "size": lambda node: node.ctx.size},
 }
 
 
