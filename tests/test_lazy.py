@@ -256,7 +256,8 @@ def _loss_record(loss):
     ctx = node.ctx
     return (type(loss), type(loss._lazy), node.name(), len(node.next_functions),
             ctx.backend, ctx.dims, ctx.shape, ctx.keepdim, ctx.node_name, ctx.input_shapes,
-            ctx.input_dtypes, ctx.out_shapes, ctx.out_dtypes, ctx.saved, loss.shape, loss.dtype)
+            ctx.input_dtypes, getattr(ctx, "out_shapes", None), getattr(ctx, "out_dtypes", None),
+            ctx.saved, loss.shape, loss.dtype)
 
 
 @pytest.mark.parametrize("leaf", [False, True])

@@ -390,7 +390,8 @@ def attach(op, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), edges=Non
 
 def record_composite(op, ctx, inputs, outs):
     """Record ``outs``, made by composite ``op`` from ``inputs`` with ``ctx``: the shapes and
-    dtypes its backward reads, the outputs its forward asked to save, the node (``attach``)."""
+    dtypes its backward reads (the outputs' only when there are several), the outputs its
+    forward asked to save, the node (``attach``)."""
     if len(ctx.non_differentiable) == len(outs):
         # no output can get a gradient (x.long()): no node, so no edges asked of the inputs
         # (PyTorch's generated code records nothing when no output is differentiable)
@@ -406,15 +407,18 @@ def record_composite(op, ctx, inputs, outs):
         else:
             shapes.append(t.shape)
             dtypes.append(t.dtype)
-    ctx.out_shapes, ctx.out_dtypes = shapes, dtypes = [], []
-    for o in outs:
-        if o._lazy is None:
-            a = o._data
-            shapes.append(a.shape)
-            dtypes.append(_BY_NP.get(a.dtype) or o.dtype)
-        else:
-            shapes.append(o.shape)
-            dtypes.append(o.dtype)
+    if len(outs) > 1:
+        # (read only for several outputs: the zeros of one that gets no gradient, split's
+        # sizes)
+        ctx.out_shapes, ctx.out_dtypes = shapes, dtypes = [], []
+        for o in outs:
+            if o._lazy is None:
+                a = o._data
+                shapes.append(a.shape)
+                dtypes.append(_BY_NP.get(a.dtype) or o.dtype)
+            else:
+                shapes.append(o.shape)
+                dtypes.append(o.dtype)
     if ctx.save_outputs:
         for name, idx in ctx.save_outputs.items():
             ctx.save_output(name, outs[idx], idx)
