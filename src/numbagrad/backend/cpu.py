@@ -912,7 +912,10 @@ def run_row_kernel(fn, rows: int, work: int, args, dtype) -> None:
     key = (fn, np.dtype(dtype), par)
     k = _row_kernels.get(key)
     if k is None:
-        extra = ", parallel=True" if par else ""
+        # (with the options the row function declares, ``kernels_reduce.jit_options``: they
+        # apply to it, inlined into the loop)
+        extra = (", parallel=True" if par else "") + getattr(fn, "jit_options", "")
+        extra = extra.replace("{", "{{").replace("}", "}}")  # (the loop is a format string)
         loop = (f"{codegen.jit_line(extra)}\ndef kernel(rows, {{args}}):\n"
                 f"    for i in {'prange' if par else 'range'}(rows):")
         inline = codegen.jit_line(", inline='always'") + "\n"

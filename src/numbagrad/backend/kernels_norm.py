@@ -12,9 +12,14 @@ import math  # noqa: F401  (used by the generated modules)
 
 import numpy as np
 
+from .kernels_reduce import REASSOC, jit_options
+
 _c = np.float64  # replaced by the kernel dtype in generated modules
 
 
+# (the row sums may be reassociated, so that they vectorize: one add after another kept the
+# (256, 64) rows of a transformer layer at 50 us against PyTorch's 14)
+@jit_options(REASSOC)
 def layer_norm_row(i, N, x, xo, w, has_w, b, has_b, eps, out, xhat, rstd):
     xs = x[xo + i * N:xo + i * N + N]
     s = 0.0
@@ -35,6 +40,7 @@ def layer_norm_row(i, N, x, xo, w, has_w, b, has_b, eps, out, xhat, rstd):
         y[j] = t + b[j] if has_b else t
 
 
+@jit_options(REASSOC)
 def layer_norm_backward_row(i, N, g, go, w, has_w, xhat, rstd, gx):
     # d/dx of xhat applied to g * w: rstd (gw - mean(gw) - xhat mean(gw xhat))
     gs = g[go + i * N:go + i * N + N]

@@ -711,11 +711,14 @@ def _tables():
             if b.name in table:
                 raise ValueError(f"{b.name!r} is declared twice as a {kind}")
             if kind == "method":
-                method = b.method or getattr(b.function, "method", None) or _as_method(
-                    b.function, b.name)
+                method = b.method or getattr(b.function, "method", None)
                 params = _parameter_names(b.function)
                 if "dim" in params:
-                    method = _with_keywords(b.name, method, False, params)
+                    # (the keywords' wrapper takes ``self`` as the function's first argument:
+                    # no method wrapper between them)
+                    method = _general_keywords(b.name, method or b.function, False, params)
+                elif method is None:
+                    method = _as_method(b.function, b.name)
                 table[b.name] = method
             elif kind == "function":
                 # PyTorch's elementwise ops (TensorIterator: those with an in-place variant
