@@ -24,28 +24,35 @@ def adam_row(i, n_per, n, p, po, m, mo, v, vo, vmax, vmaxo, g, go, amsgrad, maxi
     #   p += (m * neg_step_size) / (sqrt(v) / bc2_sqrt + eps)
     lo = i * n_per
     hi = min(n, lo + n_per)
-    for j in range(lo, hi):
-        grad = g[go + j]
+    # (each buffer's row as a slice, indexed from 0: an index ``offset + j`` makes Numba check
+    # for a negative index, which keeps LLVM from vectorizing the loop)
+    ps = p[po + lo:po + hi]
+    ms = m[mo + lo:mo + hi]
+    vs = v[vo + lo:vo + hi]
+    tops = vmax[vmaxo + lo:vmaxo + hi]
+    gs = g[go + lo:go + hi]
+    for j in range(hi - lo):
+        grad = gs[j]
         if maximize:
             grad = -grad
-        x = p[po + j]
+        x = ps[j]
         if decoupled:
             x = x * decay
         elif weight_decay != _c(0):
             grad = grad + x * weight_decay
-        a = m[mo + j]
+        a = ms[j]
         if small:  # (lerp's two formulas, each exact at its end)
             a = a + (grad - a) * weight
         else:
             a = grad - (grad - a) * one_minus_weight
-        m[mo + j] = a
-        s = v[vo + j] * beta2
+        ms[j] = a
+        s = vs[j] * beta2
         s = s + (grad * value) * grad
-        v[vo + j] = s
+        vs[j] = s
         if amsgrad:
-            top = vmax[vmaxo + j]
+            top = tops[j]
             if s > top or s != s:  # (NaN wins, as maximum's)
                 top = s
-            vmax[vmaxo + j] = top
+            tops[j] = top
             s = top
-        p[po + j] = x + (a * neg_step_size) / (math.sqrt(s) / bc2_sqrt + eps)
+        ps[j] = x + (a * neg_step_size) / (math.sqrt(s) / bc2_sqrt + eps)

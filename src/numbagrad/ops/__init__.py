@@ -529,10 +529,12 @@ from .inplace import (  # noqa: E402,F401
 
 
 def add_(x, other, *, alpha=1):
-    """``x += alpha * other`` in place."""
+    """``x += alpha * other`` in place (``p.add_(grad, alpha=-lr)``: one loop writing p)."""
     if alpha == 1 and type(alpha) is not bool:
         return _add_inplace(x, other)
-    return inplace(x, add, other, alpha=alpha)
+    refuse("add", (x, other))
+    _check_alpha(x, other, alpha)
+    return inplace(x, E.add_alpha, other, alpha)
 
 
 # ---------------------------------------------------------------- the public names

@@ -272,8 +272,8 @@ def call_broadcast(op, input, other, records):
 def write_into(op, x, args) -> bool:
     """``x.op_(*args)`` written straight into ``x``'s memory by the fast path's loop (no
     result array, no copy), for a call no graph records: True when done; False when the call
-    takes the general path (an in-place op is its op, then a write). Taken by the same calls as
-    the fast path: a small C-contiguous CPU ``x`` whose dtype the op keeps; each operand a
+    takes the general path (an in-place op is its op, then a write). Taken by the fast path's
+    calls, of any size: a C-contiguous CPU ``x`` whose dtype the op keeps; each operand a
     tensor of ``x``'s shape, dtype and layout or a Python number (with a float ``x``); numbers
     as parameters. (The loop reads element i of each operand before it writes element i of
     ``x``, so an operand that is ``x`` itself is read as it was.)"""
@@ -287,11 +287,11 @@ def write_into(op, x, args) -> bool:
     plan = op._plans.get(a.dtype)
     if plan is None:
         plan = make_plan(op, a.dtype)
-    if not plan or plan.out is not a.dtype or a.size >= plan.small_below:
+    if not plan or plan.out is not a.dtype:
         return False
     flat = a if a.ndim == 1 else a.ravel()
-    values = [flat]
-    key = "a"
+    values = []
+    key = "i"  # (the in-place loop: operand 0 is the output)
     for k, v in enumerate(args):
         kind = type(v)
         if k < n_other and (kind is Tensor or kind in PLAIN_SUBCLASSES):
@@ -307,6 +307,13 @@ def write_into(op, x, args) -> bool:
         else:
             return False
     before_write(a)  # (lazy expressions that read x are computed first)
+    if a.size >= plan.small_below:
+        # a large x: the loop for its size (threads from PARALLEL_MIN on), numbers as x's
+        # dtype (an optimizer's step on a large weight: one pass, no result to copy back)
+        dtype = plan.compute.np.type
+        cpu.loops_for(plan.kernels, a.size)[key.rstrip("p")](
+            flat, *[v if type(v) is np.ndarray else dtype(v) for v in values])
+        return True
     entry = plan.entries.get(key)
     if entry is None:
         first_launch(plan, key, flat, values)

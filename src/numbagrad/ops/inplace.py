@@ -208,8 +208,9 @@ _TRAITS: dict = {}
 def _traits(op) -> _Traits:
     traits = _TRAITS.get(op)
     if traits is None:
-        elementwise = getattr(op, "op", None) or getattr(op, "inplace_op", None)
-        if elementwise is not None and elementwise.kind != "elementwise":
+        # (an elementwise op itself, or a function that is one: ``sub`` without keywords)
+        elementwise = getattr(op, "op", None) or getattr(op, "inplace_op", None) or op
+        if getattr(elementwise, "kind", None) != "elementwise":
             elementwise = None
         traits = _TRAITS[op] = _Traits(
             getattr(op, "writes_overlapping", False), getattr(op, "inplace_check", None),

@@ -41,4 +41,4 @@ class SGD(Optimizer):
             else:
                 add_scaled_(buf.mul_(momentum), grad, 1 - group["dampening"])
             grad = grad + buf * momentum if group["nesterov"] else buf
-        p.add_(grad * -group["lr"])
+        p.add_(grad, alpha=-group["lr"])
