@@ -6,6 +6,7 @@ A row gives the public call, a NumPy reference, the sample shapes and the input 
 
 from __future__ import annotations
 
+import itertools
 import math
 import warnings
 from dataclasses import dataclass, field
@@ -173,6 +174,79 @@ B = BINARY_SHAPES
 # fewer samples for the ops whose kernels share the code paths above (a shorter suite)
 S2 = ["transposed", (2, 3)]
 B2 = [("transposed", "transposed"), ((2, 3), (3,))]
+
+# max pooling's backward and its gather: 2 planes of 2 x 2 (x 2) positions, and indices into
+# them as a 2 x 2 (x 2) max pooling with padding 1 gives them (3 x 3 (x 3) per plane)
+_POOL_IDX = {n: np.random.default_rng(5).integers(0, 2**n, (2,) + (3,) * n) for n in (2, 3)}
+
+
+def _pool_grad(g, n, op="max_pool_backward"):
+    idx = ng.tensor(_POOL_IDX[n]).to(g.device)
+    return getattr(ng.ops.conv.POOLING[n], op)(g, idx, (2,) * n)
+
+
+def _pool_grad_np(g, n):
+    out = np.zeros((2, 2**n), g.dtype)
+    for c in range(2):
+        np.add.at(out[c], _POOL_IDX[n][c].ravel(), g[c].ravel())
+    return out.reshape((2,) + (2,) * n)
+
+
+def _pool_gather(h, n):
+    return ng.ops.conv.POOLING[n].max_pool_gather(h, ng.tensor(_POOL_IDX[n]).to(h.device), n)
+
+
+def _pool_gather_np(h, n):
+    return np.stack([h[c].ravel()[_POOL_IDX[n][c]] for c in range(2)])
+
+
+def _avg_back(g, n):
+    geom = ng.ops.conv.Geometry((2,) * n, (1,) * n, (1,) * n, (0,) * n, (1,) * n,
+                                count_include_pad=False)
+    return ng.ops.conv.POOLING[n].avg_pool_backward(g, (2,) * n, geom)
+
+
+def _pool_rows(n):
+    """The op rows of the n-d pooling ops (n = 2, 3): small planes, and a batch of one."""
+    F, nd, ND = ng.nn.functional, f"{n}d", f"{n}D"
+    pool = (2,) * n  # an input's plane (and 3 x 3 (x 3): a padded pooling's output)
+    size = (2, 3) if n == 2 else (2, 3, 2)  # adaptive pooling's output
+    return [
+        U(f"max_pool{nd}_with_indices", lambda x: getattr(F, f"max_pool{nd}")(x, 2, 1, 1),
+          lambda a: _pool_np(a, 2, 1, 1, np.max, n),
+          shapes=[(2, 3, 3, 2)[: n + 1], (1, 2, 4, 3, 2)[: n + 2]],
+          node=f"MaxPool{ND}WithIndicesBackward0"),
+        U(f"max_pool{nd}_backward", lambda g: _pool_grad(g, n), lambda g: _pool_grad_np(g, n),
+          shapes=[(2,) + (3,) * n], node=f"MaxPool{ND}WithIndicesBackwardBackward0"),
+        U(f"max_pool{nd}_gather", lambda h: _pool_gather(h, n),
+          lambda h: _pool_gather_np(h, n), shapes=[(2,) + pool], node="GatherBackward0"),
+        U(f"avg_pool{nd}",
+          lambda x: getattr(F, f"avg_pool{nd}")(x, 2, 1, 1, count_include_pad=False),
+          lambda a: _pool_np(a, 2, 1, 1, np.mean, n),
+          shapes=[(2, 3, 3, 2)[: n + 1], (1, 2, 4, 3, 2)[: n + 2]],
+          node=f"AvgPool{ND}Backward0"),
+        U(f"avg_pool{nd}_backward", lambda g: _avg_back(g, n),
+          lambda g: _adjoint(lambda v: _pool_np(v, 2, 1, 1, np.mean, n), (2,) + pool, g),
+          shapes=[(2,) + (3,) * n], node=f"AvgPool{ND}BackwardBackward0"),
+        U(f"adaptive_avg_pool{nd}",
+          lambda x: getattr(F, f"adaptive_avg_pool{nd}")(x, size),
+          lambda a: _adaptive_np(a, size), shapes=[(2, 3, 4, 3)[: n + 1], (1, 2, 5, 3, 4)[: n + 2]],
+          node=f"AdaptiveAvgPool{ND}Backward0"),
+        U(f"adaptive_avg_pool{nd}_backward",
+          lambda g: ng.ops.conv.POOLING[n].adaptive_avg_pool_backward(g, (3, 4, 3)[:n]),
+          lambda g: _adjoint(lambda v: _adaptive_np(v, size), (2,) + (3, 4, 3)[:n], g),
+          shapes=[(2,) + size], node=f"AdaptiveAvgPool{ND}BackwardBackward0"),
+        U(f"adaptive_max_pool{nd}",
+          lambda x: getattr(F, f"adaptive_max_pool{nd}")(x, (2,) * n),
+          lambda a: _adaptive_np(a, (2,) * n, np.max),
+          shapes=[(2, 3, 4, 3)[: n + 1], (1, 2, 3, 3, 2)[: n + 2]],
+          node=f"AdaptiveMaxPool{ND}Backward0"),
+        U(f"adaptive_max_pool{nd}_backward",
+          lambda g: _pool_grad(g, n, "adaptive_max_pool_backward"),
+          lambda g: _pool_grad_np(g, n), shapes=[(2,) + (3,) * n],
+          node=f"AdaptiveMaxPool{ND}BackwardBackward0"),
+    ]
+
 
 OPS = [
     # ---------------------------------------------------------------- unary
@@ -803,38 +877,20 @@ OPS = [
     # ---------------------------------------------------------------- convolution, pooling
     U("convolution", lambda x, w, b: _conv(x, w, b), lambda a, w, b: _conv_np(a, w, b), 3,
       [((2, 2, 5, 4), (4, 1, 2, 2), (4,)), ((2, 2, 5), (4, 1, 3), (4,)),
-       ("transposed", (2, 1, 2), (2,))], node="ConvolutionBackward0"),
+       ("transposed", (2, 1, 2), (2,)), ((2, 2, 3, 4, 3), (4, 1, 2, 2, 2), (4,))],
+      node="ConvolutionBackward0"),
     U("convolution_backward", lambda g, x, w: _conv_backward(g, x, w),
       lambda g, a, w: _adjoint(lambda v: _conv_np(v, w, None), a.shape, g), 3,
-      [((2, 4, 6, 3), (2, 2, 5, 4), (4, 1, 2, 2)), ((2, 4, 5), (2, 2, 5), (4, 1, 3))],
+      [((2, 4, 6, 3), (2, 2, 5, 4), (4, 1, 2, 2)), ((2, 4, 5), (2, 2, 5), (4, 1, 3)),
+       ((1, 4, 4, 4, 2), (1, 2, 3, 3, 3), (4, 1, 2, 2, 2))],
       node="ConvolutionBackwardBackward0"),
     U("convolution_transpose", lambda x, w, b: _conv_t(x, w, b),
       lambda a, w, b: _conv_t_np(a, w, b), 3,
-      [((2, 4, 3, 3), (4, 1, 2, 2), (2,)), ((2, 4, 5), (4, 1, 3), (2,))],
+      [((2, 4, 3, 3), (4, 1, 2, 2), (2,)), ((2, 4, 5), (4, 1, 3), (2,)),
+       ((1, 4, 2, 3, 2), (4, 1, 2, 2, 2), (2,))],
       node="ConvolutionBackward0"),
-    U("max_pool2d_with_indices", lambda x: ng.nn.functional.max_pool2d(x, 2, 1, 1),
-      lambda a: _pool_np(a, 2, 1, 1, np.max), shapes=[(2, 3, 3), (1, 2, 4, 3)],
-      node="MaxPool2DWithIndicesBackward0"),
-    U("max_pool2d_backward", lambda g: _pool_grad(g), lambda g: _pool_grad_np(g),
-      shapes=[(2, 3, 3)], node="MaxPool2DWithIndicesBackwardBackward0"),
-    U("max_pool2d_gather", lambda h: _pool_gather(h), lambda h: _pool_gather_np(h),
-      shapes=[(2, 2, 2)], node="GatherBackward0"),
-    U("avg_pool2d", lambda x: ng.nn.functional.avg_pool2d(x, 2, 1, 1, count_include_pad=False),
-      lambda a: _pool_np(a, 2, 1, 1, np.mean), shapes=[(2, 3, 3), (1, 2, 4, 3)],
-      node="AvgPool2DBackward0"),
-    U("avg_pool2d_backward", lambda g: _AVG_BACK(g, (2, 2, 2), _AVG_GEOM),
-      lambda g: _adjoint(lambda v: _pool_np(v, 2, 1, 1, np.mean), (2, 2, 2), g),
-      shapes=[(2, 3, 3)], node="AvgPool2DBackwardBackward0"),
-    U("adaptive_avg_pool2d", lambda x: ng.nn.functional.adaptive_avg_pool2d(x, (2, 3)),
-      lambda a: _adaptive_np(a, 2, 3), shapes=[(2, 3, 4), (1, 2, 5, 3)],
-      node="AdaptiveAvgPool2DBackward0"),
-    U("adaptive_avg_pool2d_backward",
-      lambda g: ng.ops.conv.adaptive_avg_pool2d_backward(g, (2, 3, 4)),
-      lambda g: _adjoint(lambda v: _adaptive_np(v, 2, 3), (2, 3, 4), g), shapes=[(2, 2, 3)],
-      node="AdaptiveAvgPool2DBackwardBackward0"),
-    U("adaptive_max_pool2d", lambda x: ng.nn.functional.adaptive_max_pool2d(x, (2, 2)),
-      lambda a: _adaptive_np(a, 2, 2, np.max), shapes=[(2, 3, 4), (1, 2, 3, 3)],
-      node="AdaptiveMaxPool2DBackward0"),
+    # (the pooling ops of both ranks are one definition, registered twice: ops/conv.py)
+    *[row for n in (2, 3) for row in _pool_rows(n)],
     U("im2col", lambda x: ng.nn.functional.unfold(x, 2), lambda a: _im2col_np(a),
       shapes=[(1, 2, 3, 3), (2, 3, 4)], node="Im2ColBackward0"),
     U("col2im", lambda x: ng.nn.functional.fold(x, (3, 3), 2),
@@ -881,11 +937,13 @@ OPS = [
 
 
 def _conv(x, w, b):
-    """The rows' convolution: conv2d (stride (1, 2), padding 1) or conv1d (padding 1), in
-    two groups."""
-    if w.ndim == 4:
-        return ng.nn.functional.conv2d(x, w, b, stride=(1, 2), padding=1, groups=2)
-    return ng.nn.functional.conv1d(x, w, b, padding=1, groups=2)
+    """The rows' convolution: conv3d or conv2d (stride 2 along the last dim, padding 1) or
+    conv1d (padding 1), in two groups."""
+    F = ng.nn.functional
+    if w.ndim > 3:
+        conv = F.conv3d if w.ndim == 5 else F.conv2d
+        return conv(x, w, b, stride=(1,) * (w.ndim - 3) + (2,), padding=1, groups=2)
+    return F.conv1d(x, w, b, padding=1, groups=2)
 
 
 def _conv_backward(g, x, w):
@@ -894,20 +952,23 @@ def _conv_backward(g, x, w):
 
 
 def _conv_t(x, w, b):
-    """The transposed convolution of ``_conv``'s parameters (a 2-d one with an output
+    """The transposed convolution of ``_conv``'s parameters (a 2-d or 3-d one with an output
     padding): its input gradient."""
-    if w.ndim == 4:
-        return ng.nn.functional.conv_transpose2d(x, w, b, stride=(1, 2), padding=1,
-                                                 output_padding=(0, 1), groups=2)
-    return ng.nn.functional.conv_transpose1d(x, w, b, padding=1, groups=2)
+    F = ng.nn.functional
+    if w.ndim > 3:
+        conv = F.conv_transpose3d if w.ndim == 5 else F.conv_transpose2d
+        last = (0,) * (w.ndim - 3)
+        return conv(x, w, b, stride=(1,) * (w.ndim - 3) + (2,), padding=1,
+                    output_padding=last + (1,), groups=2)
+    return F.conv_transpose1d(x, w, b, padding=1, groups=2)
 
 
 def _conv_t_np(a, w, b):
     """``_conv_np``'s adjoint in its input at ``a`` (of ``_conv_t``'s output shape) plus ``b``."""
     n, _, *sizes = a.shape
     k = w.shape[2:]
-    if w.ndim == 4:
-        sizes = [sizes[0] - 3 + k[0], (sizes[1] - 1) * 2 - 2 + k[1] + 1]
+    if w.ndim > 3:
+        sizes = [s - 3 + kk for s, kk in zip(sizes[:-1], k)] + [(sizes[-1] - 1) * 2 + k[-1] - 1]
     else:
         sizes = [sizes[0] - 3 + k[0]]
     shape = (n, w.shape[1] * 2, *sizes)
@@ -917,8 +978,8 @@ def _conv_t_np(a, w, b):
 
 def _conv_geom(x, w):
     F = ng.ops.conv
-    if w.ndim == 4:
-        return F._conv_geometry(x, w, None, (1, 2), 1, 1, 2, 2)
+    if w.ndim > 3:
+        return F._conv_geometry(x, w, None, (1,) * (w.ndim - 3) + (2,), 1, 1, 2, w.ndim - 2)
     return F._conv_geometry(x, w, None, 1, 1, 1, 2, 1)
 
 
@@ -929,15 +990,18 @@ def _conv_np(a, w, b):
     one = w.ndim == 3
     if one:
         a, w = a[:, :, None], w[:, :, None]
-    stride, pad = ((1, 1), (0, 1)) if one else ((1, 2), (1, 1))
-    ap = np.pad(a, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
-    win = np.lib.stride_tricks.sliding_window_view(ap, w.shape[2:], axis=(2, 3))
-    win = win[:, :, :: stride[0], :: stride[1]]
+    n = w.ndim - 2
+    stride, pad = ((1, 1), (0, 1)) if one else ((1,) * (n - 1) + (2,), (1,) * n)
+    ap = np.pad(a, [(0, 0)] * 2 + [(p, p) for p in pad])
+    win = np.lib.stride_tricks.sliding_window_view(ap, w.shape[2:], axis=tuple(range(2, 2 + n)))
+    win = win[(slice(None),) * 2 + tuple(slice(None, None, s) for s in stride)]
+    at, taps = "dhw"[-n:], "ijk"[:n]
     cg, og = w.shape[1], w.shape[0] // 2
-    out = np.concatenate([np.einsum("nchwij,ocij->nohw", win[:, g * cg:(g + 1) * cg],
-                                    w[g * og:(g + 1) * og]) for g in range(2)], axis=1)
+    out = np.concatenate([np.einsum(f"nc{at}{taps},oc{taps}->no{at}",
+                                    win[:, g * cg:(g + 1) * cg], w[g * og:(g + 1) * og])
+                          for g in range(2)], axis=1)
     if b is not None:
-        out = out + b[:, None, None]
+        out = out + b.reshape((-1,) + (1,) * n)
     return out[:, :, 0] if one else out
 
 
@@ -952,23 +1016,24 @@ def _adjoint(f, shape, g):
     return out.reshape(shape).astype(g.dtype)
 
 
-def _pool_np(a, k, s, p, reduce):
-    """NumPy pooling of (.., H, W): ``reduce`` over each k x k window; the padding is left out
-    of both the max and the mean (count_include_pad=False)."""
-    ap = np.pad(a, [(0, 0)] * (a.ndim - 2) + [(p, p), (p, p)], constant_values=np.nan)
-    win = np.lib.stride_tricks.sliding_window_view(ap, (k, k), axis=(-2, -1))[..., ::s, ::s, :, :]
+def _pool_np(a, k, s, p, reduce, n=2):
+    """NumPy pooling of (.., *spatial), ``n`` spatial dims: ``reduce`` over each k^n window;
+    the padding is left out of both the max and the mean (count_include_pad=False)."""
+    ap = np.pad(a, [(0, 0)] * (a.ndim - n) + [(p, p)] * n, constant_values=np.nan)
+    win = np.lib.stride_tricks.sliding_window_view(ap, (k,) * n, axis=tuple(range(-n, 0)))
+    win = win[(...,) + (slice(None, None, s),) * n + (slice(None),) * n]
     with np.errstate(all="ignore"):
-        return (np.nanmax if reduce is np.max else np.nanmean)(win, axis=(-2, -1))
+        return (np.nanmax if reduce is np.max else np.nanmean)(win, axis=tuple(range(-n, 0)))
 
 
-def _adaptive_np(a, oh, ow, reduce=np.mean):
-    H, W = a.shape[-2:]
-    out = np.empty(a.shape[:-2] + (oh, ow), a.dtype)
-    for i in range(oh):
-        for j in range(ow):
-            hs, he = i * H // oh, -(-(i + 1) * H // oh)
-            ws, we = j * W // ow, -(-(j + 1) * W // ow)
-            out[..., i, j] = reduce(a[..., hs:he, ws:we], axis=(-2, -1))
+def _adaptive_np(a, size, reduce=np.mean):
+    """NumPy adaptive pooling of (.., *spatial) into ``size`` windows."""
+    n = len(size)
+    out = np.empty(a.shape[:-n] + tuple(size), a.dtype)
+    for o in itertools.product(*map(range, size)):
+        window = tuple(slice(i * m // s, -(-(i + 1) * m // s))
+                       for i, m, s in zip(o, a.shape[-n:], size))
+        out[(...,) + o] = reduce(a[(...,) + window], axis=tuple(range(-n, 0)))
     return out
 
 
@@ -1090,34 +1155,6 @@ def _multi_margin_grad_np(a, target=(0, 2)):
         g[i, live] += 1.0 / (c * n)
         g[i, y] -= live.sum() / (c * n)
     return g
-
-
-# max pooling's backward and its gather, at the positions a fixed input's maxima take
-_POOL_IN = np.random.default_rng(5).standard_normal((2, 2, 2))
-_POOL_IDX = np.array([[[0, 1, 1], [2, 3, 3], [2, 3, 3]], [[0, 0, 1], [0, 0, 1], [2, 2, 3]]])
-
-
-def _pool_grad(g):
-    return ng.ops.conv.max_pool2d_backward(g, ng.tensor(_POOL_IDX).to(g.device), (2, 2, 2))
-
-
-def _pool_grad_np(g):
-    out = np.zeros((2, 4), g.dtype)
-    for c in range(2):
-        np.add.at(out[c], _POOL_IDX[c].ravel(), g[c].ravel())
-    return out.reshape(2, 2, 2)
-
-
-def _pool_gather(h):
-    return ng.ops.conv.max_pool2d_gather(h, ng.tensor(_POOL_IDX).to(h.device))
-
-
-def _pool_gather_np(h):
-    return np.stack([h[c].ravel()[_POOL_IDX[c]] for c in range(2)])
-
-
-_AVG_BACK = ng.ops.conv.avg_pool2d_backward
-_AVG_GEOM = ng.ops.conv.Geometry((2, 2), (1, 1), (1, 1), (0, 0), (1, 1), count_include_pad=False)
 
 
 _IDX = ng.tensor([[0, 2, 1], [1, 1, 0]])

@@ -8,9 +8,13 @@ need no copy, and shapes, strides, padding and dilation are runtime arguments. O
 contiguous. Rows are chosen so that no two rows write one element (no atomics, the same
 result in any order). Literals are not retyped: ``_c(0)`` is a value of the kernel's dtype.
 
-Convolution is im2col + matmul: ``cols[n * csn + k * csk + oh * OW + ow]`` holds the input
-value that kernel tap ``k = (c * KH + kh) * KW + kw`` sees at output position (oh, ow) of
-image n (0 in the padding). ``csn`` and ``csk`` say how the columns are laid out.
+Every kernel is 3-d, over volumes (D, H, W): a 2-d problem is one of depth 1 (D = KD = OD =
+1, no depth padding), a 1-d one also of height 1, so each is written once for all ranks.
+
+Convolution is im2col + matmul: ``cols[n * csn + k * csk + (od * OH + oh) * OW + ow]`` holds
+the input value that kernel tap ``k = ((c * KD + kd) * KH + kh) * KW + kw`` sees at output
+position (od, oh, ow) of image n (0 in the padding). ``csn`` and ``csk`` say how the columns
+are laid out.
 """
 
 import math  # noqa: F401  (used by the generated modules)
@@ -20,42 +24,53 @@ import numpy as np
 _c = np.float64  # replaced by the kernel dtype in generated modules
 
 
+def _u(i):
+    # a position known to be non-negative, as an unsigned index: Numba then leaves out its
+    # negative-index wraparound, a third of the instructions of a pooling's inner loop
+    return np.uint64(i)
+
+
 # ---------------------------------------------------------------- convolution
 
 
-def im2col_row(i, x, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, st_h, st_w, pad_h, pad_w,
-               dil_h, dil_w, cols, csn, csk):
-    # row i = (n, c, kh, kw): one kernel tap's OH * OW values. (A row per tap, not per output
-    # row: the index arithmetic below, integer divisions, is then paid once per tap.)
+def im2col_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, KD, KH, KW, OD, OH, OW, st_d, st_h,
+               st_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w, cols, csn, csk):
+    # row i = (n, c, kd, kh, kw): one kernel tap's OD * OH * OW values. (A row per tap, not
+    # per output row: the index arithmetic below, integer divisions, is then paid once per tap.)
     kw = i % KW
     r = i // KW
     kh = r % KH
     r = r // KH
+    kd = r % KD
+    r = r // KD
     c = r % C
     n = r // C
-    base = n * csn + ((c * KH + kh) * KW + kw) * csk
+    base = n * csn + (((c * KD + kd) * KH + kh) * KW + kw) * csk
     w0 = kw * dil_w - pad_w
     lo, hi = _inside(w0, st_w, W, OW)  # the same for every output row
     step = st_w * sw
-    h = kh * dil_h - pad_h
-    for oh in range(OH):
-        b = base + oh * OW
-        if h < 0 or h >= H:
-            for ow in range(OW):
-                cols[b + ow] = _c(0)
-        else:
-            src = xo + n * sn + c * sc + h * sh + w0 * sw
-            for ow in range(lo):
-                cols[b + ow] = _c(0)
-            if step == 1:  # (stride 1 along a contiguous row: a copy the loop vectorizes)
-                for ow in range(lo, hi):
-                    cols[b + ow] = x[src + ow]
+    d = kd * dil_d - pad_d
+    for od in range(OD):
+        h = kh * dil_h - pad_h
+        for oh in range(OH):
+            b = base + (od * OH + oh) * OW
+            if d < 0 or d >= D or h < 0 or h >= H:
+                for ow in range(OW):
+                    cols[b + ow] = _c(0)
             else:
-                for ow in range(lo, hi):
-                    cols[b + ow] = x[src + ow * step]
-            for ow in range(hi, OW):
-                cols[b + ow] = _c(0)
-        h += st_h
+                src = xo + n * sn + c * sc + d * sd + h * sh + w0 * sw
+                for ow in range(lo):
+                    cols[b + ow] = _c(0)
+                if step == 1:  # (stride 1 along a contiguous row: a copy the loop vectorizes)
+                    for ow in range(lo, hi):
+                        cols[b + ow] = x[src + ow]
+                else:
+                    for ow in range(lo, hi):
+                        cols[b + ow] = x[src + ow * step]
+                for ow in range(hi, OW):
+                    cols[b + ow] = _c(0)
+            h += st_h
+        d += st_d
 
 
 def _inside(w0, st, W, OW):
@@ -65,181 +80,203 @@ def _inside(w0, st, W, OW):
     return lo, max(lo, hi)
 
 
-def col2im_row(i, cols, csn, csk, C, H, W, KH, KW, OH, OW, st_h, st_w, pad_h, pad_w, dil_h,
-               dil_w, dx):
-    # row i = (n, c): the plane dx[n, c] (H * W), the sum of every column entry that read it
-    # (im2col's adjoint; each row adds into its own plane only). Tap by tap, so the range of
-    # outputs inside the input is found once per tap, not per element.
+def col2im_row(i, cols, csn, csk, C, D, H, W, KD, KH, KW, OD, OH, OW, st_d, st_h, st_w, pad_d,
+               pad_h, pad_w, dil_d, dil_h, dil_w, dx):
+    # row i = (n, c): the volume dx[n, c] (D * H * W), the sum of every column entry that read
+    # it (im2col's adjoint; each row adds into its own volume only). Tap by tap, so the range
+    # of outputs inside the input is found once per tap, not per element.
     c = i % C
     n = i // C
-    base = i * H * W
-    for p in range(H * W):
+    base = i * D * H * W
+    for p in range(D * H * W):
         dx[base + p] = _c(0)
-    for kh in range(KH):
-        for kw in range(KW):
-            src = n * csn + ((c * KH + kh) * KW + kw) * csk
-            w0 = kw * dil_w - pad_w
-            lo, hi = _inside(w0, st_w, W, OW)
+    for k in range(KD * KH * KW):
+        kw = k % KW
+        kh = (k // KW) % KH
+        kd = k // (KW * KH)
+        src = n * csn + (c * KD * KH * KW + k) * csk
+        w0 = kw * dil_w - pad_w
+        lo, hi = _inside(w0, st_w, W, OW)
+        d = kd * dil_d - pad_d
+        for od in range(OD):
             h = kh * dil_h - pad_h
             for oh in range(OH):
-                if 0 <= h < H:
-                    dst = base + h * W + w0
-                    row = src + oh * OW
+                if 0 <= d < D and 0 <= h < H:
+                    dst = base + (d * H + h) * W + w0
+                    row = src + (od * OH + oh) * OW
                     for ow in range(lo, hi):
                         dx[dst + ow * st_w] += cols[row + ow]
                 h += st_h
+            d += st_d
 
 
 # ---------------------------------------------------------------- max pooling
 
 
-def max_pool2d_row(i, x, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, st_h, st_w, pad_h, pad_w,
-                   dil_h, dil_w, out, idx):
-    # row i = (n, c, oh). As PyTorch: a NaN wins (the last one), and a window of -inf gives
-    # the index of its first position inside the input
+def max_pool_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, KD, KH, KW, OD, OH, OW, st_d, st_h,
+                 st_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w, out, idx):
+    # row i = (n, c, od, oh); an index counts positions in the input's D * H * W volume. As
+    # PyTorch: a NaN wins (the last one), and a window of -inf gives the index of its first
+    # position inside the input
     oh = i % OH
     r = i // OH
+    od = r % OD
+    r = r // OD
     c = r % C
     n = r // C
     src = xo + n * sn + c * sc
-    h0 = oh * st_h - pad_h
-    hs = h0
-    while hs < 0:
-        hs += dil_h
+    ds, de = _taps(od, st_d, pad_d, KD, dil_d, D)
+    hs, he = _taps(oh, st_h, pad_h, KH, dil_h, H)
     for ow in range(OW):
-        w0 = ow * st_w - pad_w
-        ws = w0
-        while ws < 0:
-            ws += dil_w
+        ws, we = _taps(ow, st_w, pad_w, KW, dil_w, W)
         best = _c(-np.inf)
-        k = hs * W + ws
-        for kh in range(KH):
-            h = h0 + kh * dil_h
-            if h < 0 or h >= H:
-                continue
-            for kw in range(KW):
-                w = w0 + kw * dil_w
-                if w < 0 or w >= W:
-                    continue
-                v = x[src + h * sh + w * sw]
-                if v > best or v != v:
-                    best = v
-                    k = h * W + w
-        out[i * OW + ow] = best
-        idx[i * OW + ow] = k
+        k = (ds * H + hs) * W + ws
+        for d in range(ds, de, dil_d):
+            for h in range(hs, he, dil_h):
+                for w in range(ws, we, dil_w):
+                    v = x[_u(src + d * sd + h * sh + w * sw)]
+                    if v > best or v != v:
+                        best = v
+                        k = (d * H + h) * W + w
+        out[_u(i * OW + ow)] = best
+        idx[_u(i * OW + ow)] = k
 
 
-def max_pool2d_backward_row(i, g, idx, HW, OHW, dx):
-    # row i = one (n, c) plane: each output's gradient added at the position it took
-    base = i * HW
-    for p in range(HW):
+def _taps(o, st, pad, K, dil, N):
+    # the window's taps inside the input along one dim: range(start, end, dil)
+    s = o * st - pad
+    e = min(s + (K - 1) * dil + 1, N)
+    while s < 0:
+        s += dil
+    return s, e
+
+
+def max_pool_backward_row(i, g, idx, P, OP, dx):
+    # row i = one (n, c) plane of P positions: each of its OP outputs' gradient added at the
+    # position it took
+    base = i * P
+    for p in range(P):
         dx[base + p] = _c(0)
-    for o in range(i * OHW, (i + 1) * OHW):
+    for o in range(i * OP, (i + 1) * OP):
         dx[base + idx[o]] += g[o]
 
 
-def max_pool2d_gather_row(i, h, idx, HW, OHW, out):
+def max_pool_gather_row(i, h, idx, P, OP, out):
     # row i = one (n, c) plane: the values at the positions the pooling took
-    base = i * HW
-    for o in range(i * OHW, (i + 1) * OHW):
+    base = i * P
+    for o in range(i * OP, (i + 1) * OP):
         out[o] = h[base + idx[o]]
 
 
 # ---------------------------------------------------------------- average pooling
 
 
-def avg_pool2d_row(i, x, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, st_h, st_w, pad_h, pad_w,
-                   include_pad, divisor, out):
-    # row i = (n, c, oh); ``divisor`` 0 means none given (PyTorch's divisor_override)
+def _window(o, st, pad, K, N):
+    # PyTorch's average window along one dim: (start, end) clipped to the input, and its
+    # size counted up to the padding's end (count_include_pad)
+    s = o * st - pad
+    e = min(s + K, N + pad)
+    return max(s, 0), min(e, N), e - s
+
+
+def avg_pool_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, KD, KH, KW, OD, OH, OW, st_d, st_h,
+                 st_w, pad_d, pad_h, pad_w, include_pad, divisor, out):
+    # row i = (n, c, od, oh); ``divisor`` 0 means none given (PyTorch's divisor_override)
     oh = i % OH
     r = i // OH
+    od = r % OD
+    r = r // OD
     c = r % C
     n = r // C
     src = xo + n * sn + c * sc
+    ds, de, pd = _window(od, st_d, pad_d, KD, D)
+    hs, he, ph = _window(oh, st_h, pad_h, KH, H)
     for ow in range(OW):
-        hs = oh * st_h - pad_h
-        ws = ow * st_w - pad_w
-        he = min(hs + KH, H + pad_h)
-        we = min(ws + KW, W + pad_w)
-        size = (he - hs) * (we - ws)
-        hs = max(hs, 0)
-        ws = max(ws, 0)
-        he = min(he, H)
-        we = min(we, W)
-        if hs >= he or ws >= we:
+        ws, we, pw = _window(ow, st_w, pad_w, KW, W)
+        if ds >= de or hs >= he or ws >= we:
             out[i * OW + ow] = _c(0)
             continue
+        size = pd * ph * pw
         if divisor != 0:
             size = divisor
         elif include_pad == 0:
-            size = (he - hs) * (we - ws)
+            size = (de - ds) * (he - hs) * (we - ws)
         s = _c(0)
-        for h in range(hs, he):
-            for w in range(ws, we):
-                s += x[src + h * sh + w * sw]
-        out[i * OW + ow] = s / _c(size)
-
-
-def avg_pool2d_backward_row(i, g, H, W, KH, KW, OH, OW, st_h, st_w, pad_h, pad_w, include_pad,
-                            divisor, dx):
-    # row i = one (n, c) plane: each output's gradient spread over its window
-    base = i * H * W
-    for p in range(H * W):
-        dx[base + p] = _c(0)
-    for oh in range(OH):
-        for ow in range(OW):
-            hs = oh * st_h - pad_h
-            ws = ow * st_w - pad_w
-            he = min(hs + KH, H + pad_h)
-            we = min(ws + KW, W + pad_w)
-            size = (he - hs) * (we - ws)
-            hs = max(hs, 0)
-            ws = max(ws, 0)
-            he = min(he, H)
-            we = min(we, W)
-            if hs >= he or ws >= we:
-                continue
-            if divisor != 0:
-                size = divisor
-            elif include_pad == 0:
-                size = (he - hs) * (we - ws)
-            v = g[(i * OH + oh) * OW + ow] / _c(size)
+        for d in range(ds, de):
             for h in range(hs, he):
                 for w in range(ws, we):
-                    dx[base + h * W + w] += v
+                    s += x[_u(src + d * sd + h * sh + w * sw)]
+        out[_u(i * OW + ow)] = s / _c(size)
 
 
-def adaptive_avg_pool2d_row(i, x, xo, sn, sc, sh, sw, C, H, W, OH, OW, out):
-    # row i = (n, c, oh); window [floor(o * H / OH), ceil((o + 1) * H / OH)), as PyTorch
+def avg_pool_backward_row(i, g, D, H, W, KD, KH, KW, OD, OH, OW, st_d, st_h, st_w, pad_d, pad_h,
+                          pad_w, include_pad, divisor, dx):
+    # row i = one (n, c) volume: each output's gradient spread over its window. (The loop over
+    # the window's depth outside the one over outputs: a 2-d pooling's single plane then costs
+    # no loop per output; each element still gets its outputs' shares in their order.)
+    base = i * D * H * W
+    for p in range(D * H * W):
+        dx[base + p] = _c(0)
+    for od in range(OD):
+        ds, de, pd = _window(od, st_d, pad_d, KD, D)
+        for d in range(ds, de):
+            for oh in range(OH):
+                hs, he, ph = _window(oh, st_h, pad_h, KH, H)
+                for ow in range(OW):
+                    ws, we, pw = _window(ow, st_w, pad_w, KW, W)
+                    if hs >= he or ws >= we:
+                        continue
+                    size = pd * ph * pw
+                    if divisor != 0:
+                        size = divisor
+                    elif include_pad == 0:
+                        size = (de - ds) * (he - hs) * (we - ws)
+                    v = g[_u(((i * OD + od) * OH + oh) * OW + ow)] / _c(size)
+                    for h in range(hs, he):
+                        for w in range(ws, we):
+                            dx[base + (d * H + h) * W + w] += v
+
+
+def _adaptive(o, N, ON):
+    # PyTorch's adaptive window: [floor(o * N / ON), ceil((o + 1) * N / ON))
+    return (o * N) // ON, ((o + 1) * N + ON - 1) // ON
+
+
+def adaptive_avg_pool_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, OD, OH, OW, out):
+    # row i = (n, c, od, oh)
     oh = i % OH
     r = i // OH
+    od = r % OD
+    r = r // OD
     c = r % C
     n = r // C
     src = xo + n * sn + c * sc
-    hs = (oh * H) // OH
-    he = ((oh + 1) * H + OH - 1) // OH
+    ds, de = _adaptive(od, D, OD)
+    hs, he = _adaptive(oh, H, OH)
     for ow in range(OW):
-        ws = (ow * W) // OW
-        we = ((ow + 1) * W + OW - 1) // OW
+        ws, we = _adaptive(ow, W, OW)
         s = _c(0)
-        for h in range(hs, he):
-            for w in range(ws, we):
-                s += x[src + h * sh + w * sw]
-        out[i * OW + ow] = s / _c((he - hs) * (we - ws))
-
-
-def adaptive_avg_pool2d_backward_row(i, g, H, W, OH, OW, dx):
-    # row i = one (n, c) plane
-    base = i * H * W
-    for p in range(H * W):
-        dx[base + p] = _c(0)
-    for oh in range(OH):
-        hs = (oh * H) // OH
-        he = ((oh + 1) * H + OH - 1) // OH
-        for ow in range(OW):
-            ws = (ow * W) // OW
-            we = ((ow + 1) * W + OW - 1) // OW
-            v = g[(i * OH + oh) * OW + ow] / _c((he - hs) * (we - ws))
+        for d in range(ds, de):
             for h in range(hs, he):
                 for w in range(ws, we):
-                    dx[base + h * W + w] += v
+                    s += x[_u(src + d * sd + h * sh + w * sw)]
+        out[_u(i * OW + ow)] = s / _c((de - ds) * (he - hs) * (we - ws))
+
+
+def adaptive_avg_pool_backward_row(i, g, D, H, W, OD, OH, OW, dx):
+    # row i = one (n, c) volume (its loops in avg_pool_backward_row's order)
+    base = i * D * H * W
+    for p in range(D * H * W):
+        dx[base + p] = _c(0)
+    for od in range(OD):
+        ds, de = _adaptive(od, D, OD)
+        for d in range(ds, de):
+            for oh in range(OH):
+                hs, he = _adaptive(oh, H, OH)
+                for ow in range(OW):
+                    ws, we = _adaptive(ow, W, OW)
+                    v = g[_u(((i * OD + od) * OH + oh) * OW + ow)] / _c(
+                        (de - ds) * (he - hs) * (we - ws))
+                    for h in range(hs, he):
+                        for w in range(ws, we):
+                            dx[base + (d * H + h) * W + w] += v

@@ -1,9 +1,11 @@
 """Convolution and pooling: row kernels (backend/kernels_conv.py) and matmuls forward; each
 backward is one of these ops too, so gradients of any order are convolutions and poolings.
 
-Every op works on 4-D arrays (N, C, H, W); a 1-d convolution is a 2-d one with H = 1, and an
-unbatched input one with N = 1, as views. The public functions below check the arguments with
-PyTorch's errors and hand the ops a normalized ``Geometry``.
+Every op works on 5-D arrays (N, C, D, H, W), as the kernels do: a 2-d problem is a 3-d one
+with D = 1, a 1-d one also with H = 1, and an unbatched input one with N = 1, all as views.
+The public functions below check the arguments with PyTorch's errors and hand the ops a
+normalized ``Geometry``. The pooling ops are registered once per rank (2-d, 3-d) from one
+definition, under PyTorch's names, so that their grad_fn names are PyTorch's.
 """
 
 from __future__ import annotations
@@ -21,29 +23,43 @@ from . import elementwise as E
 from . import indexing as I
 from . import movement as M
 from . import reduce as R
-from .registry import composite, public
+from .registry import Composite, composite, public
 
 
 class Geometry(NamedTuple):
-    """A convolution's or pooling's parameters, per spatial dim (H, W)."""
+    """A convolution's or pooling's parameters, per spatial dim ((D,) H, W)."""
 
-    kernel: tuple  # (KH, KW): the pooling window (a convolution's is its weight's)
+    kernel: tuple  # the pooling window (a convolution's is its weight's)
     stride: tuple
-    pad: tuple  # padding before (top, left)
-    pad_end: tuple  # padding after (bottom, right): differs from ``pad`` for 'same' only
+    pad: tuple  # padding before each dim
+    pad_end: tuple  # padding after each dim: differs from ``pad`` for 'same' only
     dilation: tuple
     groups: int = 1
     ceil_mode: bool = False
     count_include_pad: bool = True
-    divisor: int = 0  # avg_pool2d's divisor_override; 0: none
+    divisor: int = 0  # avg_pool's divisor_override; 0: none
 
 
-def _as4d(a, spatial: int, batched: bool):
-    """Array ``a`` (N, C, *spatial) or (C, *spatial) viewed as (N, C, H, W)."""
-    shape = a.shape if batched else (1,) + tuple(a.shape)
-    if spatial == 1:
-        shape = tuple(shape[:2]) + (1,) + tuple(shape[2:])
-    return a.reshape(shape)
+def _as3d(geom):
+    """``geom`` of a 1-d or 2-d problem as that of a 3-d one of depth (and height) 1."""
+    m = 3 - len(geom.kernel)
+    if not m:
+        return geom
+    return geom._replace(kernel=(1,) * m + geom.kernel, stride=(1,) * m + geom.stride,
+                         pad=(0,) * m + geom.pad, pad_end=(0,) * m + geom.pad_end,
+                         dilation=(1,) * m + geom.dilation)
+
+
+def _as5d(a, spatial: int, batched: bool):
+    """Array ``a`` (N, C, *spatial) or (C, *spatial) viewed as (N, C, D, H, W)."""
+    shape = tuple(a.shape) if batched else (1,) + tuple(a.shape)
+    return a.reshape(shape[:2] + (1,) * (3 - spatial) + shape[2:])
+
+
+def _from5d(a, spatial: int, batched: bool):
+    """5-D ``a`` viewed back as the (N, C, *spatial) or (C, *spatial) it stands for."""
+    shape = tuple(a.shape[:2]) + tuple(a.shape[5 - spatial:])
+    return a.reshape(shape if batched else shape[1:])
 
 
 def _flat_out(be, shape, dtype):
@@ -64,70 +80,76 @@ def transposed_out(n, k, s, p0, p1, d):
     return (n - 1) * s - p0 - p1 + d * (k - 1) + 1
 
 
-def _im2col(be, x, geom, KH, KW, OH, OW):
-    """The columns of 4-D ``x``: (C * KH * KW, N * OH * OW), so that a group's rows are one
-    block (``(G, Kg, N * L)`` for the matmuls)."""
-    N, C, H, W = x.shape
-    L = OH * OW
-    cols, cb = _flat_out(be, (C * KH * KW, N * L), x.dtype)
-    xb, xo, (sn, sc, sh, sw) = be.flat_view(x)
-    be.run_row_kernel(KC.im2col_row, N * C * KH * KW, cols.size,
-                      (xb, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, *geom.stride, *geom.pad,
-                       *geom.dilation, cb, L, N * L), x.dtype)
+def _im2col(be, x, geom, kernel, out_size, csn, csk):
+    """The columns of 5-D ``x`` (laid out by ``csn`` and ``csk``, see kernels_conv) into a
+    new array of ``C * prod(kernel) * N * prod(out_size)`` elements."""
+    N, C = x.shape[:2]
+    cols, cb = _flat_out(be, (C * math.prod(kernel) * N * math.prod(out_size),), x.dtype)
+    xb, xo, strides = be.flat_view(x)
+    be.run_row_kernel(KC.im2col_row, N * C * math.prod(kernel), cols.size,
+                      (xb, xo, *strides, C, *x.shape[2:], *kernel, *out_size, *geom.stride,
+                       *geom.pad, *geom.dilation, cb, csn, csk), x.dtype)
     return cols
 
 
+def _col2im(be, cols, csn, csk, shape, geom, kernel, out_size):
+    """im2col's adjoint: columns (laid out by ``csn`` and ``csk``) summed into a new 5-D array
+    of ``shape``."""
+    dx, db = _flat_out(be, tuple(shape), cols.dtype)
+    N, C = shape[:2]
+    be.run_row_kernel(KC.col2im_row, N * C, dx.size + cols.size,
+                      (be.flat_view(cols)[0], csn, csk, C, *shape[2:], *kernel, *out_size,
+                       *geom.stride, *geom.pad, *geom.dilation, db), cols.dtype)
+    return dx
+
+
 def _grad_rows(be, grad, G):
-    """Gradient (N, O, OH, OW) as contiguous (G, O // G, N * OH * OW)."""
+    """Gradient (N, O, *out) as contiguous (G, O // G, N * prod(out))."""
     N, O = grad.shape[:2]
-    L = grad.shape[2] * grad.shape[3]
+    L = math.prod(grad.shape[2:])
     moved = be.ascontiguousarray(grad.reshape(N, O, L).transpose((1, 0, 2)))
     return moved.reshape(G, O // G, N * L)
 
 
 def conv_arrays(be, x, w, b, geom):
-    """The convolution of 4-D arrays ``x`` and ``w`` plus bias ``b`` (or None)."""
-    N, C, H, W = x.shape
-    O, Cg, KH, KW = w.shape
+    """The convolution of 5-D arrays ``x`` and ``w`` plus bias ``b`` (or None)."""
+    N = x.shape[0]
+    O, Cg, *kernel = w.shape
     G = geom.groups
-    OH = _conv_out(H, KH, geom.stride[0], geom.pad[0], geom.pad_end[0], geom.dilation[0])
-    OW = _conv_out(W, KW, geom.stride[1], geom.pad[1], geom.pad_end[1], geom.dilation[1])
-    cols = _im2col(be, x, geom, KH, KW, OH, OW)
-    wg = be.ascontiguousarray(w).reshape(G, O // G, Cg * KH * KW)
-    out = be.matmul(wg, cols.reshape(G, Cg * KH * KW, N * OH * OW))
-    by_image = out.reshape(O, N, OH * OW).transpose((1, 0, 2))
+    out_size = tuple(_conv_out(*a) for a in zip(x.shape[2:], kernel, geom.stride, geom.pad,
+                                                 geom.pad_end, geom.dilation))
+    L, K = math.prod(out_size), Cg * math.prod(kernel)
+    # (a group's rows one block: (G, K, N * L) for the matmuls)
+    cols = _im2col(be, x, geom, kernel, out_size, L, N * L)
+    wg = be.ascontiguousarray(w).reshape(G, O // G, K)
+    out = be.matmul(wg, cols.reshape(G, K, N * L))
+    by_image = out.reshape(O, N, L).transpose((1, 0, 2))
     if b is None:
         out = be.ascontiguousarray(by_image)
     else:  # the bias added while the result is made contiguous: one pass
         dt = D.from_numpy_dtype(x.dtype)
         out = be.run_elementwise(E.add.kernel(dt, be), [by_image, b.reshape(O, 1)], x.dtype)
-    return out.reshape(N, O, OH, OW)
+    return out.reshape((N, O) + out_size)
 
 
 def conv_input_grad(be, grad, w, x_shape, geom):
     """The gradient of a convolution with respect to its input (a transposed convolution)."""
-    N, C, H, W = x_shape
-    O, Cg, KH, KW = w.shape
+    O, Cg, *kernel = w.shape
     G = geom.groups
-    OH, OW = grad.shape[2:]
-    wg = be.ascontiguousarray(w).reshape(G, O // G, Cg * KH * KW)
+    N, L = grad.shape[0], math.prod(grad.shape[2:])
+    wg = be.ascontiguousarray(w).reshape(G, O // G, Cg * math.prod(kernel))
     dcols = be.matmul(wg.transpose((0, 2, 1)), _grad_rows(be, grad, G))
-    dx, db = _flat_out(be, (N, C, H, W), grad.dtype)
-    L = OH * OW
-    be.run_row_kernel(KC.col2im_row, N * C, dcols.size,
-                      (be.flat_view(dcols)[0], L, N * L, C, H, W, KH, KW, OH, OW, *geom.stride,
-                       *geom.pad, *geom.dilation, db), grad.dtype)
-    return dx
+    return _col2im(be, dcols, L, N * L, x_shape, geom, kernel, grad.shape[2:])
 
 
 def conv_weight_grad(be, grad, x, w_shape, geom):
     """The gradient of a convolution with respect to its weight."""
-    O, Cg, KH, KW = w_shape
+    O, Cg, *kernel = w_shape
     G = geom.groups
-    OH, OW = grad.shape[2:]
-    cols = _im2col(be, x, geom, KH, KW, OH, OW).reshape(G, Cg * KH * KW, -1)
+    N, L = x.shape[0], math.prod(grad.shape[2:])
+    cols = _im2col(be, x, geom, kernel, grad.shape[2:], L, N * L).reshape(G, -1, N * L)
     gw = be.matmul(_grad_rows(be, grad, G), cols.transpose((0, 2, 1)))
-    return gw.reshape(O, Cg, KH, KW)
+    return gw.reshape(tuple(w_shape))
 
 
 # ---------------------------------------------------------------- convolution ops
@@ -141,15 +163,14 @@ def _layout(x, w):
 @composite("convolution", node="ConvolutionBackward0")
 def convolution(ctx, input, weight, bias, geom):
     """Convolution of ``input`` (N, C, *spatial) or (C, *spatial) by ``weight``; ``bias``
-    may be None."""
+    may be None; ``geom`` in 3-d form (``_as3d``)."""
     spatial, batched = _layout(input, weight)
     ctx.geom, ctx.has_bias = geom, bias is not None
     ctx.save(x=input, w=weight)
     be = ctx.backend
-    out = conv_arrays(be, _as4d(input._data, spatial, batched), _as4d(weight._data, spatial, True),
+    out = conv_arrays(be, _as5d(input._data, spatial, batched), _as5d(weight._data, spatial, True),
                       None if bias is None else bias._data, geom)
-    shape = out.shape if batched else out.shape[1:]
-    return out.reshape(shape[:-2] + shape[-1:] if spatial == 1 else shape)
+    return _from5d(out, spatial, batched)
 
 
 @convolution.defvjp
@@ -168,9 +189,9 @@ def convolution_backward(ctx, grad, input, weight, geom, mask):
     ctx.geom, ctx.mask = geom, mask
     ctx.save(grad=grad, x=input, w=weight)
     be = ctx.backend
-    g = _as4d(grad._data, spatial, batched)
-    x = _as4d(input._data, spatial, batched)
-    w = _as4d(weight._data, spatial, True)
+    g = _as5d(grad._data, spatial, batched)
+    x = _as5d(input._data, spatial, batched)
+    w = _as5d(weight._data, spatial, True)
     outs = []
     if mask[0]:
         outs.append(conv_input_grad(be, g, w, x.shape, geom).reshape(input.shape))
@@ -178,7 +199,7 @@ def convolution_backward(ctx, grad, input, weight, geom, mask):
         outs.append(conv_weight_grad(be, g, x, w.shape, geom).reshape(weight.shape))
     if mask[2]:
         with no_grad():
-            outs.append(R.sum(Tensor._make(g), (0, 2, 3))._data)
+            outs.append(R.sum(Tensor._make(g), (0, 2, 3, 4))._data)
     return tuple(outs)
 
 
@@ -219,17 +240,16 @@ def convolution_transpose(ctx, input, weight, bias, geom):
     ctx.geom, ctx.has_bias = geom, bias is not None
     ctx.save(x=input, w=weight)
     be = ctx.backend
-    x = _as4d(input._data, spatial, batched)
-    w = _as4d(weight._data, spatial, True)
+    x = _as5d(input._data, spatial, batched)
+    w = _as5d(weight._data, spatial, True)
     size = tuple(transposed_out(*a) for a in zip(x.shape[2:], w.shape[2:], geom.stride, geom.pad,
                                                  geom.pad_end, geom.dilation))
     out = conv_input_grad(be, x, w, (x.shape[0], w.shape[1] * geom.groups) + size, geom)
     if bias is not None:
         dt = D.from_numpy_dtype(x.dtype)
-        out = be.run_elementwise(E.add.kernel(dt, be), [out, bias._data.reshape(-1, 1, 1)],
+        out = be.run_elementwise(E.add.kernel(dt, be), [out, bias._data.reshape(-1, 1, 1, 1)],
                                  x.dtype)
-    shape = out.shape if batched else out.shape[1:]
-    return out.reshape(shape[:-2] + shape[-1:] if spatial == 1 else shape)
+    return _from5d(out, spatial, batched)
 
 
 @convolution_transpose.defvjp
@@ -248,17 +268,20 @@ def convolution_transpose_vjp(ctx, grad):
 
 
 # ---------------------------------------------------------------- pooling ops
+# Each forward below serves both ranks: the rank ``n`` is that of its ``geom``, its output
+# size or its input's spatial ``size``. ``_register_pooling`` registers them per rank.
 
 
-def _pool_setup(ctx, input, geom):
-    """(backend, 4-D input array, rows of planes N * C) for a pooling forward."""
-    ctx.geom, ctx.in_shape = geom, input.shape
-    x = input._data if input.ndim == 4 else input._data.reshape((1,) + tuple(input.shape))
-    return ctx.backend, x
+def _pool_input(ctx, input, n):
+    """(backend, 5-D input array) of an n-d pooling forward; ``ctx.size`` the input's
+    spatial size, which the backward needs."""
+    ctx.size = tuple(input.shape[-n:])
+    return ctx.backend, _as5d(input._data, n, input.ndim == n + 2)
 
 
-def _pool_out_shape(input, OH, OW):
-    return tuple(input.shape[:-2]) + (OH, OW)
+def _pool_result(input, out, n):
+    """5-D pooling result ``out`` with ``input``'s leading dims."""
+    return out.reshape(tuple(input.shape[:-n]) + tuple(out.shape[5 - n:]))
 
 
 def pool_out(n, k, s, p, d, ceil_mode):
@@ -269,153 +292,122 @@ def pool_out(n, k, s, p, d, ceil_mode):
     return out
 
 
-@composite("max_pool2d_with_indices", node="MaxPool2DWithIndicesBackward0")
-def max_pool2d_with_indices(ctx, input, geom):
-    """(values, int64 indices into each H * W plane) of 2-d max pooling."""
-    be, x = _pool_setup(ctx, input, geom)
-    N, C, H, W = x.shape
-    (KH, KW), (sh_, sw_), (ph, pw), (dh, dw) = geom.kernel, geom.stride, geom.pad, geom.dilation
-    OH = pool_out(H, KH, sh_, ph, dh, geom.ceil_mode)
-    OW = pool_out(W, KW, sw_, pw, dw, geom.ceil_mode)
-    out, ob = _flat_out(be, (N, C, OH, OW), x.dtype)
-    idx, ib = _flat_out(be, (N, C, OH, OW), D.int64.np)
-    xb, xo, (sn, sc, sh, sw) = be.flat_view(x)
-    be.run_row_kernel(KC.max_pool2d_row, N * C * OH, out.size * KH * KW,
-                      (xb, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, sh_, sw_, ph, pw, dh, dw,
-                       ob, ib), x.dtype)
-    shape = _pool_out_shape(input, OH, OW)
+def _pool_params(x, geom):
+    """(output size, kernel arguments) of a pooling of 5-D ``x``: the geometry in 3-d form."""
+    g = _as3d(geom)
+    size = tuple(pool_out(*a, geom.ceil_mode) for a in zip(x.shape[2:], g.kernel, g.stride,
+                                                            g.pad, g.dilation))
+    return size, (*x.shape[2:], *g.kernel, *size, *g.stride, *g.pad)
+
+
+def _max_pool_nd(ctx, input, geom):
+    """(values, int64 indices into each input plane of prod(spatial) positions) of max
+    pooling of (N, C, *spatial) or (C, *spatial)."""
+    n = len(geom.kernel)
+    ctx.geom = geom
+    be, x = _pool_input(ctx, input, n)
+    (N, C), (size, params) = x.shape[:2], _pool_params(x, geom)
+    out, ob = _flat_out(be, (N, C) + size, x.dtype)
+    idx, ib = _flat_out(be, (N, C) + size, D.int64.np)
+    xb, xo, strides = be.flat_view(x)
+    be.run_row_kernel(KC.max_pool_row, N * C * size[0] * size[1],
+                      out.size * math.prod(geom.kernel),
+                      (xb, xo, *strides, C, *params, *_as3d(geom).dilation, ob, ib), x.dtype)
     ctx.non_differentiable = (1,)
     ctx.save_outputs = {"indices": 1}
-    return out.reshape(shape), idx.reshape(shape)
+    return _pool_result(input, out, n), _pool_result(input, idx, n)
 
 
-@max_pool2d_with_indices.defvjp
-def max_pool2d_with_indices_vjp(ctx, grads):
-    return max_pool2d_backward(grads[0], ctx["indices"], ctx.in_shape)
-
-
-@composite("max_pool2d_backward", node="MaxPool2DWithIndicesBackwardBackward0")
-def max_pool2d_backward(ctx, grad, indices, shape):
-    """Max pooling's input gradient: ``grad`` added at the positions in ``indices``."""
+def _max_pool_backward_nd(ctx, grad, indices, size):
+    """Max pooling's input gradient (of spatial size ``size``): ``grad`` added at the
+    positions in ``indices``."""
+    n = len(size)
     ctx.save(indices=indices)
+    ctx.size = tuple(size)
     be = ctx.backend
-    H, W = shape[-2:]
-    planes = math.prod(shape[:-2])
-    OHW = grad.shape[-1] * grad.shape[-2]
     g = be.ascontiguousarray(grad._data)
-    dx, db = _flat_out(be, tuple(shape), g.dtype)
+    dx, db = _flat_out(be, tuple(grad.shape[:-n]) + tuple(size), g.dtype)
     i = be.ascontiguousarray(indices._data)
-    be.run_row_kernel(KC.max_pool2d_backward_row, planes, dx.size + g.size,
-                      (be.flat_view(g)[0], be.flat_view(i)[0], H * W, OHW, db), g.dtype)
+    be.run_row_kernel(KC.max_pool_backward_row, math.prod(grad.shape[:-n]), dx.size + g.size,
+                      (be.flat_view(g)[0], be.flat_view(i)[0], math.prod(size),
+                       math.prod(grad.shape[-n:]), db), g.dtype)
     return dx
 
 
-@max_pool2d_backward.defvjp
-def max_pool2d_backward_vjp(ctx, grad):
-    return max_pool2d_gather(grad, ctx["indices"]), None
-
-
-@composite("max_pool2d_gather", node="GatherBackward0")
-def max_pool2d_gather(ctx, input, indices):
-    """The values of ``input`` (.., H, W) at ``indices`` (.., OH, OW) of each plane."""
-    ctx.save(indices=indices)
-    ctx.in_shape = input.shape
-    be = ctx.backend
-    H, W = input.shape[-2:]
-    OHW = indices.shape[-1] * indices.shape[-2]
-    h = be.ascontiguousarray(input._data)
-    out, ob = _flat_out(be, tuple(indices.shape), h.dtype)
-    i = be.ascontiguousarray(indices._data)
-    be.run_row_kernel(KC.max_pool2d_gather_row, math.prod(input.shape[:-2]), out.size,
-                      (be.flat_view(h)[0], be.flat_view(i)[0], H * W, OHW, ob), h.dtype)
+def _gather_planes(be, h, idx, n):
+    """The values of array ``h`` (.., *spatial) at ``idx`` (.., *out) of each plane."""
+    h = be.ascontiguousarray(h)
+    out, ob = _flat_out(be, tuple(idx.shape), h.dtype)
+    i = be.ascontiguousarray(idx)
+    be.run_row_kernel(KC.max_pool_gather_row, math.prod(h.shape[:-n]), out.size,
+                      (be.flat_view(h)[0], be.flat_view(i)[0], math.prod(h.shape[-n:]),
+                       math.prod(idx.shape[-n:]), ob), h.dtype)
     return out
 
 
-@max_pool2d_gather.defvjp
-def max_pool2d_gather_vjp(ctx, grad):
-    return max_pool2d_backward(grad, ctx["indices"], ctx.in_shape), None
+def _max_pool_gather_nd(ctx, input, indices, n):
+    """The values of ``input`` (.., *spatial) at ``indices`` (.., *out) of each n-d plane."""
+    ctx.save(indices=indices)
+    ctx.size = tuple(input.shape[-n:])
+    return _gather_planes(ctx.backend, input._data, indices._data, n)
 
 
-def _avg_params(geom):
-    return (*geom.kernel, *geom.stride, *geom.pad, int(geom.count_include_pad), geom.divisor)
+def _avg_pool_nd(ctx, input, geom):
+    n = len(geom.kernel)
+    ctx.geom = geom
+    be, x = _pool_input(ctx, input, n)
+    (N, C), (size, params) = x.shape[:2], _pool_params(x, geom)
+    out, ob = _flat_out(be, (N, C) + size, x.dtype)
+    xb, xo, strides = be.flat_view(x)
+    be.run_row_kernel(KC.avg_pool_row, N * C * size[0] * size[1],
+                      out.size * math.prod(geom.kernel),
+                      (xb, xo, *strides, C, *params, int(geom.count_include_pad), geom.divisor,
+                       ob), x.dtype)
+    return _pool_result(input, out, n)
 
 
-@composite("avg_pool2d", node="AvgPool2DBackward0")
-def avg_pool2d(ctx, input, geom):
-    be, x = _pool_setup(ctx, input, geom)
-    N, C, H, W = x.shape
-    OH = pool_out(H, geom.kernel[0], geom.stride[0], geom.pad[0], 1, geom.ceil_mode)
-    OW = pool_out(W, geom.kernel[1], geom.stride[1], geom.pad[1], 1, geom.ceil_mode)
-    out, ob = _flat_out(be, (N, C, OH, OW), x.dtype)
-    xb, xo, (sn, sc, sh, sw) = be.flat_view(x)
-    KH, KW, sh_, sw_, ph, pw, inc, div = _avg_params(geom)
-    be.run_row_kernel(KC.avg_pool2d_row, N * C * OH, out.size * KH * KW,
-                      (xb, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, sh_, sw_, ph, pw, inc,
-                       div, ob), x.dtype)
-    return out.reshape(_pool_out_shape(input, OH, OW))
-
-
-@avg_pool2d.defvjp
-def avg_pool2d_vjp(ctx, grad):
-    return avg_pool2d_backward(grad, ctx.in_shape, ctx.geom)
-
-
-@composite("avg_pool2d_backward", node="AvgPool2DBackwardBackward0")
-def avg_pool2d_backward(ctx, grad, shape, geom):
-    """Average pooling's input gradient (of input shape ``shape``)."""
+def _avg_pool_backward_nd(ctx, grad, size, geom):
+    """Average pooling's input gradient (of spatial size ``size``)."""
+    n = len(size)
     ctx.geom = geom
     be = ctx.backend
-    H, W = shape[-2:]
-    OH, OW = grad.shape[-2:]
     g = be.ascontiguousarray(grad._data)
-    dx, db = _flat_out(be, tuple(shape), g.dtype)
-    KH, KW, *params = _avg_params(geom)
-    be.run_row_kernel(KC.avg_pool2d_backward_row, math.prod(shape[:-2]), g.size * KH * KW,
-                      (be.flat_view(g)[0], H, W, KH, KW, OH, OW, *params, db), g.dtype)
+    dx, db = _flat_out(be, tuple(grad.shape[:-n]) + tuple(size), g.dtype)
+    g3 = _as3d(geom)
+    out_size = (1,) * (3 - n) + tuple(grad.shape[-n:])
+    be.run_row_kernel(KC.avg_pool_backward_row, math.prod(grad.shape[:-n]),
+                      g.size * math.prod(geom.kernel),
+                      (be.flat_view(g)[0], *(1,) * (3 - n), *size, *g3.kernel, *out_size,
+                       *g3.stride, *g3.pad, int(geom.count_include_pad), geom.divisor, db),
+                      g.dtype)
     return dx
 
 
-@avg_pool2d_backward.defvjp
-def avg_pool2d_backward_vjp(ctx, grad):
-    return avg_pool2d(grad, ctx.geom)  # (the backward is linear in grad: its adjoint)
+def _adaptive_avg_pool_nd(ctx, input, output_size):
+    n = len(output_size)
+    ctx.out_size = tuple(output_size)
+    be, x = _pool_input(ctx, input, n)
+    N, C = x.shape[:2]
+    size = (1,) * (3 - n) + tuple(output_size)
+    out, ob = _flat_out(be, (N, C) + size, x.dtype)
+    xb, xo, strides = be.flat_view(x)
+    be.run_row_kernel(KC.adaptive_avg_pool_row, N * C * size[0] * size[1], x.size + out.size,
+                      (xb, xo, *strides, C, *x.shape[2:], *size, ob), x.dtype)
+    return _pool_result(input, out, n)
 
 
-@composite("adaptive_avg_pool2d", node="AdaptiveAvgPool2DBackward0")
-def adaptive_avg_pool2d(ctx, input, output_size):
-    ctx.geom, ctx.in_shape = output_size, input.shape
+def _adaptive_avg_pool_backward_nd(ctx, grad, size):
+    """Adaptive average pooling's input gradient (of spatial size ``size``)."""
+    n = len(size)
+    ctx.out_size = tuple(grad.shape[-n:])
     be = ctx.backend
-    x = input._data if input.ndim == 4 else input._data.reshape((1,) + tuple(input.shape))
-    N, C, H, W = x.shape
-    OH, OW = output_size
-    out, ob = _flat_out(be, (N, C, OH, OW), x.dtype)
-    xb, xo, (sn, sc, sh, sw) = be.flat_view(x)
-    be.run_row_kernel(KC.adaptive_avg_pool2d_row, N * C * OH, x.size + out.size,
-                      (xb, xo, sn, sc, sh, sw, C, H, W, OH, OW, ob), x.dtype)
-    return out.reshape(_pool_out_shape(input, OH, OW))
-
-
-@adaptive_avg_pool2d.defvjp
-def adaptive_avg_pool2d_vjp(ctx, grad):
-    return adaptive_avg_pool2d_backward(grad, ctx.in_shape)
-
-
-@composite("adaptive_avg_pool2d_backward", node="AdaptiveAvgPool2DBackwardBackward0")
-def adaptive_avg_pool2d_backward(ctx, grad, shape):
-    """Adaptive average pooling's input gradient (of input shape ``shape``)."""
-    be = ctx.backend
-    H, W = shape[-2:]
-    OH, OW = grad.shape[-2:]
-    ctx.out_size = (OH, OW)
     g = be.ascontiguousarray(grad._data)
-    dx, db = _flat_out(be, tuple(shape), g.dtype)
-    be.run_row_kernel(KC.adaptive_avg_pool2d_backward_row, math.prod(shape[:-2]),
-                      dx.size + g.size, (be.flat_view(g)[0], H, W, OH, OW, db), g.dtype)
+    dx, db = _flat_out(be, tuple(grad.shape[:-n]) + tuple(size), g.dtype)
+    fill = (1,) * (3 - n)
+    be.run_row_kernel(KC.adaptive_avg_pool_backward_row, math.prod(grad.shape[:-n]),
+                      dx.size + g.size,
+                      (be.flat_view(g)[0], *fill, *size, *fill, *ctx.out_size, db), g.dtype)
     return dx
-
-
-@adaptive_avg_pool2d_backward.defvjp
-def adaptive_avg_pool2d_backward_vjp(ctx, grad):
-    return adaptive_avg_pool2d(grad, ctx.out_size)
 
 
 def _adaptive_windows(n, m):
@@ -428,36 +420,95 @@ def _adaptive_windows(n, m):
     return np.minimum(start[:, None] + np.arange(k), end[:, None] - 1)
 
 
-@composite("adaptive_max_pool2d", node="AdaptiveMaxPool2DBackward0")
-def adaptive_max_pool2d(ctx, input, output_size):
-    """(values, int64 indices into each H * W plane) of adaptive max pooling of (N, C, H, W)
-    or (C, H, W) into ``output_size`` (OH, OW) windows."""
-    ctx.in_shape = input.shape
-    H, W = input.shape[-2:]
-    (OH, OW), lead = output_size, tuple(input.shape[:-2])
-    rows, cols = _adaptive_windows(H, OH), _adaptive_windows(W, OW)
-    kh, kw = rows.shape[1], cols.shape[1]
-    # each window's positions as flat indices into the plane, (OH, OW, kh * kw)
-    flat = (rows[:, None, :, None] * W + cols[None, :, None, :]).reshape(OH, OW, kh * kw)
+def _adaptive_table(size, output_size):
+    """Each adaptive window's positions as flat indices into a plane of ``size``, in the
+    order PyTorch scans them: (*output_size, k)."""
+    n = len(size)
+    flat, k = np.zeros((1,) * (2 * n), np.int64), 1
+    for j, (s, m) in enumerate(zip(size, output_size)):
+        win = _adaptive_windows(s, m)
+        shape = [1] * (2 * n)
+        shape[j], shape[n + j] = win.shape
+        flat, k = flat * s + win.reshape(shape), k * win.shape[1]
+    return flat.reshape(*output_size, k)
+
+
+def _adaptive_max_pool_nd(ctx, input, output_size):
+    """(values, int64 indices into each input plane) of adaptive max pooling of
+    (N, C, *spatial) or (C, *spatial) into ``output_size`` windows."""
+    n = len(output_size)
+    ctx.size = size = tuple(input.shape[-n:])
+    lead, P = tuple(input.shape[:-n]), math.prod(size)
+    table = _adaptive_table(size, output_size)
+    out, k = tuple(output_size), table.shape[-1]
     with no_grad():
-        x = Tensor._make(input._data).reshape(*lead, H * W)
-        if OH * OW == 0:
-            idx = Tensor._make(ctx.backend.zeros(lead + (OH, OW), D.int64.np))
+        x = Tensor._make(input._data).reshape(*lead, P)
+        if math.prod(out) == 0:
+            idx = Tensor._make(ctx.backend.zeros(lead + out, D.int64.np))
         else:
-            table = Tensor._make(flat).to(input.device)
-            win = I.gather(M.expand(x.reshape(*lead, 1, 1, H * W), *lead, OH, OW, H * W), -1,
-                           M.expand(table, *lead, OH, OW, kh * kw))
+            positions = M.expand(Tensor._make(table).to(input.device), *lead, *out, k)
+            win = I.gather(M.expand(x.reshape(*lead, *(1,) * n, P), *lead, *out, P), -1,
+                           positions)
             pick = M.unsqueeze(R.argmax(win, -1), -1)
-            idx = M.squeeze(I.gather(M.expand(table, *lead, OH, OW, kh * kw), -1, pick), -1)
-        values = max_pool2d_gather(Tensor._make(input._data), idx)
+            idx = M.squeeze(I.gather(positions, -1, pick), -1)
     ctx.non_differentiable = (1,)
     ctx.save_outputs = {"indices": 1}
-    return values._data, idx._data
+    return _gather_planes(ctx.backend, input._data, idx._data, n), idx._data
 
 
-@adaptive_max_pool2d.defvjp
-def adaptive_max_pool2d_vjp(ctx, grads):
-    return max_pool2d_backward(grads[0], ctx["indices"], ctx.in_shape)
+class PoolOps(NamedTuple):
+    """One rank's pooling ops."""
+
+    max_pool: Composite  # (values, indices)
+    max_pool_backward: Composite
+    max_pool_gather: Composite  # (max_pool_backward's adjoint)
+    avg_pool: Composite
+    avg_pool_backward: Composite
+    adaptive_avg_pool: Composite
+    adaptive_avg_pool_backward: Composite
+    adaptive_max_pool: Composite  # (values, indices)
+    adaptive_max_pool_backward: Composite
+
+
+def _register_pooling(n):
+    """Register the n-d pooling ops under PyTorch's names and grad_fn nodes for rank ``n``;
+    their derivatives are this rank's ops again, so gradients of any order keep its names."""
+    nd, ND = f"{n}d", f"{n}D"
+    ops = PoolOps(*(composite(name, node=node)(fn) for name, node, fn in (
+        (f"max_pool{nd}_with_indices", f"MaxPool{ND}WithIndicesBackward0", _max_pool_nd),
+        (f"max_pool{nd}_backward", f"MaxPool{ND}WithIndicesBackwardBackward0",
+         _max_pool_backward_nd),
+        (f"max_pool{nd}_gather", "GatherBackward0", _max_pool_gather_nd),
+        (f"avg_pool{nd}", f"AvgPool{ND}Backward0", _avg_pool_nd),
+        (f"avg_pool{nd}_backward", f"AvgPool{ND}BackwardBackward0", _avg_pool_backward_nd),
+        (f"adaptive_avg_pool{nd}", f"AdaptiveAvgPool{ND}Backward0", _adaptive_avg_pool_nd),
+        (f"adaptive_avg_pool{nd}_backward", f"AdaptiveAvgPool{ND}BackwardBackward0",
+         _adaptive_avg_pool_backward_nd),
+        (f"adaptive_max_pool{nd}", f"AdaptiveMaxPool{ND}Backward0", _adaptive_max_pool_nd),
+        # (the same kernel as max pooling's backward, under its own node, as PyTorch)
+        (f"adaptive_max_pool{nd}_backward", f"AdaptiveMaxPool{ND}BackwardBackward0",
+         _max_pool_backward_nd))))
+    ops.max_pool.defvjp(
+        lambda ctx, grads: ops.max_pool_backward(grads[0], ctx["indices"], ctx.size))
+    ops.max_pool_backward.defvjp(
+        lambda ctx, grad: (ops.max_pool_gather(grad, ctx["indices"], n), None))
+    ops.max_pool_gather.defvjp(
+        lambda ctx, grad: (ops.max_pool_backward(grad, ctx["indices"], ctx.size), None))
+    ops.avg_pool.defvjp(lambda ctx, grad: ops.avg_pool_backward(grad, ctx.size, ctx.geom))
+    # (the backward is linear in grad: its adjoint is the forward)
+    ops.avg_pool_backward.defvjp(lambda ctx, grad: ops.avg_pool(grad, ctx.geom))
+    ops.adaptive_avg_pool.defvjp(
+        lambda ctx, grad: ops.adaptive_avg_pool_backward(grad, ctx.size))
+    ops.adaptive_avg_pool_backward.defvjp(
+        lambda ctx, grad: ops.adaptive_avg_pool(grad, ctx.out_size))
+    ops.adaptive_max_pool.defvjp(
+        lambda ctx, grads: ops.adaptive_max_pool_backward(grads[0], ctx["indices"], ctx.size))
+    ops.adaptive_max_pool_backward.defvjp(
+        lambda ctx, grad: (ops.max_pool_gather(grad, ctx["indices"], n), None))
+    return ops
+
+
+POOLING = {n: _register_pooling(n) for n in (2, 3)}
 
 
 # ---------------------------------------------------------------- unfold and fold (im2col)
@@ -473,18 +524,13 @@ def _blocks(shape, geom):
 def im2col(ctx, input, geom):
     """The sliding blocks of (N, C, H, W) or (C, H, W) as columns: (N, C * KH * KW, L), a row
     per channel and kernel tap, a column per block (the im2col convolutions run on)."""
-    be = ctx.backend
     ctx.geom, ctx.size = geom, tuple(input.shape[-2:])
-    x = input._data if input.ndim == 4 else input._data.reshape((1,) + tuple(input.shape))
-    N, C, H, W = x.shape
-    (KH, KW), (OH, OW) = geom.kernel, _blocks((H, W), geom)
-    K, L = C * KH * KW, OH * OW
-    cols, cb = _flat_out(be, (N, K, L), x.dtype)
-    xb, xo, (sn, sc, sh, sw) = be.flat_view(x)
-    be.run_row_kernel(KC.im2col_row, N * K, cols.size,
-                      (xb, xo, sn, sc, sh, sw, C, H, W, KH, KW, OH, OW, *geom.stride, *geom.pad,
-                       *geom.dilation, cb, K * L, L), x.dtype)
-    return cols if input.ndim == 4 else cols.reshape(K, L)
+    x = _as5d(input._data, 2, input.ndim == 4)
+    N, C = x.shape[:2]
+    blocks = _blocks(ctx.size, geom)
+    K, L = C * math.prod(geom.kernel), math.prod(blocks)
+    cols = _im2col(ctx.backend, x, _as3d(geom), (1, *geom.kernel), (1, *blocks), K * L, L)
+    return cols.reshape(N, K, L) if input.ndim == 4 else cols.reshape(K, L)
 
 
 im2col.defvjp(lambda ctx, grad: col2im(grad, ctx.size, ctx.geom))
@@ -497,17 +543,11 @@ def col2im(ctx, input, output_size, geom):
     be = ctx.backend
     ctx.geom = geom
     cols = be.ascontiguousarray(input._data)
-    if input.ndim == 2:
-        cols = cols.reshape((1,) + tuple(cols.shape))
-    N, K, L = cols.shape
-    (KH, KW), (H, W) = geom.kernel, output_size
-    OH, OW = _blocks((H, W), geom)
-    C = K // (KH * KW)
-    dx, db = _flat_out(be, (N, C, H, W), cols.dtype)
-    be.run_row_kernel(KC.col2im_row, N * C, dx.size + cols.size,
-                      (be.flat_view(cols)[0], K * L, L, C, H, W, KH, KW, OH, OW, *geom.stride,
-                       *geom.pad, *geom.dilation, db), cols.dtype)
-    return dx if input.ndim == 3 else dx.reshape(C, H, W)
+    N, K, L = cols.shape if input.ndim == 3 else (1,) + tuple(cols.shape)
+    C = K // math.prod(geom.kernel)
+    dx = _col2im(be, cols, K * L, L, (N, C, 1, *output_size), _as3d(geom), (1, *geom.kernel),
+                 (1, *_blocks(output_size, geom)))
+    return _from5d(dx, 2, input.ndim == 3)
 
 
 col2im.defvjp(lambda ctx, grad: im2col(grad, ctx.geom))
@@ -682,35 +722,31 @@ def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n,
             f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
             f"Kernel size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than "
             "actual input size")
-    return _as2d(Geometry(ks, stride, pad, pad_end, dilation, groups))
-
-
-def _as2d(geom):
-    """A 1-d convolution's ``Geometry`` as that of a 2-d one of height 1."""
-    if len(geom.kernel) == 2:
-        return geom
-    return Geometry((1,) + geom.kernel, (1,) + geom.stride, (0,) + geom.pad,
-                    (0,) + geom.pad_end, (1,) + geom.dilation, geom.groups)
+    return _as3d(Geometry(ks, stride, pad, pad_end, dilation, groups))
 
 
 def _transposed_geometry(sizes, ks, stride, pads, out_pads, dilation, groups):
     """A transposed convolution's checks (PyTorch's slow_conv_transpose2d_shape_check, in its
-    2-d words also for 1-d) and ``Geometry``: the padding after each dim is ``padding -
-    output_padding``, so that the convolution of the output has the input's size."""
-    two = [(1, 0, 1, 1, 1)] * (2 - len(sizes)) + list(zip(sizes, out_pads, stride, dilation, ks))
-    n_, op, st, dil, k = zip(*two)
+    2-d words also for 1-d, or slow_conv_transpose3d_shape_check) and ``Geometry``: the
+    padding after each dim is ``padding - output_padding``, so that the convolution of the
+    output has the input's size."""
+    m = max(len(sizes), 2)  # (the dims PyTorch's words name: a 1-d input of height 1)
+    fill = [(1, 0, 1, 1)] * (m - len(sizes))
+    n_, op, st, dil = zip(*fill, *zip(sizes, out_pads, stride, dilation))
     if not all(o < s or o < d for o, s, d in zip(op, st, dil)):
+        got = " ".join(f"{what}_{dim}: {v}" for what, vals in (
+            ("output_padding", op), ("stride", st), ("dilation", dil))
+            for dim, v in zip(("depth", "height", "width")[-m:], vals))
         raise RuntimeError(
-            "output padding must be smaller than either stride or dilation, but got "
-            f"output_padding_height: {op[0]} output_padding_width: {op[1]} stride_height: "
-            f"{st[0]} stride_width: {st[1]} dilation_height: {dil[0]} dilation_width: {dil[1]}")
-    geom = _as2d(Geometry(ks, stride, pads, tuple(p - o for p, o in zip(pads, out_pads)),
+            f"output padding must be smaller than either stride or dilation, but got {got}")
+    geom = _as3d(Geometry(ks, stride, pads, tuple(p - o for p, o in zip(pads, out_pads)),
                           dilation, groups))
-    out = [transposed_out(*a) for a in zip(n_, geom.kernel, geom.stride, geom.pad, geom.pad_end,
-                                            geom.dilation)]
+    out = [transposed_out(*a) for a in zip(n_, *(v[-m:] for v in (
+        geom.kernel, geom.stride, geom.pad, geom.pad_end, geom.dilation)))]
     if min(out) < 1:
-        raise RuntimeError(f"Given input size per channel: ({n_[0]} x {n_[1]}). Calculated output "
-                           f"size per channel: ({out[0]} x {out[1]}). Output size is too small")
+        raise RuntimeError(
+            f"Given input size per channel: ({' x '.join(map(str, n_))}). Calculated output "
+            f"size per channel: ({' x '.join(map(str, out))}). Output size is too small")
     return geom
 
 
@@ -719,6 +755,14 @@ def _batched(op, input, weight, *args):
     if input.ndim == weight.ndim:
         return op(input, weight, *args)
     return M.squeeze(op(M.unsqueeze(input, 0), weight, *args), 0)
+
+
+@public("function functional")
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d convolution of ``input`` (N, C, D, H, W) or (C, D, H, W) by ``weight`` (O,
+    C / groups, KD, KH, KW); ``padding`` an int, a triple, 'valid' or 'same'."""
+    geom = _conv_geometry(input, weight, bias, stride, padding, dilation, groups, 3)
+    return _batched(convolution, input, weight, bias, geom)
 
 
 @public("function functional")
@@ -734,6 +778,17 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution of ``input`` (N, C, L) or (C, L) by ``weight`` (O, C / groups, K)."""
     geom = _conv_geometry(input, weight, bias, stride, padding, dilation, groups, 1)
     return _batched(convolution, input, weight, bias, geom)
+
+
+@public("function functional")
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """3-d transposed convolution of ``input`` (N, C_in, D, H, W) or (C_in, D, H, W) by
+    ``weight`` (C_in, C_out / groups, KD, KH, KW): the input gradient of conv3d with these
+    arguments."""
+    geom = _conv_geometry(input, weight, bias, stride, padding, dilation, groups, 3,
+                          output_padding)
+    return _batched(convolution_transpose, input, weight, bias, geom)
 
 
 @public("function functional")
@@ -756,53 +811,102 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _batched(convolution_transpose, input, weight, bias, geom)
 
 
-def _pair(v, fn, what, empty=None):
-    """An int or a sequence of one or two as a pair (PyTorch's pooling arguments)."""
+# ---------------------------------------------------------------- the public pooling functions
+
+
+def _spatial(v, n, fn, what, empty=None):
+    """An int or a sequence of one or ``n`` ints as ``n`` ints (PyTorch's pooling arguments);
+    ``empty`` stands for None or an empty sequence where given."""
     if empty is not None and (v is None or (isinstance(v, (tuple, list)) and not v)):
         return empty
     if isinstance(v, int):
-        return (v, v)
-    if isinstance(v, (tuple, list)) and len(v) in (1, 2):
-        return (v[0], v[0]) if len(v) == 1 else tuple(v)
-    must = {"stride": "must either be omitted, a single int, or a tuple of two ints",
-            "dilation": "must be either a single int, or a tuple of two ints"}
-    raise RuntimeError(
-        f"{fn}: {what} {must.get(what, 'must either be a single int, or a tuple of two ints')}")
+        return (v,) * n
+    if isinstance(v, (tuple, list)) and len(v) in (1, n):
+        return tuple(v) * (n if len(v) == 1 else 1)
+    must = {"stride": "must either be omitted, a single int,",
+            "dilation": "must be either a single int,"}.get(what, "must either be a single int,")
+    if fn == "avg_pool3d":  # (its words lack the "either")
+        must = must.replace("either ", "")
+    raise RuntimeError(f"{fn}: {what} {must} or a tuple of {('two', 'three')[n - 2]} ints")
 
 
-def _pool_geometry(input, kernel, stride, padding, dilation, ceil_mode, fn):
-    """Check a 2-d pooling call as PyTorch does (pooling_output_shape, pool2d_shape_check);
-    the output's (OH, OW)."""
-    if input.ndim not in (3, 4):
-        raise RuntimeError("non-empty 3D or 4D (batch mode) tensor expected for input")
+def _check_rank(input, n):
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(
+            f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for input")
+
+
+# the name a 3-d pooling's errors give its function
+_POOL3D_WHERE = {"max_pool3d": "max_pool3d_with_indices_out_cpu_template()",
+                 "avg_pool3d": "avg_pool3d()"}
+
+
+def _check_pool(input, geom, fn):
+    """Check an n-d pooling call as PyTorch does (pooling_output_shape along each dim, then
+    its pool2d_shape_check or pool3d_shape_check); the output's spatial size."""
+    n = len(geom.kernel)
+    _check_rank(input, n)
     sizes = []
-    for n, k, s, p, d in zip(input.shape[-2:], kernel, stride, padding, dilation):
-        if s == 0:
+    for s, k, st, p, d in zip(input.shape[-n:], geom.kernel, geom.stride, geom.pad,
+                              geom.dilation):
+        if st == 0:
             raise RuntimeError("stride should not be zero")
         if p < 0:
             raise RuntimeError(f"pad must be non-negative, but got pad: {p}")
         if p > ((k - 1) * d + 1) // 2:
             raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
                                f"pad={p}, kernel_size={k} and dilation={d}")
-        sizes.append(pool_out(n, k, s, p, d, ceil_mode) if k > 0 and s > 0 and d > 0 else 0)
-    if min(kernel) <= 0:
+        sizes.append(pool_out(s, k, st, p, d, geom.ceil_mode) if k > 0 and st > 0 and d > 0
+                     else 0)
+    for what, prefix, values in (("kernel size", "k", geom.kernel), ("stride", "d", geom.stride),
+                                 ("dilation", "dilation", geom.dilation)):
+        if min(values) <= 0:
+            got = " ".join(f"{prefix}{dim}: {v}" for dim, v in zip("THW"[-n:], values))
+            raise RuntimeError(f"{what} should be greater than zero, but got {got}")
+    if 0 in input.shape[-n - 1:]:
+        if n == 2:
+            raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                               f"size for input, but got:{list(input.shape)}")
         raise RuntimeError(
-            f"kernel size should be greater than zero, but got kH: {kernel[0]} kW: {kernel[1]}")
-    if min(stride) <= 0:
-        raise RuntimeError(
-            f"stride should be greater than zero, but got dH: {stride[0]} dW: {stride[1]}")
-    if min(dilation) <= 0:
-        raise RuntimeError(f"dilation should be greater than zero, but got dilationH: "
-                           f"{dilation[0]} dilationW: {dilation[1]}")
-    if 0 in input.shape[-3:]:
-        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
-                           f"for input, but got:{list(input.shape)}")
+            f"{_POOL3D_WHERE[fn]}: Expected input's non-batch dimensions to have positive "
+            f"length, but input has a shape of {list(input.shape)} and non-batch dimension 0 has "
+            "length zero!")
+    if n == 3:
+        (t, h, w), (kt, kh, kw), (pt, ph, pw) = input.shape[-3:], geom.kernel, geom.pad
+        if fn == "avg_pool3d" and (t < kt or h < kh or w < kw):
+            raise RuntimeError(f"input image (T: {t} H: {h} W: {w}) smaller than kernel size "
+                               f"(kT: {kt} kH: {kh} kW: {kw})")
+        # (pool3d_shape_check's own bound, on the kernel without its dilation)
+        if kt // 2 < pt or kw // 2 < pw or kh // 2 < ph:
+            raise RuntimeError(f"pad should be smaller than or equal to half of kernel size, but "
+                               f"got kT: {kt} kW: {kw} kH: {kh} padT: {pt} padW: {pw} padH: {ph}")
     if min(sizes) < 1:
-        c, h, w = input.shape[-3:]
-        raise RuntimeError(f"Given input size: ({c}x{h}x{w}). Calculated output size: "
-                           f"({c}x{sizes[0]}x{sizes[1]}). Output size is too small")
+        c = input.shape[-n - 1]
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, (c, *input.shape[-n:])))}). Calculated "
+            f"output size: ({'x'.join(map(str, (c, *sizes)))}). Output size is too small")
     _require_float(input, fn)
     return tuple(sizes)
+
+
+def _max_pool(n, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    fn = f"max_pool{n}d"
+    kernel = _spatial(kernel_size, n, fn, "kernel_size")
+    geom = Geometry(kernel, _spatial(stride, n, fn, "stride", kernel),
+                    _spatial(padding, n, fn, "padding"), (0,) * n,
+                    _spatial(dilation, n, fn, "dilation"), ceil_mode=ceil_mode)
+    _check_pool(input, geom, fn)
+    out, indices = POOLING[n].max_pool(input, geom)
+    return (out, indices) if return_indices else out
+
+
+@public("function functional", name="max_pool3d")
+def max_pool3d_(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                return_indices=False):
+    """3-d max pooling of (N, C, D, H, W) or (C, D, H, W); with ``return_indices`` also the
+    int64 index of each maximum in its D * H * W volume."""
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
 
 
 @public("function functional", name="max_pool2d")
@@ -810,28 +914,40 @@ def max_pool2d_(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mod
                 return_indices=False):
     """2-d max pooling of (N, C, H, W) or (C, H, W); with ``return_indices`` also the int64
     index of each maximum in its H * W plane."""
-    fn = "max_pool2d"
-    kernel = _pair(kernel_size, fn, "kernel_size")
-    geom = Geometry(kernel, _pair(stride, fn, "stride", kernel), _pair(padding, fn, "padding"),
-                    (0, 0), _pair(dilation, fn, "dilation"), ceil_mode=ceil_mode)
-    _pool_geometry(input, geom.kernel, geom.stride, geom.pad, geom.dilation, ceil_mode, fn)
-    out, indices = max_pool2d_with_indices(input, geom)
-    return (out, indices) if return_indices else out
+    return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode,
+                     return_indices)
+
+
+def _avg_pool(n, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override):
+    fn = f"avg_pool{n}d"
+    kernel = _spatial(kernel_size, n, fn, "kernel_size")
+    stride = _spatial(stride, n, fn, "stride", kernel)
+    padding = _spatial(padding, n, fn, "padding")
+    if n == 3:  # (avg_pool3d checks the input's rank before the divisor, avg_pool2d after)
+        _check_rank(input, n)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    geom = Geometry(kernel, stride, padding, (0,) * n, (1,) * n, ceil_mode=ceil_mode,
+                    count_include_pad=count_include_pad, divisor=divisor_override or 0)
+    _check_pool(input, geom, fn)
+    return POOLING[n].avg_pool(input, geom)
+
+
+@public("functional", name="avg_pool3d")
+def avg_pool3d_(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):
+    """3-d average pooling of (N, C, D, H, W) or (C, D, H, W)."""
+    return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
 
 
 @public("functional", name="avg_pool2d")
 def avg_pool2d_(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                 count_include_pad=True, divisor_override=None):
     """2-d average pooling of (N, C, H, W) or (C, H, W)."""
-    fn = "avg_pool2d"
-    if divisor_override is not None and divisor_override == 0:
-        raise RuntimeError("divisor must be not zero")
-    kernel = _pair(kernel_size, fn, "kernel_size")
-    geom = Geometry(kernel, _pair(stride, fn, "stride", kernel), _pair(padding, fn, "padding"),
-                    (0, 0), (1, 1), ceil_mode=ceil_mode, count_include_pad=count_include_pad,
-                    divisor=divisor_override or 0)
-    _pool_geometry(input, geom.kernel, geom.stride, geom.pad, geom.dilation, ceil_mode, fn)
-    return avg_pool2d(input, geom)
+    return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
 
 
 def _one(v):
@@ -884,25 +1000,50 @@ def avg_pool1d_(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return M.squeeze(out, -2)
 
 
-def _adaptive_size(input, output_size, fn):
-    """``output_size`` as a pair, None keeping the input's size; the input checked as PyTorch's
-    adaptive pooling does."""
-    if input.ndim not in (3, 4):
-        raise RuntimeError(f"{fn}(): Expected 3D or 4D tensor, but got: {list(input.shape)}")
-    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    if len(size) != 2:
-        raise RuntimeError(f"{fn}(): internal error: output_size.size() must be 2")
-    size = tuple(n if s is None else s for s, n in zip(size, input.shape[-2:]))
-    for d in range(input.ndim - 3, input.ndim):
-        if input.shape[d] == 0:
-            raise RuntimeError(
-                f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but "
-                f"input has sizes {list(input.shape)} with dimension {d} being empty")
+def _adaptive_size(input, output_size, n, fn):
+    """``output_size`` of an n-d adaptive pooling as ``n`` ints, None keeping the input's size;
+    the call checked as PyTorch's adaptive poolings check it, in the words of ``fn``."""
+    avg = fn.startswith("adaptive_avg")
+    if not isinstance(output_size, int) and input.ndim <= len(output_size):
+        # (nn.functional's _list_with_default, before the op's own checks)
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"{fn}(): Expected {n + 1}D or {n + 2}D tensor, but got"
+                           f"{'' if avg else ':'} {list(input.shape)}")
+    size = (output_size,) * n if isinstance(output_size, int) else tuple(output_size)
+    if len(size) != n:
+        raise RuntimeError(f"{fn}: output_size must be {n}" if avg else
+                           f"{fn}(): internal error: output_size.size() must be {n}")
+    size = tuple(m if s is None else s for s, m in zip(size, input.shape[-n:]))
+    empty = [d for d in range(input.ndim - n - 1, input.ndim) if input.shape[d] == 0]
+    if avg and min(size) < 0:
+        # (PyTorch's words: "{a, b}" for 2-d, "{a, b,c}" for 3-d)
+        shown = ", ".join(map(str, size[:2])) + "".join(f",{s}" for s in size[2:])
+        raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{shown}}}")
+    if empty:
+        raise RuntimeError(
+            f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
+            f"has sizes {list(input.shape)} with dimension {empty[0]} being empty")
     if min(size) < 0:
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: "
-                           f"{[*input.shape[:-2], *size]}")
+                           f"{[*input.shape[:-n], *size]}")
     _require_float(input, fn)
     return size
+
+
+def _adaptive_max_pool(n, input, output_size, return_indices):
+    size = _adaptive_size(input, output_size, n, f"adaptive_max_pool{n}d")
+    out, indices = POOLING[n].adaptive_max_pool(input, size)
+    return (out, indices) if return_indices else out
+
+
+@public("functional", name="adaptive_max_pool3d")
+def adaptive_max_pool3d_(input, output_size, return_indices=False):
+    """Max pooling of (N, C, D, H, W) or (C, D, H, W) into ``output_size`` windows per volume
+    (an int or a triple, None keeping the input's size); with ``return_indices`` also the
+    int64 index of each maximum in its D * H * W volume."""
+    return _adaptive_max_pool(3, input, output_size, return_indices)
 
 
 @public("functional", name="adaptive_max_pool2d")
@@ -910,9 +1051,7 @@ def adaptive_max_pool2d_(input, output_size, return_indices=False):
     """Max pooling of (N, C, H, W) or (C, H, W) into ``output_size`` windows per plane (an
     int or a pair, None keeping the input's size); with ``return_indices`` also the int64
     index of each maximum in its H * W plane."""
-    out, indices = adaptive_max_pool2d(
-        input, _adaptive_size(input, output_size, "adaptive_max_pool2d"))
-    return (out, indices) if return_indices else out
+    return _adaptive_max_pool(2, input, output_size, return_indices)
 
 
 def _adaptive_1d(input, output_size, fn):
@@ -945,25 +1084,17 @@ def adaptive_avg_pool1d_(input, output_size):
     return M.squeeze(adaptive_avg_pool2d_(M.unsqueeze(input, -2), size), -2)
 
 
+@public("functional", name="adaptive_avg_pool3d")
+def adaptive_avg_pool3d_(input, output_size):
+    """Average pooling of (N, C, D, H, W) or (C, D, H, W) into ``output_size`` windows per
+    volume (an int or a triple, None keeping the input's size)."""
+    return POOLING[3].adaptive_avg_pool(
+        input, _adaptive_size(input, output_size, 3, "adaptive_avg_pool3d"))
+
+
 @public("functional", name="adaptive_avg_pool2d")
 def adaptive_avg_pool2d_(input, output_size):
     """Average pooling of (N, C, H, W) or (C, H, W) into ``output_size`` windows per plane
     (an int or a pair, None keeping the input's size)."""
-    if input.ndim not in (3, 4):
-        raise RuntimeError(
-            f"adaptive_avg_pool2d(): Expected 3D or 4D tensor, but got {list(input.shape)}")
-    size = (output_size, output_size) if isinstance(output_size, int) else tuple(output_size)
-    if len(size) != 2:
-        raise RuntimeError("adaptive_avg_pool2d: output_size must be 2")
-    size = tuple(n if s is None else s for s, n in zip(size, input.shape[-2:]))
-    if min(size) < 0:
-        raise RuntimeError("adaptive_avg_pool2d: elements of output_size must be greater than or "
-                           f"equal to 0 but received {{{size[0]}, {size[1]}}}")
-    for d in range(input.ndim - 3, input.ndim):
-        if input.shape[d] == 0:
-            raise RuntimeError(
-                "adaptive_avg_pool2d(): Expected input to have non-zero size for non-batch "
-                f"dimensions, but input has sizes {list(input.shape)} with dimension {d} being "
-                "empty")
-    _require_float(input, "adaptive_avg_pool2d")
-    return adaptive_avg_pool2d(input, size)
+    return POOLING[2].adaptive_avg_pool(
+        input, _adaptive_size(input, output_size, 2, "adaptive_avg_pool2d"))

@@ -1,4 +1,4 @@
-"""``Conv1d``, ``Conv2d``, ``ConvTranspose1d`` and ``ConvTranspose2d``: PyTorch's parameters,
+"""``Conv1d``/``2d``/``3d`` and ``ConvTranspose1d``/``2d``/``3d``: PyTorch's parameters,
 initialisation, padding modes and repr over ``nn.functional``'s convolutions."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from .. import functional as F
 from .linear import reset_fan_in_uniform, weight_and_bias
 from .module import Module
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -102,6 +103,11 @@ class Conv2d(_ConvNd):
     _conv = staticmethod(F.conv2d)
 
 
+class Conv3d(_ConvNd):
+    _n = 3
+    _conv = staticmethod(F.conv3d)
+
+
 class _ConvTransposeNd(_ConvNd):
     _transposed = True
 
@@ -153,3 +159,8 @@ class ConvTranspose1d(_ConvTransposeNd):
 class ConvTranspose2d(_ConvTransposeNd):
     _n = 2
     _conv = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    _n = 3
+    _conv = staticmethod(F.conv_transpose3d)

@@ -1,4 +1,4 @@
-"""``InstanceNorm1d``/``2d``: each sample's channels normalised with their own statistics
+"""``InstanceNorm1d``/``2d``/``3d``: each sample's channels normalised with their own statistics
 (running statistics only with ``track_running_stats``), as PyTorch's."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import warnings
 from .. import functional as F
 from .batchnorm import _NormBase
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -50,3 +50,7 @@ class InstanceNorm1d(_InstanceNorm):
 
 class InstanceNorm2d(_InstanceNorm):
     _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _no_batch_dim = 4
