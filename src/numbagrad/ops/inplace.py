@@ -229,9 +229,12 @@ def inplace(x, op, *args, **kwargs):
         traits.check(x, *args, **kwargs)
     if traits.overlap is not None and (args or kwargs):
         check_no_partial_overlap(x, (*args, *kwargs.values()), traits.overlap == "full")
-    if traits.checks_cast and not _keeps_dtype(x, args):
+    if traits.checks_cast:
         # PyTorch checks that the result's dtype fits x before it looks for the op's kernel
-        check_cast(D.result_type(x, *args), x.dtype)
+        # (the dtype of x and the op's other operands: its parameters take no part)
+        operands = args[:traits.elementwise.n_in - 1]
+        if not _keeps_dtype(x, operands):
+            check_cast(D.result_type(x, *operands), x.dtype)
     # an elementwise op on a call no graph records: its loop writes into x
     if (traits.elementwise is not None and not kwargs and not _tracked(x, *args)
             and dispatch.write_into(traits.elementwise, x, args)):
@@ -602,6 +605,11 @@ def fill_(x, value):
 
 def copy_(x, src):
     check_inplace(x)
+    if _is_same(x, src) and not _tracked(x, src):
+        # a copy of x's own elements onto themselves: PyTorch returns before its overlap check
+        # (an expanded x too); its version moves
+        x._bump()
+        return x
     check_no_overlap(x)
     check_no_partial_overlap(x, (src,))
     if not _tracked(x, src) or not x.dtype.is_floating_point:
@@ -610,6 +618,19 @@ def copy_(x, src):
         x._bump()
         return x
     return assign_inplace(x, copy(x, src))
+
+
+def _is_same(x, src) -> bool:
+    """Whether ``src`` is ``x``'s elements as they are laid out: the tensor itself, or a view
+    of the same memory with x's dtype, shape and strides (PyTorch's ``is_same`` and same-data
+    test in ``copy_``)."""
+    if src is x:
+        return True
+    if not isinstance(src, Tensor) or x._lazy is not None or src._lazy is not None:
+        return False
+    a, b = x._data, src._data
+    return (type(a) is type(b) is np.ndarray and a.dtype == b.dtype and a.shape == b.shape
+            and a.strides == b.strides and _first_byte(a) == _first_byte(b))
 
 
 def view_inplace(x, op, node, *args):
