@@ -920,7 +920,7 @@ def run_row_kernel(fn, rows: int, work: int, args, dtype) -> None:
     k = _row_kernels.get(key)
     if k is None:
         # (with the options the row function declares, ``kernels_reduce.jit_options``: they
-        # apply to it, inlined into the loop)
+        # apply to its code, compiled as part of the loop)
         extra = (", parallel=True" if par else "") + getattr(fn, "jit_options", "")
         extra = extra.replace("{", "{{").replace("}", "}}")  # (the loop is a format string)
         loop = (f"{codegen.jit_line(extra)}\ndef kernel(rows, {{args}}):\n"
