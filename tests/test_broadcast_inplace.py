@@ -159,3 +159,20 @@ def test_copy_of_a_tensor_onto_itself():
         with pytest.raises(RuntimeError, match="more than one element of the written-to tensor "
                                                "refers to a single memory location"):
             lib.ones(2).expand(3, 2).copy_(lib.zeros(3, 2))
+
+
+@pytest.mark.parametrize("shape,dim", [((64, 100), 1), ((64, 100), -1), ((3, 4, 5), 2),
+                                       ((3, 4, 5), 1), ((7,), 0)])
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_row_function_gradients_match_pytorch(shape, dim, fn, dtype):
+    # (over the last dim of a contiguous array: one row kernel; else the formula on Tensors)
+    rng = np.random.default_rng(8)
+    a, g = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    grads = []
+    for lib in (ng, torch):
+        x = lib.tensor(a, requires_grad=True)
+        getattr(lib, fn)(x, dim).backward(lib.tensor(g))
+        grads.append(x.grad.numpy())
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(grads[0], grads[1], rtol=tol, atol=tol)

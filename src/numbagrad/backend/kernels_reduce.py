@@ -247,6 +247,30 @@ def log_softmax_rows(x, out):
             out[i, j] = (x[i, j] - m) - ls
 
 
+# The gradients of softmax and log_softmax along rows, each row in one pass over its two
+# inputs (the ops' formulas as Tensor ops make three passes and two temporaries):
+#   softmax:     out = y * (g - sum(g * y))
+#   log_softmax: out = g - exp(y) * sum(g)
+@jit_options(REASSOC)
+def softmax_backward_rows(g, y, out):
+    for i in range(g.shape[0]):
+        s = _c(0)
+        for j in range(g.shape[1]):
+            s += g[i, j] * y[i, j]
+        for j in range(g.shape[1]):
+            out[i, j] = y[i, j] * (g[i, j] - s)
+
+
+@jit_options(REASSOC)
+def log_softmax_backward_rows(g, y, out):
+    for i in range(g.shape[0]):
+        s = _c(0)
+        for j in range(g.shape[1]):
+            s += g[i, j]
+        for j in range(g.shape[1]):
+            out[i, j] = g[i, j] - math.exp(y[i, j]) * s
+
+
 @jit_options(REASSOC)
 def mean_rows(x, out):
     n = _c(x.shape[1])

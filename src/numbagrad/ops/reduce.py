@@ -1129,7 +1129,29 @@ def softmax_vjp(ctx, grad):
 
 
 def _softmax_gradient(grad_output, output, dim):
+    out = _rows_gradient(KR.softmax_backward_rows, grad_output, output, dim)
+    if out is not None:
+        return out
     return output * (grad_output - (grad_output * output).sum(dim=dim, keepdim=True))
+
+
+def _rows_gradient(kernel, grad_output, output, dim):
+    """The gradient of a row op along the last dim by its row kernel (``kernels_reduce``),
+    where nothing is recorded and both are C-contiguous CPU arrays of one float dtype and
+    shape; None otherwise (the formula on Tensors: recorded, CUDA, other dims)."""
+    if _grad_state.enabled or grad_output._lazy is not None or output._lazy is not None:
+        return None
+    g, y = grad_output._data, output._data
+    if (type(g) is not np.ndarray or type(y) is not np.ndarray or g.dtype is not y.dtype
+            or g.dtype.kind != "f" or g.shape != y.shape or not g.ndim or not g.size
+            or dim not in (-1, g.ndim - 1)
+            or not (g.flags.c_contiguous and y.flags.c_contiguous)):
+        return None
+    n = g.shape[-1]
+    out = np.empty(g.shape, g.dtype)
+    backend.cpu.get_reduce_kernel(kernel, g.dtype)(g.reshape(-1, n), y.reshape(-1, n),
+                                                   out.reshape(-1, n))
+    return Tensor._make(out)
 
 
 @composite("softmax_backward_data")
@@ -1178,6 +1200,9 @@ def log_softmax_vjp(ctx, grad):
 
 
 def _log_softmax_gradient(grad_output, output, dim):
+    out = _rows_gradient(KR.log_softmax_backward_rows, grad_output, output, dim)
+    if out is not None:
+        return out
     return grad_output - exp(output) * grad_output.sum(dim=dim, keepdim=True)
 
 
