@@ -780,7 +780,10 @@ def get_reduce_kernel(fn, np_dtype):
     if k is None:
         name = fn.__name__
         extra = getattr(fn, "jit_options", "")
-        body = codegen.jit_line(extra) + "\n" + codegen.function_source(fn, type_literals=False)
+        inline = codegen.jit_line(", inline='always'") + "\n"
+        body = "\n\n\n".join(
+            [inline + codegen.function_source(h, type_literals=False) for h in module_helpers(fn)]
+            + [codegen.jit_line(extra) + "\n" + codegen.function_source(fn, type_literals=False)])
         if "parallel=True" in extra:
             body = "from numba import prange\n\n\n" + body
         body = with_fastmath(body, np_dtype)
@@ -892,10 +895,9 @@ def run_rows(kernel, a: np.ndarray, dim: int):
 _row_kernels: dict[tuple, object] = {}
 
 
-def row_kernel_source(fn, loop: str, decorator: str) -> str:
-    """``fn`` and the helpers of its module it calls, directly or through other helpers (each
-    under ``decorator``, literals as written), then ``kernel(rows, *args)`` calling ``fn`` for
-    each row of ``range(rows)`` through ``loop`` (a loop header with ``{args}`` to fill in)."""
+def module_helpers(fn) -> list:
+    """The functions of ``fn``'s module named with a leading ``_`` that ``fn`` calls, directly
+    or through other helpers: what its generated module must define too."""
     module = sys.modules[fn.__module__]
     helpers, todo = [], [fn]
     while todo:
@@ -904,7 +906,15 @@ def row_kernel_source(fn, loop: str, decorator: str) -> str:
             if n.startswith("_") and inspect.isfunction(h) and h not in helpers:
                 helpers.append(h)
                 todo.append(h)
-    parts = [decorator + codegen.function_source(f, type_literals=False) for f in helpers + [fn]]
+    return helpers
+
+
+def row_kernel_source(fn, loop: str, decorator: str) -> str:
+    """``fn`` and the helpers of its module it calls, directly or through other helpers (each
+    under ``decorator``, literals as written), then ``kernel(rows, *args)`` calling ``fn`` for
+    each row of ``range(rows)`` through ``loop`` (a loop header with ``{args}`` to fill in)."""
+    parts = [decorator + codegen.function_source(f, type_literals=False)
+             for f in module_helpers(fn) + [fn]]
     args = ", ".join(list(inspect.signature(fn).parameters)[1:])
     parts.append(loop.format(args=args) + f"\n        {fn.__name__}(i, {args})")
     return "\n\n\n".join(parts)

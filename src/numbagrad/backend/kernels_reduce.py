@@ -196,10 +196,8 @@ def norm2_rows(x, out):
 @jit_options(REASSOC)  # (the sum of exponentials vectorizes)
 def logsumexp_rows(x, out):
     for i in range(x.shape[0]):
-        m = _c(-math.inf)  # (not x[i, 0]: an empty row has none, and its result is -inf)
-        for j in range(x.shape[1]):
-            if x[i, j] > m:
-                m = x[i, j]
+        # (an empty row has no maximum, and its result is -inf)
+        m = _row_max(x, i) if x.shape[1] else _c(-math.inf)
         # an infinite maximum cannot be subtracted; shift by 0 and let inf/-inf through
         if math.isinf(m):
             m = _c(0)
@@ -209,13 +207,36 @@ def logsumexp_rows(x, out):
         out[i] = math.log(s) + m
 
 
+def _row_max(x, i):
+    # row i's largest value, in eight running maxima so that the loop vectorizes (one chain of
+    # compares does not, whatever the fastmath flags: 33 against 9 us for 64 rows of 1000).
+    # Only its value for a row without NaN matters: a NaN makes the row's result NaN through
+    # the sum of exponentials either way
+    r = x[i]
+    n = r.shape[0]
+    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = r[0]
+    j = 0
+    while j + 8 <= n:
+        m0 = max(m0, r[j])
+        m1 = max(m1, r[j + 1])
+        m2 = max(m2, r[j + 2])
+        m3 = max(m3, r[j + 3])
+        m4 = max(m4, r[j + 4])
+        m5 = max(m5, r[j + 5])
+        m6 = max(m6, r[j + 6])
+        m7 = max(m7, r[j + 7])
+        j += 8
+    m = max(max(max(m0, m1), max(m2, m3)), max(max(m4, m5), max(m6, m7)))
+    while j < n:
+        m = max(m, r[j])
+        j += 1
+    return m
+
+
 @jit_options(REASSOC)
 def softmax_rows(x, out):
     for i in range(x.shape[0]):
-        m = x[i, 0]
-        for j in range(x.shape[1]):
-            if x[i, j] > m:
-                m = x[i, j]
+        m = _row_max(x, i)
         # (the exponentials in a loop of their own, then their sum: each loop vectorizes, the
         # sum by the reassociation this kernel allows; one loop doing both did not)
         for j in range(x.shape[1]):
@@ -230,10 +251,7 @@ def softmax_rows(x, out):
 @jit_options(REASSOC)
 def log_softmax_rows(x, out):
     for i in range(x.shape[0]):
-        m = x[i, 0]
-        for j in range(x.shape[1]):
-            if x[i, j] > m:
-                m = x[i, j]
+        m = _row_max(x, i)
         # (the exponentials first, into out, as in softmax_rows)
         for j in range(x.shape[1]):
             out[i, j] = math.exp(x[i, j] - m)
