@@ -176,3 +176,38 @@ def test_row_function_gradients_match_pytorch(shape, dim, fn, dtype):
         grads.append(x.grad.numpy())
     tol = 1e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(grads[0], grads[1], rtol=tol, atol=tol)
+
+
+# (both libraries warn of a variance with no degrees of freedom: not what this test checks)
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("shape,dims", [((128, 256), (0,)), ((4, 5, 6), (0, 1)), ((4, 5, 6), (0,)),
+                                        ((1, 3), (0,)), ((0, 3), (0,))])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mean_and_var_over_leading_dims_match_pytorch(shape, dims, dtype):
+    # (column kernels over the array as it is: kernels_reduce.mean_cols, var_cols)
+    a = (np.random.default_rng(9).standard_normal(shape) * 3 + 100).astype(dtype)
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    np.testing.assert_allclose(ng.mean(ng.tensor(a), dims, keepdim=True).numpy(),
+                               torch.mean(torch.tensor(a), dims, keepdim=True).numpy(),
+                               rtol=1e-6, atol=1e-6)
+    for correction in (0, 1):
+        got = ng.var(ng.tensor(a), dims, correction=correction).numpy()
+        want = torch.var(torch.tensor(a), dims, correction=correction).numpy()
+        np.testing.assert_allclose(got, want, rtol=tol, atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(128, 64), (8, 3, 5, 5), (4, 6, 7)])
+def test_batch_norm_training_with_running_statistics_matches_pytorch(shape):
+    a = np.random.default_rng(10).standard_normal(shape).astype(np.float32) * 2 + 1
+    out = []
+    for lib in (ng, torch):
+        bn = (lib.nn.BatchNorm2d if len(shape) == 4 else lib.nn.BatchNorm1d)(shape[1],
+                                                                            momentum=0.3)
+        x = lib.tensor(a, requires_grad=True)
+        bn(x)
+        y = bn(x)
+        y.backward(lib.tensor(a * 0.5))
+        out.append([y.detach().numpy(), bn.running_mean.numpy(), bn.running_var.numpy(),
+                    x.grad.numpy(), bn.weight.grad.numpy(), bn.bias.grad.numpy()])
+    for got, want in zip(*out):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)

@@ -852,6 +852,16 @@ def run_reduce(kernel, a: np.ndarray, dims: tuple, out_dtype, params=()):
             part = np.empty(out.shape, out.dtype)
             get_reduce_kernel(kernels_reduce.sum_cols, a.dtype)(cols, out, part)
         return out.reshape(kept)
+    columns = getattr(kernel, "columns", None)
+    if (columns is not None and 0 < k < a.ndim and max(dims) == k - 1
+            and a.flags.c_contiguous and a.dtype == out_dtype):
+        # (a mean or variance over leading dims: kernels_reduce.mean_cols)
+        kept = a.shape[k:]
+        cols = a.reshape(-1, math.prod(kept))
+        out = np.empty(cols.shape[1], out_dtype)
+        if out.size:
+            get_reduce_kernel(columns, a.dtype)(cols, out, *params)
+        return out.reshape(kept)
     if k == a.ndim and a.flags.c_contiguous:  # everything: one row, no copy
         rows, kept = a.reshape(1, a.size), ()
         # from 65,536 elements always in blocks (on one thread too), so the rounding is the

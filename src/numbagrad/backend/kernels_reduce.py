@@ -38,6 +38,10 @@ def sum_rows(x, out):
 
 
 def sum_cols(x, out, part):
+    _add_cols(x, out, part)
+
+
+def _add_cols(x, out, part):
     # out[j] = the sum of column j, for a sum over leading dims (a broadcast gradient summed
     # back to a bias): rows are added whole, so the loop over j vectorizes and no transposed
     # copy is made. Blocks of 256 rows sum into ``part`` first, so rounding error grows with
@@ -299,6 +303,44 @@ def mean_rows(x, out):
         out[i] = acc / n
 
 
+# A reduction over the leading dims of a contiguous array (a batch norm's statistics, a mean
+# over the batch) runs its ``columns`` kernel on the (rows, columns) matrix as it is, each
+# row added whole so the loop over columns vectorizes, instead of the row kernel on a
+# transposed copy (cpu.run_reduce): out[j] is column j's value.
+def mean_cols(x, out):
+    _add_cols(x, out, np.empty(x.shape[1], x.dtype))
+    n = _c(x.shape[0])
+    for j in range(x.shape[1]):
+        out[j] = out[j] / n
+
+
+def var_cols(x, out, correction):
+    # var_rows's two passes for each column, shifted by its first value
+    m = x.shape[0]
+    k = np.empty(x.shape[1], x.dtype)
+    mean = np.zeros(x.shape[1], x.dtype)
+    for j in range(x.shape[1]):
+        k[j] = x[0, j] if m > 0 else _c(0)
+        out[j] = _c(0)
+    for i in range(m):
+        for j in range(x.shape[1]):
+            mean[j] += x[i, j] - k[j]
+    for j in range(x.shape[1]):
+        mean[j] = mean[j] / _c(m)
+    for i in range(m):
+        for j in range(x.shape[1]):
+            d = (x[i, j] - k[j]) - mean[j]
+            out[j] += d * d
+    dof = _c(m) - correction
+    if dof < 0:
+        dof = _c(0)
+    for j in range(x.shape[1]):
+        out[j] = out[j] / dof
+
+
+mean_rows.columns = mean_cols
+
+
 def prod_others_rows(x, out):
     # out[i, j] = product of row i without element j, zeros included (no division)
     for i in range(x.shape[0]):
@@ -340,3 +382,6 @@ def index_add_rows(a, index, values):
             r += n
         for j in range(a.shape[1]):
             a[r, j] += values[k, j]
+
+
+var_rows.columns = var_cols  # (see mean_cols)

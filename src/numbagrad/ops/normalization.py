@@ -20,10 +20,14 @@ from .kernels import row_buffer
 from .registry import composite
 
 
-def _standardize(x, dims, eps):
-    """``(xhat, rstd)`` of ``x`` over ``dims`` (biased variance, as every norm layer uses)."""
+def _standardize(x, dims, eps, moments=None):
+    """``(xhat, rstd)`` of ``x`` over ``dims`` (biased variance, as every norm layer uses);
+    the mean and variance go into the list ``moments`` if one is given."""
     mean = R.mean(x, dims, True)
-    rstd = E.rsqrt(E.add(R.var(x, dims, 0, True), eps))
+    var = R.var(x, dims, 0, True)
+    if moments is not None:
+        moments += [mean, var]
+    rstd = E.rsqrt(E.add(var, eps))
     return E.mul(E.sub(x, mean), rstd), rstd
 
 
@@ -33,17 +37,19 @@ def _affine(xhat, weight, bias, shape):
     return y if bias is None else E.add(y, bias.reshape(shape))
 
 
-def _forward(ctx, x, weight, bias, stat_dims, eps, param_shape, param_dims, view=None):
+def _forward(ctx, x, weight, bias, stat_dims, eps, param_shape, param_dims, view=None,
+             moments=None):
     """The shared forward: standardise ``x`` (viewed as ``view`` for the statistics, if given)
     over ``stat_dims``, then the affine map whose parameters broadcast as ``param_shape`` and
-    whose gradients sum over ``param_dims``."""
+    whose gradients sum over ``param_dims``. ``moments``: a list for the statistics' mean and
+    variance (``_standardize``)."""
     ctx.save(x=x)
     ctx.stat_dims, ctx.eps, ctx.view = stat_dims, eps, view
     ctx.param_shape, ctx.param_dims = param_shape, param_dims
     ctx.weight, ctx.has_weight, ctx.has_bias = weight, weight is not None, bias is not None
     with no_grad():
         xv = x if view is None else x.reshape(view)
-        xhat, ctx.rstd = _standardize(xv, stat_dims, eps)
+        xhat, ctx.rstd = _standardize(xv, stat_dims, eps, moments)
         ctx.xhat = xhat = xhat if view is None else xhat.reshape(x.shape)
         return _affine(xhat, weight, bias, param_shape)._data
 
@@ -156,12 +162,13 @@ def batch_norm(ctx, x, weight, bias, running_mean, running_var, training, moment
     shape = _channel_shape(x)
     ctx.training = training
     if training:
-        out = _forward(ctx, x, weight, bias, dims, eps, shape, dims)
+        moments = []  # (the batch's mean and biased variance, for the running statistics)
+        out = _forward(ctx, x, weight, bias, dims, eps, shape, dims, moments=moments)
         if running_mean is not None:
             with no_grad():
                 n = x.numel() // x.shape[1]
-                mean = R.mean(x, dims)
-                var = E.mul(R.var(x, dims, 0), n / max(n - 1, 1))  # (unbiased, as PyTorch's)
+                mean, var = (m.reshape(running_mean.shape) for m in moments)
+                var = E.mul(var, n / max(n - 1, 1))  # (unbiased, as PyTorch's)
                 running_mean.mul_(1 - momentum).add_(E.mul(mean, momentum))
                 running_var.mul_(1 - momentum).add_(E.mul(var, momentum))
         return out
