@@ -449,8 +449,18 @@ def broadcast_shapes(*shapes) -> tuple:
         a, b = shapes
         if len(a) < len(b):
             a, b = b, a
-        if len(b) == 0 or a[len(a) - len(b):] == b:
+        lead = len(a) - len(b)
+        if len(b) == 0 or a[lead:] == b:
             return tuple(a)
+        out = list(a)
+        for i, n in enumerate(b):
+            cur = out[lead + i]
+            if n != cur and n != 1:
+                if cur != 1:
+                    break  # (a mismatch: the loop below names it as PyTorch does)
+                out[lead + i] = n
+        else:
+            return tuple(out)
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:
