@@ -17,11 +17,12 @@ from . import autograd, cuda, distributed, dtypes, func, nn, ops, optim  # noqa:
 from ._printing import set_printoptions  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import (  # noqa: F401
-    enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled,
+    enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+    set_grad_enabled,
 )
 from .dtypes import bool_ as bool  # noqa: F401
 from .dtypes import dtype, float32, float64, int8, int16, int32, int64, uint8  # noqa: F401
-from .dtypes import layout, strided  # noqa: F401
+from .dtypes import finfo, iinfo, layout, strided  # noqa: F401
 # (the submodule tensor first: its import would rebind ``numbagrad.tensor``, which is the
 # factory function below)
 from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
@@ -78,6 +79,40 @@ def is_nonzero(input: Tensor) -> bool:
 
 def is_same_size(input: Tensor, other: Tensor) -> bool:
     return input.is_same_size(other)
+
+
+def is_complex(input: Tensor) -> bool:
+    return input.is_complex()
+
+
+def detach(input: Tensor) -> Tensor:
+    return input.detach()
+
+
+def get_device(input: Tensor) -> int:
+    return input.get_device()
+
+
+def typename(obj) -> str:
+    """A tensor's type name (``x.type()``), else the object's qualified class name."""
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module == "builtins" else f"{module}.{name}"
+
+
+def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None,
+                 requires_grad=False) -> Tensor:
+    """Random integers in [low, high) of ``input``'s shape, dtype and device (or those
+    given): ``randint_like(x, high)`` or ``randint_like(x, low, high)``."""
+    if high is None:
+        low, high = 0, low
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                   device=device or input.device, requires_grad=requires_grad)
+
+
+vmap = func.vmap
 
 
 def is_signed(input: Tensor) -> bool:

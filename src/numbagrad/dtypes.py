@@ -229,3 +229,40 @@ def result_type(*operands) -> dtype:
 def to_float(d: dtype) -> dtype:
     """The floating dtype an op like exp or true division computes in."""
     return d if d.is_floating_point else default_float
+
+
+class finfo:
+    """The limits of a floating point dtype, as ``torch.finfo`` gives them (the default dtype's
+    when none is given): ``finfo(numbagrad.float32).eps``."""
+
+    def __init__(self, type=None):
+        dt = default_float if type is None else type
+        if not isinstance(dt, dtype) or not dt.is_floating_point:
+            raise TypeError("torch.finfo() requires a floating point input type. Use "
+                            "torch.iinfo to handle 'torch.finfo'")
+        f = np.finfo(dt.np)
+        self.bits = int(f.bits)
+        self.eps, self.max, self.min = float(f.eps), float(f.max), float(f.min)
+        self.tiny = self.smallest_normal = float(f.smallest_normal)
+        self.resolution = 10.0 ** -int(f.precision)  # (PyTorch's: the decimal digits' power)
+        self.dtype = dt.name
+
+    def __repr__(self) -> str:
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """The limits of an integer dtype, as ``torch.iinfo`` gives them."""
+
+    def __init__(self, type):
+        if not isinstance(type, dtype) or type.is_floating_point or type.np.kind == "b":
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
+                            "to handle 'torch.iinfo'")
+        i = np.iinfo(type.np)
+        self.bits, self.max, self.min = int(i.bits), int(i.max), int(i.min)
+        self.dtype = type.name
+
+    def __repr__(self) -> str:
+        return f"iinfo(min={float(self.min):g}, max={float(self.max):g}, dtype={self.dtype})"

@@ -1160,7 +1160,7 @@ def _join_dtype(tensors, name):
     return D.result_type(*tensors)
 
 
-@composite("cat", variants="function")
+@composite("cat", variants="function", aliases="concat concatenate")
 def cat(ctx, tensors, dim=0):
     dt = _join_dtype(tensors, "torch.cat")
     # (the arrays' shapes, plain tuples: a Tensor's shape is a new Size each time it is read)

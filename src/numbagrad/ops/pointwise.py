@@ -266,3 +266,18 @@ def addcdiv(input, tensor1, tensor2, *, value=1):
     if not D.result_type(tensor1, tensor2).is_floating_point:
         raise RuntimeError(ERR_ADDCDIV_INT)
     return E.addcdiv(input, tensor1, tensor2, value)
+
+
+@public("function")
+def isin(elements, test_elements, *, assume_unique=False, invert=False):
+    """Whether each of ``elements`` is among ``test_elements`` (either may be a number): a
+    bool tensor of ``elements``' shape, on its device (``invert``: whether it is not)."""
+    tensors = [t for t in (elements, test_elements) if isinstance(t, Tensor)]
+    if not tensors:
+        raise TypeError("isin() received an invalid combination of arguments - got "
+                        f"({type(elements).__name__}, {type(test_elements).__name__}), but "
+                        "expected one of: (Tensor elements, Tensor test_elements)")
+    values = [t._host() if isinstance(t, Tensor) else np.asarray(t)
+              for t in (elements, test_elements)]
+    out = np.isin(values[0], values[1], invert=bool(invert))
+    return Tensor._make(_on(out, tensors[0].device))
