@@ -2,6 +2,8 @@
 in-place writes of any size (an optimizer's step), and the movement ops read through plain
 tuples: values and gradients against PyTorch."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -211,3 +213,19 @@ def test_batch_norm_training_with_running_statistics_matches_pytorch(shape):
                     x.grad.numpy(), bn.weight.grad.numpy(), bn.bias.grad.numpy()])
     for got, want in zip(*out):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+
+def test_first_grad_of_an_overlapping_leaf_under_create_graph_is_a_clone():
+    # (PyTorch's clone_obey_contract: a leaf whose elements overlap gets a contiguous clone,
+    # any other a copy into new memory; fuzz seed 41487)
+    names = []
+    for lib in (ng, torch):
+        v = lib.ones(1, 3)[:1].expand(4, 3).detach().requires_grad_()
+        w = lib.ones(4, 3).t().detach().requires_grad_()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (PyTorch's, once a process: a reference cycle)
+            (v * v).sum().backward(create_graph=True)
+            (w * w).sum().backward(create_graph=True)
+        names.append((type(v.grad.grad_fn).__name__, type(w.grad.grad_fn).__name__,
+                      v.grad.tolist()))
+    assert names[0] == names[1] == ("CloneBackward0", "CopyBackwards", [[2.0] * 3] * 4)

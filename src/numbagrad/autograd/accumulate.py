@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from .._tensor import PLAIN_SUBCLASSES, Tensor
-from ..backend import cpu
+from ..backend import cpu, layout
 from .grad_mode import _state as _grad_state
 
 
@@ -35,8 +35,15 @@ def accumulate_into_grad(t: Tensor, grad: Tensor, unshared: bool = False) -> Non
             unshared = False
     if t._grad is None:
         if _grad_state.enabled:
-            # a copy even now, as PyTorch's: recorded (CopyBackwards) when grad requires grad
-            t._grad = grad.new_empty(grad.shape).copy_(grad)
+            # a copy even now, as PyTorch's (clone_obey_contract), recorded when grad requires
+            # grad: into new memory (CopyBackwards), or for a leaf whose elements overlap (an
+            # expanded tensor made a leaf) a contiguous clone (CloneBackward0)
+            td = t._data
+            if not td.size or layout.is_non_overlapping_and_dense(
+                    td.shape, [st // td.itemsize for st in td.strides]):
+                t._grad = grad.new_empty(grad.shape).copy_(grad)
+            else:
+                t._grad = grad.clone()
         elif unshared:
             t._grad = Tensor._make(grad._data)
         else:
