@@ -478,7 +478,9 @@ def test_higher_order_gradients():
     assert vals(ggg) == [6.0]
     # backward(create_graph=True) leaves a differentiable .grad
     b = ng.tensor([2.0], requires_grad=True)
-    (b**3).backward(create_graph=True)
+    with pytest.warns(UserWarning, match="reference cycle between the parameter and its "
+                                         "gradient"):
+        (b**3).backward(create_graph=True)
     assert b.grad.requires_grad and b.grad.grad_fn is not None
     gb = b.grad
     b.grad = None

@@ -74,3 +74,18 @@ def test_randint_like():
     r = ng.randint_like(ng.ones(20, 30, dtype=ng.int64), 2, 5)
     assert r.dtype == ng.int64 and int(r.min()) >= 2 and int(r.max()) < 5
     assert ng.randint_like(ng.ones(4), 3, dtype=ng.int32).dtype == ng.int32
+
+
+def test_backward_with_create_graph_warns_once_as_pytorch():
+    # (autograd.grad does not warn; backward does, once a process: here once a test)
+    message = ("Using backward() with create_graph=True will create a reference cycle between the "
+               "parameter and its gradient which can cause a memory leak. We recommend using "
+               "autograd.grad when creating the graph to avoid this. If you have to use this "
+               "function, make sure to reset the .grad fields of your parameters to None after "
+               "use to break the cycle and avoid the leak.")
+    x = ng.ones(2, requires_grad=True)
+    ng.autograd.grad((x * x).sum(), x, create_graph=True)
+    with pytest.warns(UserWarning) as record:
+        (x * x).sum().backward(create_graph=True)
+        (x * x).sum().backward(create_graph=True)
+    assert [str(w.message) for w in record] == [message]

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 
 from .. import factory
-from .._tensor import Tensor
+from .._tensor import Tensor, warn_once
 from .engine import ERR_NO_GRAD, run_backward
 
 
@@ -96,8 +96,20 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     for i, t in enumerate(outputs):
         if not t.requires_grad:
             raise RuntimeError(ERR_NO_GRAD.format(i=i))
+    if create_graph:
+        warn_once("backward_create_graph", WARN_CREATE_GRAPH, stacklevel=3)
     run_backward(outputs, _make_grads(outputs, grads), retain_graph, create_graph, inputs=inputs,
                  accumulate=True)
+
+
+# PyTorch's, once a process, for backward() (not autograd.grad) with create_graph=True
+WARN_CREATE_GRAPH = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak."
+)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
