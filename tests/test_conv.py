@@ -20,8 +20,9 @@ RTOL = {"float32": 2e-5, "float64": 1e-10}
 
 
 def _compare(fn_ng, fn_torch, arrays, dtype, requires=None, layout=None, device="cpu"):
-    """Run both libraries on ``arrays`` (``layout`` makes each input a view first): the
-    values, node names and the gradients of every input asked for must agree."""
+    """Both libraries on ``arrays`` (``layout`` makes each input of more than one dim a view
+    first): the values, node names and every asked-for gradient agree; a pair of outputs is
+    (values, indices)."""
     requires = requires or [True] * len(arrays)
     layout = layout or (lambda a: a)
     xs = [ng.tensor(a.astype(dtype), requires_grad=r, device=device)
@@ -29,7 +30,12 @@ def _compare(fn_ng, fn_torch, arrays, dtype, requires=None, layout=None, device=
     ts = [torch.tensor(a.astype(dtype), requires_grad=r) for a, r in zip(arrays, requires)]
     out = fn_ng(*[layout(x) if x.ndim > 1 else x for x in xs])
     ref = fn_torch(*[layout(t) if t.ndim > 1 else t for t in ts])
+    if isinstance(ref, tuple):
+        assert out[1].dtype is ng.int64
+        np.testing.assert_array_equal(out[1].cpu().numpy(), ref[1].numpy())
+        out, ref = out[0], ref[0]
     rtol = RTOL[dtype]
+    assert tuple(out.shape) == tuple(ref.shape)
     np.testing.assert_allclose(out.detach().cpu().numpy(), ref.detach().numpy(), rtol=rtol,
                                atol=rtol)
     assert out.grad_fn.name() == ref.grad_fn.name()
