@@ -265,8 +265,9 @@ class _Pass:
         carried = False  # whether ``gdata`` came from the node before, not from a buffer
         while True:
             if gdata is not None and gdata.size < fuse_min:
-                # (the node frees its saved arrays itself unless retain_graph)
-                outs = node.lean_grads(gdata, release, carried)
+                # (``node.lean_grads`` without its own call: the chain is lean nodes only;
+                # the node frees its saved arrays itself unless retain_graph)
+                outs = node._lean.gradients(node, gdata, release, carried)
             else:
                 outs = None
             if outs is None:

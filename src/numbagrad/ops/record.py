@@ -136,9 +136,8 @@ class LeanPlan(NamedTuple):
     cls: type  # the node class
     compute: object  # the compute dtype (the gradients', the saved arrays')
     cnp: np.dtype  # ... as a NumPy dtype
-    # ``gradients(node, gdata, one_d)``: one array or None per input (``lean_gradients``);
-    # None: the node takes the general path (``x * x``: both gradients go to one input, one
-    # kernel)
+    # ``gradients(node, gdata, release, carried)``: ``ElementwiseNode.lean_grads`` for this
+    # plan (``lean_gradients``)
     gradients: object
     saves: tuple  # the operands to keep, by index
     save_result: bool
@@ -159,6 +158,8 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute):
     env = {"empty": np.empty, "ndarray": np.ndarray, "cnp": compute.np, "compute": compute,
            "op": op, "first": cpu.flat_entry, "as_lean": _as_lean}
     lines = ["def gradients(node, gdata, release, carried):",
+             "    if node._released:",
+             "        return None",
              "    shape = node._shape",
              "    if not carried and (type(gdata) is not ndarray or not gdata.flags.carray):",
              "        gdata = as_lean(gdata, shape, cnp)",
@@ -265,9 +266,7 @@ class ElementwiseNode(FusableNode):
         not as lean as the inputs). With ``release`` the saved arrays go after (``release``);
         ``carried``: ``gdata`` is what another lean node computed, so a C-contiguous array."""
         plan = self._lean
-        if plan is None or plan.gradients is None or self._released:
-            return None
-        return plan.gradients(self, gdata, release, carried)
+        return None if plan is None else plan.gradients(self, gdata, release, carried)
 
     def _check(self, j):
         """Raise the in-place modification error for the lean node's kept tensor ``j``."""
@@ -306,6 +305,11 @@ class ElementwiseNode(FusableNode):
                 self.ctx.saved = {}
             else:  # the saved arrays go; a Ctx built later has none
                 self._saved.clear()
+
+
+def _general_only(node, gdata, release, carried):
+    """The ``LeanPlan.gradients`` of a node whose gradients only the general backward computes."""
+    return None
 
 
 def _as_lean(gdata, shape, cnp):
@@ -525,7 +529,8 @@ def lean_plan(op, flags, key, compute):
     saves, save_result = op._saves.get(flags) or op._save_plan(flags)
     names = tuple([name for _, name in saves]) + (("result",) if save_result else ())
     numbers = key >> 4 & 3
-    gradients = (None if key & BOTH
+    # (``x * x``: both gradients go to one input, by one kernel of the general backward)
+    gradients = (_general_only if key & BOTH
                  else lean_gradients(op, flags, numbers, saves, save_result, compute))
     cls = op.node_class(node_name(op, numbers))
     return LeanPlan(cls, compute, compute.np, gradients, tuple([k for k, _ in saves]),
