@@ -139,9 +139,32 @@ class LeanPlan(NamedTuple):
     # ``gradients(node, gdata, release, carried)``: ``ElementwiseNode.lean_grads`` for this
     # plan (``lean_gradients``)
     gradients: object
-    saves: tuple  # the operands to keep, by index
-    save_result: bool
+    # ``keep(operands, result)``: the node's ``_saved`` items, in ``names``' order
+    # (``lean_keep``)
+    keep: object
     names: tuple  # the kept items' names (what the rules call them)
+
+
+def lean_keep(saves, save_result, numbers):
+    """The function a lean node's record (``record_lean``) makes its ``_saved`` items with:
+    ``keep(operands, result)``, one item per operand in ``saves`` (``(index, name)`` pairs),
+    then the result if ``save_result``, where bit k of ``numbers`` says operand k was a number.
+    Generated per plan, as ``lean_gradients``: straight-line code, no loop over the items."""
+    items = []
+    lines = ["def keep(operands, result):"]
+    for j, (k, _) in enumerate(saves):
+        if numbers >> k & 1:
+            items.append(f"(NUMBER, operands[{k}], CONST_CELL, 0)")
+        else:
+            lines += [f"    t{j} = operands[{k}]",
+                      f"    c{j} = t{j}._version_cell"]
+            items.append(f"(t{j}, t{j}._data, c{j}, c{j}[0])")
+    if save_result:
+        items.append("(None, result._data, result._version_cell, 0)")
+    lines.append(f"    return [{', '.join(items)}]")
+    env = {"NUMBER": NUMBER, "CONST_CELL": _CONST_CELL}
+    exec("\n".join(lines), env)  # noqa: S102 (our own source, built above)
+    return env["keep"]
 
 
 def lean_gradients(op, flags, numbers, saves, save_result, compute):
@@ -496,22 +519,12 @@ def record_lean(op, plan, key, operands, params, result):
     lean = plan.leans.get(key | flags)
     if lean is None:
         lean = plan.leans[key | flags] = lean_plan(op, flags, key, plan.compute)
-    saved = []
-    for k in lean.saves:
-        t = operands[k]
-        if type(t) is Tensor or type(t) in PLAIN_SUBCLASSES:
-            cell = t._version_cell
-            saved.append((t, t._data, cell, cell[0]))
-        else:
-            saved.append((NUMBER, t, _CONST_CELL, 0))
-    data = result._data
-    if lean.save_result:
-        saved.append((None, data, result._version_cell, 0))
+    saved = lean.keep(operands, result)
     node = new_node(lean.cls, edges_)
     node._lean = lean
     if params:
         node._params = params
-    node._shape = data.shape
+    node._shape = result._data.shape
     node._saved = saved
     if saved:
         node._has_saved = True
@@ -533,8 +546,8 @@ def lean_plan(op, flags, key, compute):
     gradients = (_general_only if key & BOTH
                  else lean_gradients(op, flags, numbers, saves, save_result, compute))
     cls = op.node_class(node_name(op, numbers))
-    return LeanPlan(cls, compute, compute.np, gradients, tuple([k for k, _ in saves]),
-                    save_result, names)
+    return LeanPlan(cls, compute, compute.np, gradients,
+                    lean_keep(saves, save_result, numbers), names)
 
 
 def as_tensor(a, dt, like=None):
