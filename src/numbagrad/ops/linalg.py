@@ -43,8 +43,10 @@ def mm(ctx, x, y):
     if a.dtype != b.dtype:
         _same_dtype(x, y)
     if ctx.recorded:
-        ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
-        ctx.columns = (_column_major(a), _column_major(b))
+        # (x's layout matters only for x's gradient, which needs y saved, and so on)
+        x_grad, y_grad = x.requires_grad, y.requires_grad
+        ctx.save(x=x if y_grad else None, y=y if x_grad else None)
+        ctx.columns = (x_grad and _column_major(a), y_grad and _column_major(b))
     return ctx.backend.matmul(a, b)
 
 

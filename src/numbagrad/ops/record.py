@@ -466,9 +466,11 @@ def record_composite(op, ctx, inputs, outs):
         # (PyTorch's generated code records nothing when no output is differentiable)
         return
     # (loops, not comprehensions: each of those is a call; shapes as the arrays' tuples: a
-    # Size per tensor would cost a call each)
+    # Size per tensor would cost a call each; the edges in the same loop)
     ctx.input_shapes, ctx.input_dtypes = shapes, dtypes = [], []
+    edges_ = []
     for t in inputs:
+        edges_.append(edge_of(t))
         if t._lazy is None:
             a = t._data
             shapes.append(a.shape)
@@ -491,7 +493,8 @@ def record_composite(op, ctx, inputs, outs):
     if ctx.save_outputs:
         for name, idx in ctx.save_outputs.items():
             ctx.save_output(name, outs[idx], idx)
-    attach(op, ctx, inputs, outs, ctx.node_name or op.node_name, ctx.non_differentiable)
+    attach(op, ctx, inputs, outs, ctx.node_name or op.node_name, ctx.non_differentiable,
+           edges_)
 
 
 def record_lean(op, plan, key, operands, params, result):
