@@ -56,19 +56,19 @@ def im2col_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, KD, KH, KW, OD, OH, OW,
             b = base + (od * OH + oh) * OW
             if d < 0 or d >= D or h < 0 or h >= H:
                 for ow in range(OW):
-                    cols[b + ow] = _c(0)
+                    cols[_u(b + ow)] = _c(0)
             else:
                 src = xo + n * sn + c * sc + d * sd + h * sh + w0 * sw
                 for ow in range(lo):
-                    cols[b + ow] = _c(0)
+                    cols[_u(b + ow)] = _c(0)
                 if step == 1:  # (stride 1 along a contiguous row: a copy the loop vectorizes)
                     for ow in range(lo, hi):
-                        cols[b + ow] = x[src + ow]
+                        cols[_u(b + ow)] = x[_u(src + ow)]
                 else:
                     for ow in range(lo, hi):
-                        cols[b + ow] = x[src + ow * step]
+                        cols[_u(b + ow)] = x[_u(src + ow * step)]
                 for ow in range(hi, OW):
-                    cols[b + ow] = _c(0)
+                    cols[_u(b + ow)] = _c(0)
             h += st_h
         d += st_d
 
@@ -89,7 +89,7 @@ def col2im_row(i, cols, csn, csk, C, D, H, W, KD, KH, KW, OD, OH, OW, st_d, st_h
     n = i // C
     base = i * D * H * W
     for p in range(D * H * W):
-        dx[base + p] = _c(0)
+        dx[_u(base + p)] = _c(0)
     for k in range(KD * KH * KW):
         kw = k % KW
         kh = (k // KW) % KH
@@ -105,7 +105,7 @@ def col2im_row(i, cols, csn, csk, C, D, H, W, KD, KH, KW, OD, OH, OW, st_d, st_h
                     dst = base + (d * H + h) * W + w0
                     row = src + (od * OH + oh) * OW
                     for ow in range(lo, hi):
-                        dx[dst + ow * st_w] += cols[row + ow]
+                        dx[_u(dst + ow * st_w)] += cols[_u(row + ow)]
                 h += st_h
             d += st_d
 

@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..backend import cpu
 from ..backend import kernels_conv as KC
 from . import elementwise as E
 from . import indexing as I
@@ -111,23 +112,52 @@ def _grad_rows(be, grad, G):
     return moved.reshape(G, O // G, N * L)
 
 
+def _out_size(x_shape, kernel, geom):
+    return tuple(_conv_out(*a) for a in zip(x_shape[2:], kernel, geom.stride, geom.pad,
+                                             geom.pad_end, geom.dilation))
+
+
+# On the CPU the columns are laid out image by image, (N, G, K / G, L): one batched matmul
+# with the (G, O / G, K / G) weight then gives the output in its own (N, O, L) layout, and the
+# gradients need no transposed copy either. (The GPU's matmul takes equal batch dims only, so
+# there the columns are one (G, K / G, N * L) block and the output is transposed after.)
+
+
+def _cpu_cols(x, geom, kernel, out_size):
+    """The columns of 5-D ``x``, (N, G, K / G, L)."""
+    N, C = x.shape[:2]
+    L, T = math.prod(out_size), math.prod(kernel)
+    cols = _im2col(cpu, x, geom, kernel, out_size, C * T * L, L)
+    return cols.reshape(N, geom.groups, C // geom.groups * T, L)
+
+
+def _weight_groups(be, w, G):
+    O = w.shape[0]
+    return be.ascontiguousarray(w).reshape(G, O // G, -1)
+
+
 def conv_arrays(be, x, w, b, geom):
     """The convolution of 5-D arrays ``x`` and ``w`` plus bias ``b`` (or None)."""
     N = x.shape[0]
     O, Cg, *kernel = w.shape
     G = geom.groups
-    out_size = tuple(_conv_out(*a) for a in zip(x.shape[2:], kernel, geom.stride, geom.pad,
-                                                 geom.pad_end, geom.dilation))
+    out_size = _out_size(x.shape, kernel, geom)
     L, K = math.prod(out_size), Cg * math.prod(kernel)
+    dt = D.from_numpy_dtype(x.dtype)
+    if be is cpu:
+        out = be.matmul(_weight_groups(be, w, G), _cpu_cols(x, geom, kernel, out_size))
+        out = out.reshape((N, O) + out_size)
+        if b is not None:
+            be.run_elementwise(E.add.kernel(dt, be), [out, b.reshape(O, 1, 1, 1)], x.dtype,
+                               out=out)
+        return out
     # (a group's rows one block: (G, K, N * L) for the matmuls)
     cols = _im2col(be, x, geom, kernel, out_size, L, N * L)
-    wg = be.ascontiguousarray(w).reshape(G, O // G, K)
-    out = be.matmul(wg, cols.reshape(G, K, N * L))
+    out = be.matmul(_weight_groups(be, w, G), cols.reshape(G, K, N * L))
     by_image = out.reshape(O, N, L).transpose((1, 0, 2))
     if b is None:
         out = be.ascontiguousarray(by_image)
     else:  # the bias added while the result is made contiguous: one pass
-        dt = D.from_numpy_dtype(x.dtype)
         out = be.run_elementwise(E.add.kernel(dt, be), [by_image, b.reshape(O, 1)], x.dtype)
     return out.reshape((N, O) + out_size)
 
@@ -137,8 +167,11 @@ def conv_input_grad(be, grad, w, x_shape, geom):
     O, Cg, *kernel = w.shape
     G = geom.groups
     N, L = grad.shape[0], math.prod(grad.shape[2:])
-    wg = be.ascontiguousarray(w).reshape(G, O // G, Cg * math.prod(kernel))
-    dcols = be.matmul(wg.transpose((0, 2, 1)), _grad_rows(be, grad, G))
+    wt = _weight_groups(be, w, G).transpose((0, 2, 1))
+    if be is cpu:
+        dcols = be.matmul(wt, grad.reshape(N, G, O // G, L))
+        return _col2im(be, dcols, dcols[0].size, L, x_shape, geom, kernel, grad.shape[2:])
+    dcols = be.matmul(be.ascontiguousarray(wt), _grad_rows(be, grad, G))
     return _col2im(be, dcols, L, N * L, x_shape, geom, kernel, grad.shape[2:])
 
 
@@ -147,6 +180,10 @@ def conv_weight_grad(be, grad, x, w_shape, geom):
     O, Cg, *kernel = w_shape
     G = geom.groups
     N, L = x.shape[0], math.prod(grad.shape[2:])
+    if be is cpu:
+        cols = _cpu_cols(x, geom, kernel, grad.shape[2:])
+        per_image = be.matmul(grad.reshape(N, G, O // G, L), cols.transpose((0, 1, 3, 2)))
+        return per_image.sum(0).reshape(tuple(w_shape))
     cols = _im2col(be, x, geom, kernel, grad.shape[2:], L, N * L).reshape(G, -1, N * L)
     gw = be.matmul(_grad_rows(be, grad, G), cols.transpose((0, 2, 1)))
     return gw.reshape(tuple(w_shape))
