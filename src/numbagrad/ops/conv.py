@@ -123,12 +123,46 @@ def _out_size(x_shape, kernel, geom):
 # there the columns are one (G, K / G, N * L) block and the output is transposed after.)
 
 
+def _reach(out_size, kernel, geom):
+    """The input size, padding included, that the windows of ``out_size`` outputs cover."""
+    return tuple((o - 1) * s + (k - 1) * d + 1 for o, k, s, d in
+                 zip(out_size, kernel, geom.stride, geom.dilation))
+
+
 def _cpu_cols(x, geom, kernel, out_size):
-    """The columns of 5-D ``x``, (N, G, K / G, L)."""
+    """The columns of 5-D ``x``, (N, G, K / G, L), read from a zero-padded copy of ``x``
+    (cheap beside the columns, ``prod(kernel)`` times its size): each output row's values are
+    then one plain copy."""
     N, C = x.shape[:2]
     L, T = math.prod(out_size), math.prod(kernel)
-    cols = _im2col(cpu, x, geom, kernel, out_size, C * T * L, L)
+    padded = _reach(out_size, kernel, geom)
+    size = N * C * math.prod(padded)
+    xp = cpu.empty((size + 7,), x.dtype)  # (7 more: im2col_padded_row reads ahead)
+    xp[size:] = 0
+    xb, xo, strides = cpu.flat_view(x)
+    cpu.run_row_kernel(KC.pad_row, N * C, size,
+                       (xb, xo, *strides, C, *x.shape[2:], *padded, *geom.pad, xp), x.dtype)
+    cols = cpu.empty((N * C * T * L,), x.dtype)
+    cpu.run_row_kernel(KC.im2col_padded_row, N * C * T, cols.size,
+                       (xp, C, *padded, *kernel, *out_size, *geom.stride, *geom.dilation, cols,
+                        C * T * L, L), x.dtype)
     return cols.reshape(N, geom.groups, C // geom.groups * T, L)
+
+
+def _cpu_col2im(dcols, shape, geom, kernel, out_size):
+    """col2im of columns (N, G, K / G, L) into a new 5-D array of ``shape``, through a
+    zero-padded volume per (n, c)."""
+    N, C = shape[:2]
+    L = math.prod(out_size)
+    padded = tuple(max(r, p + n) for r, p, n in zip(_reach(out_size, kernel, geom), geom.pad,
+                                                      shape[2:]))
+    dxp = cpu.empty((N * C * math.prod(padded),), dcols.dtype)
+    dx = cpu.empty(tuple(shape), dcols.dtype)
+    cpu.run_row_kernel(KC.col2im_padded_row, N * C, dxp.size + dcols.size,
+                       (dcols.reshape(-1), C * math.prod(kernel) * L, L, C,
+                        *shape[2:], *padded, *kernel, *out_size, *geom.stride, *geom.pad,
+                        *geom.dilation, dxp, dx.reshape(-1)), dcols.dtype)
+    return dx
 
 
 def _weight_groups(be, w, G):
@@ -148,8 +182,8 @@ def conv_arrays(be, x, w, b, geom):
         out = be.matmul(_weight_groups(be, w, G), _cpu_cols(x, geom, kernel, out_size))
         out = out.reshape((N, O) + out_size)
         if b is not None:
-            be.run_elementwise(E.add.kernel(dt, be), [out, b.reshape(O, 1, 1, 1)], x.dtype,
-                               out=out)
+            be.run_row_kernel(KC.bias_row, N * O, out.size, (out.reshape(-1), b, O, L),
+                              x.dtype)
         return out
     # (a group's rows one block: (G, K, N * L) for the matmuls)
     cols = _im2col(be, x, geom, kernel, out_size, L, N * L)
@@ -170,7 +204,7 @@ def conv_input_grad(be, grad, w, x_shape, geom):
     wt = _weight_groups(be, w, G).transpose((0, 2, 1))
     if be is cpu:
         dcols = be.matmul(wt, grad.reshape(N, G, O // G, L))
-        return _col2im(be, dcols, dcols[0].size, L, x_shape, geom, kernel, grad.shape[2:])
+        return _cpu_col2im(dcols, x_shape, geom, kernel, grad.shape[2:])
     dcols = be.matmul(be.ascontiguousarray(wt), _grad_rows(be, grad, G))
     return _col2im(be, dcols, L, N * L, x_shape, geom, kernel, grad.shape[2:])
 
