@@ -14,7 +14,8 @@ Every kernel is 3-d, over volumes (D, H, W): a 2-d problem is one of depth 1 (D 
 Convolution is im2col + matmul: ``cols[n * csn + k * csk + (od * OH + oh) * OW + ow]`` holds
 the input value that kernel tap ``k = ((c * KD + kd) * KH + kh) * KW + kw`` sees at output
 position (od, oh, ow) of image n (0 in the padding). ``csn`` and ``csk`` say how the columns
-are laid out.
+are laid out. The CPU reads them from a zero-padded copy of the input (``pad_row``,
+``im2col_padded_row``, ``col2im_padded_row``), the GPU from the input itself.
 """
 
 import math  # noqa: F401  (used by the generated modules)

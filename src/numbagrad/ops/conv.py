@@ -217,7 +217,7 @@ def conv_weight_grad(be, grad, x, w_shape, geom):
     if be is cpu:
         cols = _cpu_cols(x, geom, kernel, grad.shape[2:])
         per_image = be.matmul(grad.reshape(N, G, O // G, L), cols.transpose((0, 1, 3, 2)))
-        return per_image.sum(0).reshape(tuple(w_shape))
+        return be.without_fp_warnings(np.sum, per_image, 0).reshape(tuple(w_shape))
     cols = _im2col(be, x, geom, kernel, grad.shape[2:], L, N * L).reshape(G, -1, N * L)
     gw = be.matmul(_grad_rows(be, grad, G), cols.transpose((0, 2, 1)))
     return gw.reshape(tuple(w_shape))
