@@ -14,7 +14,8 @@ Every kernel is 3-d, over volumes (D, H, W): a 2-d problem is one of depth 1 (D 
 Convolution is im2col + matmul: ``cols[n * csn + k * csk + (od * OH + oh) * OW + ow]`` holds
 the input value that kernel tap ``k = ((c * KD + kd) * KH + kh) * KW + kw`` sees at output
 position (od, oh, ow) of image n (0 in the padding). ``csn`` and ``csk`` say how the columns
-are laid out.
+are laid out. The CPU reads them from a zero-padded copy of the input (``pad_row``,
+``im2col_padded_row``, ``col2im_padded_row``), the GPU from the input itself.
 """
 
 import math  # noqa: F401  (used by the generated modules)
@@ -56,21 +57,130 @@ def im2col_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, KD, KH, KW, OD, OH, OW,
             b = base + (od * OH + oh) * OW
             if d < 0 or d >= D or h < 0 or h >= H:
                 for ow in range(OW):
-                    cols[b + ow] = _c(0)
+                    cols[_u(b + ow)] = _c(0)
             else:
                 src = xo + n * sn + c * sc + d * sd + h * sh + w0 * sw
                 for ow in range(lo):
-                    cols[b + ow] = _c(0)
+                    cols[_u(b + ow)] = _c(0)
                 if step == 1:  # (stride 1 along a contiguous row: a copy the loop vectorizes)
                     for ow in range(lo, hi):
-                        cols[b + ow] = x[src + ow]
+                        cols[_u(b + ow)] = x[_u(src + ow)]
                 else:
                     for ow in range(lo, hi):
-                        cols[b + ow] = x[src + ow * step]
+                        cols[_u(b + ow)] = x[_u(src + ow * step)]
                 for ow in range(hi, OW):
-                    cols[b + ow] = _c(0)
+                    cols[_u(b + ow)] = _c(0)
             h += st_h
         d += st_d
+
+
+def pad_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, Dp, Hp, Wp, pad_d, pad_h, pad_w, xp):
+    # row i = (n, c): the volume xp[n, c] (Dp * Hp * Wp) of x's zero-padded copy: zeros, then
+    # the input's rows that fall inside it
+    c = i % C
+    n = i // C
+    base = i * Dp * Hp * Wp
+    for j in range(Dp * Hp * Wp):
+        xp[_u(base + j)] = _c(0)
+    w_lo = min(pad_w, Wp)
+    w_hi = min(pad_w + W, Wp)
+    for d in range(max(0, -pad_d), min(D, Dp - pad_d)):
+        for h in range(max(0, -pad_h), min(H, Hp - pad_h)):
+            src = xo + n * sn + c * sc + d * sd + h * sh - pad_w * sw
+            dst = base + ((d + pad_d) * Hp + h + pad_h) * Wp
+            for j in range(w_lo, w_hi):
+                xp[_u(dst + j)] = x[_u(src + j * sw)]
+
+
+def im2col_padded_row(i, xp, C, Dp, Hp, Wp, KD, KH, KW, OD, OH, OW, st_d, st_h, st_w, dil_d,
+                      dil_h, dil_w, cols, csn, csk):
+    # im2col_row's columns from the zero-padded copy xp (pad_row) of the input, which holds 7
+    # values more at its end: every output row is then a plain copy, without the tests for
+    # the padding. A contiguous one (stride 1) goes 8 values at a time, read first and then
+    # written (so the compiler makes each 8 one vector load and store; a plain loop of a few
+    # iterations runs scalar), its last 8 reaching up to 7 past the row: into the next row of
+    # the same tap (rows of 8 or more), written after it, so the tap's last row alone is
+    # copied exactly.
+    kw = i % KW
+    r = i // KW
+    kh = r % KH
+    r = r // KH
+    kd = r % KD
+    r = r // KD
+    c = r % C
+    n = r // C
+    base = n * csn + (((c * KD + kd) * KH + kh) * KW + kw) * csk
+    plane = (n * C + c) * Dp
+    for od in range(OD):
+        src0 = ((plane + od * st_d + kd * dil_d) * Hp + kh * dil_h) * Wp + kw * dil_w
+        for oh in range(OH):
+            b = base + (od * OH + oh) * OW
+            src = src0 + oh * st_h * Wp
+            if st_w != 1:
+                for ow in range(OW):
+                    cols[_u(b + ow)] = xp[_u(src + ow * st_w)]
+                continue
+            end = OW if OW < 8 or (od == OD - 1 and oh == OH - 1) else OW + 7
+            j = 0
+            while j + 8 <= end:
+                a = _u(src + j)
+                v0 = xp[a]
+                v1 = xp[a + _u(1)]
+                v2 = xp[a + _u(2)]
+                v3 = xp[a + _u(3)]
+                v4 = xp[a + _u(4)]
+                v5 = xp[a + _u(5)]
+                v6 = xp[a + _u(6)]
+                v7 = xp[a + _u(7)]
+                a = _u(b + j)
+                cols[a] = v0
+                cols[a + _u(1)] = v1
+                cols[a + _u(2)] = v2
+                cols[a + _u(3)] = v3
+                cols[a + _u(4)] = v4
+                cols[a + _u(5)] = v5
+                cols[a + _u(6)] = v6
+                cols[a + _u(7)] = v7
+                j += 8
+            for ow in range(j, OW):
+                cols[_u(b + ow)] = xp[_u(src + ow)]
+
+
+def col2im_padded_row(i, cols, csn, csk, C, D, H, W, Dp, Hp, Wp, KD, KH, KW, OD, OH, OW, st_d,
+                      st_h, st_w, pad_d, pad_h, pad_w, dil_d, dil_h, dil_w, dxp, dx):
+    # col2im_row through a zero-padded volume: row i = (n, c) sums its columns into dxp[n, c]
+    # (Dp * Hp * Wp) with no tests for the padding, then writes the part inside the input to
+    # dx[n, c] (D * H * W, contiguous)
+    c = i % C
+    n = i // C
+    base = i * Dp * Hp * Wp
+    for j in range(Dp * Hp * Wp):
+        dxp[_u(base + j)] = _c(0)
+    for k in range(KD * KH * KW):
+        kw = k % KW
+        kh = (k // KW) % KH
+        kd = k // (KW * KH)
+        src = n * csn + (c * KD * KH * KW + k) * csk
+        for od in range(OD):
+            dst0 = (base // Wp + (od * st_d + kd * dil_d) * Hp + kh * dil_h) * Wp + kw * dil_w
+            for oh in range(OH):
+                dst = dst0 + oh * st_h * Wp
+                row = src + (od * OH + oh) * OW
+                for ow in range(OW):
+                    dxp[_u(dst + ow * st_w)] += cols[_u(row + ow)]
+    out = i * D * H * W
+    for d in range(D):
+        for h in range(H):
+            at = base + ((d + pad_d) * Hp + h + pad_h) * Wp + pad_w
+            for w in range(W):
+                dx[_u(out + (d * H + h) * W + w)] = dxp[_u(at + w)]
+
+
+def bias_row(i, out, b, O, L):
+    # row i = (n, o): bias b[o] added to the L values of output plane i
+    v = b[_u(i % O)]
+    for j in range(i * L, (i + 1) * L):
+        out[_u(j)] += v
 
 
 def _inside(w0, st, W, OW):
@@ -89,7 +199,7 @@ def col2im_row(i, cols, csn, csk, C, D, H, W, KD, KH, KW, OD, OH, OW, st_d, st_h
     n = i // C
     base = i * D * H * W
     for p in range(D * H * W):
-        dx[base + p] = _c(0)
+        dx[_u(base + p)] = _c(0)
     for k in range(KD * KH * KW):
         kw = k % KW
         kh = (k // KW) % KH
@@ -105,7 +215,7 @@ def col2im_row(i, cols, csn, csk, C, D, H, W, KD, KH, KW, OD, OH, OW, st_d, st_h
                     dst = base + (d * H + h) * W + w0
                     row = src + (od * OH + oh) * OW
                     for ow in range(lo, hi):
-                        dx[dst + ow * st_w] += cols[row + ow]
+                        dx[_u(dst + ow * st_w)] += cols[_u(row + ow)]
                 h += st_h
             d += st_d
 

@@ -18,6 +18,7 @@ import numpy as np
 from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
+from ..backend import cpu
 from ..backend import kernels_conv as KC
 from . import elementwise as E
 from . import indexing as I
@@ -111,23 +112,86 @@ def _grad_rows(be, grad, G):
     return moved.reshape(G, O // G, N * L)
 
 
+def _out_size(x_shape, kernel, geom):
+    return tuple(_conv_out(*a) for a in zip(x_shape[2:], kernel, geom.stride, geom.pad,
+                                             geom.pad_end, geom.dilation))
+
+
+# On the CPU the columns are laid out image by image, (N, G, K / G, L): one batched matmul
+# with the (G, O / G, K / G) weight then gives the output in its own (N, O, L) layout, and the
+# gradients need no transposed copy either. (The GPU's matmul takes equal batch dims only, so
+# there the columns are one (G, K / G, N * L) block and the output is transposed after.)
+
+
+def _reach(out_size, kernel, geom):
+    """The input size, padding included, that the windows of ``out_size`` outputs cover."""
+    return tuple((o - 1) * s + (k - 1) * d + 1 for o, k, s, d in
+                 zip(out_size, kernel, geom.stride, geom.dilation))
+
+
+def _cpu_cols(x, geom, kernel, out_size):
+    """The columns of 5-D ``x``, (N, G, K / G, L), read from a zero-padded copy of ``x``
+    (cheap beside the columns, ``prod(kernel)`` times its size): each output row's values are
+    then one plain copy."""
+    N, C = x.shape[:2]
+    L, T = math.prod(out_size), math.prod(kernel)
+    padded = _reach(out_size, kernel, geom)
+    size = N * C * math.prod(padded)
+    xp = cpu.empty((size + 7,), x.dtype)  # (7 more: im2col_padded_row reads ahead)
+    xp[size:] = 0
+    xb, xo, strides = cpu.flat_view(x)
+    cpu.run_row_kernel(KC.pad_row, N * C, size,
+                       (xb, xo, *strides, C, *x.shape[2:], *padded, *geom.pad, xp), x.dtype)
+    cols = cpu.empty((N * C * T * L,), x.dtype)
+    cpu.run_row_kernel(KC.im2col_padded_row, N * C * T, cols.size,
+                       (xp, C, *padded, *kernel, *out_size, *geom.stride, *geom.dilation, cols,
+                        C * T * L, L), x.dtype)
+    return cols.reshape(N, geom.groups, C // geom.groups * T, L)
+
+
+def _cpu_col2im(dcols, shape, geom, kernel, out_size):
+    """col2im of columns (N, G, K / G, L) into a new 5-D array of ``shape``, through a
+    zero-padded volume per (n, c)."""
+    N, C = shape[:2]
+    L = math.prod(out_size)
+    padded = tuple(max(r, p + n) for r, p, n in zip(_reach(out_size, kernel, geom), geom.pad,
+                                                      shape[2:]))
+    dxp = cpu.empty((N * C * math.prod(padded),), dcols.dtype)
+    dx = cpu.empty(tuple(shape), dcols.dtype)
+    cpu.run_row_kernel(KC.col2im_padded_row, N * C, dxp.size + dcols.size,
+                       (dcols.reshape(-1), C * math.prod(kernel) * L, L, C,
+                        *shape[2:], *padded, *kernel, *out_size, *geom.stride, *geom.pad,
+                        *geom.dilation, dxp, dx.reshape(-1)), dcols.dtype)
+    return dx
+
+
+def _weight_groups(be, w, G):
+    O = w.shape[0]
+    return be.ascontiguousarray(w).reshape(G, O // G, -1)
+
+
 def conv_arrays(be, x, w, b, geom):
     """The convolution of 5-D arrays ``x`` and ``w`` plus bias ``b`` (or None)."""
     N = x.shape[0]
     O, Cg, *kernel = w.shape
     G = geom.groups
-    out_size = tuple(_conv_out(*a) for a in zip(x.shape[2:], kernel, geom.stride, geom.pad,
-                                                 geom.pad_end, geom.dilation))
+    out_size = _out_size(x.shape, kernel, geom)
     L, K = math.prod(out_size), Cg * math.prod(kernel)
+    dt = D.from_numpy_dtype(x.dtype)
+    if be is cpu:
+        out = be.matmul(_weight_groups(be, w, G), _cpu_cols(x, geom, kernel, out_size))
+        out = out.reshape((N, O) + out_size)
+        if b is not None:
+            be.run_row_kernel(KC.bias_row, N * O, out.size, (out.reshape(-1), b, O, L),
+                              x.dtype)
+        return out
     # (a group's rows one block: (G, K, N * L) for the matmuls)
     cols = _im2col(be, x, geom, kernel, out_size, L, N * L)
-    wg = be.ascontiguousarray(w).reshape(G, O // G, K)
-    out = be.matmul(wg, cols.reshape(G, K, N * L))
+    out = be.matmul(_weight_groups(be, w, G), cols.reshape(G, K, N * L))
     by_image = out.reshape(O, N, L).transpose((1, 0, 2))
     if b is None:
         out = be.ascontiguousarray(by_image)
     else:  # the bias added while the result is made contiguous: one pass
-        dt = D.from_numpy_dtype(x.dtype)
         out = be.run_elementwise(E.add.kernel(dt, be), [by_image, b.reshape(O, 1)], x.dtype)
     return out.reshape((N, O) + out_size)
 
@@ -137,8 +201,11 @@ def conv_input_grad(be, grad, w, x_shape, geom):
     O, Cg, *kernel = w.shape
     G = geom.groups
     N, L = grad.shape[0], math.prod(grad.shape[2:])
-    wg = be.ascontiguousarray(w).reshape(G, O // G, Cg * math.prod(kernel))
-    dcols = be.matmul(wg.transpose((0, 2, 1)), _grad_rows(be, grad, G))
+    wt = _weight_groups(be, w, G).transpose((0, 2, 1))
+    if be is cpu:
+        dcols = be.matmul(wt, grad.reshape(N, G, O // G, L))
+        return _cpu_col2im(dcols, x_shape, geom, kernel, grad.shape[2:])
+    dcols = be.matmul(be.ascontiguousarray(wt), _grad_rows(be, grad, G))
     return _col2im(be, dcols, L, N * L, x_shape, geom, kernel, grad.shape[2:])
 
 
@@ -147,6 +214,10 @@ def conv_weight_grad(be, grad, x, w_shape, geom):
     O, Cg, *kernel = w_shape
     G = geom.groups
     N, L = x.shape[0], math.prod(grad.shape[2:])
+    if be is cpu:
+        cols = _cpu_cols(x, geom, kernel, grad.shape[2:])
+        per_image = be.matmul(grad.reshape(N, G, O // G, L), cols.transpose((0, 1, 3, 2)))
+        return be.without_fp_warnings(np.sum, per_image, 0).reshape(tuple(w_shape))
     cols = _im2col(be, x, geom, kernel, grad.shape[2:], L, N * L).reshape(G, -1, N * L)
     gw = be.matmul(_grad_rows(be, grad, G), cols.transpose((0, 2, 1)))
     return gw.reshape(tuple(w_shape))
