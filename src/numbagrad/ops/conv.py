@@ -209,15 +209,25 @@ def conv_input_grad(be, grad, w, x_shape, geom):
     return _col2im(be, dcols, L, N * L, x_shape, geom, kernel, grad.shape[2:])
 
 
+_CHUNK_BYTES = 16 << 20
+
+
 def conv_weight_grad(be, grad, x, w_shape, geom):
     """The gradient of a convolution with respect to its weight."""
     O, Cg, *kernel = w_shape
     G = geom.groups
     N, L = x.shape[0], math.prod(grad.shape[2:])
     if be is cpu:
-        cols = _cpu_cols(x, geom, kernel, grad.shape[2:])
-        per_image = be.matmul(grad.reshape(N, G, O // G, L), cols.transpose((0, 1, 3, 2)))
-        return be.without_fp_warnings(np.sum, per_image, 0).reshape(tuple(w_shape))
+        cols = _cpu_cols(x, geom, kernel, grad.shape[2:]).transpose((0, 1, 3, 2))
+        rows = grad.reshape(N, G, O // G, L)
+        # grad_n @ cols_n^T per image, summed over the images: a chunk of images at a time,
+        # so that their products (a weight's size each) stay within _CHUNK_BYTES
+        step = max(1, _CHUNK_BYTES // (math.prod(w_shape) * x.itemsize))
+        gw = np.zeros((G, O // G, cols.shape[-1]), x.dtype)
+        for s in range(0, N, step):
+            part = be.matmul(rows[s:s + step], cols[s:s + step])
+            be.without_fp_warnings(np.add, gw, np.sum(part, 0), out=gw)
+        return gw.reshape(tuple(w_shape))
     cols = _im2col(be, x, geom, kernel, grad.shape[2:], L, N * L).reshape(G, -1, N * L)
     gw = be.matmul(_grad_rows(be, grad, G), cols.transpose((0, 2, 1)))
     return gw.reshape(tuple(w_shape))
