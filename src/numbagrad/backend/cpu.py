@@ -179,8 +179,9 @@ def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
 # The loops of a binary op whose operands broadcast in one of two ways, by a letter per
 # operand (``a``: of the result's shape): ``r`` a row repeated over the leading dims
 # (``x + b`` with a bias b of shape (n,) or (1, n)), ``c`` a column, one value per row,
-# repeated along the trailing dims (``x - x.mean(1, keepdim=True)``, shape (m, 1)).
-BROADCASTS = ("ar", "ra", "ac", "ca")
+# repeated along the trailing dims (``x - x.mean(1, keepdim=True)``, shape (m, 1)); a first
+# letter ``i``: the output is operand 0, read in place (as the flat loops' ``i``).
+BROADCASTS = ("ar", "ra", "ac", "ca", "ir", "ic")
 
 
 def _broadcast_sources(fname: str, params: list) -> list[str]:
@@ -189,20 +190,22 @@ def _broadcast_sources(fname: str, params: list) -> list[str]:
     tail = "".join(", " + p for p in params)
     sources = []
     for pattern in BROADCASTS:
-        full = pattern.index("a")
+        inplace = pattern[0] == "i"
+        full = 0 if inplace else pattern.index("a")
         other = 1 - full
         if "r" in pattern:
             size, row_value = f"a{other}.shape[0]", f"a{other}[j]"
         else:
             size, row_value = f"out.shape[0] // max(a{other}.shape[0], 1)", f"a{other}[r]"
         call = ["", ""]
-        call[full], call[other] = "v[j]", row_value
+        call[full], call[other] = ("vo[j]" if inplace else "v[j]"), row_value
+        args = "out, a1" if inplace else "out, a0, a1"
         sources.append(
-            f"{codegen.jit_line()}\ndef flat_{pattern}(out, a0, a1{tail}):\n"
+            f"{codegen.jit_line()}\ndef flat_{pattern}({args}{tail}):\n"
             f"    n = {size}\n"
             f"    for r in range(out.shape[0] // max(n, 1)):\n"
             f"        vo = out[r * n:r * n + n]\n"
-            f"        v = a{full}[r * n:r * n + n]\n"
+            + ("" if inplace else f"        v = a{full}[r * n:r * n + n]\n") +
             f"        for j in range(n):\n"
             f"            vo[j] = {fname}({call[0]}, {call[1]}{tail})")
     return sources
@@ -591,6 +594,9 @@ def _flat_launch(mod, arrays, shape, out, params):
     pattern = ""
     for a in arrays:
         if a.shape == shape and a.flags.carray:  # C-contiguous, aligned and writeable
+            if a is out and not ops:  # (written in place: the loop that reads ``out``)
+                pattern = "i"
+                continue
             ops.append(a if a.ndim == 1 else a.ravel())
             pattern += "a"
         elif a.size == 1 or not any(a.strides):
@@ -647,8 +653,11 @@ def _broadcast_launch(mod, arrays, shape, out, params):
         if padded[:trail] != shape[:trail]:
             return False
         kind = "c"
-    pattern = "a" + kind if first else kind + "a"
-    mod.FLAT[pattern](out if out.ndim == 1 else out.ravel(), a.ravel(), b.ravel(), *params)
+    flat = out if out.ndim == 1 else out.ravel()
+    if first and out is a:  # written in place (a bias added to a new product)
+        mod.FLAT["i" + kind](flat, b.ravel(), *params)
+    else:
+        mod.FLAT["a" + kind if first else kind + "a"](flat, a.ravel(), b.ravel(), *params)
     return True
 
 
