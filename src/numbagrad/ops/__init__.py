@@ -287,7 +287,7 @@ def _no_kernel(kernel, x):
     raise NotImplementedError(f'"{kernel}" not implemented for \'{_CAST_NAMES[x.dtype.name]}\'')
 
 
-def _integral_copied(op, kernel, variants="function method inplace", aliases=""):
+def _integral_copied(op, kernel, variants="function method inplace inplace_function", aliases=""):
     """``op`` (floor, ceil, trunc, round) as a public function: an integer tensor is integral
     already, so PyTorch returns a copy of it; a bool one has no kernel."""
     call = op.function
@@ -311,7 +311,7 @@ trunc = _integral_copied(E.trunc, "trunc_vml_cpu", aliases="fix")
 _round = _integral_copied(E.round, "round_vml_cpu", variants="")  # (round, below, takes decimals)
 
 
-@public("function method inplace")
+@public("function method inplace inplace_function")
 def round(input, *, decimals=0):
     """Round half to even, to ``decimals`` decimal places (negative: left of the point)."""
     if decimals == 0:
@@ -321,7 +321,7 @@ def round(input, *, decimals=0):
     return E.round_decimals(input, decimals)
 
 
-@public("function method inplace")
+@public("function method inplace inplace_function")
 def frac(input):
     """``input - trunc(input)``."""
     if not input.dtype.is_floating_point:
@@ -357,21 +357,21 @@ def lerp(input, end, weight):
     return E.lerp(input, end, weight)
 
 
-@public("function method inplace")
+@public("function method inplace inplace_function")
 def logit(input, eps=None):
     """``log(input / (1 - input))``, the input clamped to ``[eps, 1 - eps]`` if ``eps`` is
     given."""
     return E.logit(input, -1.0 if eps is None else eps)
 
 
-@public("function method inplace")
+@public("function method inplace inplace_function")
 def square(x):
     if x.dtype is D.bool_:
         x = x.to(D.int64)  # PyTorch squares a bool tensor as integers
     return _pow(x, 2)
 
 
-@public("function method inplace", aliases="clip")
+@public("function method inplace inplace_function", aliases="clip")
 def clamp(x, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("numbagrad.clamp: At least one of 'min' or 'max' must not be None")
@@ -702,13 +702,34 @@ def _write_out(name, result, out):
     return assign_inplace(out, result)
 
 
+def inplace_function(name, fn):
+    """``numbagrad.<name>_``: ``fn``'s in-place variant as a function, what ``Tensor.<name>_``
+    does (tensor.py) with PyTorch's refusal of an ``input`` that is no Tensor."""
+
+    def function(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}_(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        return inplace(input, fn, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name + "_"
+    function.__doc__ = f"In-place version of :func:`numbagrad.{name}`."
+    return function
+
+
 def _tables():
     """(functions, methods, in-place ops, nn.functional functions) by public name, from the
     declarations; a name declared twice for one variant is an error. Functions take the
-    keywords above; methods NumPy's reduction keywords where they have a ``dim``."""
+    keywords above (in-place ones, PyTorch's too, take no ``out=``); methods NumPy's reduction
+    keywords where they have a ``dim``."""
     tables = {"function": {}, "method": {}, "inplace": {}, "functional": {}}
     for b in PUBLIC:
         for kind in b.variants:
+            if kind == "inplace_function":
+                if b.name + "_" in tables["function"]:
+                    raise ValueError(f"{b.name + '_'!r} is declared twice as a function")
+                tables["function"][b.name + "_"] = inplace_function(b.name, b.function)
+                continue
             table = tables[kind]
             if b.name in table:
                 raise ValueError(f"{b.name!r} is declared twice as a {kind}")

@@ -26,11 +26,6 @@ def check_float(input: Tensor, kernel: str) -> None:
 
 
 @public("function")
-def relu_(input):
-    return inplace(input, E.relu)
-
-
-@public("function")
 def selu(input):
     check_float(input, "elu_cpu")
     return E.elu(input, SELU_ALPHA, SELU_SCALE, 1.0)

@@ -311,7 +311,7 @@ def _times(g, k):
     return g if k == 1 else g * k
 
 
-@composite("addmv", variants="function method inplace")
+@composite("addmv", variants="function method inplace inplace_function")
 def addmv(ctx, input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     ctx.save(mat=mat, vec=vec)
