@@ -409,6 +409,8 @@ OPS = [
       node="AddBackward0"),
     U("sub_alpha", lambda x, y: x.sub(y, alpha=-1.5), lambda a, b: a + 1.5 * b, 2, B2,
       node="SubBackward0"),
+    U("rsub_alpha", lambda x, y: ng.rsub(x, y, alpha=-1.5), lambda a, b: b + 1.5 * a, 2, B2,
+      node="RsubBackward0"),
     U("atan2", ng.atan2, np.arctan2, 2, B2, kink=0.2),
     U("hypot", ng.hypot, np.hypot, 2, B2, kink=0.2),
     U("lerp", lambda x, y: ng.lerp(x, y, 0.3), lambda a, b: a + 0.3 * (b - a), 2, B2,

@@ -125,15 +125,26 @@ def sub(input, other, *, alpha=1):
     return E.sub_alpha(input, other, alpha)
 
 
-def rsub(x, other):
-    """``other - x`` (the reflected operator)."""
+@public("function")
+def rsub(input, other, alpha=1):
+    """``other - alpha * input`` (``other - input``: the reflected operator)."""
     if _is_scalar(other):
-        if type(other) is bool or x.dtype is D.bool_:
+        if type(other) is bool or input.dtype is D.bool_:
             raise RuntimeError(E.ERR_SUB_BOOL)
         # the number takes part in the result's dtype (-1.5 - int_tensor is a float tensor)
-        dt = D.result_type(x, other)
-        return E.rsub(x if dt is x.dtype else x.to(dt), other)
-    return _sub(other, x)
+        dt = D.result_type(input, other)
+        x = input if dt is input.dtype else input.to(dt)
+        if alpha == 1 and type(alpha) is not bool:
+            return E.rsub(x, other)
+        _check_alpha(x, other, alpha)
+        return E.rsub_alpha(x, other, alpha)
+    refuse("rsub", (input, other))
+    if alpha != 1 or type(alpha) is bool:
+        _check_alpha(input, other, alpha)
+    return E.rsub_alpha(input, other, alpha)
+
+
+reflected_sub = rsub  # (Tensor.__rsub__: the function itself, not its public wrapper)
 
 
 @public("function method")

@@ -1180,6 +1180,18 @@ def sub_alpha(x, y, alpha):
 sub_alpha.defvjp(lambda grad: grad, lambda grad, alpha: -grad * alpha)
 
 
+@binary("rsub_alpha", node="RsubBackward0", refuse_bool=(RuntimeError, ERR_SUB_BOOLS),
+        refuse_bool_operand=(RuntimeError, ERR_SUB_BOOL))
+def rsub_alpha(x, y, alpha):
+    """``y - alpha * x`` (``torch.rsub``)."""
+    return y - alpha * x
+
+
+rsub_alpha.defvjp(lambda grad, alpha: -grad * alpha, lambda grad: grad)
+# (a number ``y`` is PyTorch's Scalar overload)
+rsub_alpha.scalar_nodes = ("RsubBackward0", "RsubBackward1")
+
+
 @binary("atan2", dtype="float")
 def atan2(x, y):
     return math.atan2(x, y)

@@ -612,6 +612,21 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     return diff.norm(p=p, dim=-1)
 
 
+@public("function functional")
+def pdist(input, p=2):
+    """The ``p``-norm distance between each pair of rows ``i < j`` of the (N, M) ``input``, in
+    that order: N (N - 1) / 2 of them. Composed as ``cdist`` (node LinalgVectorNormBackward0,
+    not PyTorch's PdistBackward0; a zero distance has gradient 0, as there)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    rows, cols = (Tensor._make(a).to(input.device) for a in np.triu_indices(input.shape[0], 1))
+    return (input[rows] - input[cols]).norm(p=p, dim=-1)
+
+
 __all__ = ["mm", "bmm", "mv", "dot", "matmul", "sum_to", "addmv", "baddbmm", "addbmm", "vdot",
            "linalg_cross", "cross", "kron", "tensordot", "inner"]
 
