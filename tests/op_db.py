@@ -905,6 +905,9 @@ OPS = [
     U("pixel_unshuffle", lambda x: ng.nn.functional.pixel_unshuffle(x, 2),
       lambda a: _pixel_unshuffle_np(a),
       shapes=[(1, 4, 4), (2, 2, 2, 4)], node="PixelUnshuffleBackward0"),
+    U("channel_shuffle", lambda x: ng.channel_shuffle(x, 2),
+      lambda a: a.reshape(a.shape[0], 2, a.shape[1] // 2, *a.shape[2:]).swapaxes(1, 2)
+      .reshape(a.shape), shapes=[(2, 4, 3), (1, 6, 2, 2)], node="ChannelShuffleBackward0"),
     # ---------------------------------------------------------------- grid sampling
     # (bilinear, zeros, align_corners=False; tests/test_grid_sample.py checks every mode and
     # padding against PyTorch)

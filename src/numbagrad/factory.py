@@ -45,9 +45,7 @@ def _finish(data, requires_grad: bool, dev=None) -> Tensor:
     t = Tensor._make(_on(data, dev) if isinstance(data, np.ndarray) else data)
     if requires_grad:
         if data.dtype.kind != "f":
-            raise RuntimeError(
-                "Only Tensors of floating point and complex dtype can require gradients"
-            )
+            raise RuntimeError(ERR_GRAD_DTYPE)
         t._requires_grad = True
     return t
 
@@ -415,7 +413,16 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=_UNSET) ->
         raise ValueError("can't alias arbitrary sequence into a tensor.")
     else:
         t = tensor(obj, dtype=dt, device=device)
-    return t.requires_grad_() if requires_grad else t
+    return _requiring_grad(t) if requires_grad else t
+
+
+ERR_GRAD_DTYPE = "Only Tensors of floating point and complex dtype can require gradients"
+
+
+def _requiring_grad(t):
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(ERR_GRAD_DTYPE)
+    return t if t.requires_grad else t.requires_grad_()
 
 
 def _tensor_asarray(obj, dt, device, copy, requires_grad):
@@ -440,7 +447,7 @@ def _tensor_asarray(obj, dt, device, copy, requires_grad):
     else:
         t = obj
     if requires_grad:
-        return t if t.requires_grad else t.requires_grad_()
+        return _requiring_grad(t)
     if t is obj and obj.requires_grad and obj.is_leaf:
         # (PyTorch sets the flag on the tensor given, which it returns: a leaf no longer
         # requires grad after asarray(leaf, requires_grad=False))

@@ -14,7 +14,7 @@ from ..backend.cpu import broadcast_shapes
 from . import elementwise as E
 from . import movement as M
 from .forward import multilinear
-from .registry import composite, public, sum_to
+from .registry import composite, depends_on, public, sum_to
 
 _TYPE = D.SCALAR_TYPE
 _NAMES = D.C_TYPE
@@ -624,7 +624,9 @@ def pdist(input, p=2):
     if p < 0:
         raise RuntimeError("pdist only supports non-negative p values")
     rows, cols = (Tensor._make(a).to(input.device) for a in np.triu_indices(input.shape[0], 1))
-    return (input[rows] - input[cols]).norm(p=p, dim=-1)
+    dist = (input[rows] - input[cols]).norm(p=p, dim=-1)
+    # (the count of differing elements: PyTorch's gradient is zeros, the norm's is undefined)
+    return depends_on(dist.detach(), input) if p == 0 else dist
 
 
 __all__ = ["mm", "bmm", "mv", "dot", "matmul", "sum_to", "addmv", "baddbmm", "addbmm", "vdot",
