@@ -457,7 +457,8 @@ def test_rsub():
     _compare_fn(lambda a: ng.rsub(a, 2, 3), lambda a: torch.rsub(a, 2, 3), (x,))
     _compare_fn(lambda a: 2 - a, lambda a: 2 - a, (x,))
     got = ng.rsub(ng.tensor([1, 2]), 2.5)
-    assert got.tolist() == torch.rsub(torch.tensor([1, 2]), 2.5).tolist() and got.dtype == ng.float32
+    assert got.dtype == ng.float32
+    assert got.tolist() == torch.rsub(torch.tensor([1, 2]), 2.5).tolist()
     for lib in (ng, torch):
         with pytest.raises(RuntimeError, match="For integral input tensors, argument alpha must "
                                                "not be a floating point number."):

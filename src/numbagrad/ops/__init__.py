@@ -735,7 +735,7 @@ def _tables():
     keywords where they have a ``dim``."""
     tables = {"function": {}, "method": {}, "inplace": {}, "functional": {}}
     for b in PUBLIC:
-        for kind in b.variants:
+        for kind in sorted(b.variants):  # (in one order: the same error for a name twice)
             if kind == "inplace_function":
                 if b.name + "_" in tables["function"]:
                     raise ValueError(f"{b.name + '_'!r} is declared twice as a function")
