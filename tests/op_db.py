@@ -614,7 +614,7 @@ OPS = [
     U("not_implemented", lambda x: ng.ops.registry.not_implemented(x * 2, "aten::op", x),
       lambda a: a * 2, shapes=[(3,), (2, 3)], grad=False, node="NotImplemented"),
     # (in place with a negative slope: PyTorch's in-place node, whose backward raises)
-    U("negative_slope_", lambda x: ng.nn.functional.leaky_relu_(x * 1, -0.5),
+    U("inplace_without_derivative", lambda x: ng.nn.functional.leaky_relu_(x * 1, -0.5),
       lambda a: np.where(a > 0, a, -0.5 * a), shapes=[(3,), (2, 3)], grad=False,
       node="LeakyReluBackward1", lazy_and_fused=False),
     U("clone", lambda x: x.clone(), lambda a: a.copy(), shapes=[(2, 3), "strided"], int_ok=True),

@@ -534,7 +534,7 @@ def equal(input, other) -> bool:
 from .inplace import add_ as _add_inplace  # noqa: E402
 from .inplace import (  # noqa: E402,F401
     _CAST_NAMES, assign_inplace, check_inplace, check_no_partial_overlap, copy_, fill_, inplace,
-    refresh_view, setitem, zero_,
+    refresh_view, setitem, without_derivative, zero_,
 )
 
 
@@ -546,6 +546,25 @@ def add_(x, other, *, alpha=1):
     refuse("add", (x, other))
     _check_alpha(x, other, alpha)
     return inplace(x, E.add_alpha, other, alpha)
+
+
+def _no_inplace_derivative(op, aliases):
+    """``op``'s in-place variant as PyTorch's: recorded as ``<Name>Backward1``, whose backward
+    raises (derivatives.yaml has ``not_implemented("inplace version of acosh")``)."""
+    call, node = op.function, op.node_name[:-1] + "1"
+    error = (NotImplementedError,
+             f"the derivative for 'inplace version of {op.name}' is not implemented.")
+
+    def function(input):
+        return without_derivative(input, call, (), node, error)
+
+    function.__name__ = function.__qualname__ = op.name
+    return public("inplace inplace_function", aliases=aliases)(function)
+
+
+_no_inplace_derivative(E.acosh, "arccosh")
+_no_inplace_derivative(E.asinh, "arcsinh")
+_no_inplace_derivative(E.atanh, "arctanh")
 
 
 # ---------------------------------------------------------------- the public names

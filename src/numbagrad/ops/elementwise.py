@@ -801,8 +801,8 @@ def cosh(x):
 cosh.defvjp(lambda grad, x: grad * sinh(x))
 
 
-@unary("asinh", dtype="float", variants="function method inplace inplace_function",
-       aliases="arcsinh")
+# (its in-place variant is PyTorch's, without a derivative: ops/__init__.py)
+@unary("asinh", dtype="float", variants="function method", aliases="arcsinh")
 def asinh(x):
     return math.asinh(x)
 
@@ -810,8 +810,8 @@ def asinh(x):
 asinh.defvjp(lambda grad, x: grad * rsqrt(x * x + 1))
 
 
-@unary("acosh", dtype="float", variants="function method inplace inplace_function",
-       aliases="arccosh")
+# (its in-place variant is PyTorch's, without a derivative: ops/__init__.py)
+@unary("acosh", dtype="float", variants="function method", aliases="arccosh")
 def acosh(x):
     return math.acosh(x) if x >= 1 else math.nan
 
@@ -819,8 +819,8 @@ def acosh(x):
 acosh.defvjp(lambda grad, x: grad * rsqrt(x * x - 1))
 
 
-@unary("atanh", dtype="float", variants="function method inplace inplace_function",
-       aliases="arctanh")
+# (its in-place variant is PyTorch's, without a derivative: ops/__init__.py)
+@unary("atanh", dtype="float", variants="function method", aliases="arctanh")
 def atanh(x):
     if -1 < x < 1:
         return math.atanh(x)

@@ -25,7 +25,7 @@ from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..backend import cpu, layout
 from ..backend.memory import before_write
 from . import elementwise as E
@@ -472,6 +472,23 @@ def zero(ctx, x):
 
 zero.defvjp(lambda ctx, grad: _zeros(ctx, 0))
 zero.defjvp(linear(zero))
+
+
+@composite("inplace_without_derivative", node="LeakyReluBackward1")
+def without_derivative(ctx, x, op, params, node, error):
+    """``op(x, *params)``, recorded as PyTorch's in-place node ``node`` whose backward raises
+    ``error`` (an exception type and its message): what ``x.<op>_(*params)`` records where
+    PyTorch's in-place form has no derivative (``acosh_``, ``leaky_relu_`` with a negative
+    slope)."""
+    ctx.node_name, ctx.error = node, error
+    with no_grad():
+        return op(x, *params)._data
+
+
+@without_derivative.defvjp
+def without_derivative_vjp(ctx, grad):
+    kind, message = ctx.error
+    raise kind(message)
 
 
 @composite("fill", node="FillBackward2")
