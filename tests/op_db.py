@@ -409,6 +409,8 @@ OPS = [
       node="AddBackward0"),
     U("sub_alpha", lambda x, y: x.sub(y, alpha=-1.5), lambda a, b: a + 1.5 * b, 2, B2,
       node="SubBackward0"),
+    U("rsub_alpha", lambda x, y: ng.rsub(x, y, alpha=-1.5), lambda a, b: b + 1.5 * a, 2, B2,
+      node="RsubBackward0"),
     U("atan2", ng.atan2, np.arctan2, 2, B2, kink=0.2),
     U("hypot", ng.hypot, np.hypot, 2, B2, kink=0.2),
     U("lerp", lambda x, y: ng.lerp(x, y, 0.3), lambda a, b: a + 0.3 * (b - a), 2, B2,
@@ -612,7 +614,7 @@ OPS = [
     U("not_implemented", lambda x: ng.ops.registry.not_implemented(x * 2, "aten::op", x),
       lambda a: a * 2, shapes=[(3,), (2, 3)], grad=False, node="NotImplemented"),
     # (in place with a negative slope: PyTorch's in-place node, whose backward raises)
-    U("negative_slope_", lambda x: ng.nn.functional.leaky_relu_(x * 1, -0.5),
+    U("inplace_without_derivative", lambda x: ng.nn.functional.leaky_relu_(x * 1, -0.5),
       lambda a: np.where(a > 0, a, -0.5 * a), shapes=[(3,), (2, 3)], grad=False,
       node="LeakyReluBackward1", lazy_and_fused=False),
     U("clone", lambda x: x.clone(), lambda a: a.copy(), shapes=[(2, 3), "strided"], int_ok=True),
@@ -903,6 +905,9 @@ OPS = [
     U("pixel_unshuffle", lambda x: ng.nn.functional.pixel_unshuffle(x, 2),
       lambda a: _pixel_unshuffle_np(a),
       shapes=[(1, 4, 4), (2, 2, 2, 4)], node="PixelUnshuffleBackward0"),
+    U("channel_shuffle", lambda x: ng.channel_shuffle(x, 2),
+      lambda a: a.reshape(a.shape[0], 2, a.shape[1] // 2, *a.shape[2:]).swapaxes(1, 2)
+      .reshape(a.shape), shapes=[(2, 4, 3), (1, 6, 2, 2)], node="ChannelShuffleBackward0"),
     # ---------------------------------------------------------------- grid sampling
     # (bilinear, zeros, align_corners=False; tests/test_grid_sample.py checks every mode and
     # padding against PyTorch)

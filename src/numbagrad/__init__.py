@@ -15,7 +15,7 @@ _os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
 from . import autograd, cuda, distributed, dtypes, func, nn, ops, optim  # noqa: F401
 from ._printing import set_printoptions  # noqa: F401
-from .autograd.anomaly_mode import is_anomaly_enabled  # noqa: F401
+from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import (  # noqa: F401
     enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
     set_grad_enabled,
@@ -26,13 +26,16 @@ from .dtypes import finfo, iinfo, layout, strided  # noqa: F401
 # (the submodule tensor first: its import would rebind ``numbagrad.tensor``, which is the
 # factory function below)
 from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
+from ._tensor import is_warn_always_enabled, set_warn_always  # noqa: F401
 from .factory import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor,
-    ShortTensor, arange, as_tensor, empty, empty_like, empty_strided, eye, from_dlpack,
-    from_numpy, full, full_like, linspace, logspace, manual_seed, ones, ones_like, rand,
-    rand_like, randint, randn, randn_like, randperm, tensor, tril_indices, triu_indices, zeros,
-    zeros_like,
+    ShortTensor, arange, as_tensor, asarray, bartlett_window, blackman_window, empty,
+    empty_like, empty_strided, eye, from_dlpack, from_numpy, full, full_like, hamming_window,
+    hann_window, kaiser_window, linspace, logspace, manual_seed, ones, ones_like, rand,
+    rand_like, randint, randn, randn_like, randperm, scalar_tensor, tensor, tril_indices,
+    triu_indices, zeros, zeros_like,
 )
+from .factory import range_ as range  # noqa: F401 (a builtin's name: factory.py keeps it)
 from .random import (  # noqa: F401
     Generator, default_generator, get_rng_state, initial_seed, seed, set_rng_state,
 )
@@ -54,6 +57,14 @@ from .amp import autocast  # noqa: E402, F401
 # the functions every op and function of ops/ declares public (their ``variants``)
 globals().update(ops.FUNCTIONS)
 from .ops.user import elementwise  # noqa: E402, F401
+from ._variable_functions import (  # noqa: E402, F401
+    adaptive_max_pool1d, alpha_dropout, alpha_dropout_, batch_norm, bilinear,
+    binary_cross_entropy_with_logits, constant_pad_nd, cosine_embedding_loss, cosine_similarity,
+    dropout, dropout_, embedding, feature_alpha_dropout, feature_alpha_dropout_, feature_dropout,
+    feature_dropout_, group_norm, hinge_embedding_loss, instance_norm, kl_div, layer_norm,
+    margin_ranking_loss, max_pool1d_with_indices, pairwise_distance, poisson_nll_loss,
+    rms_norm, triplet_margin_loss,
+)
 from . import testing  # noqa: E402, F401
 
 float = float32
@@ -87,6 +98,31 @@ def is_complex(input: Tensor) -> bool:
 
 def detach(input: Tensor) -> Tensor:
     return input.detach()
+
+
+def detach_(input: Tensor) -> Tensor:
+    return input.detach_()
+
+
+def is_inference(input: Tensor) -> bool:
+    return input.is_inference()
+
+
+# (the in-place functions of Tensor methods that are no op's variant)
+def fill_(input: Tensor, value) -> Tensor:
+    return input.fill_(value)
+
+
+def zero_(input: Tensor) -> Tensor:
+    return input.zero_()
+
+
+def conj_physical_(input: Tensor) -> Tensor:
+    return input.conj_physical_()
+
+
+def resize_as_(input: Tensor, the_template: Tensor, *, memory_format=None) -> Tensor:
+    return input.resize_as_(the_template, memory_format=memory_format)
 
 
 def get_device(input: Tensor) -> int:

@@ -106,14 +106,25 @@ CUDA0 = device("cuda", 0)
 _default_device = None
 # warnings PyTorch gives once a process (its TORCH_WARN_ONCE), by name, once given
 _WARNED_ONCE: set[str] = set()
+_WARN_ALWAYS = [False]  # (set_warn_always)
 
 
 def warn_once(key: str, message: str, stacklevel: int = 2) -> None:
-    """Give the UserWarning ``message`` unless the one named ``key`` was given already
-    (``stacklevel`` counted from the caller, as ``warnings.warn``'s)."""
-    if key not in _WARNED_ONCE:
+    """Give the UserWarning ``message`` unless the one named ``key`` was given already and
+    ``set_warn_always`` is off (``stacklevel`` counted from the caller, as
+    ``warnings.warn``'s)."""
+    if key not in _WARNED_ONCE or _WARN_ALWAYS[0]:
         _WARNED_ONCE.add(key)
         warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
+
+
+def set_warn_always(b: bool, /) -> None:
+    """Whether the warnings PyTorch gives once a process (``warn_once``) are given every time."""
+    _WARN_ALWAYS[0] = bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    return _WARN_ALWAYS[0]
 
 
 def set_default_device(dev) -> None:
@@ -594,11 +605,9 @@ class Tensor:
         return bool(self._host().reshape(-1)[0])
 
     def __float__(self) -> float:
-        if self.requires_grad and "float" not in _WARNED_ONCE:
-            _WARNED_ONCE.add("float")
-            warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
-                          "unexpected behavior.\nConsider using tensor.detach() first.",
-                          UserWarning, stacklevel=2)
+        if self.requires_grad:
+            warn_once("float", "Converting a tensor with requires_grad=True to a scalar may lead "
+                      "to unexpected behavior.\nConsider using tensor.detach() first.")
         return float(self._scalar())
 
     def __int__(self) -> int:

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import backend
 from . import dtypes as D
-from ._tensor import Tensor, _check_device, _on, _unwrap
+from ._tensor import Tensor, _check_device, _on, _unwrap, warn_once
 from .backend.memory import escape
 from .random import manual_seed  # noqa: F401  (re-exported)
 from .random import numpy_rng as _rng  # (also the ops' random draws)
@@ -45,9 +45,7 @@ def _finish(data, requires_grad: bool, dev=None) -> Tensor:
     t = Tensor._make(_on(data, dev) if isinstance(data, np.ndarray) else data)
     if requires_grad:
         if data.dtype.kind != "f":
-            raise RuntimeError(
-                "Only Tensors of floating point and complex dtype can require gradients"
-            )
+            raise RuntimeError(ERR_GRAD_DTYPE)
         t._requires_grad = True
     return t
 
@@ -350,6 +348,173 @@ def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -
     return full(input.shape, fill_value, dtype=dtype or input.dtype,
                 device=input.device if device is None else device,
                 requires_grad=requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
+                  requires_grad=False) -> Tensor:
+    """A 0-d tensor holding the number ``s``, of the default float dtype unless ``dtype`` is
+    given (whatever the number's type, as PyTorch's)."""
+    return full((), s, dtype=_dt(dtype), device=device, requires_grad=requires_grad)
+
+
+WARN_RANGE = (
+    "torch.range is deprecated and will be removed in a future release because its behavior is "
+    "inconsistent with Python's range builtin. Instead, use torch.arange, which produces "
+    "values in [start, end)."
+)
+
+
+def range_(start, end, step=1, *, dtype=None, layout=None, device=None,
+            requires_grad=False) -> Tensor:
+    """``start, start + step, ...`` up to ``end`` included, of the default float dtype unless
+    ``dtype`` is given (deprecated, with PyTorch's warning: ``arange`` excludes ``end``)."""
+    warnings.warn(WARN_RANGE, UserWarning, stacklevel=2)
+    device = _check_device(device)
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = int(math.floor((end - start) / step)) + 1
+    data = start + step * np.arange(n, dtype=np.float64)  # (in double, then cast: PyTorch's)
+    return _finish(data.astype(_dt(dtype).np), requires_grad, device)
+
+
+range_.__name__ = range_.__qualname__ = "range"  # (numbagrad.range; not the builtin here)
+
+
+# ---------------------------------------------------------------- asarray
+
+WARN_ASARRAY_GRAD = (
+    "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
+    "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
+    "warning."
+)
+_UNSET = object()
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=_UNSET) -> Tensor:
+    """``obj`` (a Tensor, a NumPy array or scalar, a number, a sequence, an object with
+    ``__cuda_array_interface__``) as a tensor, sharing its memory where dtype and device
+    allow unless ``copy=True``; ``copy=False`` refuses to copy (ValueError)."""
+    dt = D.as_dtype(dtype) if dtype is not None else None
+    if isinstance(obj, Tensor):
+        return _tensor_asarray(obj, dt, device, copy, requires_grad)
+    if requires_grad is _UNSET:
+        requires_grad = False
+    if isinstance(obj, np.ndarray) or _is_cuda_array(obj):
+        if copy is False:
+            src = D.from_numpy_dtype(obj.dtype)
+            if dt is not None and dt is not src:
+                raise ValueError(f"can't alias tensor with dtype '{D.SCALAR_TYPE[src.name]}' "
+                                 f"into dtype '{D.SCALAR_TYPE[dt.name]}'.")
+        t = (tensor(obj, dtype=dt, device=device) if copy
+             else as_tensor(obj, dtype=dt, device=device))
+    elif copy is False:
+        raise ValueError("can't alias arbitrary sequence into a tensor.")
+    else:
+        t = tensor(obj, dtype=dt, device=device)
+    return _requiring_grad(t) if requires_grad else t
+
+
+ERR_GRAD_DTYPE = "Only Tensors of floating point and complex dtype can require gradients"
+
+
+def _requiring_grad(t):
+    if not t.dtype.is_floating_point:
+        raise RuntimeError(ERR_GRAD_DTYPE)
+    return t if t.requires_grad else t.requires_grad_()
+
+
+def _tensor_asarray(obj, dt, device, copy, requires_grad):
+    """``asarray`` of a Tensor: ``obj`` itself unless dtype, device or ``copy=True`` ask for a
+    new one (recorded: ToCopyBackward0, CloneBackward0)."""
+    if requires_grad is _UNSET:
+        if obj.requires_grad:
+            warn_once("asarray_requires_grad", WARN_ASARRAY_GRAD, stacklevel=3)
+        requires_grad = obj.requires_grad
+    dt = dt or obj.dtype
+    device = obj.device if device is None else _check_device(device)
+    if copy is False:
+        if dt is not obj.dtype:
+            raise ValueError(f"can't alias tensor with dtype '{D.SCALAR_TYPE[obj.dtype.name]}' "
+                             f"into dtype '{D.SCALAR_TYPE[dt.name]}'.")
+        if device != obj.device:
+            raise ValueError(f"can't alias tensor from device '{obj.device}' to '{device}'.")
+    if dt is not obj.dtype or device != obj.device:
+        t = obj.to(device=device, dtype=dt)
+    elif copy:
+        t = obj.clone()
+    else:
+        t = obj
+    if requires_grad:
+        return _requiring_grad(t)
+    if t is obj and obj.requires_grad and obj.is_leaf:
+        # (PyTorch sets the flag on the tensor given, which it returns: a leaf no longer
+        # requires grad after asarray(leaf, requires_grad=False))
+        return obj.requires_grad_(False)
+    return t.detach() if t.requires_grad else t
+
+
+# ---------------------------------------------------------------- window functions
+
+
+def _window(name, window_length, periodic, dtype, device, requires_grad, values):
+    """A window of ``window_length`` points: ``values(n)``, the symmetric window of ``n``
+    points in float64, computed for one point more and cut when ``periodic`` (PyTorch's
+    checks and words)."""
+    dt = _dt(dtype)
+    if not dt.is_floating_point:
+        raise RuntimeError(
+            f"{name} expects floating point dtypes, got: TensorOptions(dtype={D.C_TYPE[dt.name]}, "
+            "device=cpu, layout=Strided (default), requires_grad=false (default), "
+            "pinned_memory=false, memory_format=(nullopt))")
+    if window_length < 0:
+        raise RuntimeError(
+            f"{name} requires non-negative window_length, got window_length={window_length}")
+    device = _check_device(device)
+    if window_length <= 1:
+        data = np.ones(window_length)
+    else:
+        n = window_length + 1 if periodic else window_length
+        data = values(n)[:window_length]
+    return _finish(data.astype(dt.np), requires_grad, device)
+
+
+def _cosine_terms(n, *coefficients):
+    """``sum_k (-1)^k c_k cos(2 pi k i / (n - 1))`` over ``i < n`` (the generalized cosine
+    windows)."""
+    phase = 2 * np.pi * np.arange(n) / (n - 1)
+    return sum((-1) ** k * c * np.cos(k * phase) for k, c in enumerate(coefficients))
+
+
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                pin_memory=False, requires_grad=False) -> Tensor:
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n: _cosine_terms(n, 0.5, 0.5))
+
+
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+                   layout=None, device=None, pin_memory=False, requires_grad=False) -> Tensor:
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n: _cosine_terms(n, alpha, beta))
+
+
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    pin_memory=False, requires_grad=False) -> Tensor:
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n: _cosine_terms(n, 0.42, 0.5, 0.08))
+
+
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    pin_memory=False, requires_grad=False) -> Tensor:
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n: 1 - np.abs(2 * np.arange(n) / (n - 1) - 1))
+
+
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+                  device=None, pin_memory=False, requires_grad=False) -> Tensor:
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n: np.kaiser(n, beta))
 
 
 # ---------------------------------------------------------------- legacy tensor types

@@ -255,7 +255,7 @@ class _Methods:
     def __rsub__(self, other):
         if not isinstance(other, _OPERANDS):
             return NotImplemented
-        return _F.rsub(self, other)
+        return _F.reflected_sub(self, other)
 
     def __rtruediv__(self, other):
         if not isinstance(other, _OPERANDS):

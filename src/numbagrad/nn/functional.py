@@ -197,20 +197,64 @@ def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tenso
     return _E.softplus(input, beta, threshold)
 
 
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+# alpha dropout's alpha: SELU's -scale * alpha, the value a dropped SELU output is set to
+ALPHA_DROPOUT_ALPHA = 1.7580993408473766
+
+
+def dropout_impl(input: Tensor, p: float, train: bool, inplace: bool = False,
+                 channel_dim: int | None = None, alpha: bool = False) -> Tensor:
+    """PyTorch's ``_dropout_impl`` (``p`` checked by the caller): each element kept with
+    probability ``1 - p`` (with ``channel_dim``, whole channels: one draw per index up to that
+    dim), the kept ones scaled by ``1 / (1 - p)``; ``alpha``: SELU's alpha dropout, which keeps
+    the mean and variance (dropped elements set to a value, then an affine map)."""
+    if p == 0 or not train or input.numel() == 0:
+        return input  # (the input itself, as PyTorch)
+    if p == 1:
+        zero = factory.zeros((), dtype=input.dtype, device=input.device)
+        return input.mul_(zero) if inplace else input * zero
+    if channel_dim is None:
+        shape = tuple(input.shape)
+    else:
+        if input.ndim < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = tuple(input.shape[:channel_dim + 1]) + (1,) * (input.ndim - channel_dim - 1)
+    keep = factory._rng(None).random(shape) >= p
+    if not alpha:
+        mask = factory.tensor(keep / (1 - p), dtype=input.dtype, device=input.device)
+        return input.mul_(mask) if inplace else input * mask
+    a = 1 / math.sqrt((ALPHA_DROPOUT_ALPHA ** 2 * p + 1) * (1 - p))
+    b = factory.tensor((keep - 1.0) * ALPHA_DROPOUT_ALPHA * a + ALPHA_DROPOUT_ALPHA * a * p,
+                       dtype=input.dtype, device=input.device)
+    mask = factory.tensor(keep * a, dtype=input.dtype, device=input.device)
+    return (input.mul_(mask) if inplace else input * mask).add_(b)
+
+
 def dropout(input: Tensor, p: float = 0.5, training: bool = True,
             inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (only
     when ``training``)."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if p == 0 or not training or input.numel() == 0:
-        return input  # (the input itself, as PyTorch)
-    if p == 1:
-        mask = factory.zeros((), dtype=input.dtype, device=input.device)
-    else:
-        keep = factory._rng(None).random(input.shape) >= p
-        mask = factory.tensor(keep / (1 - p), dtype=input.dtype, device=input.device)
-    return input.mul_(mask) if inplace else input * mask
+    _check_p(p)
+    return dropout_impl(input, p, training, inplace)
+
+
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
+    """Dropout for SELU networks: dropped elements take SELU's negative saturation value, and
+    an affine map keeps the input's mean and variance (only when ``training``)."""
+    _check_p(p)
+    return dropout_impl(input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
+    """``alpha_dropout`` of whole channels (dim 1): one draw per (sample, channel)."""
+    _check_p(p)
+    return dropout_impl(input, p, training, inplace, channel_dim=1, alpha=True)
 
 
 def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
@@ -625,13 +669,20 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,
             "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
             "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
             "major release.", UserWarning, stacklevel=2)
+    if reduction == "batchmean":
+        loss = kl_div_impl(input, target, "sum", log_target)
+        return loss / input.shape[0] if input.ndim else loss
+    return kl_div_impl(input, target, reduction, log_target)
+
+
+def kl_div_impl(input: Tensor, target: Tensor, reduction: str, log_target: bool) -> Tensor:
+    """ATen's ``kl_div`` (``reduction`` "none", "mean" or "sum"), which ``kl_div`` checks and
+    warns for."""
     if log_target:
         loss = _F.exp(target) * (target - input)
     else:
         # xlogy(target, target): 0 where the target is 0
         loss = _F.where(target == 0, 0.0, target * _F.log(target)) - target * input
-    if reduction == "batchmean":
-        return loss.sum() / input.shape[0] if input.ndim else loss.sum()
     return _weighted_mean(loss, reduction)
 
 
@@ -1363,17 +1414,8 @@ def _feature_dropout(input: Tensor, p: float, training: bool, inplace: bool,
                      channel_dim: int) -> Tensor:
     """Dropout of whole channels: one draw per (sample, channel), dims after ``channel_dim``
     share it."""
-    if p < 0.0 or p > 1.0:
-        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
-    if p == 0 or not training or input.numel() == 0:
-        return input
-    shape = tuple(input.shape[:channel_dim + 1]) + (1,) * (input.ndim - channel_dim - 1)
-    if p == 1:
-        mask = factory.zeros(shape, dtype=input.dtype, device=input.device)
-    else:
-        keep = factory._rng(None).random(shape) >= p
-        mask = factory.tensor(keep / (1 - p), dtype=input.dtype, device=input.device)
-    return input.mul_(mask) if inplace else input * mask
+    _check_p(p)
+    return dropout_impl(input, p, training, inplace, channel_dim)
 
 
 def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,

@@ -125,15 +125,26 @@ def sub(input, other, *, alpha=1):
     return E.sub_alpha(input, other, alpha)
 
 
-def rsub(x, other):
-    """``other - x`` (the reflected operator)."""
+@public("function")
+def rsub(input, other, alpha=1):
+    """``other - alpha * input`` (``other - input``: the reflected operator)."""
     if _is_scalar(other):
-        if type(other) is bool or x.dtype is D.bool_:
+        if type(other) is bool or input.dtype is D.bool_:
             raise RuntimeError(E.ERR_SUB_BOOL)
         # the number takes part in the result's dtype (-1.5 - int_tensor is a float tensor)
-        dt = D.result_type(x, other)
-        return E.rsub(x if dt is x.dtype else x.to(dt), other)
-    return _sub(other, x)
+        dt = D.result_type(input, other)
+        x = input if dt is input.dtype else input.to(dt)
+        if alpha == 1 and type(alpha) is not bool:
+            return E.rsub(x, other)
+        _check_alpha(x, other, alpha)
+        return E.rsub_alpha(x, other, alpha)
+    refuse("rsub", (input, other))
+    if alpha != 1 or type(alpha) is bool:
+        _check_alpha(input, other, alpha)
+    return E.rsub_alpha(input, other, alpha)
+
+
+reflected_sub = rsub  # (Tensor.__rsub__: the function itself, not its public wrapper)
 
 
 @public("function method")
@@ -287,7 +298,7 @@ def _no_kernel(kernel, x):
     raise NotImplementedError(f'"{kernel}" not implemented for \'{_CAST_NAMES[x.dtype.name]}\'')
 
 
-def _integral_copied(op, kernel, variants="function method inplace", aliases=""):
+def _integral_copied(op, kernel, variants="function method inplace inplace_function", aliases=""):
     """``op`` (floor, ceil, trunc, round) as a public function: an integer tensor is integral
     already, so PyTorch returns a copy of it; a bool one has no kernel."""
     call = op.function
@@ -311,7 +322,7 @@ trunc = _integral_copied(E.trunc, "trunc_vml_cpu", aliases="fix")
 _round = _integral_copied(E.round, "round_vml_cpu", variants="")  # (round, below, takes decimals)
 
 
-@public("function method inplace")
+@public("function method inplace inplace_function")
 def round(input, *, decimals=0):
     """Round half to even, to ``decimals`` decimal places (negative: left of the point)."""
     if decimals == 0:
@@ -321,7 +332,7 @@ def round(input, *, decimals=0):
     return E.round_decimals(input, decimals)
 
 
-@public("function method inplace")
+@public("function method inplace inplace_function")
 def frac(input):
     """``input - trunc(input)``."""
     if not input.dtype.is_floating_point:
@@ -357,21 +368,21 @@ def lerp(input, end, weight):
     return E.lerp(input, end, weight)
 
 
-@public("function method inplace")
+@public("function method inplace inplace_function")
 def logit(input, eps=None):
     """``log(input / (1 - input))``, the input clamped to ``[eps, 1 - eps]`` if ``eps`` is
     given."""
     return E.logit(input, -1.0 if eps is None else eps)
 
 
-@public("function method inplace")
+@public("function method inplace inplace_function")
 def square(x):
     if x.dtype is D.bool_:
         x = x.to(D.int64)  # PyTorch squares a bool tensor as integers
     return _pow(x, 2)
 
 
-@public("function method inplace", aliases="clip")
+@public("function method inplace inplace_function", aliases="clip")
 def clamp(x, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("numbagrad.clamp: At least one of 'min' or 'max' must not be None")
@@ -523,7 +534,7 @@ def equal(input, other) -> bool:
 from .inplace import add_ as _add_inplace  # noqa: E402
 from .inplace import (  # noqa: E402,F401
     _CAST_NAMES, assign_inplace, check_inplace, check_no_partial_overlap, copy_, fill_, inplace,
-    refresh_view, setitem, zero_,
+    refresh_view, setitem, without_derivative, zero_,
 )
 
 
@@ -535,6 +546,25 @@ def add_(x, other, *, alpha=1):
     refuse("add", (x, other))
     _check_alpha(x, other, alpha)
     return inplace(x, E.add_alpha, other, alpha)
+
+
+def _no_inplace_derivative(op, aliases):
+    """``op``'s in-place variant as PyTorch's: recorded as ``<Name>Backward1``, whose backward
+    raises (derivatives.yaml has ``not_implemented("inplace version of acosh")``)."""
+    call, node = op.function, op.node_name[:-1] + "1"
+    error = (NotImplementedError,
+             f"the derivative for 'inplace version of {op.name}' is not implemented.")
+
+    def function(input):
+        return without_derivative(input, call, (), node, error)
+
+    function.__name__ = function.__qualname__ = op.name
+    return public("inplace inplace_function", aliases=aliases)(function)
+
+
+_no_inplace_derivative(E.acosh, "arccosh")
+_no_inplace_derivative(E.asinh, "arcsinh")
+_no_inplace_derivative(E.atanh, "arctanh")
 
 
 # ---------------------------------------------------------------- the public names
@@ -702,13 +732,34 @@ def _write_out(name, result, out):
     return assign_inplace(out, result)
 
 
+def inplace_function(name, fn):
+    """``numbagrad.<name>_``: ``fn``'s in-place variant as a function, what ``Tensor.<name>_``
+    does (tensor.py) with PyTorch's refusal of an ``input`` that is no Tensor."""
+
+    def function(input, *args, **kwargs):
+        if not isinstance(input, Tensor):
+            raise TypeError(f"{name}_(): argument 'input' (position 1) must be Tensor, not "
+                            f"{type(input).__name__}")
+        return inplace(input, fn, *args, **kwargs)
+
+    function.__name__ = function.__qualname__ = name + "_"
+    function.__doc__ = f"In-place version of :func:`numbagrad.{name}`."
+    return function
+
+
 def _tables():
     """(functions, methods, in-place ops, nn.functional functions) by public name, from the
     declarations; a name declared twice for one variant is an error. Functions take the
-    keywords above; methods NumPy's reduction keywords where they have a ``dim``."""
+    keywords above (in-place ones, PyTorch's too, take no ``out=``); methods NumPy's reduction
+    keywords where they have a ``dim``."""
     tables = {"function": {}, "method": {}, "inplace": {}, "functional": {}}
     for b in PUBLIC:
-        for kind in b.variants:
+        for kind in sorted(b.variants):  # (in one order: the same error for a name twice)
+            if kind == "inplace_function":
+                if b.name + "_" in tables["function"]:
+                    raise ValueError(f"{b.name + '_'!r} is declared twice as a function")
+                tables["function"][b.name + "_"] = inplace_function(b.name, b.function)
+                continue
             table = tables[kind]
             if b.name in table:
                 raise ValueError(f"{b.name!r} is declared twice as a {kind}")

@@ -10,7 +10,7 @@ from ..autograd.grad_mode import no_grad
 from ..random import numpy_rng
 from . import elementwise as E
 from . import movement as M
-from .inplace import _CAST_NAMES, inplace
+from .inplace import _CAST_NAMES, inplace, without_derivative
 from .pointwise import _no_kernel
 from .registry import as_tensor, composite, public
 
@@ -23,11 +23,6 @@ def check_float(input: Tensor, kernel: str) -> None:
     """Refuse an input that is not a float tensor, naming PyTorch's ``kernel``."""
     if not input.dtype.is_floating_point:
         _no_kernel(kernel, input.dtype)
-
-
-@public("function")
-def relu_(input):
-    return inplace(input, E.relu)
 
 
 @public("function")
@@ -76,23 +71,10 @@ ERR_NEGATIVE_SLOPE = {
 }
 
 
-@composite("negative_slope_", node="LeakyReluBackward1")
-def _negative_slope(ctx, x, op, params, node, what):
-    """``op(x, *params)``, recorded as PyTorch's in-place node ``node`` whose backward raises
-    (``what`` names its message)."""
-    ctx.node_name, ctx.what = node, what
-    with no_grad():
-        return op(x, *params)._data
-
-
-@_negative_slope.defvjp
-def _negative_slope_vjp(ctx, grad):
-    raise RuntimeError(ERR_NEGATIVE_SLOPE[ctx.what])
-
-
 def negative_slope_inplace(x, op, params, node, what):
     """``x.<op>_(*params)`` with a negative slope: see ``ERR_NEGATIVE_SLOPE``."""
-    return inplace(x, _negative_slope, op, params, node, what)
+    return inplace(x, without_derivative, op, params, node,
+                   (RuntimeError, ERR_NEGATIVE_SLOPE[what]))
 
 
 @public("function")

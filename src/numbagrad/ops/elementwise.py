@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as D
-from .registry import binary, unary
+from .registry import binary, public, unary
 
 # PyTorch's refusals of bool tensors, by op (the message names its CPU kernel where PyTorch's
 # does: the op has no bool kernel there)
@@ -34,8 +34,8 @@ def _no_kernel(name, dtype="Bool"):
 # ================================================================ unary
 
 
-@unary("neg", refuse_bool=(RuntimeError, ERR_NEG_BOOL), variants="function method inplace",
-       aliases="negative")
+@unary("neg", refuse_bool=(RuntimeError, ERR_NEG_BOOL),
+       variants="function method inplace inplace_function", aliases="negative")
 def neg(x):
     return -x
 
@@ -43,13 +43,15 @@ def neg(x):
 neg.defvjp(lambda grad: -grad)
 
 
-@unary("abs", refuse_bool=_no_kernel("abs_cpu"), variants="function method inplace",
-       aliases="absolute")
+@unary("abs", refuse_bool=_no_kernel("abs_cpu"),
+       variants="function method inplace inplace_function")
 def abs(x):
     return x if x >= 0 else -x
 
 
 abs.defvjp(lambda grad, x: grad * sign(x))
+# (PyTorch has abs_ but no absolute_ at the top level)
+public("function method inplace", "absolute", method=abs.function.method)(abs.function)
 
 
 @unary("sign", variants="function method inplace")
@@ -68,7 +70,7 @@ sign.defvjp(lambda grad: abs(sign(grad)) * 0)  # (finite, +0, of grad's dtype)
 sign.constant_gradient = True
 
 
-@unary("exp", dtype="float", variants="function method inplace")
+@unary("exp", dtype="float", variants="function method inplace inplace_function")
 def exp(x):
     return math.exp(x)
 
@@ -76,7 +78,7 @@ def exp(x):
 exp.defvjp(lambda grad, result: grad * result)
 
 
-@unary("log", dtype="float", variants="function method inplace")
+@unary("log", dtype="float", variants="function method inplace inplace_function")
 def log(x):
     # math.log raises on non-positive input; NumPy semantics want -inf / nan
     if x > 0:
@@ -89,7 +91,8 @@ def log(x):
 log.defvjp(lambda grad, x: grad / x)
 
 
-@unary("log1p", node="Log1PBackward0", dtype="float", variants="function method inplace")
+@unary("log1p", node="Log1PBackward0", dtype="float",
+       variants="function method inplace inplace_function")
 def log1p(x):
     if x > -1:
         return math.log1p(x)
@@ -101,7 +104,7 @@ def log1p(x):
 log1p.defvjp(lambda grad, x: grad / (x + 1))
 
 
-@unary("expm1", dtype="float", variants="function method inplace")
+@unary("expm1", dtype="float", variants="function method inplace inplace_function")
 def expm1(x):
     return math.expm1(x)
 
@@ -109,7 +112,7 @@ def expm1(x):
 expm1.defvjp(lambda grad, result: grad * (result + 1))
 
 
-@unary("sqrt", dtype="float", variants="function method inplace")
+@unary("sqrt", dtype="float", variants="function method inplace inplace_function")
 def sqrt(x):
     return math.sqrt(x) if x >= 0 else math.nan
 
@@ -117,7 +120,7 @@ def sqrt(x):
 sqrt.defvjp(lambda grad, result: grad / (2 * result))
 
 
-@unary("rsqrt", dtype="float", variants="function method inplace")
+@unary("rsqrt", dtype="float", variants="function method inplace inplace_function")
 def rsqrt(x):
     return 1 / math.sqrt(x) if x >= 0 else math.nan
 
@@ -125,7 +128,7 @@ def rsqrt(x):
 rsqrt.defvjp(lambda grad, result: -0.5 * grad * result * result * result)
 
 
-@unary("reciprocal", dtype="float", variants="function method inplace")
+@unary("reciprocal", dtype="float", variants="function method inplace inplace_function")
 def reciprocal(x):
     return 1 / x
 
@@ -133,7 +136,7 @@ def reciprocal(x):
 reciprocal.defvjp(lambda grad, result: -grad * result * result)
 
 
-@unary("sin", dtype="float", variants="function method inplace")
+@unary("sin", dtype="float", variants="function method inplace inplace_function")
 def sin(x):
     return math.sin(x)
 
@@ -141,7 +144,7 @@ def sin(x):
 sin.defvjp(lambda grad, x: grad * cos(x))
 
 
-@unary("cos", dtype="float", variants="function method inplace")
+@unary("cos", dtype="float", variants="function method inplace inplace_function")
 def cos(x):
     return math.cos(x)
 
@@ -149,7 +152,7 @@ def cos(x):
 cos.defvjp(lambda grad, x: -grad * sin(x))
 
 
-@unary("tan", dtype="float", variants="function method inplace")
+@unary("tan", dtype="float", variants="function method inplace inplace_function")
 def tan(x):
     return math.tan(x)
 
@@ -157,7 +160,7 @@ def tan(x):
 tan.defvjp(lambda grad, result: grad * (1 + result * result))
 
 
-@unary("tanh", dtype="float", variants="function method inplace")
+@unary("tanh", dtype="float", variants="function method inplace inplace_function")
 def tanh(x):
     return math.tanh(x)
 
@@ -179,7 +182,7 @@ def tanh_backward_vjp_output(grad, grad_output, output):
 tanh_backward.defvjp(lambda grad, output: tanh_backward(grad, output), tanh_backward_vjp_output)
 
 
-@unary("sigmoid", dtype="float", variants="function method inplace")
+@unary("sigmoid", dtype="float", variants="function method inplace inplace_function")
 def sigmoid(x):
     # split by sign so exp never overflows
     if x >= 0:
@@ -232,7 +235,7 @@ softplus_backward.defvjp(
 
 
 @unary("relu", refuse_bool=(RuntimeError, "Boolean inputs not supported for relu"),
-       variants="function method inplace")
+       variants="function method inplace inplace_function")
 def relu(x):
     return 0 if x <= 0 else x  # (NaN stays NaN, as in PyTorch)
 
@@ -259,7 +262,7 @@ threshold_backward.defvjp(lambda grad, x, threshold: threshold_backward(grad, x,
 threshold_backward.constant_gradient = (False, True)
 
 
-@unary("log10", dtype="float", variants="function method inplace")
+@unary("log10", dtype="float", variants="function method inplace inplace_function")
 def log10(x):
     if x > 0:
         return math.log10(x)
@@ -271,7 +274,7 @@ def log10(x):
 log10.defvjp(lambda grad, x: grad / (x * 2.302585092994046))  # (ln 10)
 
 
-@unary("log2", dtype="float", variants="function method inplace")
+@unary("log2", dtype="float", variants="function method inplace inplace_function")
 def log2(x):
     if x > 0:
         return math.log2(x)
@@ -283,7 +286,7 @@ def log2(x):
 log2.defvjp(lambda grad, x: grad / (x * 0.6931471805599453))  # (ln 2)
 
 
-@unary("exp2", dtype="float", variants="function method inplace")
+@unary("exp2", dtype="float", variants="function method inplace inplace_function")
 def exp2(x):
     return 2.0**x
 
@@ -291,7 +294,7 @@ def exp2(x):
 exp2.defvjp(lambda grad, result: grad * result * 0.6931471805599453)
 
 
-@unary("erf", dtype="float", variants="function method inplace")
+@unary("erf", dtype="float", variants="function method inplace inplace_function")
 def erf(x):
     return math.erf(x)
 
@@ -707,7 +710,7 @@ def silu_vjp(grad, x):
     return grad * s * (1 + x * (1 - s))
 
 
-@unary("erfc", dtype="float", variants="function method inplace")
+@unary("erfc", dtype="float", variants="function method inplace inplace_function")
 def erfc(x):
     return math.erfc(x)
 
@@ -757,7 +760,7 @@ def erfinv(x):
 erfinv.defvjp(lambda grad, result: grad * 0.886226925452758 * exp(result * result))
 
 
-@unary("atan", dtype="float", variants="function method inplace", aliases="arctan")
+@unary("atan", dtype="float", variants="function method inplace inplace_function", aliases="arctan")
 def atan(x):
     return math.atan(x)
 
@@ -766,7 +769,7 @@ atan.defvjp(lambda grad, x: grad / (1 + x * x))
 
 
 # (asin, acos, acosh and atanh answer NaN outside their domain, where Python's math raises)
-@unary("asin", dtype="float", variants="function method inplace", aliases="arcsin")
+@unary("asin", dtype="float", variants="function method inplace inplace_function", aliases="arcsin")
 def asin(x):
     return math.asin(x) if -1 <= x <= 1 else math.nan
 
@@ -774,7 +777,7 @@ def asin(x):
 asin.defvjp(lambda grad, x: grad * rsqrt(1 - x * x))
 
 
-@unary("acos", dtype="float", variants="function method inplace", aliases="arccos")
+@unary("acos", dtype="float", variants="function method inplace inplace_function", aliases="arccos")
 def acos(x):
     return math.acos(x) if -1 <= x <= 1 else math.nan
 
@@ -782,7 +785,7 @@ def acos(x):
 acos.defvjp(lambda grad, x: -grad * rsqrt(1 - x * x))
 
 
-@unary("sinh", dtype="float", variants="function method inplace")
+@unary("sinh", dtype="float", variants="function method inplace inplace_function")
 def sinh(x):
     return math.sinh(x)
 
@@ -790,7 +793,7 @@ def sinh(x):
 sinh.defvjp(lambda grad, x: grad * cosh(x))
 
 
-@unary("cosh", dtype="float", variants="function method inplace")
+@unary("cosh", dtype="float", variants="function method inplace inplace_function")
 def cosh(x):
     return math.cosh(x)
 
@@ -798,7 +801,8 @@ def cosh(x):
 cosh.defvjp(lambda grad, x: grad * sinh(x))
 
 
-@unary("asinh", dtype="float", variants="function method inplace", aliases="arcsinh")
+# (its in-place variant is PyTorch's, without a derivative: ops/__init__.py)
+@unary("asinh", dtype="float", variants="function method", aliases="arcsinh")
 def asinh(x):
     return math.asinh(x)
 
@@ -806,7 +810,8 @@ def asinh(x):
 asinh.defvjp(lambda grad, x: grad * rsqrt(x * x + 1))
 
 
-@unary("acosh", dtype="float", variants="function method inplace", aliases="arccosh")
+# (its in-place variant is PyTorch's, without a derivative: ops/__init__.py)
+@unary("acosh", dtype="float", variants="function method", aliases="arccosh")
 def acosh(x):
     return math.acosh(x) if x >= 1 else math.nan
 
@@ -814,7 +819,8 @@ def acosh(x):
 acosh.defvjp(lambda grad, x: grad * rsqrt(x * x - 1))
 
 
-@unary("atanh", dtype="float", variants="function method inplace", aliases="arctanh")
+# (its in-place variant is PyTorch's, without a derivative: ops/__init__.py)
+@unary("atanh", dtype="float", variants="function method", aliases="arctanh")
 def atanh(x):
     if -1 < x < 1:
         return math.atanh(x)
@@ -1174,6 +1180,18 @@ def sub_alpha(x, y, alpha):
 sub_alpha.defvjp(lambda grad: grad, lambda grad, alpha: -grad * alpha)
 
 
+@binary("rsub_alpha", node="RsubBackward0", refuse_bool=(RuntimeError, ERR_SUB_BOOLS),
+        refuse_bool_operand=(RuntimeError, ERR_SUB_BOOL))
+def rsub_alpha(x, y, alpha):
+    """``y - alpha * x`` (``torch.rsub``)."""
+    return y - alpha * x
+
+
+rsub_alpha.defvjp(lambda grad, alpha: -grad * alpha, lambda grad: grad)
+# (a number ``y`` is PyTorch's Scalar overload)
+rsub_alpha.scalar_nodes = ("RsubBackward0", "RsubBackward1")
+
+
 @binary("atan2", dtype="float")
 def atan2(x, y):
     return math.atan2(x, y)
@@ -1190,7 +1208,7 @@ def atan2_vjp_y(grad, x, y):
 atan2.defvjp(atan2_vjp_x, atan2_vjp_y)
 
 
-@binary("ldexp", dtype="float", variants="function method inplace")
+@binary("ldexp", dtype="float", variants="function method inplace inplace_function")
 def ldexp(x, y):
     """``x * 2 ** y``."""
     return x * exp2(y)
@@ -1434,7 +1452,7 @@ def bitwise_right_shift(x, y):
 
 
 @binary("gcd", refuse_float=_no_kernel("gcd_cpu", "Float"), refuse_bool=_no_kernel("gcd_cpu"),
-        variants="function method inplace")
+        variants="function method inplace inplace_function")
 def gcd(x, y):
     """The greatest common divisor of ``|x|`` and ``|y|`` (Euclid's; 0 for two zeros)."""
     x, y = abs(x), abs(y)
@@ -1444,7 +1462,7 @@ def gcd(x, y):
 
 
 @binary("lcm", refuse_float=_no_kernel("lcm_cpu", "Float"), refuse_bool=_no_kernel("lcm_cpu"),
-        variants="function method inplace")
+        variants="function method inplace inplace_function")
 def lcm(x, y):
     g = gcd(x, y)
     if g == 0:
@@ -1551,7 +1569,7 @@ def lgamma(x):
 lgamma.defvjp(lambda grad, x: grad * digamma(x))
 
 
-@unary("i0", dtype="float", variants="function method inplace")
+@unary("i0", dtype="float", variants="function method inplace inplace_function")
 def i0(x):
     """The modified Bessel function of the first kind of order 0: its power series
     ``sum_k ((x/2)^2)^k / k!^2``, whose terms are all positive, summed until they no longer
@@ -1671,7 +1689,7 @@ def polygamma_(x, n):
 polygamma_.defvjp(lambda grad, x, n: grad * polygamma(x, n + 1))
 
 
-@unary("sinc", dtype="float", variants="function method inplace")
+@unary("sinc", dtype="float", variants="function method inplace inplace_function")
 def sinc(x):
     if x == 0:
         return 1
@@ -1686,7 +1704,7 @@ def sinc_vjp(grad, x):
 
 
 @unary("deg2rad", node="Deg2RadBackward0", dtype="float",
-       variants="function method inplace")
+       variants="function method inplace inplace_function")
 def deg2rad(x):
     return x * 0.017453292519943295
 
@@ -1695,7 +1713,7 @@ deg2rad.defvjp(lambda grad: grad * 0.017453292519943295)
 
 
 @unary("rad2deg", node="Rad2DegBackward0", dtype="float",
-       variants="function method inplace")
+       variants="function method inplace inplace_function")
 def rad2deg(x):
     return x * 57.29577951308232
 
@@ -1754,7 +1772,7 @@ def logaddexp2_vjp_y(grad, x, y):
 logaddexp2.defvjp(logaddexp2_vjp_x, logaddexp2_vjp_y)
 
 
-@binary("xlogy", dtype="float", variants="function method inplace")
+@binary("xlogy", dtype="float", variants="function method inplace inplace_function")
 def xlogy(x, y):
     if y != y:
         return y

@@ -9,12 +9,11 @@ no device kernel: they refuse CUDA tensors by name.
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 
 from .. import dtypes as D
-from .._tensor import _WARNED_ONCE, Tensor, _on, _wrap_dim, warn_once
+from .._tensor import Tensor, _on, _wrap_dim, warn_once
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..backend import cpu
@@ -782,9 +781,7 @@ def _check_condition(condition, stacklevel):
         if condition.dtype is not D.uint8:
             raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                                f"with dtype {D.SCALAR_TYPE[condition.dtype.name]}")
-        if "where_uint8" not in _WARNED_ONCE:
-            _WARNED_ONCE.add("where_uint8")
-            warnings.warn(WARN_WHERE_BYTE, UserWarning, stacklevel=stacklevel)
+        warn_once("where_uint8", WARN_WHERE_BYTE, stacklevel=stacklevel)
 
 
 def _where_method(self, condition, other):

@@ -25,7 +25,7 @@ from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.grad_mode import enable_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 from ..backend import cpu, layout
 from ..backend.memory import before_write
 from . import elementwise as E
@@ -33,7 +33,7 @@ from . import movement as M
 from . import dispatch
 from .dispatch import _as_array, device_backend
 from .forward import linear, refused, set_tangent
-from .registry import SavedTensor, composite, sum_to
+from .registry import SavedTensor, composite, public, sum_to
 
 ERR_LEAF = "a leaf Variable that requires grad is being used in an in-place operation."
 ERR_LEAF_VIEW = (
@@ -474,17 +474,45 @@ zero.defvjp(lambda ctx, grad: _zeros(ctx, 0))
 zero.defjvp(linear(zero))
 
 
+@composite("inplace_without_derivative", node="LeakyReluBackward1")
+def without_derivative(ctx, x, op, params, node, error):
+    """``op(x, *params)``, recorded as PyTorch's in-place node ``node`` whose backward raises
+    ``error`` (an exception type and its message): what ``x.<op>_(*params)`` records where
+    PyTorch's in-place form has no derivative (``acosh_``, ``leaky_relu_`` with a negative
+    slope)."""
+    ctx.node_name, ctx.error = node, error
+    with no_grad():
+        return op(x, *params)._data
+
+
+@without_derivative.defvjp
+def without_derivative_vjp(ctx, grad):
+    kind, message = ctx.error
+    raise kind(message)
+
+
 @composite("fill", node="FillBackward2")
-def fill(ctx, x, value):
+def fill(ctx, x, value, out_of_place=False):
+    """``x``'s shape and dtype filled with ``value`` (a number or a 0-d tensor): what
+    ``x.fill_(value)`` writes (FillBackward2, 3), or ``numbagrad.fill`` (FillBackward0, 1)."""
+    version = 0 if out_of_place else 2
     if isinstance(value, Tensor):
         if value.ndim:
             raise RuntimeError(
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.ndim} dimensions."
             )
-        ctx.node_name = "FillBackward3"
+        version += 1
         value = value._host()
+    ctx.node_name = f"FillBackward{version}"
     return ctx.backend.full(x.shape, value, x._data.dtype)
+
+
+@public("function", name="fill")
+def fill_function(input, value):
+    """A new tensor of ``input``'s shape, dtype and device filled with ``value`` (a number or a
+    0-d tensor, which gets the gradient's sum)."""
+    return fill(input, value, True)
 
 
 fill.defjvp(linear(fill, 0, 1))

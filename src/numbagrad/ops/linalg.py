@@ -14,7 +14,7 @@ from ..backend.cpu import broadcast_shapes
 from . import elementwise as E
 from . import movement as M
 from .forward import multilinear
-from .registry import composite, public, sum_to
+from .registry import composite, depends_on, public, sum_to
 
 _TYPE = D.SCALAR_TYPE
 _NAMES = D.C_TYPE
@@ -313,7 +313,7 @@ def _times(g, k):
     return g if k == 1 else g * k
 
 
-@composite("addmv", variants="function method inplace")
+@composite("addmv", variants="function method inplace inplace_function")
 def addmv(ctx, input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     ctx.save(mat=mat, vec=vec)
@@ -612,6 +612,23 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                            f"{_TYPE[x2.dtype.name]}")
     diff = M.unsqueeze(x1, -2) - M.unsqueeze(x2, -3)
     return diff.norm(p=p, dim=-1)
+
+
+@public("function functional")
+def pdist(input, p=2):
+    """The ``p``-norm distance between each pair of rows ``i < j`` of the (N, M) ``input``, in
+    that order: N (N - 1) / 2 of them. Composed as ``cdist`` (node LinalgVectorNormBackward0,
+    not PyTorch's PdistBackward0; a zero distance has gradient 0, as there)."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not input.dtype.is_floating_point:
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    rows, cols = (Tensor._make(a).to(input.device) for a in np.triu_indices(input.shape[0], 1))
+    dist = (input[rows] - input[cols]).norm(p=p, dim=-1)
+    # (the count of differing elements: PyTorch's gradient is zeros, the norm's is undefined)
+    return depends_on(dist.detach(), input) if p == 0 else dist
 
 
 __all__ = ["mm", "bmm", "mv", "dot", "matmul", "sum_to", "addmv", "baddbmm", "addbmm", "vdot",

@@ -60,7 +60,7 @@ def isreal(input):
     return E.logical_not(Tensor._make(be.zeros(tuple(input.shape), np.bool_)))
 
 
-@public("function method inplace")
+@public("function method inplace inplace_function")
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default the
     largest and the lowest finite value of the dtype)."""
@@ -69,11 +69,6 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     info = np.finfo(input.dtype.np)
     return E.nan_to_num(input, nan, float(info.max) if posinf is None else posinf,
                         float(info.min) if neginf is None else neginf)
-
-
-@public("function")
-def nan_to_num_(input, nan=0.0, posinf=None, neginf=None):
-    return inplace(input, nan_to_num, nan, posinf, neginf)
 
 
 # ---------------------------------------------------------------- in-place comparisons
@@ -237,7 +232,7 @@ def _clamp_one(op, tensor_op, is_min):
 
     function.__name__ = function.__qualname__ = op.name
     function.__doc__ = f"{op.name}(input, {'min' if is_min else 'max'}): ``clamp`` on one side."
-    return public("function method inplace")(function)
+    return public("function method inplace inplace_function")(function)
 
 
 clamp_min = _clamp_one(E.clamp_min, E.clamp_min_tensor, True)

@@ -18,7 +18,7 @@ from . import indexing as I
 from . import movement as M
 from .forward import linear
 from .inplace import inplace, view_inplace
-from .registry import composite, public, sum_to
+from .registry import composite, not_implemented, public, sum_to
 
 # ---------------------------------------------------------------- dims
 
@@ -77,7 +77,7 @@ def squeeze_(input, dim=None):
     return view_inplace(input, M.squeeze, f"SqueezeBackward{node}", dim)
 
 
-@public("method", name="as_strided_")
+@public("function method", name="as_strided_")
 def as_strided_(input, size, stride, storage_offset=0):
     return view_inplace(input, M.as_strided, "AsStridedBackward1", size, stride, storage_offset)
 
@@ -595,6 +595,71 @@ pixel_shuffle.defvjp(lambda ctx, grad: pixel_unshuffle(grad, ctx.factor))
 pixel_shuffle.defjvp(linear(pixel_shuffle))
 pixel_unshuffle.defvjp(lambda ctx, grad: pixel_shuffle(grad, ctx.factor))
 pixel_unshuffle.defjvp(linear(pixel_unshuffle))
+
+
+def _shuffled(x, groups):
+    """``x``'s channels (dim 1) in ``groups`` groups, interleaved: the channel ``g * (C /
+    groups) + k`` moves to ``k * groups + g``, as an array (PyTorch's checks and words)."""
+    if x.ndim <= 2:
+        raise RuntimeError("channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(x.shape)}")
+    if groups <= 0:
+        raise RuntimeError("Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    n, c, *rest = x.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    x = M.reshape(Tensor._make(x._data), n, groups, c // groups, *rest)  # (not recorded)
+    return M.contiguous(M.transpose(x, 1, 2)).reshape(n, c, *rest)._data
+
+
+@composite("channel_shuffle", variants="function functional")
+def channel_shuffle(ctx, input, groups):
+    """The channels (dim 1) of ``input`` cut into ``groups`` groups and interleaved (ShuffleNet's
+    channel shuffle)."""
+    ctx.groups = groups
+    return _shuffled(input, groups)
+
+
+# (the inverse shuffle: as many groups as each group had channels)
+channel_shuffle.defvjp(lambda ctx, grad: channel_shuffle(grad, grad.shape[1] // ctx.groups))
+channel_shuffle.defjvp(linear(channel_shuffle))
+
+
+@public("function functional")
+def native_channel_shuffle(input, groups):
+    """``channel_shuffle`` recorded, as PyTorch's, without a derivative (its backward raises)."""
+    out = Tensor._make(_shuffled(input, groups))
+    return not_implemented(out, "aten::native_channel_shuffle", input)
+
+
+@public("function")
+def unravel_index(indices, shape):
+    """The coordinates in an array of ``shape`` of each flat index of ``indices``: one int64
+    tensor per dim (out-of-range and negative indices wrap, as PyTorch's floor division and
+    remainder make them)."""
+    if indices.dtype.is_floating_point or indices.dtype is D.bool_:
+        raise TypeError(f"expected 'indices' to be integer dtype, but got {indices.dtype}")
+    if isinstance(shape, int):
+        shape = [shape]
+    elif not isinstance(shape, (list, tuple)):
+        raise TypeError(f"expected 'shape' to be int or sequence of ints, but got {type(shape)}")
+    shape = list(shape)
+    for d in shape:
+        if not isinstance(d, int):
+            raise TypeError(f"expected 'shape' sequence to only contain ints, but got {type(d)}")
+    if any(d < 0 for d in shape):
+        raise ValueError(f"'shape' cannot have negative values, but got {tuple(shape)}")
+    # each dim's stride in a C-ordered array of ``shape``
+    strides = [math.prod(shape[k + 1:]) for k in range(len(shape))]
+    flat = M.unsqueeze(indices, -1)
+    coords = E.remainder(E.floor_divide(flat, _int64s(strides, indices)), _int64s(shape, indices))
+    return I.unbind(coords, -1)
+
+
+def _int64s(values, like):
+    return Tensor._make(np.asarray(values, np.int64)).to(like.device)
 
 
 # ---------------------------------------------------------------- sorted sequences

@@ -14,7 +14,8 @@ class Binding(NamedTuple):
     name: str
     function: Callable
     # "function": numbagrad.<name>; "method": Tensor.<name>; "inplace": Tensor.<name>_;
-    # "functional": numbagrad.nn.functional.<name>
+    # "inplace_function": numbagrad.<name>_ too (PyTorch's set of these is irregular: abs_ but
+    # not absolute_, sin_ but not mul_); "functional": numbagrad.nn.functional.<name>
     variants: frozenset
     method: Callable | None  # Tensor.<name> where it is not ``function`` with self first
 
