@@ -268,6 +268,15 @@ PROGRAMS = {
         z = (c * c).prod()
         h, = torch.autograd.grad(z, c, create_graph=True)
         """,
+    # Huber's and smooth L1's second derivative is 0 where |input - target| is the width
+    # (PyTorch's double backward tests it strictly; seed 61245)
+    "piecewise_losses_second_order_at_the_width": """
+        c = torch.tensor([[-0.5, -1.0], [-1.25, -0.25], [-1.75, -1.0], [-1.5, -2.5]], requires_grad=True)
+        t = torch.tensor([-0.5], requires_grad=True)
+        w = torch.tensor([[-2.33, -0.121], [2.141, -1.602], [1.022, 1.232], [-0.328, -0.27]])
+        gg = torch.autograd.grad((torch.autograd.grad(F.huber_loss(c, t, reduction='sum'), c, create_graph=True)[0] * w).sum(), [c, t])
+        hh = torch.autograd.grad((torch.autograd.grad(F.smooth_l1_loss(c, t, beta=0.5), c, create_graph=True)[0] * w).sum(), [c, t])
+        """,
 }
 
 

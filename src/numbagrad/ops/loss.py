@@ -137,8 +137,12 @@ def _piecewise_forward(ctx, input, target, reduction, width, outer):
 
 def _piecewise_vjp(ctx, grad):
     d = E.sub(ctx["x"], ctx["target"])
-    # the derivative is the difference clamped to [-width, width], scaled
-    slope = E.mul(E.clamp(d, -ctx.width, ctx.width), ctx.outer / ctx.width)
+    # the derivative is the difference clamped to [-width, width], scaled; written so that
+    # its own derivative is 0 where |d| == width (PyTorch's double backward tests |d| < width
+    # strictly, where clamp's gradient would be 1)
+    width = ctx.width
+    clamped = E.where(E.lt(E.abs(d), width), d, E.mul(E.sign(d), width))
+    slope = E.mul(clamped, ctx.outer / width)
     return _both(ctx, E.mul(slope, _scaled(ctx, grad, d.numel())))
 
 
