@@ -293,3 +293,86 @@ def _grad_sums(g, x, mean, sg, sgd):
                     s2 += g[i, c, k] * (x[i, c, k] - m)
                 sg[c] += s1
                 sgd[c] += s2
+
+
+# ---------------------------------------------------------------- group norm (CPU)
+# The input viewed as (N, G, Cg, S): group (n, g) is the contiguous x[n, g], normalised
+# together; channel g * Cg + j has its own weight and bias.
+
+
+@jit_options(REASSOC)
+def group_norm_forward(x, w, has_w, b, has_b, eps, out, mean, rstd):
+    n = x.shape[0]
+    G = x.shape[1]
+    Cg = x.shape[2]
+    S = x.shape[3]
+    count = Cg * S
+    for i in range(n):
+        for g in range(G):
+            xs = x[i, g].reshape(count)
+            s = 0.0
+            for k in range(0, count, 4096):
+                p = _c(0)
+                block = xs[k:k + 4096]
+                for j in range(block.shape[0]):
+                    p += block[j]
+                s += p
+            m = _c(s / count)
+            v = 0.0
+            for k in range(0, count, 4096):
+                p = _c(0)
+                block = xs[k:k + 4096]
+                for j in range(block.shape[0]):
+                    d = block[j] - m
+                    p += d * d
+                v += p
+            r = _c(1) / math.sqrt(_c(v / count) + _c(eps))
+            mean[i * G + g] = m
+            rstd[i * G + g] = r
+            for j in range(Cg):
+                c = g * Cg + j
+                a = r * w[c] if has_w else r
+                o = b[c] if has_b else _c(0)
+                for k in range(S):
+                    out[i, g, j, k] = (x[i, g, j, k] - m) * a + o
+
+
+@jit_options(REASSOC)
+def group_norm_backward(g, x, mean, rstd, w, has_w, gx, gw, gb):
+    # per group, with gw = g * w and xhat = (x - mean) rstd:
+    #   gx = rstd (gw - mean(gw) - xhat mean(gw xhat)); per channel: sum(g xhat) and sum(g)
+    n = x.shape[0]
+    G = x.shape[1]
+    Cg = x.shape[2]
+    S = x.shape[3]
+    count = Cg * S
+    tw = np.zeros(G * Cg, np.float64)
+    tb = np.zeros(G * Cg, np.float64)
+    for i in range(n):
+        for q in range(G):
+            m = mean[i * G + q]
+            r = rstd[i * G + q]
+            m1 = 0.0
+            m2 = 0.0
+            for j in range(Cg):
+                c = q * Cg + j
+                wc = w[c] if has_w else _c(1)
+                s1 = _c(0)
+                s2 = _c(0)
+                for k in range(S):
+                    s1 += g[i, q, j, k]
+                    s2 += g[i, q, j, k] * (x[i, q, j, k] - m)
+                tb[c] += s1
+                tw[c] += s2 * r
+                m1 += s1 * wc
+                m2 += s2 * r * wc
+            a = _c(m1 / count)
+            e = _c(m2 / count)
+            for j in range(Cg):
+                wc = w[q * Cg + j] if has_w else _c(1)
+                for k in range(S):
+                    gx[i, q, j, k] = (g[i, q, j, k] * wc - a
+                                      - (x[i, q, j, k] - m) * r * e) * r
+    for c in range(G * Cg):
+        gw[c] = tw[c]
+        gb[c] = tb[c]

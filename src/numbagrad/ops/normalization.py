@@ -199,12 +199,11 @@ def batch_norm(ctx, x, weight, bias, running_mean, running_var, training, moment
     dims = (0, *range(2, x.ndim))
     shape = _channel_shape(x)
     ctx.training = training
+    if (ctx.backend is cpu and (running_mean is None) == (running_var is None)
+            and _cpu_kernel_ok(x, weight, bias, running_mean, running_var)):
+        return _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training,
+                               momentum, eps, dims, shape)
     ctx.fused = False
-    if ctx.backend is cpu:
-        out = _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training,
-                              momentum, eps, dims, shape)
-        if out is not None:
-            return out
     if training:
         moments = []  # (the batch's mean and biased variance, for the running statistics)
         out = _forward(ctx, x, weight, bias, dims, eps, shape, dims, moments=moments)
@@ -226,24 +225,12 @@ def batch_norm(ctx, x, weight, bias, running_mean, running_var, training, moment
 
 def _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps,
                     dims, shape):
-    """batch_norm's forward by one kernel (``kernels_norm.batch_norm_forward``) for a float32
-    or float64 CPU input whose parameters and statistics have its dtype; None otherwise (the
-    composed forward). ctx keeps the per-channel ``mean`` and ``rstd`` (``fused``), and what
-    ``_backward`` reads for a recorded backward."""
+    """batch_norm's forward by one kernel (``kernels_norm.batch_norm_forward``); ctx keeps the
+    per-channel ``mean`` and ``rstd`` (``fused``), and what ``_backward`` reads for a recorded
+    backward."""
     xa = x._data
     dt = xa.dtype
-    if (type(xa) is not np.ndarray or not (dt is _F32 or dt is _F64) or not xa.size
-            or (running_mean is None) != (running_var is None)):
-        return None
-    stats = ()
-    if running_mean is not None:
-        stats = (running_mean._data, running_var._data)
-        for a in stats:
-            if type(a) is not np.ndarray or a.dtype is not dt:
-                return None
-    for p in (weight, bias):
-        if p is not None and (type(p._data) is not np.ndarray or p._data.dtype is not dt):
-            return None
+    stats = () if running_mean is None else (running_mean._data, running_var._data)
     ctx.save(x=x)
     ctx.stat_dims, ctx.eps, ctx.view = dims, eps, None
     ctx.param_shape, ctx.param_dims = shape, dims
@@ -254,11 +241,12 @@ def _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training, m
     out = cpu.empty(xa.shape, dt)
     ctx.mean, ctx.rstd = np.empty(c, dt), np.empty(c, dt)
     update = training and running_mean is not None
-    # the running statistics are written in place where the kernel can (contiguous, of no
-    # graph), else through copy_, which checks and casts as an in-place op does
-    direct = update and all(a.flags.c_contiguous and a.flags.writeable for a in stats) and not (
-        running_mean.requires_grad or running_var.requires_grad
-        or running_mean._inference or running_var._inference)
+    # The running statistics are written in place, by the kernel where they are contiguous,
+    # without a version bump (PyTorch's kernel leaves their version counters alone); an
+    # inference tensor's goes through copy_, which raises as an in-place op does.
+    plain = update and all(a.flags.writeable for a in stats) and not (
+        running_mean._inference or running_var._inference)
+    direct = plain and all(a.flags.c_contiguous for a in stats)
     if running_mean is None:
         rm = rv = ctx.mean
     elif direct:
@@ -269,10 +257,10 @@ def _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training, m
         x3, _param_array(weight, dt), weight is not None, _param_array(bias, dt),
         bias is not None, eps, training, momentum, update, rm, rv,
         out.reshape(x3.shape), ctx.mean, ctx.rstd)
-    if direct:
-        running_mean._bump()
-        running_var._bump()
-    elif update:
+    if plain and not direct:
+        np.copyto(stats[0], rm.reshape(stats[0].shape))
+        np.copyto(stats[1], rv.reshape(stats[1].shape))
+    elif update and not plain:
         with no_grad():
             running_mean.copy_(Tensor._make(rm.reshape(stats[0].shape)))
             running_var.copy_(Tensor._make(rv.reshape(stats[1].shape)))
@@ -334,11 +322,65 @@ batch_norm.defjvp(through_vjp(batch_norm, _without_running_update))
 def group_norm(ctx, x, num_groups, weight, bias, eps):
     """Standardise each sample's channels in ``num_groups`` groups (checked by the caller)."""
     view = (x.shape[0], num_groups, -1)
-    return _forward(ctx, x, weight, bias, (2,), eps, _channel_shape(x),
-                    (0, *range(2, x.ndim)), view)
+    shape, dims = _channel_shape(x), (0, *range(2, x.ndim))
+    if ctx.backend is cpu and _cpu_kernel_ok(x, weight, bias):
+        return _group_norm_cpu(ctx, x, num_groups, weight, bias, eps, view, shape, dims)
+    ctx.fused = False
+    return _forward(ctx, x, weight, bias, (2,), eps, shape, dims, view)
 
 
-group_norm.defvjp(_backward)
+def _cpu_kernel_ok(x, *params):
+    """Whether CPU tensor ``x`` and ``params`` (each a tensor or None) suit a norm kernel:
+    one dtype, float32 or float64, and ``x`` not empty."""
+    xa = x._data
+    dt = xa.dtype
+    if type(xa) is not np.ndarray or not (dt is _F32 or dt is _F64) or not xa.size:
+        return False
+    return all(p is None or type(p._data) is np.ndarray and p._data.dtype is dt
+               for p in params)
+
+
+def _group_norm_cpu(ctx, x, num_groups, weight, bias, eps, view, shape, dims):
+    """group_norm's forward by one kernel (``kernels_norm.group_norm_forward``); ctx keeps
+    each group's ``mean`` and ``rstd`` (``fused``), and what ``_backward`` reads for a recorded
+    backward."""
+    ctx.save(x=x)
+    ctx.stat_dims, ctx.eps, ctx.view = (2,), eps, view
+    ctx.param_shape, ctx.param_dims = shape, dims
+    ctx.weight, ctx.has_weight, ctx.has_bias = weight, weight is not None, bias is not None
+    ctx.fused = True
+    xa = x._data
+    dt = xa.dtype
+    n = xa.shape[0]
+    x4 = np.ascontiguousarray(xa).reshape(n, num_groups, xa.shape[1] // num_groups, -1)
+    out = cpu.empty(xa.shape, dt)
+    ctx.mean, ctx.rstd = np.empty(n * num_groups, dt), np.empty(n * num_groups, dt)
+    cpu.get_reduce_kernel(KN.group_norm_forward, dt)(
+        x4, _param_array(weight, dt), weight is not None, _param_array(bias, dt),
+        bias is not None, eps, out.reshape(x4.shape), ctx.mean, ctx.rstd)
+    return out
+
+
+@group_norm.defvjp
+def group_norm_vjp(ctx, grad):
+    if not ctx.fused or is_grad_enabled():
+        return _backward(ctx, grad)  # (a recorded backward recomputes the statistics)
+    xa = ctx["x"]._data
+    dt = xa.dtype
+    n, groups = xa.shape[0], ctx.view[1]
+    x4 = np.ascontiguousarray(xa).reshape(n, groups, xa.shape[1] // groups, -1)
+    g4 = np.ascontiguousarray(grad._data, dt).reshape(x4.shape)
+    gx, gw, gb = cpu.empty(xa.shape, dt), np.empty(xa.shape[1], dt), np.empty(xa.shape[1], dt)
+    # (the weight as it is now, as the composed backward reads it)
+    cpu.get_reduce_kernel(KN.group_norm_backward, dt)(
+        g4, x4, ctx.mean, ctx.rstd, _param_array(ctx.weight, dt), ctx.has_weight,
+        gx.reshape(x4.shape), gw, gb)
+    grads = [Tensor._make(gx)]
+    if ctx.has_weight:
+        grads.append(Tensor._make(gw.reshape(ctx.input_shapes[1])))
+    if ctx.has_bias:
+        grads.append(Tensor._make(gb.reshape(ctx.input_shapes[-1])))
+    return tuple(grads)
 
 
 @composite("constant_pad_nd", node="ConstantPadNdBackward0")
