@@ -3,10 +3,11 @@
 ``weight_norm_interface`` (WeightNormInterfaceBackward0): ``v`` scaled to norm ``g`` along a dim.
 
 Each normalises ``x`` to ``xhat = (x - mean) * rstd`` over some dims and applies an optional
-per-feature ``weight`` and ``bias``. The forwards run with grad mode off and keep ``xhat`` and
-``rstd``; a backward uses them as they are, unless it is itself recorded (``create_graph``):
-then it recomputes them from the saved input with recorded ops, so second derivatives see how
-they depend on ``x``."""
+per-feature ``weight`` and ``bias``. A float CPU input (and layer norm's on CUDA) runs fused
+kernels (backend/kernels_norm.py) that keep ``mean`` and ``rstd``, whose backward kernels
+recompute ``xhat``; other inputs run composed ops with grad mode off and keep ``xhat`` and
+``rstd``. A backward that is itself recorded (``create_graph``) recomputes the statistics
+from the saved input with recorded ops, so second derivatives see how they depend on ``x``."""
 
 from __future__ import annotations
 
