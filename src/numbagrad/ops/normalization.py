@@ -3,15 +3,19 @@
 ``weight_norm_interface`` (WeightNormInterfaceBackward0): ``v`` scaled to norm ``g`` along a dim.
 
 Each normalises ``x`` to ``xhat = (x - mean) * rstd`` over some dims and applies an optional
-per-feature ``weight`` and ``bias``. The forwards run with grad mode off and keep ``xhat`` and
-``rstd``; a backward uses them as they are, unless it is itself recorded (``create_graph``):
-then it recomputes them from the saved input with recorded ops, so second derivatives see how
-they depend on ``x``."""
+per-feature ``weight`` and ``bias``. A float CPU input (and layer norm's on CUDA) runs fused
+kernels (backend/kernels_norm.py) that keep ``mean`` and ``rstd``, whose backward kernels
+recompute ``xhat``; other inputs run composed ops with grad mode off and keep ``xhat`` and
+``rstd``. A backward that is itself recorded (``create_graph``) recomputes the statistics
+from the saved input with recorded ops, so second derivatives see how they depend on ``x``."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..backend import cpu
 from ..backend import kernels_norm as KN
 from . import elementwise as E
 from . import reduce as R
@@ -68,9 +72,7 @@ def _backward(ctx, grad, xhat=None, rstd=None):
                 xhat = xhat.reshape(x.shape)
         else:
             xhat, rstd = ctx.xhat, ctx.rstd
-    if batch_stats and getattr(ctx, "rows", None) and not is_grad_enabled():
-        gx = _layer_norm_gx(ctx, grad)  # (the formula below, in one row kernel)
-    elif batch_stats:
+    if batch_stats:
         gxhat = grad if w is None else E.mul(grad, w.reshape(ctx.param_shape))
         view, dims = ctx.view, ctx.stat_dims
         g = gxhat if view is None else gxhat.reshape(view)
@@ -98,14 +100,19 @@ def layer_norm(ctx, x, normalized_ndim, weight, bias, eps):
     n = 1
     for d in shape:
         n *= d
-    if n and x._data.dtype.name in ("float32", "float64"):
+    dt = x._data.dtype
+    if n and (dt is _F32 or dt is _F64):
         return _layer_norm_rows(ctx, x, weight, bias, eps, n, dims, shape, outer)
     return _forward(ctx, x, weight, bias, dims, eps, shape, outer)
 
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
 def _layer_norm_rows(ctx, x, weight, bias, eps, n, dims, shape, outer):
     """``_forward`` of layer norm by one row kernel over the rows of ``n`` values: the same
-    ctx (``xhat`` and ``rstd`` included), and ``rows`` for the backward's row kernel."""
+    ctx but for ``xhat`` (the backward recomputes it from ``mean`` and ``rstd``, kept per
+    row), and ``rows`` for the backward's kernels."""
     be = ctx.backend
     ctx.save(x=x)
     ctx.stat_dims, ctx.eps, ctx.view = dims, eps, None
@@ -115,38 +122,70 @@ def _layer_norm_rows(ctx, x, weight, bias, eps, n, dims, shape, outer):
     dt = xa.dtype
     rows = xa.size // n
     ctx.rows = rows, n
-    out, xhat, rstd = be.empty(xa.shape, dt), be.empty(xa.shape, dt), be.empty((rows,), dt)
-    none = be.empty((1,), dt)
-    w = none if weight is None else row_buffer(be, weight._data.astype(dt, copy=False))
-    b = none if bias is None else row_buffer(be, bias._data.astype(dt, copy=False))
-    xb, xo, _ = be.flat_view(xa)
+    out, mean, rstd = be.empty(xa.shape, dt), be.empty((rows,), dt), be.empty((rows,), dt)
+    w = _param_buffer(be, weight, dt)
+    b = _param_buffer(be, bias, dt)
+    if be is cpu:  # (a contiguous array's flat buffer is itself, from element 0)
+        xb, xo, bufs = xa.reshape(-1), 0, (out.reshape(-1), mean, rstd)
+    else:
+        xb, xo, _ = be.flat_view(xa)
+        bufs = tuple(row_buffer(be, a) for a in (out, mean, rstd))
     be.run_row_kernel(KN.layer_norm_row, rows, xa.size, (
-        n, xb, xo, w, weight is not None, b, bias is not None, eps, row_buffer(be, out),
-        row_buffer(be, xhat), row_buffer(be, rstd)), dt)
-    ctx.xhat = Tensor._make(xhat)
-    ctx.rstd = Tensor._make(rstd.reshape(xa.shape[:len(outer)] + (1,) * len(dims)))
+        n, xb, xo, w, weight is not None, b, bias is not None, eps, *bufs), dt)
+    ctx.mean, ctx.rstd = mean, rstd
     return out
 
 
-def _layer_norm_gx(ctx, grad):
-    """The input's gradient of layer norm by one row kernel (an unrecorded backward)."""
+def _param_buffer(be, p, dt):
+    """Parameter ``p`` (or None) as a flat contiguous buffer of ``dt`` for a kernel (a
+    one-element placeholder for None)."""
+    if p is None:
+        return be.empty((1,), dt)
+    a = p._data
+    if be is cpu and a.dtype is dt and a.flags.c_contiguous:
+        return a.reshape(-1)
+    return row_buffer(be, be.ascontiguousarray(a.astype(dt, copy=False)))
+
+
+@layer_norm.defvjp
+def layer_norm_vjp(ctx, grad):
+    if getattr(ctx, "rows", None) is None or is_grad_enabled():
+        return _backward(ctx, grad)  # (a recorded backward recomputes the statistics)
     be = ctx.backend
+    x = ctx["x"]
+    xa = be.ascontiguousarray(x._data)
+    dt = xa.dtype
     rows, n = ctx.rows
-    xhat = ctx.xhat._data
-    g = be.ascontiguousarray(grad._data.astype(xhat.dtype, copy=False))
-    gb, go, _ = be.flat_view(g)
-    gx = be.empty(xhat.shape, xhat.dtype)
-    dt = xhat.dtype
+    g = be.ascontiguousarray(grad._data.astype(dt, copy=False))
     # (the weight as it is now, as the general path reads it)
-    w = row_buffer(be, ctx.weight._data.astype(dt, copy=False)) if ctx.has_weight else \
-        be.empty((1,), dt)
-    be.run_row_kernel(KN.layer_norm_backward_row, rows, xhat.size, (
-        n, gb, go, w, ctx.has_weight, row_buffer(be, xhat), row_buffer(be, ctx.rstd._data),
-        row_buffer(be, gx)), dt)
-    return Tensor._make(gx)
-
-
-layer_norm.defvjp(_backward)
+    w = _param_buffer(be, ctx.weight, dt)
+    sums = ctx.has_weight or ctx.has_bias
+    if be is cpu:
+        gx, gw, gb = np.empty(xa.shape, dt), np.empty(n, dt), np.empty(n, dt)
+        cpu.get_reduce_kernel(KN.layer_norm_backward, dt)(
+            g.reshape(rows, n), xa.reshape(rows, n), ctx.mean, ctx.rstd, w, ctx.has_weight,
+            sums, gx.reshape(rows, n), gw, gb)
+        grads = [Tensor._make(gx)]
+        if ctx.has_weight:
+            grads.append(Tensor._make(gw.reshape(ctx.input_shapes[1])))
+        if ctx.has_bias:
+            grads.append(Tensor._make(gb.reshape(ctx.input_shapes[-1])))
+        return tuple(grads)
+    gb_, go, _ = be.flat_view(g)
+    xb, xo, _ = be.flat_view(xa)
+    gx = be.empty(xa.shape, dt)
+    be.run_row_kernel(KN.layer_norm_backward_row, rows, xa.size, (
+        n, gb_, go, xb, xo, w, ctx.has_weight, row_buffer(be, ctx.mean),
+        row_buffer(be, ctx.rstd), row_buffer(be, gx)), dt)
+    grads = [Tensor._make(gx)]
+    if ctx.has_weight:
+        stat_shape = xa.shape[:len(ctx.param_dims)] + (1,) * len(ctx.stat_dims)
+        xhat = E.mul(E.sub(x, Tensor._make(ctx.mean.reshape(stat_shape))),
+                     Tensor._make(ctx.rstd.reshape(stat_shape)))
+        grads.append(R.sum(E.mul(grad, xhat), ctx.param_dims).reshape(ctx.input_shapes[1]))
+    if ctx.has_bias:
+        grads.append(R.sum(grad, ctx.param_dims).reshape(ctx.input_shapes[-1]))
+    return tuple(grads)
 
 
 def _channel_shape(x):
@@ -161,6 +200,11 @@ def batch_norm(ctx, x, weight, bias, running_mean, running_var, training, moment
     dims = (0, *range(2, x.ndim))
     shape = _channel_shape(x)
     ctx.training = training
+    if (ctx.backend is cpu and (running_mean is None) == (running_var is None)
+            and _cpu_kernel_ok(x, weight, bias, running_mean, running_var)):
+        return _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training,
+                               momentum, eps, dims, shape)
+    ctx.fused = False
     if training:
         moments = []  # (the batch's mean and biased variance, for the running statistics)
         out = _forward(ctx, x, weight, bias, dims, eps, shape, dims, moments=moments)
@@ -180,11 +224,87 @@ def batch_norm(ctx, x, weight, bias, running_mean, running_var, training, moment
         return _affine(xhat, weight, bias, shape)._data
 
 
+def _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps,
+                    dims, shape):
+    """batch_norm's forward by one kernel (``kernels_norm.batch_norm_forward``); ctx keeps the
+    per-channel ``mean`` and ``rstd`` (``fused``), and what ``_backward`` reads for a recorded
+    backward."""
+    xa = x._data
+    dt = xa.dtype
+    stats = () if running_mean is None else (running_mean._data, running_var._data)
+    ctx.save(x=x)
+    ctx.stat_dims, ctx.eps, ctx.view = dims, eps, None
+    ctx.param_shape, ctx.param_dims = shape, dims
+    ctx.weight, ctx.has_weight, ctx.has_bias = weight, weight is not None, bias is not None
+    ctx.fused = True
+    c = xa.shape[1]
+    x3 = np.ascontiguousarray(xa).reshape(xa.shape[0], c, -1)
+    out = cpu.empty(xa.shape, dt)
+    ctx.mean, ctx.rstd = np.empty(c, dt), np.empty(c, dt)
+    update = training and running_mean is not None
+    # The running statistics are written in place, by the kernel where they are contiguous,
+    # without a version bump (PyTorch's kernel leaves their version counters alone); an
+    # inference tensor's goes through copy_, which raises as an in-place op does.
+    plain = update and all(a.flags.writeable for a in stats) and not (
+        running_mean._inference or running_var._inference)
+    direct = plain and all(a.flags.c_contiguous for a in stats)
+    if running_mean is None:
+        rm = rv = ctx.mean
+    elif direct:
+        rm, rv = stats[0].reshape(-1), stats[1].reshape(-1)
+    else:
+        rm, rv = (np.array(a, order="C").reshape(-1) for a in stats)
+    cpu.get_reduce_kernel(KN.batch_norm_forward, dt)(
+        x3, _param_array(weight, dt), weight is not None, _param_array(bias, dt),
+        bias is not None, eps, training, momentum, update, rm, rv,
+        out.reshape(x3.shape), ctx.mean, ctx.rstd)
+    if plain and not direct:
+        np.copyto(stats[0], rm.reshape(stats[0].shape))
+        np.copyto(stats[1], rv.reshape(stats[1].shape))
+    elif update and not plain:
+        with no_grad():
+            running_mean.copy_(Tensor._make(rm.reshape(stats[0].shape)))
+            running_var.copy_(Tensor._make(rv.reshape(stats[1].shape)))
+    return out
+
+
+def _param_array(p, dt):
+    """A CPU parameter (or None) as the contiguous 1-D array a kernel takes."""
+    if p is None:
+        return np.empty(1, dt)
+    return np.ascontiguousarray(p._data).reshape(-1)
+
+
 @batch_norm.defvjp
 def batch_norm_vjp(ctx, grad):
-    if ctx.training:
-        return _backward(ctx, grad)
-    return _backward(ctx, grad, ctx.xhat, ctx.rstd)
+    if not ctx.fused:
+        if ctx.training:
+            return _backward(ctx, grad)
+        return _backward(ctx, grad, ctx.xhat, ctx.rstd)
+    if is_grad_enabled():  # a recorded backward: composed of ops, so it is differentiable
+        if ctx.training:
+            return _backward(ctx, grad)
+        with no_grad():  # (the running statistics are constants, as xhat was)
+            rstd = Tensor._make(ctx.rstd.reshape(ctx.param_shape))
+            xhat = E.mul(E.sub(ctx["x"], Tensor._make(ctx.mean.reshape(ctx.param_shape))),
+                         rstd)
+        return _backward(ctx, grad, xhat, rstd)
+    xa = ctx["x"]._data
+    dt = xa.dtype
+    c = xa.shape[1]
+    x3 = np.ascontiguousarray(xa).reshape(xa.shape[0], c, -1)
+    g3 = np.ascontiguousarray(grad._data, dt).reshape(x3.shape)
+    gx, gw, gb = cpu.empty(xa.shape, dt), np.empty(c, dt), np.empty(c, dt)
+    # (the weight as it is now, as the composed backward reads it)
+    cpu.get_reduce_kernel(KN.batch_norm_backward, dt)(
+        g3, x3, ctx.mean, ctx.rstd, _param_array(ctx.weight, dt), ctx.has_weight, ctx.training,
+        ctx.training or ctx.has_weight or ctx.has_bias, gx.reshape(x3.shape), gw, gb)
+    grads = [Tensor._make(gx)]
+    if ctx.has_weight:
+        grads.append(Tensor._make(gw.reshape(ctx.input_shapes[1])))
+    if ctx.has_bias:
+        grads.append(Tensor._make(gb.reshape(ctx.input_shapes[-1])))
+    return tuple(grads)
 
 
 def _without_running_update(args, kwargs):
@@ -203,11 +323,65 @@ batch_norm.defjvp(through_vjp(batch_norm, _without_running_update))
 def group_norm(ctx, x, num_groups, weight, bias, eps):
     """Standardise each sample's channels in ``num_groups`` groups (checked by the caller)."""
     view = (x.shape[0], num_groups, -1)
-    return _forward(ctx, x, weight, bias, (2,), eps, _channel_shape(x),
-                    (0, *range(2, x.ndim)), view)
+    shape, dims = _channel_shape(x), (0, *range(2, x.ndim))
+    if ctx.backend is cpu and _cpu_kernel_ok(x, weight, bias):
+        return _group_norm_cpu(ctx, x, num_groups, weight, bias, eps, view, shape, dims)
+    ctx.fused = False
+    return _forward(ctx, x, weight, bias, (2,), eps, shape, dims, view)
 
 
-group_norm.defvjp(_backward)
+def _cpu_kernel_ok(x, *params):
+    """Whether CPU tensor ``x`` and ``params`` (each a tensor or None) suit a norm kernel:
+    one dtype, float32 or float64, and ``x`` not empty."""
+    xa = x._data
+    dt = xa.dtype
+    if type(xa) is not np.ndarray or not (dt is _F32 or dt is _F64) or not xa.size:
+        return False
+    return all(p is None or type(p._data) is np.ndarray and p._data.dtype is dt
+               for p in params)
+
+
+def _group_norm_cpu(ctx, x, num_groups, weight, bias, eps, view, shape, dims):
+    """group_norm's forward by one kernel (``kernels_norm.group_norm_forward``); ctx keeps
+    each group's ``mean`` and ``rstd`` (``fused``), and what ``_backward`` reads for a recorded
+    backward."""
+    ctx.save(x=x)
+    ctx.stat_dims, ctx.eps, ctx.view = (2,), eps, view
+    ctx.param_shape, ctx.param_dims = shape, dims
+    ctx.weight, ctx.has_weight, ctx.has_bias = weight, weight is not None, bias is not None
+    ctx.fused = True
+    xa = x._data
+    dt = xa.dtype
+    n = xa.shape[0]
+    x4 = np.ascontiguousarray(xa).reshape(n, num_groups, xa.shape[1] // num_groups, -1)
+    out = cpu.empty(xa.shape, dt)
+    ctx.mean, ctx.rstd = np.empty(n * num_groups, dt), np.empty(n * num_groups, dt)
+    cpu.get_reduce_kernel(KN.group_norm_forward, dt)(
+        x4, _param_array(weight, dt), weight is not None, _param_array(bias, dt),
+        bias is not None, eps, out.reshape(x4.shape), ctx.mean, ctx.rstd)
+    return out
+
+
+@group_norm.defvjp
+def group_norm_vjp(ctx, grad):
+    if not ctx.fused or is_grad_enabled():
+        return _backward(ctx, grad)  # (a recorded backward recomputes the statistics)
+    xa = ctx["x"]._data
+    dt = xa.dtype
+    n, groups = xa.shape[0], ctx.view[1]
+    x4 = np.ascontiguousarray(xa).reshape(n, groups, xa.shape[1] // groups, -1)
+    g4 = np.ascontiguousarray(grad._data, dt).reshape(x4.shape)
+    gx, gw, gb = cpu.empty(xa.shape, dt), np.empty(xa.shape[1], dt), np.empty(xa.shape[1], dt)
+    # (the weight as it is now, as the composed backward reads it)
+    cpu.get_reduce_kernel(KN.group_norm_backward, dt)(
+        g4, x4, ctx.mean, ctx.rstd, _param_array(ctx.weight, dt), ctx.has_weight,
+        gx.reshape(x4.shape), gw, gb)
+    grads = [Tensor._make(gx)]
+    if ctx.has_weight:
+        grads.append(Tensor._make(gw.reshape(ctx.input_shapes[1])))
+    if ctx.has_bias:
+        grads.append(Tensor._make(gb.reshape(ctx.input_shapes[-1])))
+    return tuple(grads)
 
 
 @composite("constant_pad_nd", node="ConstantPadNdBackward0")
