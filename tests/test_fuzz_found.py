@@ -277,6 +277,22 @@ PROGRAMS = {
         gg = torch.autograd.grad((torch.autograd.grad(F.huber_loss(c, t, reduction='sum'), c, create_graph=True)[0] * w).sum(), [c, t])
         hh = torch.autograd.grad((torch.autograd.grad(F.smooth_l1_loss(c, t, beta=0.5), c, create_graph=True)[0] * w).sum(), [c, t])
         """,
+    # ... and a NaN difference gives a NaN gradient (seed 62451)
+    "piecewise_losses_nan_difference": """
+        c = torch.tensor([-float('inf'), 0.5, float('nan')], requires_grad=True)
+        v = c * 2
+        loss = (F.huber_loss(c, v) + F.smooth_l1_loss(c, v, reduction='sum')).sum()
+        loss.backward()  # compare: c.grad
+        """,
+    # a view made before its base's requires_grad_() requires grad, so retain_grad() is
+    # allowed (it is a leaf: nothing to retain; seed 64926)
+    "retain_grad_of_a_view_made_before_requires_grad": """
+        x = torch.tensor([2.5, 1.0, 2.0, 3.0, 4.0])
+        y = x[1::3]
+        x.requires_grad_(True)
+        y.retain_grad()
+        z = y * 2
+        """,
 }
 
 

@@ -69,7 +69,8 @@ class _Methods:
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor after backward."""
-        if not self._requires_grad:
+        # (the property: a view made before its base's requires_grad_() requires grad too)
+        if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         if self.grad_fn is None or self._retains_grad:
             return

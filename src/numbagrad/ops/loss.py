@@ -139,9 +139,10 @@ def _piecewise_vjp(ctx, grad):
     d = E.sub(ctx["x"], ctx["target"])
     # the derivative is the difference clamped to [-width, width], scaled; written so that
     # its own derivative is 0 where |d| == width (PyTorch's double backward tests |d| < width
-    # strictly, where clamp's gradient would be 1)
+    # strictly, where clamp's gradient would be 1) and a NaN difference stays NaN
     width = ctx.width
-    clamped = E.where(E.lt(E.abs(d), width), d, E.mul(E.sign(d), width))
+    a = E.abs(d)
+    clamped = E.where(E.lt(a, width), d, E.where(E.ge(a, width), E.mul(E.sign(d), width), d))
     slope = E.mul(clamped, ctx.outer / width)
     return _both(ctx, E.mul(slope, _scaled(ctx, grad, d.numel())))
 
