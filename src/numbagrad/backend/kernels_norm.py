@@ -22,11 +22,9 @@ from .kernels_reduce import REASSOC, jit_options
 _c = np.float64  # replaced by the kernel dtype in generated modules
 
 
-# (the row sums may be reassociated, so that they vectorize; eps is cast to the dtype, so a
-# float32 row is standardized in float32, as PyTorch's)
-@jit_options(REASSOC)
-def layer_norm_row(i, N, x, xo, w, has_w, b, has_b, eps, out, mean, rstd):
-    xs = x[xo + i * N:xo + i * N + N]
+def _moments(xs, N, eps):
+    # the mean of the N values of xs and 1 / sqrt(their biased variance + eps): each sum in
+    # blocks of 4096 added in float64, so long rows keep their digits
     s = 0.0
     for k in range(0, N, 4096):
         p = _c(0)
@@ -43,7 +41,15 @@ def layer_norm_row(i, N, x, xo, w, has_w, b, has_b, eps, out, mean, rstd):
             d = block[j] - m
             p += d * d
         v += p
-    r = _c(1) / math.sqrt(_c(v / N) + _c(eps))
+    return m, _c(1) / math.sqrt(_c(v / N) + _c(eps))
+
+
+# (the row sums may be reassociated, so that they vectorize; eps is cast to the dtype, so a
+# float32 row is standardized in float32, as PyTorch's)
+@jit_options(REASSOC)
+def layer_norm_row(i, N, x, xo, w, has_w, b, has_b, eps, out, mean, rstd):
+    xs = x[xo + i * N:xo + i * N + N]
+    m, r = _moments(xs, N, eps)
     mean[i] = m
     rstd[i] = r
     y = out[i * N:i * N + N]
@@ -309,24 +315,7 @@ def group_norm_forward(x, w, has_w, b, has_b, eps, out, mean, rstd):
     count = Cg * S
     for i in range(n):
         for g in range(G):
-            xs = x[i, g].reshape(count)
-            s = 0.0
-            for k in range(0, count, 4096):
-                p = _c(0)
-                block = xs[k:k + 4096]
-                for j in range(block.shape[0]):
-                    p += block[j]
-                s += p
-            m = _c(s / count)
-            v = 0.0
-            for k in range(0, count, 4096):
-                p = _c(0)
-                block = xs[k:k + 4096]
-                for j in range(block.shape[0]):
-                    d = block[j] - m
-                    p += d * d
-                v += p
-            r = _c(1) / math.sqrt(_c(v / count) + _c(eps))
+            m, r = _moments(x[i, g].reshape(count), count, eps)
             mean[i * G + g] = m
             rstd[i * G + g] = r
             for j in range(Cg):
