@@ -3536,7 +3536,13 @@ class Gen:
             pd = torch.nn.functional.pairwise_distance
             dp, dn = pd(a, b[0], p=p), pd(a, b[1], p=p)
             if swap:
-                dn = torch.minimum(dn, pd(b[0], b[1], p=p))
+                try:  # (the swapped distance may not broadcast as the other two do)
+                    alt = pd(b[0], b[1], p=p)
+                except RuntimeError:
+                    return None
+                if alt.shape != dn.shape:
+                    return None
+                dn = torch.minimum(dn, alt)
                 if self.near(pd(a, b[1], p=p), pd(b[0], b[1], p=p), err * 10):
                     return None
             if self.near(dp - dn + m, 0, err * 10) or (p == 1.0 and any(

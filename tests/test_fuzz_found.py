@@ -293,6 +293,23 @@ PROGRAMS = {
         y.retain_grad()
         z = y * 2
         """,
+    # take keeps its input for backward, as PyTorch's TakeBackward0 (seed 65263)
+    "take_saves_its_input": """
+        x = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], requires_grad=True)
+        v = torch.sin(x)
+        y = v.take(torch.tensor([-1, 2, 3]))
+        v.div_(v)
+        (y * torch.tensor([2.5, 0.75, 2.0])).sum().backward()
+        """,
+    # binary_cross_entropy's result is laid out as its input (a transposed input: no view)
+    # (seed 66234)
+    "binary_cross_entropy_layout_of_its_input": """
+        x = torch.tensor([[0.5, -1.0, 2.0, 0.25], [1.5, 0.25, -0.75, 1.0]], requires_grad=True)
+        p = torch.sigmoid(x.t() * 1)
+        t = torch.tensor([[0.25, 0.75], [0.5, 0.5], [0.75, 0.25], [0.25, 0.25]])
+        y = F.binary_cross_entropy(p, t, reduction='none')
+        z = y.view(8)
+        """,
 }
 
 

@@ -603,11 +603,13 @@ def take(ctx, x, index):
     """The elements of ``x``, flattened, at ``index`` (the result has its shape)."""
     idx = _flat_index(index, x.numel(), "take")
     ctx.index = index
+    ctx.save(x=x)  # (as PyTorch's TakeBackward0: an in-place change of x before backward raises)
     return _take(ctx.backend, x._data.reshape(-1), (idx,)).reshape(index.shape)
 
 
 @take.defvjp
 def take_vjp(ctx, grad):
+    ctx["x"]  # noqa: B018 (the saved input's version check)
     # (PyTorch's: the gradient added into zeros at the positions read)
     zeros = _zeros_like_shape(ctx.input_shapes[0], grad)
     return put(zeros, ctx.index, grad, accumulate=True), None

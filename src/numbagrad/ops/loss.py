@@ -273,8 +273,9 @@ def binary_cross_entropy(ctx, input, target, reduction="mean", weight=None):
     ctx.reduction, ctx.weight = reduction, weight
     with no_grad():
         log_x, log_1mx = _clamped_logs(input)
-        # t log x + (1 - t) log(1 - x), written to keep one multiplication by t
-        ll = E.add(E.mul(target, E.sub(log_x, log_1mx)), log_1mx)
+        # t log x + (1 - t) log(1 - x), written to keep one multiplication by t (the input's
+        # terms first: the result is laid out as the input, as PyTorch's empty_like(input))
+        ll = E.add(E.mul(E.sub(log_x, log_1mx), target), log_1mx)
         return _reduce(E.neg(_weighted(ll, weight)), reduction)._data
 
 
