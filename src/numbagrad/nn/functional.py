@@ -1071,6 +1071,11 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
+    if (attn_mask is not None and dropout_p == 0.0 and query.ndim == 4
+            and not attn_mask.requires_grad):
+        # (PyTorch's choice of CPU kernel reads the mask's query dim: its IndexError for a
+        # mask under 2-d, which the other cases broadcast)
+        attn_mask.size(-2)
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     if _attention.fuses(query, key, value, attn_mask, enable_gqa):
         return _attention.attention(query, key, value, attn_mask, dropout_p, is_causal, scale)

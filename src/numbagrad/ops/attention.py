@@ -139,6 +139,12 @@ def _mT(a):
     return a.swapaxes(-1, -2)
 
 
+def _mul(a, b):
+    """``a * b`` for arrays of either backend."""
+    with no_grad():
+        return E.mul(Tensor._make(a), Tensor._make(b))._data
+
+
 def _weights_rows(s, attn_mask, is_causal, scale, shape):
     """Scores ``s`` (a C-contiguous CPU array) made the weights of ``shape`` (batch, queries,
     keys) in place by the row kernel for the mask (kernels_attention)."""
@@ -178,7 +184,7 @@ def _attention_forward(ctx, query, key, value, *, attn_mask=None, drop=None, is_
             w = w.reshape(s.shape)
     ctx.weights = ctx.dropped = w
     if drop is not None:
-        ctx.dropped = w = w * _grouped(drop._data, groups)
+        ctx.dropped = w = _mul(w, _grouped(drop._data, groups))
     return be.matmul(w, v)
 
 
@@ -223,11 +229,11 @@ def _attention_vjp(ctx, grad):
     q, k, v = query._data, key._data, value._data
     qs = q.shape
     q = _grouped(q, groups)
-    g = _grouped(be.ascontiguousarray(grad._data).reshape(qs[:-1] + v.shape[-1:]), groups)
+    g = _grouped(grad._data.reshape(qs[:-1] + v.shape[-1:]), groups)
     gv = be.matmul(_mT(ctx.dropped), g)
     gw = be.matmul(g, _mT(v))
     if drop is not None:
-        gw = gw * _grouped(drop._data, groups)
+        gw = _mul(gw, _grouped(drop._data, groups))
     if type(gw) is np.ndarray:
         n = gw.shape[-2:]
         cpu.get_reduce_kernel(KA.attention_weights_backward_rows, gw.dtype)(
