@@ -562,7 +562,13 @@ OPS = [
     U("scaled_dot_product_flash_attention_for_cpu",
       lambda q, k, v: ng.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True),
       lambda q, k, v: _causal_attention(q, k, v), 3,
-      [((1, 2, 3, 2), (1, 2, 3, 2), (1, 2, 3, 3)), ((2, 1, 2, 3), (2, 1, 4, 3), (2, 1, 4, 2))]),
+      [((1, 2, 3, 2), (1, 2, 3, 2), (1, 2, 3, 3)), ((2, 1, 2, 3), (2, 1, 4, 3), (2, 1, 4, 3))]),
+    # (where PyTorch's flash attention does not run: 3-d inputs, head sizes that differ)
+    U("scaled_dot_product_attention_math",
+      lambda q, k, v: ng.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True),
+      lambda q, k, v: _causal_attention(q, k, v), 3,
+      [((2, 3, 2), (2, 4, 2), (2, 4, 3)), ((2, 1, 2, 3), (2, 1, 4, 3), (2, 1, 4, 2))],
+      node="UnsafeViewBackward0"),
     # (a recurrent layer's output; its last states are checked through nn.LSTM/GRU/RNN)
     U("lstm_layer", lambda xp, h, c, w, b: ng.ops.recurrent.lstm_layer(xp, h, c, w, b)[0],
       lambda xp, h, c, w, b: _recurrent(xp, h, c, w, b, "LSTM", False), 5,

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 import numbagrad as ng
+import numbagrad.autograd.forward_ad as fwAD
 from devices import on_cuda
+from numbagrad.random import numpy_rng
 
 torch = pytest.importorskip("torch")
 
@@ -130,6 +132,232 @@ def test_sdpa_dropout_applies_without_a_training_flag():
     counts = out / 0.5
     np.testing.assert_allclose(counts, np.round(counts), atol=1e-6)
     assert len(np.unique(np.round(counts))) > 2
+
+
+# ---------------------------------------------------------------- the fused op's paths
+# (ops/attention.py: one op for batched inputs, PyTorch's flash attention node where PyTorch
+# runs it, else its math path's UnsafeViewBackward0; CPU row kernels for each kind of mask)
+
+FQ, FK = (2, 3, 4, 5), (2, 3, 6, 5)  # query, key (and value) shapes of most cases
+_bmask = rng.random((4, 6)) > 0.4
+_bmask[1] = False  # a row without keys: zeros
+_fmask = rng.standard_normal((2, 1, 1, 6))
+_fmask[1, 0, 0, 2:] = -np.inf  # keys masked out through a float mask
+FUSED_CASES = {
+    # name: (query, key, value shapes, mask, keyword arguments)
+    "3d": ((3, 4, 5), (3, 6, 5), (3, 6, 5), None, {}),
+    "5d": ((2, 2, 2, 3, 4), (2, 2, 2, 5, 4), (2, 2, 2, 5, 4), None, {"is_causal": True}),
+    "head_sizes": (FQ, FK, (2, 3, 6, 7), None, {}),
+    "causal_more_queries": ((2, 3, 9, 5), FK, FK, None, {"is_causal": True}),
+    "causal_more_keys": ((2, 3, 3, 5), (2, 3, 11, 5), (2, 3, 11, 5), None, {"is_causal": True}),
+    "negative_scale": (FQ, FK, FK, None, {"scale": -0.7}),
+    "bool_mask_rows": (FQ, FK, FK, _bmask, {}),
+    "bool_mask_full": (FQ, FK, FK, rng.random((2, 3, 4, 6)) > 0.3, {"scale": -0.4}),
+    # (PyTorch refuses a mask under 2-d for 4-d inputs: test_sdpa_mask_under_2d_refused...)
+    "bool_mask_keys": ((3, 4, 5), (3, 6, 5), (3, 6, 5),
+                       np.array([True, False, True, True, False, True]), {}),
+    "float_mask_batch": (FQ, FK, FK, _fmask, {}),
+    "float_mask_queries": (FQ, FK, FK, rng.standard_normal((4, 1)), {}),
+    "float_mask_0d": ((2, 2, 2, 3, 4), (2, 2, 2, 5, 4), (2, 2, 2, 5, 4), np.array(0.5), {}),
+    "gqa_causal": ((2, 6, 4, 5), (2, 2, 6, 5), (2, 2, 6, 5), None,
+                   {"enable_gqa": True, "is_causal": True}),
+    "gqa_mask_head_sizes": ((2, 6, 4, 5), (2, 3, 6, 5), (2, 3, 6, 3),
+                            rng.standard_normal((6, 1, 6)), {"enable_gqa": True}),
+}
+
+
+def _sdpa_both(data, mask, kw, grad_mask=False, seed=None):
+    """(output, input gradients, grad_fn name) of scaled_dot_product_attention in each
+    library, the backward seeded with ``seed``."""
+    results = []
+    for lib in (ng, torch):
+        xs = [lib.tensor(d, requires_grad=True) for d in data]
+        m = None if mask is None else lib.tensor(mask, requires_grad=grad_mask)
+        out = lib.nn.functional.scaled_dot_product_attention(*xs, attn_mask=m, **kw)
+        out.backward(lib.tensor(seed))
+        grads = [x.grad.numpy() for x in xs] + ([m.grad.numpy()] if grad_mask else [])
+        results.append((out.detach().numpy(), grads, out.grad_fn.name()))
+    return results
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", FUSED_CASES)
+def test_sdpa_fused_paths_match_torch(case, dtype):
+    qs, ks, vs, mask, kw = FUSED_CASES[case]
+    data = [_x(*s).astype(dtype) for s in (qs, ks, vs)]
+    if mask is not None and mask.dtype != bool:
+        mask = mask.astype(dtype)
+    seed = _x(*qs[:-1], vs[-1]).astype(dtype)
+    (o1, g1, n1), (o2, g2, n2) = _sdpa_both(data, mask, kw, seed=seed)
+    assert n1 == n2
+    tol = {"rtol": 1e-10, "atol": 1e-12} if dtype == "float64" else {"rtol": 1e-4, "atol": 2e-5}
+    np.testing.assert_allclose(o1, o2, **tol)
+    for a, b in zip(g1, g2):
+        np.testing.assert_allclose(a, b, **tol)
+
+
+@pytest.mark.parametrize("lib", ["torch", "numbagrad"])
+def test_sdpa_mask_under_2d_refused_for_4d_inputs_as_torch(lib):
+    L = torch if lib == "torch" else ng
+    q, kv = L.ones(1, 2, 3, 4), L.ones(1, 2, 5, 4)
+    sdpa = L.nn.functional.scaled_dot_product_attention
+    with pytest.raises(IndexError, match=r"^Dimension out of range \(expected to be in range of "
+                                         r"\[-1, 0\], but got -2\)$"):
+        sdpa(q, kv, kv, attn_mask=L.ones(5, dtype=L.bool))
+    with pytest.raises(IndexError, match="^Dimension specified as -2 but tensor has no "
+                                         "dimensions$"):
+        sdpa(q, kv, kv, attn_mask=L.tensor(0.5))
+    # (taken, broadcast, with dropout, a mask that needs a gradient, or 3-d inputs)
+    assert sdpa(q, kv, kv, attn_mask=L.ones(5), dropout_p=0.5).shape == (1, 2, 3, 4)
+    assert sdpa(q, kv, kv, attn_mask=L.ones(5, requires_grad=True)).shape == (1, 2, 3, 4)
+    assert sdpa(q[0], kv[0], kv[0], attn_mask=L.tensor(0.5)).shape == (2, 3, 4)
+
+
+def test_sdpa_mask_that_needs_a_gradient_matches_torch():
+    # (composed of recorded ops, as PyTorch's math path: the mask gets its gradient)
+    data = [_x(*s) for s in (FQ, FK, FK)]
+    (o1, g1, n1), (o2, g2, n2) = _sdpa_both(data, _x(4, 6), {}, grad_mask=True,
+                                            seed=_x(*FQ))
+    assert n1 == n2 == "UnsafeViewBackward0"
+    np.testing.assert_allclose(o1, o2, rtol=1e-10, atol=1e-12)
+    for a, b in zip(g1, g2):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def _torch_attention(q, k, v, mask=None, kw=None, keep=None):
+    """PyTorch's math formulation (its _safe_softmax too) of ``scaled_dot_product_attention``'s
+    keyword arguments ``kw``, dropout's kept weights given as ``keep`` (scaled)."""
+    kw = kw or {}
+    if kw.get("enable_gqa"):
+        groups = q.shape[-3] // k.shape[-3]
+        k, v = k.repeat_interleave(groups, -3), v.repeat_interleave(groups, -3)
+    scale = kw.get("scale")
+    s = q @ k.transpose(-2, -1) * (scale if scale is not None else 1 / math.sqrt(q.shape[-1]))
+    if kw.get("is_causal"):
+        mask = torch.ones(s.shape[-2:], dtype=torch.bool).tril()
+    if mask is not None:
+        s = s.masked_fill(~mask, -math.inf) if mask.dtype == torch.bool else s + mask
+    w = torch.softmax(s, -1).masked_fill(s.isneginf().all(-1, keepdim=True), 0.0)
+    return (w if keep is None else w * keep) @ v
+
+
+DROPOUT_CASES = {
+    "4d": (FQ, FK, FK, _bmask, {}),
+    "gqa_3d": ((6, 4, 5), (2, 6, 5), (2, 6, 3), None, {"enable_gqa": True}),
+}
+
+
+@pytest.mark.parametrize("case", DROPOUT_CASES)
+def test_sdpa_dropout_as_its_draw_and_math(case):
+    # the kept weights are dropout's draw from the generator (nn.functional.dropout), scaled by
+    # 1 / (1 - p); values and gradients of first and second order as PyTorch's math
+    # formulation with those weights kept
+    qs, ks, vs, mask, kw = DROPOUT_CASES[case]
+    p = 0.4
+    data = [_x(*s) for s in (qs, ks, vs)]
+    ng.manual_seed(5)
+    keep = (numpy_rng(None).random(qs[:-1] + ks[-2:-1]) >= p) / (1 - p)
+    ng.manual_seed(5)
+    xs = [ng.tensor(d, requires_grad=True) for d in data]
+    out = ng.nn.functional.scaled_dot_product_attention(*xs, attn_mask=_mask(ng, mask),
+                                                        dropout_p=p, **kw)
+    assert out.grad_fn.name() == "UnsafeViewBackward0"
+    ts = [torch.tensor(d, requires_grad=True) for d in data]
+    ref = _torch_attention(*ts, _mask(torch, mask), kw, torch.tensor(keep))
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-10,
+                               atol=1e-12)
+    seed = _x(*out.shape)
+    gs = ng.autograd.grad(out, xs, ng.tensor(seed), create_graph=True)
+    rs = torch.autograd.grad(ref, ts, torch.tensor(seed), create_graph=True)
+    for a, b in zip(gs, rs):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)
+    ggs = ng.autograd.grad(sum((g * g).sum() for g in gs), xs)
+    ggr = torch.autograd.grad(sum((g * g).sum() for g in rs), ts)
+    for a, b in zip(ggs, ggr):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_sdpa_dropout_of_one_drops_everything():
+    xs = [ng.tensor(_x(*FQ), requires_grad=True) for _ in range(3)]
+    out = ng.nn.functional.scaled_dot_product_attention(*xs, dropout_p=1.0)
+    assert not out.detach().numpy().any()
+    out.sum().backward()
+    assert not any(x.grad.numpy().any() for x in xs)
+
+
+CAUSAL_NEGATIVE_SCALE = (FQ, FK, FK, None, {"is_causal": True, "scale": -0.7})
+
+
+@pytest.mark.parametrize("case", ["gqa_mask_head_sizes", "bool_mask_rows", "causal_more_keys",
+                                  "causal_negative_scale"])
+def test_sdpa_fused_first_and_second_derivatives_match_torch_math(case):
+    # (PyTorch differentiates its flash attention op once only, and gives NaN for a causal
+    # mask under a negative scale: its math formulation is the reference)
+    qs, ks, vs, mask, kw = (CAUSAL_NEGATIVE_SCALE if case == "causal_negative_scale"
+                            else FUSED_CASES[case])
+    data = [_x(*s) for s in (qs, ks, vs)]
+    seed = _x(*qs[:-1], vs[-1])
+    results = []
+    for lib in (ng, torch):
+        xs = [lib.tensor(d, requires_grad=True) for d in data]
+        if lib is ng:
+            out = ng.nn.functional.scaled_dot_product_attention(*xs, attn_mask=_mask(ng, mask),
+                                                                **kw)
+        else:
+            out = _torch_attention(*xs, _mask(torch, mask), kw)
+        gs = lib.autograd.grad(out, xs, lib.tensor(seed), create_graph=True)
+        ggs = lib.autograd.grad(sum((g * g).sum() for g in gs), xs)
+        results.append([out] + list(gs) + list(ggs))
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-9,
+                                   atol=1e-11)
+
+
+# (PyTorch's forward AD imports torch.func, which warns about torch.jit.script)
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+@pytest.mark.parametrize("case", ["gqa_causal", "float_mask_batch", "head_sizes"])
+def test_sdpa_fused_forward_mode_matches_torch_math(case):
+    # (PyTorch has no forward AD for its flash attention op: its math formulation's instead)
+    qs, ks, vs, mask, kw = FUSED_CASES[case]
+    data = [_x(*s) for s in (qs, ks, vs)]
+    tangents = [_x(*s) for s in (qs, ks, vs)]
+    with fwAD.dual_level():
+        duals = [fwAD.make_dual(ng.tensor(d), ng.tensor(t)) for d, t in zip(data, tangents)]
+        out = ng.nn.functional.scaled_dot_product_attention(*duals, attn_mask=_mask(ng, mask),
+                                                            **kw)
+        tangent = fwAD.unpack_dual(out).tangent.numpy()
+    with torch.autograd.forward_ad.dual_level():
+        duals = [torch.autograd.forward_ad.make_dual(torch.tensor(d), torch.tensor(t))
+                 for d, t in zip(data, tangents)]
+        ref = torch.autograd.forward_ad.unpack_dual(
+            _torch_attention(*duals, _mask(torch, mask), kw)).tangent
+    np.testing.assert_allclose(tangent, ref.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@on_cuda
+@pytest.mark.parametrize("case", ["bool_mask_full", "gqa_causal", "dropout"])
+def test_sdpa_fused_on_cuda_equals_cpu(case):
+    # (the row kernels on the CPU, the same steps as ops of the CUDA backend; no row without
+    # keys, whose -inf - -inf the simulator warns about; "dropout": the math path, 3 key heads
+    # for 6, a float mask)
+    qs, ks, vs, mask, kw = FUSED_CASES["gqa_mask_head_sizes" if case == "dropout" else case]
+    if case == "dropout":
+        kw = dict(kw, dropout_p=0.3)
+    data = [_x(*s).astype(np.float32) for s in (qs, ks, vs)]
+    if mask is not None and mask.dtype != bool:
+        mask = mask.astype(np.float32)
+    seed = _x(*qs[:-1], vs[-1]).astype(np.float32)
+    results = []
+    for dev in ("cpu", "cuda"):
+        ng.manual_seed(0)
+        xs = [ng.tensor(d, device=dev, requires_grad=True) for d in data]
+        m = None if mask is None else ng.tensor(mask, device=dev)
+        out = ng.nn.functional.scaled_dot_product_attention(*xs, attn_mask=m, **kw)
+        out.backward(ng.tensor(seed, device=dev))
+        results.append([out.detach().cpu().numpy()] + [x.grad.cpu().numpy() for x in xs])
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 
 
 # ---------------------------------------------------------------- MultiheadAttention

@@ -809,8 +809,9 @@ def flat_view(a: DeviceArray):
 
 
 def matmul(x: DeviceArray, y: DeviceArray, out: DeviceArray | None = None) -> DeviceArray:
-    """(b, n, k) @ (b, k, m) (or 2-D, or a 1-D operand as in NumPy) with a tiled kernel;
-    written into ``out`` (a C-contiguous array of the result's shape) if given, as NumPy's."""
+    """(b, n, k) @ (b, k, m) (or 2-D, or a 1-D operand as in NumPy, or more leading dims, equal
+    in both) with a tiled kernel; written into ``out`` (a C-contiguous array of the result's
+    shape) if given, as NumPy's."""
     if x.ndim == 1 or y.ndim == 1:
         shape = (x.shape[:-1] if x.ndim > 1 else ()) + (y.shape[-1:] if y.ndim > 1 else ())
         xm = x.reshape(1, x.shape[0]) if x.ndim == 1 else x
@@ -820,6 +821,10 @@ def matmul(x: DeviceArray, y: DeviceArray, out: DeviceArray | None = None) -> De
             return res
         copyto(out, res)
         return out
+    if x.ndim > 3:  # equal leading dims, as one batch
+        shape = x.shape[:-1] + y.shape[-1:]
+        return matmul(x.reshape(-1, *x.shape[-2:]), y.reshape(-1, *y.shape[-2:]),
+                      None if out is None else out.reshape(-1, *shape[-2:])).reshape(shape)
     two_d = x.ndim == 2
     if two_d:
         x, y = x.reshape(1, *x.shape), y.reshape(1, *y.shape)

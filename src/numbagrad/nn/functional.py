@@ -1066,18 +1066,22 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
                                  enable_gqa: bool = False) -> Tensor:
     """``softmax(query @ key^T * scale + mask) @ value`` (PyTorch's math formulation). A bool
     ``attn_mask`` marks the positions that take part; a float one is added to the scores. Rows
-    with every position masked give zeros, as PyTorch's kernels do. 4-d inputs without dropout
-    are one op, as PyTorch's CPU flash attention (ops/attention.py)."""
+    with every position masked give zeros, as PyTorch's kernels do. Batched inputs are one op
+    (ops/attention.py): PyTorch's CPU flash attention where PyTorch runs it."""
     if is_causal and attn_mask is not None:
         raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
                            "when is_causal=True")
+    if (attn_mask is not None and dropout_p == 0.0 and query.ndim == 4
+            and not attn_mask.requires_grad):
+        # (PyTorch's choice of CPU kernel reads the mask's query dim: its IndexError for a
+        # mask under 2-d, which the other cases broadcast)
+        attn_mask.size(-2)
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
+    if _attention.fuses(query, key, value, attn_mask, enable_gqa):
+        return _attention.attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
     if enable_gqa:
         key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)
         value = value.repeat_interleave(query.shape[-3] // value.shape[-3], -3)
-    if _attention.fuses(query, key, value, attn_mask, dropout_p):
-        return _attention.flash_attention(query, key, value, attn_mask=attn_mask,
-                                          is_causal=is_causal, scale=scale)
     weights = _attention.attention_weights(query, key, scale, attn_mask, is_causal)
     if dropout_p > 0.0:
         weights = dropout(weights, dropout_p, True)
