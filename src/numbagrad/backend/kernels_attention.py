@@ -9,7 +9,7 @@ import math  # noqa: F401  (used by the generated modules)
 
 import numpy as np
 
-from .kernels_reduce import REASSOC, jit_options
+from .kernels_reduce import REASSOC, _max_of, jit_options
 
 _c = np.float64  # replaced by the kernel dtype in generated modules
 
@@ -69,7 +69,7 @@ def attention_weights_float_rows(s, scale, mask, sn, si):
 
 def _softmax_row(r, n, sc):
     # r[:n] = softmax(r[:n] * sc) for sc >= 0, the scale folded into the exponentials
-    m = _max(r, n)
+    m = _max_of(r, n)
     if m == _c(-math.inf):
         for j in range(n):
             r[j] = _c(0)
@@ -88,28 +88,6 @@ def _softmax_row(r, n, sc):
         t += r[j]
     for j in range(n):
         r[j] = r[j] / t
-
-
-def _max(r, n):
-    # the largest of r[:n] (-inf for none), in eight running maxima so that the loop
-    # vectorizes (kernels_reduce._row_max)
-    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = _c(-math.inf)
-    j = 0
-    while j + 8 <= n:
-        m0 = max(m0, r[j])
-        m1 = max(m1, r[j + 1])
-        m2 = max(m2, r[j + 2])
-        m3 = max(m3, r[j + 3])
-        m4 = max(m4, r[j + 4])
-        m5 = max(m5, r[j + 5])
-        m6 = max(m6, r[j + 6])
-        m7 = max(m7, r[j + 7])
-        j += 8
-    m = max(max(max(m0, m1), max(m2, m3)), max(max(m4, m5), max(m6, m7)))
-    while j < n:
-        m = max(m, r[j])
-        j += 1
-    return m
 
 
 @jit_options(REASSOC)

@@ -7,6 +7,7 @@ import ctypes
 import enum
 import importlib.util
 import sys
+import time
 
 import numpy as np
 
@@ -158,6 +159,9 @@ def _abort_on_exception(exc_type, exc, tb):
     (_State.previous_excepthook or sys.__excepthook__)(exc_type, exc, tb)
     sys.stderr.flush()
     sys.stdout.flush()
+    # (a moment for mpiexec to forward what was printed: Abort kills the job at once, and on
+    # a busy machine the traceback was sometimes lost with it)
+    time.sleep(0.5)
     _State.MPI.COMM_WORLD.Abort(1)
 
 
