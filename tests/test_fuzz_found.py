@@ -310,6 +310,17 @@ PROGRAMS = {
         y = F.binary_cross_entropy(p, t, reduction='none')
         z = y.view(8)
         """,
+    # scatter and scatter_add into a 0-d tensor, and the gradient of min/max over dim 0 of a
+    # 0-d tensor under create_graph, which PyTorch scatters into zeros (seed 70374)
+    "zero_dim_scatter_and_min_dim_create_graph": """
+        a = torch.zeros(()).scatter(0, torch.tensor(0), torch.tensor(5.0))
+        b = torch.zeros(()).scatter_add(0, torch.tensor(0), torch.tensor(5.0))
+        c = torch.tensor(-2.0, requires_grad=True)
+        x = torch.tensor([1.0, -0.5], requires_grad=True)
+        v = F.hardswish(c.min(dim=0)[0])
+        loss = (v * 1.75).sum() + (x * x).sum() * c
+        g, = torch.autograd.grad(loss, c, create_graph=True)
+        """,
 }
 
 

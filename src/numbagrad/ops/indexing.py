@@ -71,9 +71,14 @@ def _check_bounds(idx, n, dim, kind=RuntimeError, message=None):
         raise kind(message or f"index {v} is out of bounds for dimension {dim} with size {n}")
 
 
-def _coords(idx, dim):
+def _coords(idx, dim, ndim):
     """The open grid that reads, for each position of ``idx``, the element whose ``dim``
-    coordinate is the index there and the others the position's own (gather/scatter)."""
+    coordinate is the index there and the others the position's own (gather/scatter), in an
+    array of ``ndim`` dims (a 0-d one, or a 0-d ``idx``: PyTorch takes either as 1-d)."""
+    if not ndim:
+        return ()
+    if not idx.ndim:
+        return (idx,)
     grids = list(np.indices(idx.shape, sparse=True))
     grids[dim] = idx
     return tuple(grids)
@@ -134,7 +139,7 @@ def gather(ctx, x, dim, index, *, sparse_grad=False):
     ctx.dim, ctx.index = d, index
     if x.ndim == 0:
         return x._data.copy()
-    return _take(ctx.backend, x._data, _coords(idx, d))
+    return _take(ctx.backend, x._data, _coords(idx, d, x.ndim))
 
 
 gather.defjvp(linear(gather))
@@ -156,8 +161,11 @@ def scatter_add(ctx, x, dim, index, src):
     ctx.dim, ctx.index = d, index
     out = x._data.copy()
     if x.ndim == 0:
-        return out + src._data if idx.size else out
-    ctx.backend.scatter(out, _coords(idx, d), src._data[_region(idx.shape)], True)
+        if not idx.size:
+            return out
+        res = out + src._data
+        return np.asarray(res) if isinstance(res, np.generic) else res  # (0-d: NumPy's scalar)
+    ctx.backend.scatter(out, _coords(idx, d, out.ndim), src._data[_region(idx.shape)], True)
     return out
 
 
@@ -191,7 +199,7 @@ def scatter(ctx, x, dim, index, src=None, *, value=None, reduce=None):
     ctx.node_name = "ScatterBackward0" if tensor else "ScatterBackward1"
     out = x._data.copy()
     values = src._data[_region(idx.shape)] if tensor else src
-    where = _coords(idx, d)
+    where = _coords(idx, d, x.ndim)
     if reduce == "multiply":
         _cpu_only(ctx, "scatter(reduce='multiply')")
         np.multiply.at(out, where, values)
@@ -232,7 +240,7 @@ def _reduce_into(ctx, x, d, idx, src, reduce, include_self):
     ctx.dim, ctx.reduce, ctx.include_self = d, reduce, include_self
     out = _host(ctx, x).copy()
     values = _host(ctx, src)[_region(idx.shape)]
-    where = _coords(idx, d) if x.ndim else ()
+    where = _coords(idx, d, x.ndim)
     if not include_self:
         dt = out.dtype
         out[where] = {"sum": 0, "mean": 0, "prod": 1, "amax": R._lowest(dt),

@@ -582,7 +582,8 @@ def _index_backward(ctx, grad):
     idx = ctx["indices"]  # (checked against in-place changes, as PyTorch does, also for 0-d)
     recorded = _grad_state.enabled
     if not ctx.dims:  # a 0-d input: its one element is the max
-        return grad
+        # (under create_graph PyTorch scatters it into zeros all the same: ScatterBackward0)
+        return _op("scatter")(_zeros(ctx, grad), 0, idx.detach(), grad) if recorded else grad
     (d,) = ctx.dims
     if not ctx.keepdim:
         grad = grad.unsqueeze(d)
