@@ -29,7 +29,8 @@ from ..backend import cpu
 from ..backend.memory import before_write
 from . import lazy
 from .record import (
-    CompositeCtx, edges, mark_views, needs_grad, record_composite, record_general, record_lean,
+    _NUMBER_OTHER, CompositeCtx, edges, mark_views, needs_grad, record_composite, record_general,
+    record_lean,
 )
 
 _make = Tensor._make  # (bound once: the fast path makes a Tensor per call)
@@ -75,9 +76,6 @@ def first_launch(plan, key, out, values):
     """Run the plan's loop ``key`` on ``out`` (flat) and ``values`` the first time, which finds
     its compiled entry point for the next calls (``cpu.flat_entry``)."""
     cpu.flat_entry(plan.kernels, key, out, values, plan.compute.np)
-
-
-_NUMBER_OTHER = 32  # a lean key: the second operand is a number (see Plan.leans)
 
 
 def operand(a) -> bool:
@@ -175,7 +173,10 @@ def make_function(op, operator=False, method=False):
                 a = input._data
                 if type(a) is np.ndarray and a.flags.carray:
                     kind = type(other)
-                    if kind is Tensor or kind in PLAIN_SUBCLASSES:
+                    if kind is float or kind is int:
+                        # its value, as the tensor's dtype (a float tensor's)
+                        b, key = other, _NUMBER_OTHER if a.dtype.kind == "f" else -1
+                    elif kind is Tensor or kind in PLAIN_SUBCLASSES:
                         b = other._data
                         if type(b) is np.ndarray and b.dtype is a.dtype and b.flags.carray:
                             if b.shape != a.shape:  # (a bias added to rows, a mask, a scale)
@@ -183,8 +184,6 @@ def make_function(op, operator=False, method=False):
                             key = 0
                         else:
                             key = -1
-                    elif (kind is float or kind is int) and a.dtype.kind == "f":
-                        b, key = other, _NUMBER_OTHER  # its value, as the tensor's dtype
                     else:
                         key = -1
                     if key >= 0:

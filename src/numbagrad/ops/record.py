@@ -514,7 +514,8 @@ def record_lean(op, plan, key, operands, params, result):
         edges_ = (e,)
     else:
         t = operands[1]
-        e1 = (edge_of(t) if (type(t) is Tensor or type(t) in PLAIN_SUBCLASSES)
+        # (the key says whether operand 1 is a number)
+        e1 = (edge_of(t) if not key & _NUMBER_OTHER
               and (t._requires_grad or t._base is not None) else _NO_EDGE)
         if e1[0] is not None:
             flags |= 2
@@ -540,6 +541,7 @@ def record_lean(op, plan, key, operands, params, result):
 
 
 BOTH = 64  # a lean key's bit: both operands are one tensor
+_NUMBER_OTHER = 32  # ... operand 1 is a number
 
 
 def lean_plan(op, flags, key, compute):
