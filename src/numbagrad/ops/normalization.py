@@ -165,12 +165,7 @@ def layer_norm_vjp(ctx, grad):
         cpu.get_reduce_kernel(KN.layer_norm_backward, dt)(
             g.reshape(rows, n), xa.reshape(rows, n), ctx.mean, ctx.rstd, w, ctx.has_weight,
             sums, gx.reshape(rows, n), gw, gb)
-        grads = [Tensor._make(gx)]
-        if ctx.has_weight:
-            grads.append(Tensor._make(gw.reshape(ctx.input_shapes[1])))
-        if ctx.has_bias:
-            grads.append(Tensor._make(gb.reshape(ctx.input_shapes[-1])))
-        return tuple(grads)
+        return _kernel_grads(ctx, gx, gw, gb)
     gb_, go, _ = be.flat_view(g)
     xb, xo, _ = be.flat_view(xa)
     gx = be.empty(xa.shape, dt)
@@ -185,6 +180,17 @@ def layer_norm_vjp(ctx, grad):
         grads.append(R.sum(E.mul(grad, xhat), ctx.param_dims).reshape(ctx.input_shapes[1]))
     if ctx.has_bias:
         grads.append(R.sum(grad, ctx.param_dims).reshape(ctx.input_shapes[-1]))
+    return tuple(grads)
+
+
+def _kernel_grads(ctx, gx, gw, gb):
+    """The input's gradient ``gx`` and, where the op has them, the weight's ``gw`` and the
+    bias's ``gb`` (arrays a backward kernel made) as the Tensors the node returns."""
+    grads = [Tensor._make(gx)]
+    if ctx.has_weight:
+        grads.append(Tensor._make(gw.reshape(ctx.input_shapes[1])))
+    if ctx.has_bias:
+        grads.append(Tensor._make(gb.reshape(ctx.input_shapes[-1])))
     return tuple(grads)
 
 
@@ -299,12 +305,7 @@ def batch_norm_vjp(ctx, grad):
     cpu.get_reduce_kernel(KN.batch_norm_backward, dt)(
         g3, x3, ctx.mean, ctx.rstd, _param_array(ctx.weight, dt), ctx.has_weight, ctx.training,
         ctx.training or ctx.has_weight or ctx.has_bias, gx.reshape(x3.shape), gw, gb)
-    grads = [Tensor._make(gx)]
-    if ctx.has_weight:
-        grads.append(Tensor._make(gw.reshape(ctx.input_shapes[1])))
-    if ctx.has_bias:
-        grads.append(Tensor._make(gb.reshape(ctx.input_shapes[-1])))
-    return tuple(grads)
+    return _kernel_grads(ctx, gx, gw, gb)
 
 
 def _without_running_update(args, kwargs):
@@ -376,12 +377,7 @@ def group_norm_vjp(ctx, grad):
     cpu.get_reduce_kernel(KN.group_norm_backward, dt)(
         g4, x4, ctx.mean, ctx.rstd, _param_array(ctx.weight, dt), ctx.has_weight,
         gx.reshape(x4.shape), gw, gb)
-    grads = [Tensor._make(gx)]
-    if ctx.has_weight:
-        grads.append(Tensor._make(gw.reshape(ctx.input_shapes[1])))
-    if ctx.has_bias:
-        grads.append(Tensor._make(gb.reshape(ctx.input_shapes[-1])))
-    return tuple(grads)
+    return _kernel_grads(ctx, gx, gw, gb)
 
 
 @composite("constant_pad_nd", node="ConstantPadNdBackward0")
