@@ -195,7 +195,6 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute):
              "    if gdata.dtype is not cnp or gdata.shape != shape:",
              "        return None",
              "    one_d = len(shape) == 1",
-             "    flat = gdata if one_d else gdata.ravel()",
              "    saved = node._saved"]
     read = {}  # kept item -> the expression of its value as a rule's argument
 
@@ -208,7 +207,7 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute):
                 lines.append(f"    _, d{j}, c{j}, v{j} = saved[{j}]")
                 lines.append(f"    if c{j}[0] != v{j}:")
                 lines.append(f"        node._check({j})")
-                lines.append(f"    if not one_d:")
+                lines.append("    if not one_d:")
                 lines.append(f"        d{j} = d{j}.ravel()")
                 read[j] = f"d{j}"
         return read[j]
@@ -217,6 +216,7 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute):
         for j in range(len(kept)):
             item(j)
     out = []
+    flat_made = False
     for k in range(op.n_in):
         if not flags >> k & 1 or op.vjps[k] is None:
             out.append("None")
@@ -228,6 +228,9 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute):
         values, pattern = [], ""
         for name in op.vjp_args[k]:
             if name == "grad":
+                if not flat_made:  # (a 1-d view of the gradient, made once if a rule reads it)
+                    lines.append("    flat = gdata if one_d else gdata.ravel()")
+                    flat_made = True
                 values.append("flat")
                 pattern += "a"
             elif name not in pnames:
