@@ -66,17 +66,6 @@ class Known(NamedTuple):
 
 
 KNOWN_OPEN: dict[str, Known] = {
-    "kron_saved_operand": Known(
-        "kron, then an in-place write into the operand that needs no gradient, then backward:"
-        " PyTorch runs (its composite kron does not keep that operand); numbagrad's node saves"
-        " it and raises RuntimeError (modified by an inplace operation)",
-        """
-        x = torch.tensor([-1.785, 1.032], requires_grad=True)
-        c = torch.tensor([0.217, 1.138, -0.089])
-        v = torch.kron(x, c)
-        c[1] = 2.0
-        v.sum().backward()  # compare: x.grad
-        """),
     "threshold_expanded_grad": Known(
         "threshold_ (allowed on an expanded view, as PyTorch's kernel skips the overlap check)"
         " of an empty expanded view of a tensor that requires grad: under create_graph the"
@@ -104,6 +93,18 @@ KNOWN_OPEN: dict[str, Known] = {
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
 # repros keep being checked by --known and ``avoid`` accepts their keys.
 FIXED: dict[str, Known] = {
+    "kron_saved_operand": Known(
+        "kron, then an in-place write into an operand, then backward: PyTorch runs (its kron"
+        " reshapes the operands by _unsafe_view, so the product's saved operands have their own"
+        " version counters); numbagrad's reshape views raised RuntimeError (modified by an"
+        " inplace operation) until kron took unsafe_view too (seed 68198)",
+        """
+        x = torch.tensor([-1.785, 1.032], requires_grad=True)
+        c = torch.tensor([0.217, 1.138, -0.089])
+        v = torch.kron(x, c)
+        c[1] = 2.0
+        v.sum().backward()  # compare: x.grad
+        """),
     "create_graph_grad_fn_names": Known(
         "gradients made with create_graph=True: PyTorch's double-backward nodes"
         " (SigmoidBackwardBackward0, a leaf's .grad is CopyBackwards); numbagrad builds them"

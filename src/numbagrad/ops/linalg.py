@@ -471,8 +471,10 @@ def kron(input, other):
     n = max(input.ndim, other.ndim)
     a_shape = (1,) * (n - input.ndim) + tuple(input.shape)
     b_shape = (1,) * (n - other.ndim) + tuple(other.shape)
-    a = M.reshape(input, tuple(v for s in a_shape for v in (s, 1)))
-    b = M.reshape(other, tuple(v for s in b_shape for v in (1, s)))
+    # (PyTorch's _unsafe_view for the operands too: no views of them, so a later in-place
+    # write into an operand leaves the product's saved operands valid, UnsafeViewBackward0)
+    a = M.unsafe_view(input, tuple(v for s in a_shape for v in (s, 1)))
+    b = M.unsafe_view(other, tuple(v for s in b_shape for v in (1, s)))
     return M.unsafe_view(E.mul(a, b), tuple(p * q for p, q in zip(a_shape, b_shape)))
 
 
