@@ -321,6 +321,17 @@ PROGRAMS = {
         loss = (v * 1.75).sum() + (x * x).sum() * c
         g, = torch.autograd.grad(loss, c, create_graph=True)
         """,
+    # a Python bool in an index is a 0-d mask, as in PyTorch (x[True] adds a dim of 1,
+    # x[False] an empty one), a 0-d tensor's too
+    "python_bool_index": """
+        x = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]], requires_grad=True)
+        a = x[True]
+        b = x[False]
+        c = x[True, 1]
+        d = x[..., True]
+        e = (x * 2)[1, True]
+        (a.sum() + c.sum() * 2 + (d * 3).sum() + e.sum()).backward()  # compare: x.grad
+        """,
 }
 
 

@@ -567,13 +567,16 @@ def _normalize_index(x, index):
     dim = 0
     n_real = 0
     for i in index:
-        if not (i is None or i is Ellipsis or isinstance(i, Tensor) and i.dtype in _MASKS
+        if not (i is None or i is Ellipsis or type(i) is bool
+                or isinstance(i, Tensor) and i.dtype in _MASKS
                 or isinstance(i, np.ndarray) and i.dtype == np.bool_):
             n_real += 1
     if n_real > ndim:  # (before any other complaint about the index, as PyTorch)
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     for item in index:
-        if isinstance(item, Tensor):
+        if type(item) is bool:
+            item = np.array(item)  # (a Python bool is a 0-d mask, as in PyTorch: x[True])
+        elif isinstance(item, Tensor):
             item = item._host()  # index arithmetic runs on the host
             if item.dtype == np.uint8:
                 # a byte tensor is a mask, which PyTorch still takes, with its warning (a 0-d
