@@ -332,6 +332,15 @@ PROGRAMS = {
         e = (x * 2)[1, True]
         (a.sum() + c.sum() * 2 + (d * 3).sum() + e.sum()).backward()  # compare: x.grad
         """,
+    # a 0-d tensor written into a row: PyTorch fills it in, so under create_graph the value's
+    # gradient ends in FillBackward's sum (SumBackward0), not a view (seed 89849)
+    "setitem_zero_dim_value_create_graph": """
+        v = torch.eye(3)
+        c = torch.tensor(0.5, requires_grad=True)
+        v[-3,] = c
+        l = F.cross_entropy(v, torch.tensor([2, 1, 0]), reduction='none')
+        g, = torch.autograd.grad((l * torch.tensor([-2.75, -2.75, -2.5])).sum(), c, create_graph=True)
+        """,
 }
 
 

@@ -1145,6 +1145,8 @@ def index_put_vjp(ctx, grad):
         trim = max(len(shape) - len(region), 0)
         if shape[:trim] == (1,) * trim and shape[trim:] == region:
             return g_x, g_v.reshape(shape).clone()
+        if not shape:  # (a 0-d value PyTorch fills in, FillBackward's sum: no view of it)
+            return g_x, sum_to(g_v.clone(), shape)
         return g_x, sum_to(g_v.clone(), shape[lead:]).view(shape)
     if tuple(g_v.shape) == shape:
         return g_x, g_v  # (the region's gradient itself: IndexBackward0 under create_graph)
