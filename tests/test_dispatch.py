@@ -289,3 +289,48 @@ def test_shapes_that_do_not_broadcast_raise_pytorchs_error():
     with pytest.raises(RuntimeError, match=r"The size of tensor a \(3\) must match the size of "
                                            r"tensor b \(2\) at non-singleton dimension 1"):
         ng.ones(4, 3) + ng.ones(2)
+
+
+@pytest.mark.parametrize("shapes", [((4, 3), (3,)), ((4, 1), (1,)), ((), (2, 3)), ((2, 1, 3), (4, 1))],
+                         ids=str)
+def test_a_broadcast_node_is_lean_and_its_second_derivative_is_pytorchs(shapes):
+    """A broadcast call records a lean node (its gradients summed back to each operand's
+    shape by array code); under create_graph the same node takes the general backward, from
+    the operands' own shapes."""
+    torch = pytest.importorskip("torch")
+    from numbagrad.ops.record import _general_only
+    rng = np.random.default_rng(1)
+    va, vb = (rng.uniform(0.5, 1.5, s) for s in shapes)
+    for name in ("add", "sub", "mul", "div"):
+        grads = []
+        for lib in (ng, torch):
+            a = lib.tensor(va, requires_grad=True)
+            b = lib.tensor(vb, requires_grad=True)
+            out = getattr(lib, name)(a, b)
+            if lib is ng:
+                lean = out.grad_fn._lean.gradients is not _general_only
+                # a rule that reads an operand spread over several values: the general backward
+                spread = name in ("mul", "div") and min(va.size, vb.size) > 1
+                assert lean is not spread
+            loss = (out * out).sum()
+            ga, gb = lib.autograd.grad(loss, (a, b), create_graph=True)
+            (ga.sum() + (gb * gb).sum()).backward()
+            grads.append([t.detach().numpy() for t in (ga, gb, a.grad, b.grad)])
+        for mine, theirs in zip(*grads):
+            assert mine.shape == theirs.shape
+            np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
+
+
+def test_a_broadcast_operand_written_in_place_raises_and_a_retained_graph_runs_twice():
+    x = ng.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    s = ng.tensor([2.0], requires_grad=True)
+    out = x * s
+    out.sum().backward(retain_graph=True)
+    out.sum().backward(retain_graph=True)
+    np.testing.assert_array_equal(s.grad.numpy(), [20.0])
+    np.testing.assert_array_equal(x.grad.numpy(), [[4.0, 4.0], [4.0, 4.0]])
+    with ng.no_grad():
+        s.mul_(3)
+    with pytest.raises(RuntimeError, match=r"modified by an inplace operation: "
+                                           r"\[numbagrad.FloatTensor \[1\]\] is at version 1"):
+        out.sum().backward()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import weakref
 
+from ..backend.cpu import summed_dims
 from . import anomaly_mode as _anomaly
 from .grad_mode import _state as _grad_state
 from .accumulate import accumulate_into_grad, gradient_is_unshared, run_post_accumulate_grad_hooks
@@ -203,10 +204,7 @@ def sum_to(g, shape):
     if not shape:
         return g.sum()  # (one node, SumBackward0, as PyTorch's sum_to to a 0-d shape)
     lead = len(have) - len(shape)
-    dims = list(range(lead))
-    for i, n in enumerate(shape):
-        if n == 1 and have[lead + i] != 1:
-            dims.append(lead + i)
+    dims = summed_dims(have, shape)
     if dims:
         g = g.sum(tuple(dims), True)  # (dim, keepdim)
         if lead >= 0 and not _grad_state.enabled:

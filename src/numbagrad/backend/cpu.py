@@ -485,6 +485,48 @@ def broadcast_shapes(*shapes) -> tuple:
     return tuple(out)
 
 
+def summed_dims(have: tuple, shape: tuple) -> list:
+    """The dims of a gradient of shape ``have`` that sum it back to ``shape``, the shape of an
+    operand broadcast to ``have``: the leading dims ``have`` adds, and those where ``shape``
+    has a 1 that broadcast."""
+    lead = len(have) - len(shape)
+    dims = list(range(lead))
+    for i, n in enumerate(shape):
+        if n == 1 and have[lead + i] != 1:
+            dims.append(lead + i)
+    return dims
+
+
+def sum_to_array(g: np.ndarray, shape: tuple) -> np.ndarray:
+    """``g``, the gradient of an operand of ``shape`` broadcast to ``g.shape``, summed back to
+    ``shape`` (a new array) by the kernel ``run_reduce`` picks for a sum (so the same values as
+    ``autograd.graph.sum_to`` on a Tensor). A small float gradient whose summed dims lead runs
+    that kernel through its compiled entry point: ``run_reduce``'s general steps cost 1.7 us,
+    most of a small bias's gradient."""
+    key = (g.shape, shape)
+    dims = _summed.get(key)
+    if dims is None:
+        dims = _summed[key] = tuple(summed_dims(g.shape, shape))
+    k = len(dims)
+    dt = g.dtype
+    if (dims[-1] == k - 1 and g.size < PARALLEL_MIN and g.flags.c_contiguous
+            and (dt is _F32 or dt is _F64)):
+        if k == g.ndim:  # every dim: one row (run_reduce's sum of everything)
+            out = np.empty(1, dt)
+            whole_entry(kernels_reduce.sum_rows, dt)(g.reshape(1, g.size), out)
+        else:  # leading dims: column sums
+            cols = g.reshape(-1, math.prod(g.shape[k:]))
+            out = np.empty(cols.shape[1], dt)
+            part = np.empty(cols.shape[1], dt)
+            kernel_entry(kernels_reduce.sum_cols, dt, cols, out, part)
+        return out.reshape(shape)
+    return run_reduce(kernels_reduce.sum_rows, g, dims, dt).reshape(shape)
+
+
+_summed: dict[tuple, tuple] = {}  # (gradient's shape, operand's) -> summed_dims, for sum_to_array
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
+
+
 def _flat_operand(a: np.ndarray, shape: tuple):
     """(flat buffer, element strides broadcast to ``shape``) of an array without copying."""
     item = a.itemsize
@@ -820,16 +862,34 @@ def whole_entry(kernel, np_dtype):
     entry = _whole_entries.get(key)
     if entry is None and key not in _whole_entries:
         if np_dtype == np.float32 or np_dtype == np.float64:
-            kernel = get_reduce_kernel(kernel, np_dtype)
-            args = (np.ones((1, 1), np_dtype), np.empty(1, np_dtype))
-            kernel(*args)  # compiles or loads it
-            compiled = kernel.overloads.get(tuple([kernel.typeof_pyval(v) for v in args]))
-            entry = getattr(compiled, "entry_point", None) or kernel
+            entry = _entry_of(kernel, np_dtype, (np.ones((1, 1), np_dtype),
+                                                 np.empty(1, np_dtype)))
         _whole_entries[key] = entry
     return entry
 
 
+def kernel_entry(kernel, np_dtype, *args):
+    """Run reduction kernel ``kernel`` (of ``kernels_reduce``) compiled for ``np_dtype`` on
+    ``args``, through its compiled entry point once it is known. The caller fixes the types:
+    every call of one (kernel, dtype) passes arrays of the same dtypes, dims and layouts."""
+    entry = _entries.get((kernel, np_dtype))
+    if entry is None:
+        _entries[kernel, np_dtype] = _entry_of(kernel, np_dtype, args)
+    else:
+        entry(*args)
+
+
+def _entry_of(kernel, np_dtype, args):
+    """``kernel`` for ``np_dtype`` run on ``args`` (which compiles or loads it), and its
+    compiled entry point for their types."""
+    kernel = get_reduce_kernel(kernel, np_dtype)
+    kernel(*args)
+    compiled = kernel.overloads.get(tuple([kernel.typeof_pyval(v) for v in args]))
+    return getattr(compiled, "entry_point", None) or kernel
+
+
 _whole_entries: dict[tuple, object] = {}
+_entries: dict[tuple, object] = {}
 
 
 def as_rows(a: np.ndarray, dims: tuple) -> tuple[np.ndarray, tuple]:

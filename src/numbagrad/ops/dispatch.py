@@ -29,8 +29,8 @@ from ..backend import cpu
 from ..backend.memory import before_write
 from . import lazy
 from .record import (
-    _NUMBER_OTHER, CompositeCtx, edges, mark_views, needs_grad, record_composite, record_general,
-    record_lean,
+    _NUMBER_OTHER, SINGLE_INPUT, SINGLE_OTHER, SPREAD_INPUT, SPREAD_OTHER, CompositeCtx, edges,
+    mark_views, needs_grad, record_composite, record_general, record_lean,
 )
 
 _make = Tensor._make  # (bound once: the fast path makes a Tensor per call)
@@ -229,9 +229,9 @@ def make_function(op, operator=False, method=False):
 def call_broadcast(op, input, other, records):
     """``op(input, other)`` for two C-contiguous CPU tensors of one dtype and different shapes
     that broadcast: the op's plan for that dtype (no casts to find), its loops run over the
-    broadcast shapes, and the general node, whose backward sums each gradient back to its
-    operand's shape. Large results (threads, deferral) and dtypes without a plan go to the
-    general path."""
+    broadcast shapes, and a lean node (``record_lean``), whose gradients are summed back to
+    each operand's shape. Large results (threads, deferral) and dtypes without a plan go to
+    the general path."""
     a = input._data
     plan = op._plans.get(a.dtype)
     if plan is None:
@@ -261,10 +261,13 @@ def call_broadcast(op, input, other, records):
         result = _make(out)
     else:
         result = _make(cpu.run_elementwise(plan.kernels, [a, b], plan.out))
-    if records:
-        inputs = [input, other]
-        if needs_grad(inputs):
-            record_general(op, inputs, inputs, (), plan.compute, result, cpu)
+    if records and _grad_state.enabled:
+        key = 0
+        if a.shape != shape:
+            key = SINGLE_INPUT if a.size == 1 else SPREAD_INPUT
+        if b.shape != shape:
+            key |= SINGLE_OTHER if b.size == 1 else SPREAD_OTHER
+        record_lean(op, plan, key, (input, other), (), result)
     return result
 
 

@@ -171,10 +171,15 @@ def lean_keep(saves, save_result, numbers):
     return env["keep"]
 
 
-def lean_gradients(op, flags, numbers, saves, save_result, compute):
+def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, spread=0):
     """The function a lean node of ``op`` computes its inputs' gradients with, when bit k of
     ``flags`` says input k needs one and bit k of ``numbers`` that operand k was a number:
-    ``gradients(node, gdata, release, carried)``, what ``ElementwiseNode.lean_grads`` returns.
+    ``gradients(node, gdata, release, carried)``, what ``ElementwiseNode.lean_grads`` returns;
+    None when a rule reads an operand that the result broadcast (bit k of ``spread``: one of
+    another shape than the result, of more than one value; bit k of ``single``: such an
+    operand of one value, which the rules read as a number), as the loops read operands of the
+    result's shape only. The gradient of such an operand is summed back to its shape
+    (``node._shapes``).
 
     It is generated per plan from the template below, straight-line code that reads each kept
     item once, checks its version, and calls each rule kernel's serial loop through its entry
@@ -183,7 +188,7 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute):
     kept = [k for k, _ in saves] + ([None] if save_result else [])  # operand per kept item
     names = [name for _, name in saves] + (["result"] if save_result else [])
     env = {"empty": np.empty, "ndarray": np.ndarray, "cnp": compute.np, "compute": compute,
-           "op": op, "first": cpu.flat_entry, "as_lean": _as_lean}
+           "op": op, "first": cpu.flat_entry, "as_lean": _as_lean, "sum_to": cpu.sum_to_array}
     lines = ["def gradients(node, gdata, release, carried):",
              "    if node._released:",
              "        return None",
@@ -202,6 +207,13 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute):
         if j not in read:
             if kept[j] is not None and numbers >> kept[j] & 1:  # a number: no version
                 lines.append(f"    d{j} = saved[{j}][1]")
+                read[j] = f"d{j}"
+            elif kept[j] is not None and (single | spread) >> kept[j] & 1:
+                # (an operand broadcast to the result: its one value, as a number)
+                lines.append(f"    _, d{j}, c{j}, v{j} = saved[{j}]")
+                lines.append(f"    if c{j}[0] != v{j}:")
+                lines.append(f"        node._check({j})")
+                lines.append(f"    d{j} = d{j}.reshape(-1)[0]")
                 read[j] = f"d{j}"
             else:
                 lines.append(f"    _, d{j}, c{j}, v{j} = saved[{j}]")
@@ -222,7 +234,11 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute):
             out.append("None")
             continue
         if op._passes_grad[k]:
-            out.append("gdata")
+            if (single | spread) >> k & 1:
+                lines.append(f"    g{k} = sum_to(gdata, node._shapes[{k}])")
+                out.append(f"g{k}")
+            else:
+                out.append("gdata")
             continue
         pnames = op._rule_params(k)
         values, pattern = [], ""
@@ -235,8 +251,11 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute):
                 pattern += "a"
             elif name not in pnames:
                 j = names.index(name)
+                if kept[j] is not None and spread >> kept[j] & 1:
+                    return None
                 values.append(item(j))
-                pattern += "s" if kept[j] is not None and numbers >> kept[j] & 1 else "a"
+                pattern += ("s" if kept[j] is not None and (numbers | single) >> kept[j] & 1
+                            else "a")
         if pnames:
             env[f"p{k}"] = pnames
             lines.append(f"    params = op._param_values(compute, node._params, p{k})")
@@ -252,6 +271,8 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute):
                   f"        first(kernels{k}, key{k}, o, [{args}], cnp)",
                   "    else:",
                   f"        entry(o, {args})"]
+        if (single | spread) >> k & 1:
+            lines.append(f"    g{k} = sum_to(g{k}, node._shapes[{k}])")
         out.append(f"g{k}")
     if kept:  # (with ``release`` the saved arrays go, ``ElementwiseNode.release``)
         lines += ["    if release:",
@@ -267,7 +288,7 @@ class ElementwiseNode(FusableNode):
 
     One recorded on the fast path (``record_lean``) keeps no Ctx, only these attributes:
     ``_lean`` (its ``LeanPlan``), ``_params`` (the op's parameters), ``_shape`` (the result's
-    shape, every operand's that is an array) and ``_saved``: one item per kept value,
+    shape, every operand's that is an array, unless ``_shapes`` names each operand's) and ``_saved``: one item per kept value,
     unpacked as ``(tensor, data, version cell, version)``; ``tensor`` is None for the op's
     output and ``NUMBER`` for a Python number (``data`` is then the number), and ``data`` is
     the tensor's own array. When its gradient is as lean as its inputs were (C-contiguous, of
@@ -276,6 +297,7 @@ class ElementwiseNode(FusableNode):
 
     _fusable = 1
     _params = ()
+    _shapes = None  # the operands' shapes, when one is broadcast (else all are ``_shape``)
 
     def apply(self, grads):
         if self._lean is not None and not _grad_state.enabled:
@@ -320,7 +342,8 @@ class ElementwiseNode(FusableNode):
         ctx = Ctx()
         ctx.params = self._params
         ctx.compute = self._lean.compute
-        ctx.shapes = [self._shape] * len(self.next_functions)
+        ctx.shapes = (list(self._shapes) if self._shapes is not None
+                      else [self._shape] * len(self.next_functions))
         for name in self._lean.names if self._saved else ():  # (none once released)
             ctx.saved[name] = s = self.saved_item(name)
             if s.is_output:
@@ -506,8 +529,8 @@ def record_composite(op, ctx, inputs, outs):
 
 def record_lean(op, plan, key, operands, params, result):
     """Record ``result = op(*operands, *params)`` made on the fast path, where ``key`` says
-    which operands are numbers (``dispatch.Plan.leans``). Returns at once when no operand
-    needs a gradient."""
+    which operands are numbers and which the result broadcast (``dispatch.Plan.leans``).
+    Returns at once when no operand needs a gradient."""
     # (operand 0 is a Tensor; operand 1, if any, a Tensor or a number; a view's flags come
     # through its properties, in edge_of)
     t = operands[0]
@@ -536,6 +559,8 @@ def record_lean(op, plan, key, operands, params, result):
     if params:
         node._params = params
     node._shape = result._data.shape
+    if key & BROADCAST:
+        node._shapes = (operands[0]._data.shape, operands[1]._data.shape)
     node._saved = saved
     if saved:
         node._has_saved = True
@@ -545,20 +570,27 @@ def record_lean(op, plan, key, operands, params, result):
 
 BOTH = 64  # a lean key's bit: both operands are one tensor
 _NUMBER_OTHER = 32  # ... operand 1 is a number
+# ... operand k (bit k of the key >> 7) is a tensor of one value the result broadcast
+SINGLE_INPUT, SINGLE_OTHER = 128, 256
+# ... operand k (bit k of the key >> 9) is a tensor of more values the result broadcast
+SPREAD_INPUT, SPREAD_OTHER = 512, 1024
+BROADCAST = SINGLE_INPUT | SINGLE_OTHER | SPREAD_INPUT | SPREAD_OTHER
 
 
 def lean_plan(op, flags, key, compute):
     """The ``LeanPlan`` of ``op`` when bit k of ``flags`` says input k needs a gradient and
     bit k of ``key >> 4`` that operand k is a number (``BOTH``: both operands are one tensor,
-    whose two gradients one kernel of the general backward adds up)."""
+    whose two gradients one kernel of the general backward adds up; ``SINGLE_*`` and
+    ``SPREAD_*``: an operand the result broadcast)."""
     saves, save_result = op._saves.get(flags) or op._save_plan(flags)
     names = tuple([name for _, name in saves]) + (("result",) if save_result else ())
     numbers = key >> 4 & 3
-    # (``x * x``: both gradients go to one input, by one kernel of the general backward)
-    gradients = (_general_only if key & BOTH
-                 else lean_gradients(op, flags, numbers, saves, save_result, compute))
+    # (``x * x``: both gradients go to one input, by one kernel of the general backward; a
+    # rule that reads an operand broadcast from more than one value: the general backward)
+    gradients = None if key & BOTH else lean_gradients(
+        op, flags, numbers, saves, save_result, compute, key >> 7 & 3, key >> 9 & 3)
     cls = op.node_class(node_name(op, numbers))
-    return LeanPlan(cls, compute, compute.np, gradients,
+    return LeanPlan(cls, compute, compute.np, gradients or _general_only,
                     lean_keep(saves, save_result, numbers), names)
 
 
