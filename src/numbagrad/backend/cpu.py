@@ -1079,8 +1079,36 @@ def without_fp_warnings(fn, *args, **kwargs):
 
 def matmul(x, y, out=None):
     if out is None:  # (no keyword to pass on: the common call, 0.15 us less)
+        if x.ndim == 2 and y.ndim == 2:
+            n, k = x.shape
+            m = y.shape[1]
+            dt = x.dtype
+            if (n * k * m <= SMALL_MM_MAX and y.dtype is dt and (dt is _F32 or dt is _F64)
+                    and y.shape[0] == k):
+                out = np.empty((n, m), dt)
+                entry = _small_mm.get(dt)
+                if entry is None:
+                    entry = _small_mm[dt] = _small_mm_entry(dt)
+                entry(x, y, out)
+                return out
         return without_fp_warnings(np.matmul, x, y)
     return without_fp_warnings(np.matmul, x, y, out=out)
+
+
+# Up to this many multiplications a product of two float matrices is ``kernels_reduce.small_mm``
+# called through its entry point (0.5 us for a (10, 2) @ (2, 1)): NumPy's matmul costs 1.4 us
+# on any size (its BLAS call and the floating-point state around it), which the loop's time
+# reaches at about 16 x 16 x 16 (measured in docs/PERFORMANCE.md).
+SMALL_MM_MAX = 1024
+_small_mm: dict = {}
+
+
+def _small_mm_entry(dt):
+    """``small_mm``'s entry point for ``dt``, compiled for operands of any layout (a
+    transposed weight, a column of a matrix): the entry point itself checks no types, so the
+    layout it assumes must hold for every array it is given."""
+    x = np.zeros((2, 4), dt)[:, ::2]  # (not contiguous: Numba types it as layout 'A')
+    return _entry_of(kernels_reduce.small_mm, dt, (x, x, np.empty((2, 2), dt)))
 
 
 # ---------------------------------------------------------------- caching allocator

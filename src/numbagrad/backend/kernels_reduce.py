@@ -37,6 +37,21 @@ def sum_rows(x, out):
         out[i] = acc
 
 
+def small_mm(x, y, out):
+    # out = x @ y for a small product (cpu.matmul's), of operands of any layout: rows of y
+    # are added into a row of out, so the loop over j runs along rows where y is row-major
+    n = x.shape[0]
+    k = x.shape[1]
+    m = y.shape[1]
+    for i in range(n):
+        for j in range(m):
+            out[i, j] = _c(0)
+        for p in range(k):
+            v = x[i, p]
+            for j in range(m):
+                out[i, j] += v * y[p, j]
+
+
 def sum_cols(x, out, part):
     _add_cols(x, out, part)
 

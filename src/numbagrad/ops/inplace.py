@@ -614,7 +614,11 @@ def add_(x, other):
 def zero_(x):
     check_inplace(x)
     if not _tracked(x):
-        _writable(x)[...] = 0
+        a = _writable(x)
+        if type(a) is np.ndarray:
+            a.fill(0)  # (half of ``a[...] = 0``'s 0.3 us: ``p.grad.zero_()`` runs every step)
+        else:
+            a[...] = 0
         x._bump()
         return x
     return assign_inplace(x, zero(x))
