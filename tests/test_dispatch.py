@@ -308,10 +308,7 @@ def test_a_broadcast_node_is_lean_and_its_second_derivative_is_pytorchs(shapes):
             b = lib.tensor(vb, requires_grad=True)
             out = getattr(lib, name)(a, b)
             if lib is ng:
-                lean = out.grad_fn._lean.gradients is not _general_only
-                # a rule that reads an operand spread over several values: the general backward
-                spread = name in ("mul", "div") and min(va.size, vb.size) > 1
-                assert lean is not spread
+                assert out.grad_fn._lean.gradients is not _general_only
             loss = (out * out).sum()
             ga, gb = lib.autograd.grad(loss, (a, b), create_graph=True)
             (ga.sum() + (gb * gb).sum()).backward()

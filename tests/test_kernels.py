@@ -27,8 +27,14 @@ def test_one_compiled_kernel_serves_every_shape_and_layout():
               x[:, :1].expand(4, 3, 6), ng.zeros(0, 3, dtype=ng.float64), ng.rand(7, 3).double(),
               x[0, 0, :1].expand(9)):
         np.testing.assert_allclose(t.tanh().numpy(), np.tanh(t.numpy()))
-    # strided views share one compile of ``kernel``; contiguous inputs of any shape share one of
-    # ``flat_a`` and broadcast scalars one of ``flat_s`` (serial sizes here: no ``par_*``)
+    # small strided views are read into dense copies for the flat loop (cpu.DENSE_BELOW):
+    # no strided kernel yet; larger ones share one compile of ``kernel``
+    assert not mod.kernel.signatures
+    big = ng.tensor(np.random.rand(64, 32, 16))
+    for t in (big.transpose(0, 2), big[:, ::2, :], big[:, :1].expand(64, 32, 16)):
+        np.testing.assert_allclose(t.tanh().numpy(), np.tanh(t.numpy()))
+    # contiguous inputs of any shape share one compile of ``flat_a`` and broadcast scalars one
+    # of ``flat_s`` (serial sizes here: no ``par_*``)
     assert len(mod.kernel.signatures) == 1
     assert len(mod.FLAT["a"].signatures) == 1 and len(mod.FLAT["s"].signatures) == 1
     assert all(not k.signatures for k in mod.PAR.values())

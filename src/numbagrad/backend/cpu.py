@@ -758,6 +758,41 @@ def launch_small(mod, arrays, out_dtype, params):
     return out
 
 
+# Below this many elements a result with strided or broadcast operands is computed by the
+# flat loop on dense copies of them (``_dense_launch``): the strided kernel's set-up in Python
+# (flat buffers, coalesced dims, stride arrays, a dispatch on ten arguments) costs about 20 us
+# a call, where a copy of a small operand costs well under one.
+DENSE_BELOW = 1 << 14
+
+
+def _dense_launch(mod, arrays, shape, out, params):
+    """Run the flat loop into ``out`` (of ``shape``, new or written in place) on operands
+    copied dense in ``out``'s memory order, when ``out`` is a permuted C-contiguous array (a
+    transposed result); False otherwise. Each operand is read whole into its copy before the
+    loop writes, so an operand that shares ``out``'s memory is read as it was."""
+    nd = len(shape)
+    if not out.flags.c_contiguous:
+        # out's dims, slowest first (PyTorch's layout of a result of transposed operands)
+        order = sorted(range(nd), key=lambda d: -out.strides[d])
+        out = out.transpose(order)
+        if not out.flags.c_contiguous:
+            return False
+    else:
+        order = None
+    dense_shape = out.shape
+    ops = []
+    for a in arrays:
+        if a.size != 1:  # (one value: the loop takes it as a number)
+            if order is not None:
+                a = a.reshape((1,) * (nd - a.ndim) + a.shape).transpose(order)
+            if a.shape != dense_shape or not a.flags.carray:
+                dense = np.empty(dense_shape, a.dtype)
+                dense[...] = a
+                a = dense
+        ops.append(a)
+    return _flat_launch(mod, ops, dense_shape, out, params)
+
+
 def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
     """Run the elementwise kernels of ``mod`` over broadcast ``arrays``; returns ``out`` (new
     if None). Contiguous operands take a flat loop, anything else the strided ``kernel``."""
@@ -805,9 +840,11 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
             _flat_launch(mod, arrays, shape, out, params)
             or _broadcast_launch(mod, arrays, shape, out, params)):
         return out
-    kernel = mod.kernel
     if out.size == 0:
         return out
+    if out.size < DENSE_BELOW and _dense_launch(mod, arrays, shape, out, params):
+        return out
+    kernel = mod.kernel
     operands = [_flat_operand(out, shape)] + [_flat_operand(a, shape) for a in arrays]
     stride_lists = [s for _, s in operands]
     if not out.flags.c_contiguous:

@@ -13,6 +13,7 @@ import numpy as np
 from .. import backend
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
+from ..autograd.grad_mode import backward_fusion
 from ..autograd.graph import _wrap, sum_to
 from ..backend import cpu
 from .kernels import both_args, vjp_kernel
@@ -155,6 +156,14 @@ def composite_backward(op, node, grads):
     ctx = node.ctx
     if node._num_outputs == 1:
         grads = grads[0]
+        if grads is not None and not _grad_state.enabled and grads._lazy is None:
+            a = grads._data
+            if (type(a) is np.ndarray and not a.flags.c_contiguous
+                    and a.size < backward_fusion.min_items and 0 in a.strides):
+                # a small broadcast gradient (a sum's, expanded): contiguous, so the op's
+                # backward takes its kernels' paths (a row kernel, a lean loop) instead of
+                # the general path's broadcasting on each of its ops
+                grads = _wrap(Tensor, np.ascontiguousarray(a))
     else:
         # outputs that received no gradient contribute zeros (or None, for an op that tells
         # them apart)

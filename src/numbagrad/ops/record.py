@@ -174,12 +174,10 @@ def lean_keep(saves, save_result, numbers):
 def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, spread=0):
     """The function a lean node of ``op`` computes its inputs' gradients with, when bit k of
     ``flags`` says input k needs one and bit k of ``numbers`` that operand k was a number:
-    ``gradients(node, gdata, release, carried)``, what ``ElementwiseNode.lean_grads`` returns;
-    None when a rule reads an operand that the result broadcast (bit k of ``spread``: one of
-    another shape than the result, of more than one value; bit k of ``single``: such an
-    operand of one value, which the rules read as a number), as the loops read operands of the
-    result's shape only. The gradient of such an operand is summed back to its shape
-    (``node._shapes``).
+    ``gradients(node, gdata, release, carried)``, what ``ElementwiseNode.lean_grads`` returns.
+    An operand the result broadcast (bit k of ``single``: of one value, which the rules read
+    as a number; of ``spread``: of more values, which they read spread to the result's shape)
+    gets its gradient summed back to its shape (``node._shapes``).
 
     It is generated per plan from the template below, straight-line code that reads each kept
     item once, checks its version, and calls each rule kernel's serial loop through its entry
@@ -188,7 +186,7 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
     kept = [k for k, _ in saves] + ([None] if save_result else [])  # operand per kept item
     names = [name for _, name in saves] + (["result"] if save_result else [])
     env = {"empty": np.empty, "ndarray": np.ndarray, "cnp": compute.np, "compute": compute,
-           "op": op, "first": cpu.flat_entry, "as_lean": _as_lean, "sum_to": cpu.sum_to_array}
+           "op": op, "first": cpu.flat_entry, "as_lean": _as_lean, "sum_to": cpu.sum_to_array, "spread": _spread}
     lines = ["def gradients(node, gdata, release, carried):",
              "    if node._released:",
              "        return None",
@@ -209,11 +207,13 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
                 lines.append(f"    d{j} = saved[{j}][1]")
                 read[j] = f"d{j}"
             elif kept[j] is not None and (single | spread) >> kept[j] & 1:
-                # (an operand broadcast to the result: its one value, as a number)
+                # an operand broadcast to the result: its one value, as a number, or its
+                # values spread to the result's shape (a small copy)
                 lines.append(f"    _, d{j}, c{j}, v{j} = saved[{j}]")
                 lines.append(f"    if c{j}[0] != v{j}:")
                 lines.append(f"        node._check({j})")
-                lines.append(f"    d{j} = d{j}.reshape(-1)[0]")
+                lines.append(f"    d{j} = d{j}.reshape(-1)[0]" if single >> kept[j] & 1
+                             else f"    d{j} = spread(d{j}, shape)")
                 read[j] = f"d{j}"
             else:
                 lines.append(f"    _, d{j}, c{j}, v{j} = saved[{j}]")
@@ -251,8 +251,6 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
                 pattern += "a"
             elif name not in pnames:
                 j = names.index(name)
-                if kept[j] is not None and spread >> kept[j] & 1:
-                    return None
                 values.append(item(j))
                 pattern += ("s" if kept[j] is not None and (numbers | single) >> kept[j] & 1
                             else "a")
@@ -363,6 +361,14 @@ class ElementwiseNode(FusableNode):
 def _general_only(node, gdata, release, carried):
     """The ``LeanPlan.gradients`` of a node whose gradients only the general backward computes."""
     return None
+
+
+def _spread(a, shape):
+    """Array ``a`` broadcast to ``shape``, as a new flat C-contiguous array (what a lean
+    node's rule loops read of an operand the result broadcast)."""
+    out = np.empty(shape, a.dtype)
+    out[...] = a
+    return out.reshape(-1)
 
 
 def _as_lean(gdata, shape, cnp):
@@ -585,12 +591,11 @@ def lean_plan(op, flags, key, compute):
     saves, save_result = op._saves.get(flags) or op._save_plan(flags)
     names = tuple([name for _, name in saves]) + (("result",) if save_result else ())
     numbers = key >> 4 & 3
-    # (``x * x``: both gradients go to one input, by one kernel of the general backward; a
-    # rule that reads an operand broadcast from more than one value: the general backward)
-    gradients = None if key & BOTH else lean_gradients(
+    # (``x * x``: both gradients go to one input, by one kernel of the general backward)
+    gradients = _general_only if key & BOTH else lean_gradients(
         op, flags, numbers, saves, save_result, compute, key >> 7 & 3, key >> 9 & 3)
     cls = op.node_class(node_name(op, numbers))
-    return LeanPlan(cls, compute, compute.np, gradients or _general_only,
+    return LeanPlan(cls, compute, compute.np, gradients,
                     lean_keep(saves, save_result, numbers), names)
 
 
