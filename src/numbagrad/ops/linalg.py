@@ -90,8 +90,8 @@ def addmm(ctx, bias, x, y, *, beta=1, alpha=1):
     if bias.dtype is not x.dtype:
         _same_dtype(bias, x, ("self", "mat1"))
     try:
-        np.broadcast_shapes(tuple(bias.shape), out.shape)
-    except ValueError:
+        broadcast_shapes(bias._data.shape, out.shape)  # (NumPy's costs 3 us a call)
+    except RuntimeError:
         raise RuntimeError(
             f"The expanded size of the tensor ({out.shape[-1]}) must match the existing size "
             f"({bias.shape[-1]}) at non-singleton dimension 1.  Target sizes: "
