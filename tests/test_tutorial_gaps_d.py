@@ -135,3 +135,86 @@ def test_cuda_interpolate_bicubic_trilinear():
         yn.pow(2).sum().backward()
         yt.pow(2).sum().backward()
         np.testing.assert_allclose(xn.grad.cpu().numpy(), xt.grad.numpy(), rtol=1e-10)
+
+
+# ---------------------------------------------------------------- optim.LBFGS
+
+
+def _lbfgs_run(L, dtype, steps=3, **kw):
+    """LBFGS on a least-squares term plus Rosenbrock's valley: the losses ``step`` returns,
+    the parameters after, and the optimizer."""
+    rng = np.random.default_rng(0)
+    X = L.tensor(rng.normal(size=(20, 3)).astype(dtype))
+    y = L.tensor(rng.normal(size=20).astype(dtype))
+    w = L.tensor(np.array([-1.5, 2.0, 0.5], dtype=dtype), requires_grad=True)
+    b = L.tensor(np.array([0.3], dtype=dtype), requires_grad=True)
+    opt = L.optim.LBFGS([w, b], **kw)
+
+    def closure():
+        opt.zero_grad()
+        loss = ((X @ w + b - y) ** 2).mean() + (1 - w[0]) ** 2 + 10 * (w[1] - w[0] ** 2) ** 2
+        loss.backward()
+        return loss
+
+    losses = [opt.step(closure).item() for _ in range(steps)]
+    return losses, [w.detach().numpy().copy(), b.detach().numpy().copy()], opt
+
+
+LBFGS_CASES = [dict(), dict(lr=0.5, history_size=2, max_iter=7),
+               dict(line_search_fn="strong_wolfe"),
+               dict(line_search_fn="strong_wolfe", lr=0.5, history_size=3, max_iter=6),
+               dict(max_iter=4, max_eval=3, tolerance_grad=1e-3)]
+
+
+@pytest.mark.parametrize("kw", LBFGS_CASES, ids=range(len(LBFGS_CASES)))
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True")
+def test_lbfgs_matches_pytorch(kw):
+    mine, ref = _lbfgs_run(ng, "float64", **kw), _lbfgs_run(torch, "float64", **kw)
+    np.testing.assert_allclose(mine[0], ref[0], rtol=1e-10, atol=1e-12)
+    for a, b in zip(mine[1], ref[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+    state, ref_state = mine[2].state_dict()["state"][0], ref[2].state_dict()["state"][0]
+    assert state.keys() == ref_state.keys()
+    for key in ("func_evals", "n_iter"):
+        assert state[key] == ref_state[key]
+    assert len(state["old_dirs"]) == len(ref_state["old_dirs"])
+    np.testing.assert_allclose(float(state["t"]), float(ref_state["t"]), rtol=1e-9)
+    np.testing.assert_allclose(state["d"].numpy(), ref_state["d"].numpy(), rtol=1e-8, atol=1e-12)
+    assert repr(mine[2]) == repr(ref[2])
+
+
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True")
+def test_lbfgs_float32_and_resume():
+    kw = dict(line_search_fn="strong_wolfe", max_iter=4)
+    mine, ref = _lbfgs_run(ng, "float32", 1, **kw), _lbfgs_run(torch, "float32", 1, **kw)
+    np.testing.assert_allclose(mine[0], ref[0], rtol=1e-5)
+    np.testing.assert_allclose(mine[1][0], ref[1][0], rtol=1e-4, atol=1e-5)
+    # the state carries over to the next step: a fresh optimizer loaded from it goes on alike
+    saved = mine[2].state_dict()
+    w, b = (ng.tensor(p, requires_grad=True) for p in mine[1])
+    fresh = ng.optim.LBFGS([w, b], **kw)
+    fresh.load_state_dict(saved)
+    assert fresh.state[w]["n_iter"] == mine[2].state[mine[2]._params[0]]["n_iter"]
+
+
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True")
+def test_lbfgs_errors_match_pytorch():
+    def groups(L):
+        return L.optim.LBFGS([{"params": [L.ones(1, requires_grad=True)]},
+                              {"params": [L.ones(1, requires_grad=True)]}])
+
+    assert _error(lambda: groups(ng)) == _error(lambda: groups(torch))
+    for L in (ng, torch):
+        assert _error(lambda: L.optim.LBFGS([L.ones(1, requires_grad=True)], lr=-1)) == (
+            ValueError, "Invalid learning rate: -1")
+    p = ng.ones(2, requires_grad=True)
+    opt = ng.optim.LBFGS([p], line_search_fn="backtracking")
+
+    def closure():
+        opt.zero_grad()
+        loss = (p * p).sum()
+        loss.backward()
+        return loss
+
+    assert _error(lambda: opt.step(closure)) == (RuntimeError, "only 'strong_wolfe' is supported")
+    assert _error(lambda: opt.step())[0] is TypeError

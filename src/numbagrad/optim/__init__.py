@@ -7,6 +7,7 @@ from .adam import Adam  # noqa: F401
 from .adamax import Adamax  # noqa: F401
 from .adamw import AdamW  # noqa: F401
 from .asgd import ASGD  # noqa: F401
+from .lbfgs import LBFGS  # noqa: F401
 from .nadam import NAdam  # noqa: F401
 from .optimizer import Optimizer  # noqa: F401
 from .radam import RAdam  # noqa: F401
