@@ -3,6 +3,8 @@ against PyTorch."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -167,7 +169,6 @@ LBFGS_CASES = [dict(), dict(lr=0.5, history_size=2, max_iter=7),
 
 
 @pytest.mark.parametrize("kw", LBFGS_CASES, ids=range(len(LBFGS_CASES)))
-@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True")
 def test_lbfgs_matches_pytorch(kw):
     mine, ref = _lbfgs_run(ng, "float64", **kw), _lbfgs_run(torch, "float64", **kw)
     np.testing.assert_allclose(mine[0], ref[0], rtol=1e-10, atol=1e-12)
@@ -183,7 +184,6 @@ def test_lbfgs_matches_pytorch(kw):
     assert repr(mine[2]) == repr(ref[2])
 
 
-@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True")
 def test_lbfgs_float32_and_resume():
     kw = dict(line_search_fn="strong_wolfe", max_iter=4)
     mine, ref = _lbfgs_run(ng, "float32", 1, **kw), _lbfgs_run(torch, "float32", 1, **kw)
@@ -197,7 +197,6 @@ def test_lbfgs_float32_and_resume():
     assert fresh.state[w]["n_iter"] == mine[2].state[mine[2]._params[0]]["n_iter"]
 
 
-@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True")
 def test_lbfgs_errors_match_pytorch():
     def groups(L):
         return L.optim.LBFGS([{"params": [L.ones(1, requires_grad=True)]},
@@ -218,3 +217,12 @@ def test_lbfgs_errors_match_pytorch():
 
     assert _error(lambda: opt.step(closure)) == (RuntimeError, "only 'strong_wolfe' is supported")
     assert _error(lambda: opt.step())[0] is TypeError
+
+
+def test_float_of_requires_grad_tensor_warns_only_with_grad_mode_on():
+    for L in (ng, torch):
+        y = (L.ones(2, requires_grad=True) * 2).sum()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with L.no_grad():
+                assert float(y) == 4.0

@@ -21,8 +21,16 @@ def numpy_init(torch, model, seed=0):
             p.copy_(torch.from_numpy(rng.uniform(-bound, bound, tuple(p.shape)).astype(np.float32)))
 
 
-def show(name, value):
-    """Print ``name v1 v2 ...`` for a tensor, a number or a list of numbers."""
+def _flat(value):
     if hasattr(value, "detach"):
-        value = value.detach().reshape(-1).tolist()
-    print(name, *np.ravel(np.asarray(value, dtype=np.float64)).tolist())
+        return value.detach().reshape(-1).tolist()
+    if isinstance(value, np.ndarray):
+        return value.reshape(-1).tolist()
+    if isinstance(value, (list, tuple)):
+        return [v for item in value for v in _flat(item)]
+    return [value]
+
+
+def show(name, value):
+    """Print ``name v1 v2 ...`` for a tensor, a number or a (nested) list of them."""
+    print(name, *[float(v) for v in _flat(value)])

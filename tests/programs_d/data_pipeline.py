@@ -130,9 +130,10 @@ show('concat', [len(both), both[11][0].sum().item(), both.cumulative_sizes[-1]])
 
 sampler = WeightedRandomSampler(weights=[0.0, 0.0, 1.0, 1.0], num_samples=6, replacement=True)
 show('weighted', sorted(set(list(sampler))))
-show('batch_sampler', list(BatchSampler(SequentialSampler(range(7)), batch_size=3, drop_last=False)))
-show('batch_sampler_drop', list(BatchSampler(range(7), batch_size=3, drop_last=True)))
-show('random_sampler', [len(RandomSampler(range(5))), sorted(RandomSampler(range(5)))])
+show('batch_sampler', sum(list(BatchSampler(SequentialSampler(range(7)), batch_size=3, drop_last=False)), []))
+show('batch_sampler_n', len(BatchSampler(SequentialSampler(range(7)), batch_size=3, drop_last=False)))
+show('batch_sampler_drop', sum(list(BatchSampler(range(7), batch_size=3, drop_last=True)), []))
+show('random_sampler', [len(RandomSampler(range(5)))] + sorted(RandomSampler(range(5))))
 
 
 class Squares(IterableDataset):

@@ -277,7 +277,8 @@ class LBFGS(Optimizer):
                     # (not after the last iteration: in a stochastic setting the new loss
                     # would not be used)
                     with enable_grad():
-                        loss = float(closure())
+                        loss = closure()
+                    loss = float(loss)  # (under no_grad: no warning for its requires_grad)
                     flat_grad = self._gather_flat_grad()
                     opt_cond = flat_grad.abs().max() <= tolerance_grad
                     ls_func_evals = 1
