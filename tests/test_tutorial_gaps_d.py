@@ -226,3 +226,19 @@ def test_float_of_requires_grad_tensor_warns_only_with_grad_mode_on():
             warnings.simplefilter("error")
             with L.no_grad():
                 assert float(y) == 4.0
+
+
+def test_tensor_from_any_python_sequence():
+    # Tensor Puzzles builds everything from torch.tensor(range(i))
+    import collections
+
+    for data in (range(4), range(0), range(2, 9, 3), [range(2), range(2)],
+                 collections.deque([1.5, 2])):
+        mine, ref = ng.tensor(data), torch.tensor(data)
+        assert mine.tolist() == ref.tolist() and str(mine.dtype) == str(ref.dtype).replace(
+            "torch", "numbagrad")
+    assert ng.tensor(range(3), dtype=ng.float64).dtype == ng.float64
+    assert ng.as_tensor(range(3)).tolist() == [0, 1, 2]
+    assert ng.ones(2).new_tensor(range(3)).dtype == ng.float32
+    for bad in (object(), None, {1, 2}, "ab"):
+        assert _error(lambda: ng.tensor(bad)) == _error(lambda: torch.tensor(bad))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -30,7 +31,10 @@ def _infer_dtype(data, numpy_scalars=False) -> D.dtype:
         return D.default_int
     if isinstance(data, numbers.Real):
         return D.default_float
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    # any Python sequence: a list, a tuple, a range, a deque
+    if isinstance(data, (list, tuple, range, Sequence)):
         kinds = [_infer_dtype(d, numpy_scalars) for d in data]
         if not kinds:
             return D.default_float
@@ -38,7 +42,7 @@ def _infer_dtype(data, numpy_scalars=False) -> D.dtype:
         for k in kinds[1:]:
             best = D.promote(best, k)
         return best
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 def _finish(data, requires_grad: bool, dev=None) -> Tensor:
