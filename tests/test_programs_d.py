@@ -2,7 +2,7 @@
 PyTorch and compared as in test_programs_b: a CIFAR-style CNN with BatchNorm, a small ResNet,
 a convolutional autoencoder, seq2seq with attention, a packed-LSTM classifier, word2vec with
 negative sampling, a custom data pipeline, fine-tuning with frozen layers, neural style
-transfer with LBFGS, and Tensor Puzzles."""
+transfer with LBFGS, Tensor Puzzles, and SWA/EMA weight averaging."""
 
 import os
 import sys
@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 
 HERE = os.path.join(os.path.dirname(__file__), "programs_d")
 PROGRAMS = ["cifar_cnn", "resnet", "autoencoder", "seq2seq_attention", "lstm_classifier",
-            "word2vec", "data_pipeline", "finetune", "style_transfer", "tensor_puzzles"]
+            "word2vec", "data_pipeline", "finetune", "style_transfer", "tensor_puzzles", "swa_ema"]
 
 
 def _run_fresh(name, backend):

@@ -242,3 +242,89 @@ def test_tensor_from_any_python_sequence():
     assert ng.ones(2).new_tensor(range(3)).dtype == ng.float32
     for bad in (object(), None, {1, 2}, "ab"):
         assert _error(lambda: ng.tensor(bad)) == _error(lambda: torch.tensor(bad))
+
+
+# ---------------------------------------------------------------- optim.swa_utils
+
+
+def _swa_run(L, dtype, **kw):
+    """An AveragedModel over 4 perturbed copies of a small BatchNorm net: its state, and its
+    BatchNorm statistics after update_bn."""
+    rng = np.random.default_rng(1)
+    net = L.nn.Sequential(L.nn.Linear(3, 4), L.nn.BatchNorm1d(4), L.nn.Linear(4, 2)).to(
+        getattr(L, dtype))
+    with L.no_grad():
+        for p in net.parameters():
+            p.copy_(L.tensor(rng.normal(size=tuple(p.shape)).astype(dtype)))
+    avg = L.optim.swa_utils.AveragedModel(net, **kw)
+    x = L.tensor(rng.normal(size=(6, 3)).astype(dtype))
+    for step in range(4):
+        with L.no_grad():
+            for p in net.parameters():
+                p.add_(L.tensor(rng.normal(size=tuple(p.shape)).astype(dtype)))
+        net.train()
+        net(x * (step + 1))  # the buffers move too
+        avg.update_parameters(net)
+    state = {k: v.double().numpy() for k, v in avg.state_dict().items()}
+    loader = [(x[:3], None), (x[3:], None)]
+    L.optim.swa_utils.update_bn(loader, avg)
+    return state, avg.module[1].running_var.double().numpy(), avg.module[1].momentum
+
+
+SWA_CASES = {
+    "swa": lambda L: {},
+    "swa_buffers": lambda L: dict(use_buffers=True),
+    "ema_multi": lambda L: dict(multi_avg_fn=L.optim.swa_utils.get_ema_multi_avg_fn(0.8),
+                                use_buffers=True),
+    "ema_fn": lambda L: dict(avg_fn=L.optim.swa_utils.get_ema_avg_fn(0.7)),
+    "swa_multi": lambda L: dict(multi_avg_fn=L.optim.swa_utils.get_swa_multi_avg_fn()),
+    "swa_fn": lambda L: dict(avg_fn=L.optim.swa_utils.get_swa_avg_fn()),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("case", list(SWA_CASES))
+def test_averaged_model_matches_pytorch(case, dtype):
+    mine = _swa_run(ng, dtype, **SWA_CASES[case](ng))
+    ref = _swa_run(torch, dtype, **SWA_CASES[case](torch))
+    assert mine[0].keys() == ref[0].keys()
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for k in ref[0]:
+        np.testing.assert_allclose(mine[0][k], ref[0][k], rtol=tol, atol=tol, err_msg=k)
+    np.testing.assert_allclose(mine[1], ref[1], rtol=tol, atol=tol)
+    assert mine[2] == ref[2] == 0.1
+
+
+@pytest.mark.parametrize("kw", [dict(swa_lr=0.05), dict(swa_lr=[0.05, 0.2], anneal_epochs=3),
+                                dict(swa_lr=0.01, anneal_epochs=0, anneal_strategy="linear"),
+                                dict(swa_lr=0.3, anneal_epochs=4, anneal_strategy="linear")])
+def test_swalr_matches_pytorch(kw):
+    lrs = []
+    for L in (ng, torch):
+        p, q = L.ones(2, requires_grad=True), L.ones(1, requires_grad=True)
+        opt = L.optim.SGD([{"params": [p]}, {"params": [q], "lr": 0.5}], lr=1.0)
+        sched = L.optim.swa_utils.SWALR(opt, **kw)
+        out = [sched.get_last_lr()]
+        for _ in range(6):
+            opt.step()
+            sched.step()
+            out.append(sched.get_last_lr())
+        state = sched.state_dict()
+        assert "anneal_func" not in state and "optimizer" not in state
+        lrs.append(out)
+    np.testing.assert_allclose(lrs[0], lrs[1], rtol=1e-12)
+
+
+def test_swa_utils_errors_match_pytorch():
+    def cases(L):
+        opt = L.optim.SGD([L.ones(1, requires_grad=True)], lr=1.0)
+        u = L.optim.swa_utils
+        return [lambda: u.get_ema_avg_fn(1.5), lambda: u.get_ema_multi_avg_fn(-0.1),
+                lambda: u.SWALR(opt, 0.1, anneal_strategy="exp"),
+                lambda: u.SWALR(opt, 0.1, anneal_epochs=-1),
+                lambda: u.SWALR(opt, [0.1, 0.2]),
+                lambda: u.AveragedModel(L.nn.Linear(1, 1), avg_fn=u.get_swa_avg_fn(),
+                                        multi_avg_fn=u.get_swa_multi_avg_fn())]
+
+    for mine, ref in zip(cases(ng), cases(torch)):
+        assert _error(mine) == _error(ref)

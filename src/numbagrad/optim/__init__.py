@@ -1,6 +1,7 @@
 """Optimizers and learning-rate schedulers with PyTorch's update rules, state and names."""
 
 from . import lr_scheduler  # noqa: F401
+from . import swa_utils  # noqa: F401
 from .adadelta import Adadelta  # noqa: F401
 from .adagrad import Adagrad  # noqa: F401
 from .adam import Adam  # noqa: F401
