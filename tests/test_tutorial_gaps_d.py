@@ -328,3 +328,70 @@ def test_swa_utils_errors_match_pytorch():
 
     for mine, ref in zip(cases(ng), cases(torch)):
         assert _error(mine) == _error(ref)
+
+
+# ---------------------------------------------------------------- testing.assert_close
+
+
+def _assert_close_cases(L):
+    T, t = L.testing.assert_close, L.tensor
+    return [
+        lambda: T(t([1., 2., 3.]), t([1., 2.1, 3.])),
+        lambda: T(t([1., 2., 3.], dtype=L.float64), t([1., 2., 3.])),
+        lambda: T(t([1, 2]), t([1, 3])),
+        lambda: T(L.ones(2, 3), L.ones(3, 2)),
+        lambda: T(1.0, 1.1), lambda: T(1, 2), lambda: T(1.0, 1),
+        lambda: T(1.0, 1, check_dtype=False),
+        lambda: T([L.ones(2), L.zeros(2)], [L.ones(2), L.ones(2)]),
+        lambda: T({"a": L.ones(2)}, {"a": L.zeros(2)}),
+        lambda: T({"a": 1}, {"b": 1, "a": 1}),
+        lambda: T(t([float("nan")]), t([float("nan")])),
+        lambda: T(t([float("nan")]), t([float("nan")]), equal_nan=True),
+        lambda: T(t([True, False]), t([True, True])),
+        lambda: T(np.ones(2), np.ones(2) * 2),
+        lambda: T(L.ones(2, 2), t([[1., 1.], [1., 1.5]]), msg="custom"),
+        lambda: T(L.ones(2, 2), t([[1., 1.], [1., 1.5]]), msg=lambda m: "H\n" + m),
+        lambda: T(t([1.]), t([1.]), rtol=1e-3), lambda: T(t([1.]), t([1.]), atol=1e-3),
+        lambda: T([1, 2], [1, 2, 3]),
+        lambda: T(t(1.), t(2.)), lambda: T(t(float("nan")), t(float("nan"))),
+        lambda: T(t([1., 2.]), t([1., 2. + 1e-6])),
+        lambda: T(t([[1., 2.], [3., 4.]]), t([[1., 2.], [3., 5.]])),
+        lambda: T(t([0.]), t([1e-6])), lambda: T(t([0.]), t([1.]), atol=0, rtol=0),
+        lambda: T(L.ones(2, requires_grad=True), L.ones(2)),
+        lambda: T("a", "a"), lambda: T(None, None), lambda: T(None, 1),
+        lambda: T(True, False), lambda: T(True, 1),
+        lambda: T(L.ones(2), L.ones(2) * 1.1, check_dtype=False, rtol=0.2, atol=0),
+        lambda: T(t([1, 2], dtype=L.int32), t([1, 2])),
+        lambda: T(t([1, 2], dtype=L.int32), t([1, 3]), check_dtype=False),
+        lambda: T(L.ones(3, 4).t(), L.ones(4, 3), check_stride=True),
+        lambda: T((t([1.]), {"x": [t([2.]), 3]}), (t([1.]), {"x": [t([2.]), 4]})),
+        lambda: T(np.float32(1.0), 1.0), lambda: T(np.int64(3), 3),
+        lambda: T(t([0., 1.]), t([1., 0.])),
+        lambda: T(t([[1, 2], [3, 4]], dtype=L.uint8), t([[1, 2], [3, 9]], dtype=L.uint8)),
+        lambda: T(t([1.5, 2.5], dtype=L.float64), t([1.5, 2.5000001], dtype=L.float64)),
+    ]
+
+
+def _outcome(fn):
+    try:
+        fn()
+    except Exception as e:  # (the class of a tensor prints with its own module)
+        text = str(e).replace("numbagrad._tensor.Tensor", "torch.Tensor")
+        return type(e), text.replace("numbagrad.", "torch.")
+    return None
+
+
+@pytest.mark.parametrize("k", range(len(_assert_close_cases(ng))))
+def test_assert_close_matches_pytorch(k):
+    assert _outcome(_assert_close_cases(ng)[k]) == _outcome(_assert_close_cases(torch)[k])
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not ng.cuda.is_available(), reason="no CUDA device or simulator")
+def test_assert_close_devices():
+    x = ng.ones(3, device="cuda")
+    assert _outcome(lambda: ng.testing.assert_close(x, ng.ones(3))) == (
+        AssertionError, "The values for attribute 'device' do not match: cuda:0 != cpu.")
+    ng.testing.assert_close(x, ng.ones(3), check_device=False)
+    assert _outcome(lambda: ng.testing.assert_close(x, ng.zeros(3, device="cuda")))[1].startswith(
+        "Tensor-likes are not close!\n\nMismatched elements: 3 / 3 (100.0%)")
