@@ -2,7 +2,8 @@
 PyTorch and compared as in test_programs_b: a CIFAR-style CNN with BatchNorm, a small ResNet,
 a convolutional autoencoder, seq2seq with attention, a packed-LSTM classifier, word2vec with
 negative sampling, a custom data pipeline, fine-tuning with frozen layers, neural style
-transfer with LBFGS, Tensor Puzzles, and SWA/EMA weight averaging."""
+transfer with LBFGS, Tensor Puzzles, SWA/EMA weight averaging, and
+per-sample gradients and Jacobians with torch.func."""
 
 import os
 import sys
@@ -15,7 +16,8 @@ torch = pytest.importorskip("torch")
 
 HERE = os.path.join(os.path.dirname(__file__), "programs_d")
 PROGRAMS = ["cifar_cnn", "resnet", "autoencoder", "seq2seq_attention", "lstm_classifier",
-            "word2vec", "data_pipeline", "finetune", "style_transfer", "tensor_puzzles", "swa_ema"]
+            "word2vec", "data_pipeline", "finetune", "style_transfer", "tensor_puzzles", "swa_ema",
+            "per_sample_grads"]
 
 
 def _run_fresh(name, backend):
@@ -27,6 +29,8 @@ def _run_fresh(name, backend):
         sys.modules.pop("_common", None)
 
 
+# (PyTorch's torch.func scripts a helper when first used, and warns that scripting is deprecated)
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_matches_torch(name):
     _assert_matches(_run_fresh(name, "numbagrad"), _run_fresh(name, "torch"))
