@@ -2,8 +2,8 @@
 PyTorch and compared as in test_programs_b: a CIFAR-style CNN with BatchNorm, a small ResNet,
 a convolutional autoencoder, seq2seq with attention, a packed-LSTM classifier, word2vec with
 negative sampling, a custom data pipeline, fine-tuning with frozen layers, neural style
-transfer with LBFGS, Tensor Puzzles, SWA/EMA weight averaging, and
-per-sample gradients and Jacobians with torch.func."""
+transfer with LBFGS, Tensor Puzzles, SWA/EMA weight averaging,
+per-sample gradients and Jacobians with torch.func, and activation checkpointing."""
 
 import os
 import sys
@@ -17,7 +17,7 @@ torch = pytest.importorskip("torch")
 HERE = os.path.join(os.path.dirname(__file__), "programs_d")
 PROGRAMS = ["cifar_cnn", "resnet", "autoencoder", "seq2seq_attention", "lstm_classifier",
             "word2vec", "data_pipeline", "finetune", "style_transfer", "tensor_puzzles", "swa_ema",
-            "per_sample_grads"]
+            "per_sample_grads", "checkpointing"]
 
 
 def _run_fresh(name, backend):

@@ -395,3 +395,80 @@ def test_assert_close_devices():
     ng.testing.assert_close(x, ng.ones(3), check_device=False)
     assert _outcome(lambda: ng.testing.assert_close(x, ng.zeros(3, device="cuda")))[1].startswith(
         "Tensor-likes are not close!\n\nMismatched elements: 3 / 3 (100.0%)")
+
+
+# ---------------------------------------------------------------- utils.checkpoint
+
+
+def _checkpoint_run(L, dtype, use_reentrant, sequential=False):
+    rng = np.random.default_rng(0)
+    net = L.nn.Sequential(L.nn.Linear(4, 5), L.nn.Tanh(), L.nn.Linear(5, 5), L.nn.GELU(),
+                          L.nn.Linear(5, 3)).to(getattr(L, dtype))
+    with L.no_grad():
+        for p in net.parameters():
+            p.copy_(L.tensor(rng.normal(size=tuple(p.shape)).astype(dtype)))
+    x = L.tensor(rng.normal(size=(2, 4)).astype(dtype), requires_grad=True)
+    if sequential:
+        out = L.utils.checkpoint.checkpoint_sequential(net, 2, x, use_reentrant=use_reentrant)
+    else:
+        def block(x, scale):
+            return net(x) * scale, x.sum()
+
+        out, s = L.utils.checkpoint.checkpoint(block, x, 2.0, use_reentrant=use_reentrant)
+        out = out + s
+    (out ** 2).sum().backward()
+    return (out.grad_fn.name(), out.detach().numpy(), x.grad.numpy(),
+            [p.grad.numpy() for p in net.parameters()])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("use_reentrant", [True, False])
+@pytest.mark.parametrize("sequential", [False, True])
+def test_checkpoint_matches_pytorch(use_reentrant, dtype, sequential):
+    mine = _checkpoint_run(ng, dtype, use_reentrant, sequential)
+    ref = _checkpoint_run(torch, dtype, use_reentrant, sequential)
+    assert mine[0] == ref[0]
+    tol = 1e-12 if dtype == "float64" else 1e-5
+    for a, b in zip(mine[1:3] + tuple(mine[3]), ref[1:3] + tuple(ref[3])):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_checkpoint_recomputes_the_same_dropout():
+    """The recomputation draws the forward's random numbers (preserve_rng_state): gradients
+    as without checkpointing."""
+    grads = []
+    for use_checkpoint in (False, True):
+        ng.manual_seed(0)
+        w = ng.ones(50, requires_grad=True)
+
+        def f(x):
+            return ng.nn.functional.dropout(x * w, 0.5)
+
+        x = ng.arange(50.0)
+        y = ng.utils.checkpoint.checkpoint(f, x.requires_grad_(), use_reentrant=True) \
+            if use_checkpoint else f(x)
+        ng.rand(3)  # a draw between the forward and the backward
+        y.sum().backward()
+        grads.append(w.grad.numpy().copy())
+    np.testing.assert_array_equal(grads[0], grads[1])
+    assert 5 < (grads[1] == 0).sum() < 45
+
+
+def test_checkpoint_warnings_and_errors_match_pytorch():
+    for L in (ng, torch):
+        x = L.ones(2, requires_grad=True)
+        with pytest.warns(UserWarning, match="use_reentrant parameter should be passed"):
+            L.utils.checkpoint.checkpoint(lambda t: t * 2, x)
+        with pytest.warns(UserWarning, match="None of the inputs have requires_grad=True"):
+            L.utils.checkpoint.checkpoint(lambda t: t * 2, L.ones(2), use_reentrant=True)
+    for call in (lambda L: L.utils.checkpoint.checkpoint(lambda t: t, L.ones(1), use_reentrant=True,
+                                                         extra=1),
+                 lambda L: L.utils.checkpoint.checkpoint(lambda t: t, L.ones(1), use_reentrant=True,
+                                                         debug=True),
+                 lambda L: L.utils.checkpoint.checkpoint_sequential([lambda t: t], 1, L.ones(1),
+                                                                    use_reentrant=True, extra=1)):
+        assert _error(lambda: call(ng)) == _error(lambda: call(torch))
+    # the function's own keyword arguments go through without reentrance
+    y = ng.utils.checkpoint.checkpoint(lambda t, k: t * k, ng.ones(2, requires_grad=True),
+                                       k=3.0, use_reentrant=False)
+    assert y.tolist() == [3.0, 3.0] and y.grad_fn.name() == "MulBackward0"
