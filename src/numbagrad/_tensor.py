@@ -605,7 +605,8 @@ class Tensor:
         return bool(self._host().reshape(-1)[0])
 
     def __float__(self) -> float:
-        if self.requires_grad:
+        # (PyTorch warns only where grad mode is on: not inside LBFGS's no_grad step)
+        if self.requires_grad and _grad_state.enabled:
             warn_once("float", "Converting a tensor with requires_grad=True to a scalar may lead "
                       "to unexpected behavior.\nConsider using tensor.detach() first.")
         return float(self._scalar())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -30,7 +31,10 @@ def _infer_dtype(data, numpy_scalars=False) -> D.dtype:
         return D.default_int
     if isinstance(data, numbers.Real):
         return D.default_float
-    if isinstance(data, (list, tuple)):
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    # any Python sequence: a list, a tuple, a range, a deque
+    if isinstance(data, (list, tuple, range, Sequence)):
         kinds = [_infer_dtype(d, numpy_scalars) for d in data]
         if not kinds:
             return D.default_float
@@ -38,7 +42,7 @@ def _infer_dtype(data, numpy_scalars=False) -> D.dtype:
         for k in kinds[1:]:
             best = D.promote(best, k)
         return best
-    raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+    raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 def _finish(data, requires_grad: bool, dev=None) -> Tensor:
@@ -162,6 +166,18 @@ def _shape(size, name) -> tuple:
     return shape
 
 
+def _size_arg(args, size, name) -> tuple:
+    """The shape of ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
+    if size is None:
+        return _shape(args, name)
+    if args:
+        raise TypeError(f"{name}() got multiple values for argument 'size'")
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"{name}(): argument 'size' must be tuple of ints, "
+                        f"not {type(size).__name__}")
+    return _shape((size,), name)
+
+
 def _dt(dtype, default=None) -> D.dtype:
     return D.as_dtype(dtype) if dtype is not None else (default or D.default_float)
 
@@ -181,19 +197,19 @@ def _filled(shape, value, np_dtype, requires_grad, dev) -> Tensor:
     return _finish(data, requires_grad, dev)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
-    return _filled(_shape(size, "zeros"), 0, _dt(dtype).np, requires_grad, device)
+    return _filled(_size_arg(args, size, "zeros"), 0, _dt(dtype).np, requires_grad, device)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
-    return _filled(_shape(size, "ones"), 1, _dt(dtype).np, requires_grad, device)
+    return _filled(_size_arg(args, size, "ones"), 1, _dt(dtype).np, requires_grad, device)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
-    return _filled(_shape(size, "empty"), None, _dt(dtype).np, requires_grad, device)
+    return _filled(_size_arg(args, size, "empty"), None, _dt(dtype).np, requires_grad, device)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -294,18 +310,20 @@ def _random_float(dt, kernel, shape=None):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def rand(*args, size=None, generator=None, dtype=None, device=None,
+         requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype)
     _random_float(dt, "check_uniform_bounds")
-    data = _rng(generator).random(_shape(size, "rand"), dtype=np.float64).astype(dt.np)
+    data = _rng(generator).random(_size_arg(args, size, "rand"), dtype=np.float64).astype(dt.np)
     return _finish(data, requires_grad, device)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def randn(*args, size=None, generator=None, dtype=None, device=None,
+          requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype)
-    shape = _shape(size, "randn")
+    shape = _size_arg(args, size, "randn")
     _random_float(dt, "normal_kernel_cpu", shape)
     data = _rng(generator).standard_normal(shape).astype(dt.np)
     return _finish(data, requires_grad, device)

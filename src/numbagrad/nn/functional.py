@@ -1308,8 +1308,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check: int, num
     return (out if batched else out.squeeze(1)), None
 
 
-# implemented: mode -> the input's ndim it needs (any of 3, 4 for nearest)
-_INTERPOLATE_MODES = {"nearest": None, "linear": 3, "bilinear": 4}
+# mode -> the input ndims it takes
+_INTERPOLATE_MODES = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5),
+                      "linear": (3,), "bilinear": (4,), "bicubic": (4,), "trilinear": (5,)}
 _TORCH_INTERPOLATE_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "lanczos",
                             "area", "nearest-exact")
 
@@ -1317,55 +1318,76 @@ _TORCH_INTERPOLATE_MODES = ("nearest", "linear", "bilinear", "bicubic", "triline
 def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Tensor:
-    """Resize the spatial dims of a 3-d (N, C, L) or 4-d (N, C, H, W) ``input`` to ``size``
-    or by ``scale_factor``. ``nearest`` gathers the input's elements by index (its node is
-    CloneBackward0 or IndexBackward0, not PyTorch's UpsampleNearest2DBackward0); ``linear``
-    and ``bilinear`` multiply by fixed interpolation matrices along each dim
-    (UnsafeViewBackward0, not UpsampleLinear1DBackward0 / UpsampleBilinear2DBackward0)."""
-    spatial = input.ndim - 2
-    if input.ndim not in (3, 4, 5) or mode not in _TORCH_INTERPOLATE_MODES:
-        raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
-            "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
-            f"nearest-exact (got {mode})")
-    if mode not in _INTERPOLATE_MODES or input.ndim == 5 or antialias:
-        raise NotImplementedError(f"interpolate mode {mode!r} on a {input.ndim}-d input"
-                                  f"{' with antialias' if antialias else ''} is not "
-                                  "implemented in numbagrad")
-    if mode == "nearest":
+    """Resize the spatial dims of a 3-d (N, C, L), 4-d (N, C, H, W) or 5-d (N, C, D, H, W)
+    ``input`` to ``size`` or by ``scale_factor``. ``nearest`` and ``nearest-exact`` gather the
+    input's elements by index (their node is CloneBackward0 or IndexBackward0, not PyTorch's
+    UpsampleNearest2DBackward0); ``linear``, ``bilinear``, ``trilinear`` and ``bicubic``
+    multiply by fixed interpolation matrices along each dim, as all of them are separable
+    (UnsafeViewBackward0, not UpsampleBilinear2DBackward0); ``area`` is
+    ``adaptive_avg_pool``."""
+    # (PyTorch's order of checks: align_corners, the sizes, antialias, then the mode)
+    if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating "
                              "modes: linear | bilinear | bicubic | trilinear")
     else:
         align_corners = bool(align_corners)
-        needs = _INTERPOLATE_MODES[mode]
-        if input.ndim != needs:
-            raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
-                                      f"{needs}D input")
+    spatial = input.ndim - 2
     in_sizes = list(input.shape[2:])
     if size is not None and scale_factor is not None:
         raise ValueError("only one of size or scale_factor should be defined")
     if size is not None:
         sizes = _per_dim(size, spatial, in_sizes, "output size of", "o")
         out_sizes, scales = [int(s) for s in sizes], [None] * spatial
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     elif scale_factor is not None:
         scales = [float(s) for s in _per_dim(scale_factor, spatial, in_sizes,
                                              "scale_factor of shape", "s")]
         out_sizes = [math.floor(n * s) for n, s in zip(in_sizes, scales)]
-        if recompute_scale_factor:
+        if recompute_scale_factor or mode == "area":
             scales = [None] * spatial
     else:
         raise ValueError("either size or scale_factor should be defined")
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.ndim == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if mode == "lanczos" and input.ndim == 4:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
+    wanted = _INTERPOLATE_MODES.get(mode, ())
+    if input.ndim not in wanted and not (mode == "lanczos" and input.ndim == 4):
+        if mode in ("linear", "bilinear", "trilinear") and input.ndim in (3, 4, 5):
+            raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
+                                      f"{wanted[0]}D input")
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
+            "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
+            f"nearest-exact (got {mode})")
+    if antialias:
+        raise NotImplementedError(f"interpolate mode {mode!r} with antialias is not "
+                                  "implemented in numbagrad")
+    if mode == "area":
+        return _F.FUNCTIONAL[f"adaptive_avg_pool{spatial}d"](input, out_sizes)
     out = input
     for k, (n, m, s) in enumerate(zip(in_sizes, out_sizes, scales)):
         d = 2 + k
-        if mode == "nearest":
-            out = out[(slice(None),) * d + (_nearest_index(n, m, s),)]
+        if mode in ("nearest", "nearest-exact"):
+            index = _nearest_index(n, m, s, mode == "nearest-exact", spatial == 2)
+            out = out[(slice(None),) * d + (index,)]
+            continue
+        weights = (_cubic_weights if mode == "bicubic" else _linear_weights)(n, m, s,
+                                                                             align_corners)
+        w = factory.tensor(weights, dtype=input.dtype, device=input.device)
+        # the weights (out, in) applied along dim d
+        if d == input.ndim - 1:
+            out = out @ w.t()
+        elif d == input.ndim - 2:
+            out = w @ out
         else:
-            w = factory.tensor(_linear_weights(n, m, s, align_corners), dtype=input.dtype,
-                               device=input.device)
-            # the weights (out, in) applied along dim d, the last or the one before it
-            out = out @ w.t() if d == input.ndim - 1 else w @ out
+            out = (out.movedim(d, -1) @ w.t()).movedim(-1, d)
     return out.contiguous()  # (a gather's result is not laid out row-major; PyTorch's is)
 
 
@@ -1383,15 +1405,19 @@ def _per_dim(value, spatial: int, in_sizes: list, what: str, letter: str) -> lis
     return list(value)
 
 
-def _nearest_index(n: int, m: int, scale) -> np.ndarray:
+def _nearest_index(n: int, m: int, scale, exact: bool, shortcut: bool) -> np.ndarray:
     """The input position each of ``m`` outputs reads in PyTorch's ``nearest`` (its float32
-    arithmetic, so the same rounding)."""
-    if m == n:
+    arithmetic, so the same rounding), or ``nearest-exact`` (output centres: ``dst + 0.5``).
+    With ``shortcut`` (PyTorch's 2-d nearest kernel), ``m == n`` and ``m == 2 * n`` read
+    ``dst`` and ``dst // 2`` whatever the scale given; the other kernels use the scale."""
+    if shortcut and not exact and m == n:
         return np.arange(m)
-    if m == 2 * n:
+    if shortcut and not exact and m == 2 * n:
         return np.arange(m) >> 1
     step = np.float32(1.0 / scale if scale is not None and scale > 0 else n / m)
-    pos = np.floor(np.arange(m, dtype=np.float32) * step).astype(np.int64)
+    dst = np.arange(m, dtype=np.float32)
+    pos = (np.floor(((dst + 0.5) * np.float64(step)).astype(np.float32)) if exact
+           else np.floor(dst * step)).astype(np.int64)
     return np.minimum(pos, n - 1)
 
 
@@ -1411,6 +1437,32 @@ def _linear_weights(n: int, m: int, scale, align_corners: bool) -> np.ndarray:
     w = np.zeros((m, n))
     np.add.at(w, (np.arange(m), i0), 1.0 - frac)
     np.add.at(w, (np.arange(m), i1), frac)
+    return w
+
+
+def _cubic_weights(n: int, m: int, scale, align_corners: bool) -> np.ndarray:
+    """The (m, n) matrix of PyTorch's bicubic interpolation along one dim: Keys' cubic
+    convolution (A = -0.75) over the 4 input points around each source position, which is
+    not clamped at 0; points past the edges read the edge."""
+    dst = np.arange(m, dtype=np.float64)
+    if align_corners:
+        src = dst * ((n - 1) / (m - 1) if m > 1 else 0.0)
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else n / m
+        src = step * (dst + 0.5) - 0.5
+    i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
+    t = np.clip(src - i0, 0.0, 1.0)
+    A = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((A + 2) * x - (A + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+
+    w = np.zeros((m, n))
+    for j, c in enumerate((far(t + 1), near(t), near(1 - t), far(2 - t))):
+        np.add.at(w, (np.arange(m), np.clip(i0 - 1 + j, 0, n - 1)), c)
     return w
 
 

@@ -1,5 +1,5 @@
-"""``numbagrad.utils``: PyTorch's ``torch.utils`` namespace (``data``)."""
+"""``numbagrad.utils``: PyTorch's ``torch.utils`` namespace (``data``, ``checkpoint``)."""
 
-from . import data
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]
