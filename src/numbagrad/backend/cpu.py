@@ -987,6 +987,10 @@ def run_reduce(kernel, a: np.ndarray, dims: tuple, out_dtype, params=()):
             part = np.empty(-(-a.size // 16384), dtype=out_dtype)
             get_reduce_kernel(kernels_reduce.sum_all_par, a.dtype)(rows, out, part)
             return out.reshape(())
+    elif k and a.flags.c_contiguous and min(dims) == a.ndim - k:
+        # trailing dims of a contiguous array (``x.max(1)`` of a matrix): its rows as they are
+        kept = a.shape[:a.ndim - k]
+        rows = a.reshape(math.prod(kept), math.prod(a.shape[a.ndim - k:]))
     else:
         rows, kept = as_rows(a, dims)
     out = np.empty(rows.shape[0], out_dtype)
