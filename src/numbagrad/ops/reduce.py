@@ -13,7 +13,7 @@ from .. import backend
 from .. import dtypes as D
 from .._tensor import PLAIN_SUBCLASSES, LazyTensor, Size, Tensor, _wrap_dim
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.grad_mode import is_grad_enabled, no_grad
+from ..autograd.grad_mode import backward_fusion, is_grad_enabled, no_grad
 from ..autograd.graph import _wrap, grad_accumulator
 from ..backend import cpu
 from ..backend import kernels_gpu as KG
@@ -66,15 +66,24 @@ def _finish(out, shape, dims, keepdim):
     return out.reshape(_keep_shape(shape, dims)) if keepdim else out
 
 
-def unreduce(grad, ctx):
-    """Broadcast a reduction's gradient back over the reduced dims (the inverse movement)."""
+def unreduce(grad, ctx, dense=False):
+    """Broadcast a reduction's gradient back over the reduced dims (the inverse movement).
+
+    ``dense``: the caller computes on the result and gives back only what it computes, so
+    where nothing records it a small result may be a new contiguous array: the ops on it
+    then take the fast path (an expanded view sends each to the general path's strided
+    loops). Without it the result is expand's view, as PyTorch's gradient is."""
     if not _grad_state.enabled and grad._lazy is None and type(grad._data) is np.ndarray:
-        # nothing records it: expand's view, made on the array (a reshape and an expand
-        # call cost 6 us of a small backward)
+        # nothing records it: made on the array (a reshape and an expand call cost 6 us of
+        # a small backward)
         g = grad._data
         shape = tuple(ctx.shape)
         if not ctx.keepdim and len(ctx.dims) < len(shape):
             g = g.reshape(_keep_shape(shape, ctx.dims))
+        if dense and math.prod(shape) < backward_fusion.min_items:
+            out = np.empty(shape, g.dtype)
+            out[...] = g
+            return _wrap(Tensor, out)
         return _wrap(Tensor, _expanded(g, shape))
     if not ctx.keepdim and len(ctx.dims) < len(ctx.shape):
         if _grad_state.enabled:  # recorded: PyTorch's unsqueeze_multiple (UnsqueezeBackward0)
@@ -408,7 +417,7 @@ def nansum(ctx, x, dim=None, keepdim=False, dtype=None):
 @nansum.defvjp
 def nansum_vjp(ctx, grad):
     x = ctx["x"]
-    return unreduce(grad, ctx) * (x == x)
+    return unreduce(grad, ctx, dense=True) * (x == x)
 
 
 @public("function method")
@@ -449,7 +458,7 @@ mean.defjvp(linear(mean))
 @mean.defvjp
 def mean_vjp(ctx, grad):
     if _grad_state.enabled:  # recorded: PyTorch's order (DivBackward1 on top)
-        return div_scalar(unreduce(grad, ctx), ctx.n)
+        return div_scalar(unreduce(grad, ctx, dense=True), ctx.n)
     # divide before expanding: one small division, not one per element
     return unreduce(grad / ctx.n, ctx)
 
@@ -476,14 +485,14 @@ def prod_vjp(ctx, grad):
         zeros = x == 0
         has_zero = bool(zeros.any())
     if not has_zero:
-        return unreduce(grad, ctx) * (unreduce(result, ctx) / x)
+        return unreduce(grad, ctx, dense=True) * (unreduce(result, ctx, dense=True) / x)
     if all(x.shape[d] == 1 for d in ctx.dims):
         return unreduce(grad, ctx)  # (PyTorch's prod_safe_zeros_backward over a dim of 1)
     # a whole product with two zeros or more has gradient 0 everywhere, NaN and inf elements
     # notwithstanding (PyTorch's rule for prod(); prod(dim), and create_graph, multiply the
     # other elements out as below)
     if _grad_state.enabled:  # create_graph: the products of the others as a function of x
-        g = unreduce(grad, ctx) * _prod_others(x, ctx.dims)
+        g = unreduce(grad, ctx, dense=True) * _prod_others(x, ctx.dims)
         # (PyTorch's rule for a whole product ends in a view_as(input): ViewBackward0)
         return g if ctx.dim_arg is not None else M.view(g, tuple(x.shape))
     if ctx.dim_arg is None and int(zeros.sum()) >= 2:
@@ -497,7 +506,7 @@ def prod_vjp(ctx, grad):
     others = be.moveaxis(others.reshape(moved_shape), range(len(keep)), keep) if keep else (
         others.reshape(x.shape)
     )
-    return unreduce(grad, ctx) * Tensor._make(be.ascontiguousarray(others))
+    return unreduce(grad, ctx, dense=True) * Tensor._make(be.ascontiguousarray(others))
 
 
 def _prod_others(x, dims):
@@ -534,7 +543,7 @@ def _even_backward(grad, ctx, x, result):
     # one count, one fused multiply (not four full-size float passes). A slice whose result
     # is NaN matches nowhere (NaN != NaN): its count is 0 and PyTorch's ``share * mask``
     # makes the whole slice NaN (inf * 0), which a select by the mask would not
-    mask = x == unreduce(result, ctx)
+    mask = x == unreduce(result, ctx, dense=True)
     count = mask.sum(dim=ctx.dims, keepdim=True)
     share = (grad if ctx.keepdim else grad.reshape(_keep_shape(ctx.shape, ctx.dims))) / count
     return share.expand(ctx.shape) * mask
@@ -803,7 +812,7 @@ def var_vjp(ctx, grad):
         # (the scale goes on the small gradient first, as in PyTorch: one full pass less)
         return grad * (2.0 / dof) * (x - x.mean())
     scale = 2.0 / dof if dof else math.inf  # (C++'s 2.0 / 0.0)
-    return unreduce(grad * scale, ctx) * (x - x.mean(dim=ctx.dims, keepdim=True))
+    return unreduce(grad * scale, ctx, dense=True) * (x - x.mean(dim=ctx.dims, keepdim=True))
 
 
 @composite("std")
@@ -855,7 +864,7 @@ def var_mean_op(ctx, x, dim=None, correction=1, keepdim=False):
 @var_mean_op.defvjp
 def var_mean_vjp(ctx, grads):
     gv, gm = grads
-    return var_vjp(ctx, gv) + unreduce(gm / ctx.n, ctx)
+    return var_vjp(ctx, gv) + unreduce(gm / ctx.n, ctx, dense=True)
 
 
 @composite("std_mean")
@@ -867,7 +876,7 @@ def std_mean_op(ctx, x, dim=None, correction=1, keepdim=False):
 @std_mean_op.defvjp
 def std_mean_vjp(ctx, grads):
     gs, gm = grads
-    return std_vjp(ctx, gs) + unreduce(gm / ctx.n, ctx)
+    return std_vjp(ctx, gs) + unreduce(gm / ctx.n, ctx, dense=True)
 
 
 @public("function")
@@ -913,8 +922,8 @@ def norm_vjp(ctx, grad):
     # at a zero vector the subgradient 0 is taken, as in PyTorch
     # (PyTorch's order: grad times the masked x / norm, so an infinite grad at a zero norm
     # gives NaN, a negative one -0)
-    x, result = ctx["x"], unreduce(ctx["result"], ctx)
-    return unreduce(grad, ctx) * where(result == 0, 0, x / result)
+    x, result = ctx["x"], unreduce(ctx["result"], ctx, dense=True)
+    return unreduce(grad, ctx, dense=True) * where(result == 0, 0, x / result)
 
 
 @composite("vector_norm", node="LinalgVectorNormBackward0")
@@ -968,7 +977,7 @@ def norm_backward(ctx, grad, x, result):
     """PyTorch's norm_backward: the gradient of the ``ctx.ord``-norm ``result`` of ``x``; where
     the norm is 0 the subgradient 0 is taken."""
     p = ctx.ord
-    result, grad = unreduce(result, ctx), unreduce(grad, ctx)
+    result, grad = unreduce(result, ctx, dense=True), unreduce(grad, ctx, dense=True)
     if p == 0:
         return None  # (PyTorch leaves the input's gradient undefined)
     if p == 1:
@@ -1058,7 +1067,8 @@ def logsumexp_jvp(result, tangents, x, dim, keepdim=False):
 
 @logsumexp.defvjp
 def logsumexp_vjp(ctx, grad):
-    return unreduce(grad, ctx) * exp(ctx["x"] - unreduce(ctx["result"], ctx))
+    result = unreduce(ctx["result"], ctx, dense=True)
+    return unreduce(grad, ctx, dense=True) * exp(ctx["x"] - result)
 
 
 # ---------------------------------------------------------------- cumulative sums
