@@ -21,7 +21,7 @@ from .ops.forward import set_tangent
 from .ops.movement import stack
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call"]
+           "functional_call", "stack_module_state"]
 
 # ---------------------------------------------------------------- pytrees (tuples, lists, dicts)
 
@@ -428,6 +428,33 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for sub, attr, old in reversed(saved):
             _swap(sub, attr, old)
+
+
+def stack_module_state(models) -> tuple[dict, dict]:
+    """The parameters and the buffers of same-class ``models``, each stacked along a new first
+    dim, by name (for ``vmap`` over ``functional_call``: model ensembling); stacked
+    parameters are new leaves requiring grad."""
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) != 1:
+        raise RuntimeError(
+            "stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(tables):
+        return {k: _stacked_leaf([t[k] for t in tables], k) for k in tables[0]}
+
+    return (stacked([dict(m.named_parameters()) for m in models]),
+            stacked([dict(m.named_buffers()) for m in models]))
+
+
+def _stacked_leaf(tensors, name):
+    grads = {t.requires_grad for t in tensors}
+    if len(grads) != 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    result = stack(tensors)
+    return result.detach().requires_grad_() if grads.pop() else result
 
 
 def _swap(module, name, value):

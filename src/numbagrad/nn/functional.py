@@ -762,6 +762,30 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     return _weighted_mean((margin + dist_pos - dist_neg).clamp_min(0), reduction)
 
 
+def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
+                                      distance_function=None, margin: float = 1.0,
+                                      swap: bool = False, reduction: str = "mean") -> Tensor:
+    """``triplet_margin_loss`` with any ``distance_function`` of two tensors (default
+    ``pairwise_distance``)."""
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
+    if not a_dim == p_dim == n_dim:
+        raise RuntimeError(
+            "The anchor, positive, and negative tensors are expected to have the same number of "
+            f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D "
+            "inputs")
+    if distance_function is None:
+        distance_function = pairwise_distance
+    dist_pos = distance_function(anchor, positive)
+    dist_neg = distance_function(anchor, negative)
+    if swap:
+        dist_neg = _F.minimum(dist_neg, distance_function(positive, negative))
+    return _weighted_mean(_F.clamp_min(margin + dist_pos - dist_neg, 0), reduction)
+
+
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
                      reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))`` (targets 1 or -1)."""

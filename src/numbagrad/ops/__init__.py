@@ -435,7 +435,8 @@ def std_(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 @public("function method", name="norm")
 def norm_(x, p="fro", dim=None, keepdim=False):
-    if p in ("fro", 2, 2.0):
+    # (a number p is a vector norm over any dims, as PyTorch's; "fro" takes at most two)
+    if p == "fro" or p in (2, 2.0) and not (isinstance(dim, (tuple, list)) and len(dim) > 2):
         return R.norm(x, dim, keepdim)
     if isinstance(p, str):
         raise NotImplementedError(f"norm with p={p!r} is not implemented")

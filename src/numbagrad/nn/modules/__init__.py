@@ -4,7 +4,9 @@ from .activation import (CELU, ELU, GELU, GLU, SELU, Hardshrink, Hardsigmoid, Ha
                          Hardtanh, LeakyReLU, LogSigmoid, LogSoftmax, Mish, MultiheadAttention,
                          PReLU, ReLU, ReLU6, RReLU, Sigmoid, SiLU, Softmax, Softmax2d, Softmin,
                          Softplus, Softshrink, Softsign, Tanh, Tanhshrink, Threshold)
+from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .distance import CosineSimilarity, PairwiseDistance
@@ -16,7 +18,8 @@ from .linear import Bilinear, Identity, LazyLinear, Linear, NonDynamicallyQuanti
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss,
-                   PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss)
+                   PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
+                   TripletMarginWithDistanceLoss)
 from .module import Module
 from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
@@ -58,5 +61,6 @@ __all__ = [
     "AvgPool3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "InstanceNorm3d",
     "Threshold", "Hardtanh", "ReLU6", "LogSigmoid", "SELU", "CELU", "Mish", "Softsign",
     "Hardswish", "Hardsigmoid", "GLU", "Softmin", "Softmax2d", "Tanhshrink", "Softshrink",
-    "Hardshrink", "PReLU", "RReLU",
+    "Hardshrink", "PReLU", "RReLU", "ChannelShuffle", "TripletMarginWithDistanceLoss",
+    "AdaptiveLogSoftmaxWithLoss",
 ]

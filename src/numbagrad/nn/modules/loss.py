@@ -4,13 +4,14 @@ in ``nn.functional``, as PyTorch's."""
 from __future__ import annotations
 
 from .. import functional as F
+from .distance import PairwiseDistance
 from .module import Module
 
 __all__ = [
     "L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "NLLLoss", "CrossEntropyLoss", "BCELoss",
     "BCEWithLogitsLoss", "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
     "CosineEmbeddingLoss", "TripletMarginLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
-    "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss",
+    "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss", "TripletMarginWithDistanceLoss",
 ]
 
 
@@ -154,6 +155,25 @@ class TripletMarginLoss(_Loss):
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
                                      eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False,
+                 reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        if margin <= 0:
+            raise ValueError("TripletMarginWithDistanceLoss: expected margin to be greater than "
+                             f"0, got {margin} instead")
+        # (a PairwiseDistance module by default, so it shows in the repr as in PyTorch)
+        self.distance_function = (distance_function if distance_function is not None
+                                  else PairwiseDistance())
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
 
 
 class SoftMarginLoss(_Loss):
