@@ -399,3 +399,17 @@ def test_parameter_list_and_dict_register_and_print_as_pytorch():
     assert len(o.pl[1:]) == 2 and list(o.pd.keys()) == ["a", "b", "c"]
     with pytest.raises(RuntimeError, match="ParameterList should not be called."):
         o.pl()
+
+
+def test_a_modules_hook_tables_print_as_pytorchs_ordered_dicts():
+    torch = pytest.importorskip("torch")
+    reprs = []
+    for lib in (ng, torch):
+        m = lib.nn.Linear(2, 2)
+        before = repr(m._forward_pre_hooks), repr(m._forward_hooks), repr(m._backward_hooks)
+        h = m.register_forward_pre_hook(print)
+        during = repr(m._forward_pre_hooks).replace(f"({h.id},", "(ID,")
+        h.remove()
+        reprs.append((before, during, repr(m._forward_pre_hooks)))
+    assert reprs[0] == reprs[1]
+    assert reprs[0][1] == "OrderedDict([(ID, <built-in function print>)])"

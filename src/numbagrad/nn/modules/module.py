@@ -55,6 +55,17 @@ def _forward_unimplemented(self, *input):
     )
 
 
+class _HookTable(OrderedDict):
+    """A module's hook table: an OrderedDict, as PyTorch's (the pruning tutorial prints
+    ``module._forward_pre_hooks``), that its handles can refer to weakly."""
+
+    def __reduce__(self):  # (pickled and copied as a plain OrderedDict: its name is taken)
+        return OrderedDict, (list(self.items()),)
+
+
+_HookTable.__name__ = _HookTable.__qualname__ = "OrderedDict"  # (its repr, as PyTorch's)
+
+
 def _add_hook(hooks: HookDict, hook, prepend: bool) -> RemovableHandle:
     handle = RemovableHandle(hooks)
     if prepend:
@@ -92,12 +103,12 @@ class Module:
         setattr_(self, "_parameters", {})
         setattr_(self, "_buffers", {})
         setattr_(self, "_non_persistent_buffers_set", set())
-        setattr_(self, "_forward_hooks", HookDict())
+        setattr_(self, "_forward_hooks", _HookTable())
         setattr_(self, "_forward_hooks_with_kwargs", {})
-        setattr_(self, "_forward_pre_hooks", HookDict())
+        setattr_(self, "_forward_pre_hooks", _HookTable())
         setattr_(self, "_forward_pre_hooks_with_kwargs", {})
-        setattr_(self, "_backward_pre_hooks", HookDict())
-        setattr_(self, "_backward_hooks", HookDict())
+        setattr_(self, "_backward_pre_hooks", _HookTable())
+        setattr_(self, "_backward_hooks", _HookTable())
         setattr_(self, "_is_full_backward_hook", None)
         setattr_(self, "_modules", {})
         if self.call_super_init:
