@@ -1,125 +1,273 @@
-"""L-BFGS (``torch.optim.LBFGS``): a quasi-Newton method over all parameters as one flat
-vector, with an optional strong-Wolfe line search; PyTorch's algorithm step for step (its
-``lbfgs.py``, ported from torch7's ``lbfgs.lua`` and ``lswolfe.lua``)."""
+"""L-BFGS (``torch.optim.LBFGS``): quasi-Newton steps over all parameters as one flat vector,
+the inverse Hessian from the last steps by the two-loop recursion (Nocedal & Wright Alg. 7.4),
+the step's length fixed or found by a strong-Wolfe line search (Alg. 3.5/3.6)."""
 
 from __future__ import annotations
+
+from functools import partial
 
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..ops import cat
 from ..tensor import Tensor
 from .optimizer import Optimizer
 
-
-def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
-    """The minimiser of the cubic through (x1, f1) and (x2, f2) with slopes g1 and g2,
-    clamped to ``bounds`` (default: between x1 and x2); their midpoint if it has none."""
-    if bounds is not None:
-        xmin_bound, xmax_bound = bounds
-    else:
-        xmin_bound, xmax_bound = (x1, x2) if x1 <= x2 else (x2, x1)
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
-    d2_square = d1**2 - g1 * g2
-    if d2_square >= 0:
-        d2 = d2_square.sqrt()
-        if x1 <= x2:
-            min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
-        else:
-            min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
-        return min(max(min_pos, xmin_bound), xmax_bound)
-    return (xmin_bound + xmax_bound) / 2.0
+# The Wolfe constants: sufficient decrease (c1) and curvature (c2), N&W's usual values for a
+# quasi-Newton method, which PyTorch uses too.
+_C1 = 1e-4
+_C2 = 0.9
+# The zoom stops on a bracket narrower than this (scaled by the direction's largest entry).
+# PyTorch's line search uses this fixed value, not the optimizer's tolerance_change.
+_MIN_BRACKET = 1e-9
+# A pair (s, y) whose curvature y.s is not above this is left out of the history: it would
+# make the inverse Hessian approximation indefinite (or divide by about zero).
+_MIN_CURVATURE = 1e-10
 
 
-def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1e-9,
-                  max_ls=25):
-    """A step ``t`` along ``d`` meeting the strong Wolfe conditions: a bracketing phase, then
-    a zoom by cubic interpolation. Returns (loss, flat gradient, t, evaluations)."""
-    d_norm = d.abs().max()
-    g = g.clone()
-    f_new, g_new = obj_func(x, t, d)
-    ls_func_evals = 1
-    gtd_new = g_new.dot(d)
+# ---------------------------------------------------------------- the parameters as one vector
 
-    # bracket an interval containing a point satisfying the Wolfe criteria
-    t_prev, f_prev, g_prev, gtd_prev = 0, f, g, gtd
-    done = False
-    ls_iter = 0
-    while ls_iter < max_ls:
-        if f_new > (f + c1 * t * gtd) or (ls_iter > 1 and f_new >= f_prev):
-            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
-            bracket_g, bracket_gtd = [g_prev, g_new.clone()], [gtd_prev, gtd_new]
-            break
-        if abs(gtd_new) <= -c2 * gtd:
-            bracket, bracket_f, bracket_g = [t], [f_new], [g_new]
-            done = True
-            break
-        if gtd_new >= 0:
-            bracket, bracket_f = [t_prev, t], [f_prev, f_new]
-            bracket_g, bracket_gtd = [g_prev, g_new.clone()], [gtd_prev, gtd_new]
-            break
-        min_step = t + 0.01 * (t - t_prev)
-        max_step = t * 10
-        tmp = t
-        t = _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new,
-                               bounds=(min_step, max_step))
-        t_prev, f_prev, g_prev, gtd_prev = tmp, f_new, g_new.clone(), gtd_new
-        f_new, g_new = obj_func(x, t, d)
-        ls_func_evals += 1
-        gtd_new = g_new.dot(d)
-        ls_iter += 1
-    if ls_iter == max_ls:
-        bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
 
-    # zoom: refine the bracket until a point meets the criteria
-    insuf_progress = False
-    low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[-1] else (1, 0)
-    while not done and ls_iter < max_ls:
-        if abs(bracket[1] - bracket[0]) * d_norm < tolerance_change:
-            break
-        t = _cubic_interpolate(bracket[0], bracket_f[0], bracket_gtd[0],
-                               bracket[1], bracket_f[1], bracket_gtd[1])
-        # a trial too close to an end of the bracket, twice running (or past it), moves to
-        # 0.1 of the bracket's length from that end
-        eps = 0.1 * (max(bracket) - min(bracket))
-        if min(max(bracket) - t, t - min(bracket)) < eps:
-            if insuf_progress or t >= max(bracket) or t <= min(bracket):
-                if abs(t - max(bracket)) < abs(t - min(bracket)):
-                    t = max(bracket) - eps
-                else:
-                    t = min(bracket) + eps
-                insuf_progress = False
-            else:
-                insuf_progress = True
-        else:
-            insuf_progress = False
-        f_new, g_new = obj_func(x, t, d)
-        ls_func_evals += 1
-        gtd_new = g_new.dot(d)
-        ls_iter += 1
-        if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low_pos]:
-            # Armijo condition not met, or not lower than the lowest point
-            bracket[high_pos], bracket_f[high_pos] = t, f_new
-            bracket_g[high_pos], bracket_gtd[high_pos] = g_new.clone(), gtd_new
-            low_pos, high_pos = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
-        else:
-            if abs(gtd_new) <= -c2 * gtd:
-                done = True
-            elif gtd_new * (bracket[high_pos] - bracket[low_pos]) >= 0:
-                # the old high becomes the new low
-                bracket[high_pos], bracket_f[high_pos] = bracket[low_pos], bracket_f[low_pos]
-                bracket_g[high_pos] = bracket_g[low_pos]
-                bracket_gtd[high_pos] = bracket_gtd[low_pos]
-            bracket[low_pos], bracket_f[low_pos] = t, f_new
-            bracket_g[low_pos], bracket_gtd[low_pos] = g_new.clone(), gtd_new
-    return bracket_f[low_pos], bracket_g[low_pos], bracket[low_pos], ls_func_evals
+class _FlatParams:
+    """The optimizer's parameters seen as one vector: their gradients joined, and a step along
+    a flat direction written back into each."""
+
+    def __init__(self, params: list) -> None:
+        self.params = params
+
+    def gradient(self) -> Tensor:
+        # (a new tensor: the closure may zero the parameters' own .grad in place)
+        return cat([p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
+                    for p in self.params], 0)
+
+    def move(self, length, direction: Tensor) -> None:
+        start = 0
+        for p in self.params:
+            n = p.numel()
+            p.add_(direction[start:start + n].view_as(p), alpha=length)
+            start += n
+
+    def snapshot(self) -> list:
+        return [p.clone() for p in self.params]
+
+    def restore(self, snapshot: list) -> None:
+        for p, saved in zip(self.params, snapshot):
+            p.copy_(saved)
+
+
+# ---------------------------------------------------------------- curvature history
+
+
+class _CurvatureHistory:
+    """The last pairs ``s = x_new - x_old`` and ``y = g_new - g_old`` with ``rho = 1 / y.s``,
+    and ``gamma``, the scale of the initial inverse Hessian ``H0 = gamma * I``.
+
+    The lists are the optimizer's state (``old_stps``, ``old_dirs``, ``ro``; ``gamma`` is
+    ``H_diag``), changed in place, so a saved state goes on with the same history."""
+
+    def __init__(self, steps, grad_changes, rhos, gamma) -> None:
+        self.steps, self.grad_changes, self.rhos, self.gamma = steps, grad_changes, rhos, gamma
+
+    @classmethod
+    def empty(cls) -> _CurvatureHistory:
+        return cls([], [], [], 1)
+
+    @classmethod
+    def from_state(cls, state: dict) -> _CurvatureHistory:
+        return cls(state.get("old_stps"), state.get("old_dirs"), state.get("ro"),
+                   state.get("H_diag"))
+
+    def save(self, state: dict) -> None:
+        state["old_dirs"], state["old_stps"] = self.grad_changes, self.steps
+        state["ro"], state["H_diag"] = self.rhos, self.gamma
+
+    def record(self, s: Tensor, y: Tensor, capacity: int) -> None:
+        """Keep the pair (s, y) if its curvature is positive, dropping the oldest pair when
+        ``capacity`` are kept; ``gamma`` becomes ``y.s / y.y`` (N&W eq. 7.20)."""
+        curvature = y.dot(s)
+        if not curvature > _MIN_CURVATURE:
+            return
+        # (PyTorch drops one pair only when exactly full: a history_size lowered between steps
+        # leaves the history longer, as there)
+        if len(self.steps) == capacity:
+            for kept in (self.steps, self.grad_changes, self.rhos):
+                kept.pop(0)
+        self.steps.append(s)
+        self.grad_changes.append(y)
+        self.rhos.append(1.0 / curvature)
+        self.gamma = curvature / y.dot(y)
+
+    def descent_direction(self, grad: Tensor, alphas: list) -> Tensor:
+        """``-H grad`` by the two-loop recursion, run on ``-grad`` from the start (the
+        coefficients it stores in ``alphas``, the state's ``al``, are PyTorch's)."""
+        pairs = list(zip(self.steps, self.grad_changes, self.rhos))
+        q = grad.neg()
+        for i in range(len(pairs) - 1, -1, -1):  # newest pair first
+            s, y, rho = pairs[i]
+            alphas[i] = s.dot(q) * rho
+            q.add_(y, alpha=-alphas[i])
+        r = q * self.gamma
+        for i, (s, y, rho) in enumerate(pairs):  # oldest pair first
+            beta = y.dot(r) * rho
+            r.add_(s, alpha=alphas[i] - beta)
+        return r
+
+
+# ---------------------------------------------------------------- strong-Wolfe line search
+
+
+class _Probe:
+    """A trial point on the search line: its step length, the loss and flat gradient there,
+    and the slope (the directional derivative, gradient . direction)."""
+
+    __slots__ = ("length", "loss", "grad", "slope")
+
+    def __init__(self, length, loss, grad, slope) -> None:
+        self.length, self.loss, self.grad, self.slope = length, loss, grad, slope
+
+
+def _clamp(x, low, high):
+    # (builtin min/max keep the object that wins, a Tensor or a number, as PyTorch's code)
+    return min(max(x, low), high)
+
+
+def _cubic_minimizer(a: _Probe, b: _Probe, bounds=None):
+    """The minimiser of the cubic that matches loss and slope at ``a`` and ``b`` (N&W eq.
+    3.59), clamped to ``bounds`` (default: the interval between them); the middle of the
+    bounds when the cubic has no local minimum."""
+    near, far = (a, b) if a.length <= b.length else (b, a)
+    low, high = bounds if bounds is not None else (near.length, far.length)
+    d1 = near.slope + far.slope - 3 * (near.loss - far.loss) / (near.length - far.length)
+    disc = d1 * d1 - near.slope * far.slope
+    if not disc >= 0:
+        return (low + high) / 2.0
+    d2 = disc.sqrt()
+    # (N&W's formula taken from the farther point, where its d2 has a plus sign)
+    ratio = (far.slope + d2 - d1) / (far.slope - near.slope + 2 * d2)
+    return _clamp(far.length - (far.length - near.length) * ratio, low, high)
+
+
+class _StrongWolfeSearch:
+    """A step length along ``direction`` meeting the strong Wolfe conditions, from
+    ``origin`` (length 0: the current loss, gradient and slope, the slope negative).
+
+    ``evaluate(length)`` returns the loss and flat gradient at that length and leaves the
+    parameters as they were. ``budget`` bounds the probes after the first; the search returns
+    the best point it found when it runs out."""
+
+    def __init__(self, evaluate, direction: Tensor, origin: _Probe, budget: int) -> None:
+        self.evaluate = evaluate
+        self.direction = direction
+        self.origin = origin
+        self.budget = budget
+        self.scale = direction.abs().max()  # a bracket's width in the parameters' units
+        self.extra_probes = 0
+
+    def run(self, first_length):
+        """(loss, flat gradient, step length, number of evaluations) of the chosen point."""
+        ends, done = self._bracket(self._probe(first_length))
+        low = self._lower(ends)
+        if not done:
+            low = self._zoom(ends, low)
+        best = ends[low]
+        return best.loss, best.grad, best.length, self.extra_probes + 1
+
+    def _probe(self, length) -> _Probe:
+        loss, grad = self.evaluate(length)
+        return _Probe(length, loss, grad, grad.dot(self.direction))
+
+    def _next_probe(self, length) -> _Probe:
+        self.extra_probes += 1
+        return self._probe(length)
+
+    # (the tests below, and the others written "not ...", are PyTorch's comparisons negated,
+    # so that a NaN takes the branch it takes there)
+
+    def _decreases_enough(self, p: _Probe) -> bool:  # Armijo's condition
+        return not p.loss > self.origin.loss + _C1 * p.length * self.origin.slope
+
+    def _flat_enough(self, p: _Probe) -> bool:  # the strong curvature condition
+        return abs(p.slope) <= -_C2 * self.origin.slope
+
+    @staticmethod
+    def _lower(ends: list) -> int:
+        # (on a tie the first end, as PyTorch)
+        return 0 if ends[0].loss <= ends[-1].loss else 1
+
+    def _bracket(self, trial: _Probe):
+        """Phase 1: extrapolate until an interval must contain an acceptable point, or a
+        trial is one. Returns ([end, end] or [the point], whether that point is found)."""
+        previous = self.origin
+        while self.extra_probes < self.budget:
+            # (the "no lower than the previous trial" test starts at the third trial, as in
+            # PyTorch's torch7-derived search)
+            if not self._decreases_enough(trial) or (
+                    self.extra_probes > 1 and trial.loss >= previous.loss):
+                return [previous, trial], False
+            if self._flat_enough(trial):
+                return [trial], True
+            if trial.slope >= 0:  # past a minimum along the line
+                return [previous, trial], False
+            # still descending: go further, at least 1% past the trial and at most 10 times it
+            length = _cubic_minimizer(
+                previous, trial,
+                bounds=(trial.length + 0.01 * (trial.length - previous.length),
+                        trial.length * 10))
+            previous, trial = trial, self._next_probe(length)
+        # out of evaluations: choose between the origin and the last trial (also when the
+        # budget is negative, max_eval below 1, where PyTorch's search fails on an unbound name)
+        return [self.origin, trial], False
+
+    def _zoom(self, ends: list, low: int) -> int:
+        """Phase 2: shrink the bracket ``ends`` (``ends[low]`` the lower loss) around a point
+        meeting both conditions. Returns the position of the point to take."""
+        stalled = False
+        while self.extra_probes < self.budget:
+            if abs(ends[1].length - ends[0].length) * self.scale < _MIN_BRACKET:
+                break
+            length, stalled = self._safeguard(_cubic_minimizer(ends[0], ends[1]), ends,
+                                              stalled)
+            trial = self._next_probe(length)
+            if not self._decreases_enough(trial) or trial.loss >= ends[low].loss:
+                ends[1 - low] = trial
+                low = self._lower(ends)
+                continue
+            found = self._flat_enough(trial)
+            if not found and trial.slope * (ends[1 - low].length - ends[low].length) >= 0:
+                # the loss rises from the trial towards the high end: a minimum lies between
+                # the trial and the old low end, which becomes the high end
+                ends[1 - low] = ends[low]
+            ends[low] = trial
+            if found:
+                break
+        return low
+
+    @staticmethod
+    def _safeguard(length, ends: list, stalled: bool):
+        """Keep an interpolated length off the bracket's ends: one within a tenth of the
+        bracket of an end, twice running or on or outside it, moves to a tenth of the bracket
+        from that end (so the bracket keeps shrinking). Returns (length, stalled)."""
+        lengths = [ends[0].length, ends[1].length]
+        left, right = min(lengths), max(lengths)
+        margin = 0.1 * (right - left)
+        if not min(right - length, length - left) < margin:
+            return length, False
+        if stalled or length >= right or length <= left:
+            if abs(length - right) < abs(length - left):
+                return right - margin, False
+            return left + margin, False
+        return length, True
+
+
+# ---------------------------------------------------------------- the optimizer
 
 
 class LBFGS(Optimizer):
     """L-BFGS over the parameters of one group, flattened into one vector. ``step(closure)``
-    runs up to ``max_iter`` iterations (``max_eval`` evaluations of ``closure``), each a
-    two-loop recursion over the last ``history_size`` steps, then a fixed step of ``lr`` or a
-    strong-Wolfe line search (``line_search_fn='strong_wolfe'``). Its state (``d``, ``t``,
-    ``old_dirs``, ``old_stps``, ``ro``, ``H_diag``, ``prev_flat_grad``, ``prev_loss``,
-    ``func_evals``, ``n_iter``) sits under the first parameter, as PyTorch's."""
+    runs up to ``max_iter`` iterations (about ``max_eval`` evaluations of ``closure``), each a
+    direction from the last ``history_size`` steps, then a step of ``lr`` or one found by a
+    strong-Wolfe line search (``line_search_fn='strong_wolfe'``). Its state (``func_evals``,
+    ``n_iter``, ``d``, ``t``, ``old_dirs``, ``old_stps``, ``ro``, ``H_diag``,
+    ``prev_flat_grad``, ``prev_loss``, ``al``) sits under the first parameter, as PyTorch's:
+    there ``load_state_dict`` casts it to the parameters' dtype and device."""
 
     def __init__(self, params, lr=1, max_iter: int = 20, max_eval: int | None = None,
                  tolerance_grad: float = 1e-7, tolerance_change: float = 1e-9,
@@ -137,163 +285,105 @@ class LBFGS(Optimizer):
         if len(self.param_groups) != 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
         self._params = self.param_groups[0]["params"]
-        self._numel_cache = None
-
-    def _numel(self) -> int:
-        if self._numel_cache is None:
-            self._numel_cache = sum(p.numel() for p in self._params)
-        return self._numel_cache
-
-    def _gather_flat_grad(self) -> Tensor:
-        views = [p.new_zeros(p.numel()) if p.grad is None else p.grad.reshape(-1)
-                 for p in self._params]
-        return cat(views, 0)
-
-    def _add_grad(self, step_size, update: Tensor) -> None:
-        offset = 0
-        for p in self._params:
-            numel = p.numel()
-            p.add_(update[offset:offset + numel].view_as(p), alpha=step_size)
-            offset += numel
-
-    def _clone_param(self) -> list:
-        return [p.clone() for p in self._params]
-
-    def _set_param(self, params_data) -> None:
-        for p, pdata in zip(self._params, params_data):
-            p.copy_(pdata)
-
-    def _directional_evaluate(self, closure, x, t, d):
-        self._add_grad(t, d)
-        loss = float(closure())
-        flat_grad = self._gather_flat_grad()
-        self._set_param(x)
-        return loss, flat_grad
+        self._flat = _FlatParams(self._params)
 
     def step(self, closure):  # (unlike other optimizers', the closure is required)
         """Run one L-BFGS optimisation (up to ``max_iter`` iterations); ``closure`` clears
         the gradients, re-evaluates the model, calls ``backward`` and returns the loss.
         Returns the loss of the first evaluation."""
         with no_grad():
-            return self._step(closure)
+            return self._optimize(enable_grad()(closure))
 
-    def _step(self, closure):
-        closure = enable_grad()(closure)
+    def _evaluate(self, closure):
+        """The loss (a Python number) and the flat gradient at the current parameters."""
+        loss = float(closure())  # (under no_grad: no warning for its requires_grad)
+        return loss, self._flat.gradient()
+
+    def _evaluate_at(self, closure, origin: list, direction: Tensor, length):
+        """The loss and flat gradient ``length`` along ``direction`` from the parameters
+        ``origin``, the parameters left at ``origin``."""
+        self._flat.move(length, direction)
+        result = self._evaluate(closure)
+        self._flat.restore(origin)
+        return result
+
+    def _optimize(self, closure):
         group = self.param_groups[0]
-        lr = group["lr"].item() if isinstance(group["lr"], Tensor) else group["lr"]
+        lr = group["lr"]
+        if isinstance(lr, Tensor) and lr.dim() != 0:
+            lr = lr.squeeze()  # (a 1-element tensor lr is used as a 0-dim tensor)
         max_iter, max_eval = group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
-        line_search_fn, history_size = group["line_search_fn"], group["history_size"]
 
-        # the state is global; it sits under the first parameter, so that load_state_dict
-        # casts it
         state = self.state[self._params[0]]
         state.setdefault("func_evals", 0)
         state.setdefault("n_iter", 0)
 
-        orig_loss = closure()
-        loss = float(orig_loss)
-        current_evals = 1
+        first_loss = closure()
+        loss, grad = float(first_loss), self._flat.gradient()
+        evals = 1
         state["func_evals"] += 1
-        flat_grad = self._gather_flat_grad()
-        opt_cond = flat_grad.abs().max() <= tolerance_grad
-        if opt_cond:
-            return orig_loss
+        if grad.abs().max() <= tolerance_grad:  # already at a stationary point
+            return first_loss
 
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag = state.get("H_diag")
-        prev_flat_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
-
-        n_iter = 0
-        while n_iter < max_iter:
-            n_iter += 1
+        history = _CurvatureHistory.from_state(state)
+        direction, length = state.get("d"), state.get("t")
+        prev_grad, prev_loss = state.get("prev_flat_grad"), state.get("prev_loss")
+        stationary = False
+        for iteration in range(1, max_iter + 1):
             state["n_iter"] += 1
-
-            # the descent direction
-            if state["n_iter"] == 1:
-                d = flat_grad.neg()
-                old_dirs, old_stps, ro = [], [], []
-                H_diag = 1
+            first_ever = state["n_iter"] == 1
+            if first_ever:
+                history = _CurvatureHistory.empty()
+                direction = grad.neg()
             else:
-                y = flat_grad.sub(prev_flat_grad)
-                s = d.mul(t)
-                ys = y.dot(s)
-                if ys > 1e-10:
-                    if len(old_dirs) == history_size:
-                        old_dirs.pop(0)
-                        old_stps.pop(0)
-                        ro.pop(0)
-                    old_dirs.append(y)
-                    old_stps.append(s)
-                    ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y)  # the initial inverse Hessian's scale
-                num_old = len(old_dirs)
-                if "al" not in state:
-                    state["al"] = [None] * history_size
-                al = state["al"]
-                # the two-loop recursion, in one buffer
-                q = flat_grad.neg()
-                for i in range(num_old - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q) * ro[i]
-                    q.add_(old_dirs[i], alpha=-al[i])
-                d = r = q * H_diag
-                for i in range(num_old):
-                    be_i = old_dirs[i].dot(r) * ro[i]
-                    r.add_(old_stps[i], alpha=al[i] - be_i)
-
-            if prev_flat_grad is None:
-                prev_flat_grad = flat_grad.clone()
+                # the pair from the step just taken, then the quasi-Newton direction
+                history.record(direction.mul(length), grad.sub(prev_grad), group["history_size"])
+                alphas = state.setdefault("al", [None] * group["history_size"])
+                direction = history.descent_direction(grad, alphas)
+            if prev_grad is None:
+                prev_grad = grad.clone()
             else:
-                prev_flat_grad.copy_(flat_grad)
+                prev_grad.copy_(grad)
             prev_loss = loss
 
-            # the step length
-            if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / flat_grad.abs().sum()) * lr
-            else:
-                t = lr
-            gtd = flat_grad.dot(d)  # the directional derivative
-            if gtd > -tolerance_change:
+            # the first step ever (along -grad, with no curvature to scale it) moves at most lr
+            # in the 1-norm
+            length = min(1.0, 1.0 / grad.abs().sum()) * lr if first_ever else lr
+            slope = grad.dot(direction)
+            if slope > -tolerance_change:  # not a descent direction (any more)
                 break
 
-            ls_func_evals = 0
-            if line_search_fn is not None:
-                if line_search_fn != "strong_wolfe":
+            used = 0
+            if group["line_search_fn"] is not None:
+                if group["line_search_fn"] != "strong_wolfe":
                     raise RuntimeError("only 'strong_wolfe' is supported")
-                x_init = self._clone_param()
-
-                def obj_func(x, t, d):
-                    return self._directional_evaluate(closure, x, t, d)
-
-                loss, flat_grad, t, ls_func_evals = _strong_wolfe(
-                    obj_func, x_init, t, d, loss, flat_grad, gtd,
-                    max_ls=max_eval - current_evals)
-                self._add_grad(t, d)
-                opt_cond = flat_grad.abs().max() <= tolerance_grad
+                evaluate = partial(self._evaluate_at, closure, self._flat.snapshot(), direction)
+                search = _StrongWolfeSearch(evaluate, direction, _Probe(0, loss, grad, slope),
+                                            budget=max_eval - evals)
+                loss, grad, length, used = search.run(length)
+                self._flat.move(length, direction)
+                stationary = grad.abs().max() <= tolerance_grad
             else:
-                self._add_grad(t, d)
-                if n_iter != max_iter:
-                    # (not after the last iteration: in a stochastic setting the new loss
-                    # would not be used)
-                    with enable_grad():
-                        loss = closure()
-                    loss = float(loss)  # (under no_grad: no warning for its requires_grad)
-                    flat_grad = self._gather_flat_grad()
-                    opt_cond = flat_grad.abs().max() <= tolerance_grad
-                    ls_func_evals = 1
-            current_evals += ls_func_evals
-            state["func_evals"] += ls_func_evals
+                self._flat.move(length, direction)
+                # (no evaluation after the last iteration: in a stochastic setting the next
+                # step's first one replaces it)
+                if iteration != max_iter:
+                    loss, grad = self._evaluate(closure)
+                    stationary = grad.abs().max() <= tolerance_grad
+                    used = 1
+            evals += used
+            state["func_evals"] += used
 
-            if n_iter == max_iter or current_evals >= max_eval or opt_cond:
+            if iteration == max_iter or evals >= max_eval or stationary:
                 break
-            if d.mul(t).abs().max() <= tolerance_change:  # lack of progress
+            # no progress: the step moved no parameter, or the loss, by more than the tolerance
+            if direction.mul(length).abs().max() <= tolerance_change:
                 break
             if abs(loss - prev_loss) < tolerance_change:
                 break
 
-        state["d"], state["t"] = d, t
-        state["old_dirs"], state["old_stps"], state["ro"] = old_dirs, old_stps, ro
-        state["H_diag"] = H_diag
-        state["prev_flat_grad"], state["prev_loss"] = prev_flat_grad, prev_loss
-        return orig_loss
+        state["d"], state["t"] = direction, length
+        history.save(state)
+        state["prev_flat_grad"], state["prev_loss"] = prev_grad, prev_loss
+        return first_loss
