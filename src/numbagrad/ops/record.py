@@ -33,7 +33,9 @@ def saved_cast(t, compute, like):
     copy in ``compute`` (what the rule kernels read), but the version checked, the tensor
     unpacked and named in errors are ``t``'s own, as PyTorch saves the operand itself."""
     # (the copy on the arrays: a recorded ``.to()`` call costs 5 us, and nothing unpacks it)
-    copy = t if t._lazy is not None else Tensor._make(backend.of(t._data).clone(t._data, compute.np))
+    copy = t
+    if t._lazy is None:
+        copy = Tensor._make(backend.of(t._data).clone(t._data, compute.np))
     s = SavedTensor(as_tensor(copy, compute, like), False, compute)
     s.tensor = t
     s.dtype = t.dtype
@@ -188,7 +190,8 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
     kept = [k for k, _ in saves] + ([None] if save_result else [])  # operand per kept item
     names = [name for _, name in saves] + (["result"] if save_result else [])
     env = {"empty": np.empty, "ndarray": np.ndarray, "cnp": compute.np, "compute": compute,
-           "op": op, "first": cpu.flat_entry, "as_lean": _as_lean, "sum_to": cpu.sum_to_array, "spread": _spread}
+           "op": op, "first": cpu.flat_entry, "as_lean": _as_lean, "sum_to": cpu.sum_to_array,
+           "spread": _spread}
     lines = ["def gradients(node, gdata, release, carried):",
              "    if node._released:",
              "        return None",
@@ -288,12 +291,13 @@ class ElementwiseNode(FusableNode):
 
     One recorded on the fast path (``record_lean``) keeps no Ctx, only these attributes:
     ``_lean`` (its ``LeanPlan``), ``_params`` (the op's parameters), ``_shape`` (the result's
-    shape, every operand's that is an array, unless ``_shapes`` names each operand's) and ``_saved``: one item per kept value,
-    unpacked as ``(tensor, data, version cell, version)``; ``tensor`` is None for the op's
-    output and ``NUMBER`` for a Python number (``data`` is then the number), and ``data`` is
-    the tensor's own array. When its gradient is as lean as its inputs were (C-contiguous, of
-    the compute dtype and shape) it is computed here on arrays; anything else reads ``ctx``
-    (built then from the attributes) and takes the op's general backward."""
+    shape, every operand's that is an array, unless ``_shapes`` names each operand's) and
+    ``_saved``: one item per kept value, unpacked as ``(tensor, data, version cell, version)``;
+    ``tensor`` is None for the op's output and ``NUMBER`` for a Python number (``data`` is then
+    the number), and ``data`` is the tensor's own array. When its gradient is as lean as its
+    inputs were (C-contiguous, of the compute dtype and shape) it is computed here on arrays;
+    anything else reads ``ctx`` (built then from the attributes) and takes the op's general
+    backward."""
 
     _fusable = 1
     _params = ()
