@@ -14,7 +14,7 @@ from test_programs_b import _assert_matches, _run
 torch = pytest.importorskip("torch")
 
 HERE = os.path.join(os.path.dirname(__file__), "programs_e")
-PROGRAMS = ["stn", "fgsm", "dqn", "custom_function"]
+PROGRAMS = ["stn", "fgsm", "dqn", "custom_function", "forward_ad"]
 
 
 def _run_fresh(name, backend):
