@@ -14,7 +14,8 @@ from test_programs_b import _assert_matches, _run
 torch = pytest.importorskip("torch")
 
 HERE = os.path.join(os.path.dirname(__file__), "programs_e")
-PROGRAMS = ["stn", "fgsm", "dqn", "custom_function", "forward_ad"]
+PROGRAMS = ["stn", "fgsm", "dqn", "custom_function", "forward_ad",
+            "d2l_scratch"]
 
 
 def _run_fresh(name, backend):
@@ -28,6 +29,8 @@ def _run_fresh(name, backend):
 
 # (PyTorch's torch.func scripts a helper when first used, and warns that scripting is deprecated)
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+# (d2l's training loop reads float(loss) of a loss that requires grad; both libraries warn)
+@pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True:UserWarning")
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_matches_torch(name):
     _assert_matches(_run_fresh(name, "numbagrad"), _run_fresh(name, "torch"))
