@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 
 HERE = os.path.join(os.path.dirname(__file__), "programs_e")
 PROGRAMS = ["stn", "fgsm", "dqn", "custom_function", "forward_ad",
-            "d2l_scratch", "d2l_attention"]
+            "d2l_scratch", "d2l_attention", "ntk_ensembling"]
 
 
 def _run_fresh(name, backend):
