@@ -228,15 +228,15 @@ class Conv2D(torch.autograd.Function):
 
 
 weight = torch.from_numpy(rng.normal(size=(5, 3, 3, 3))).requires_grad_()
-X = torch.from_numpy(rng.normal(size=(10, 3, 7, 7))).requires_grad_()
+X = torch.from_numpy(rng.normal(size=(2, 3, 7, 7))).requires_grad_()
 show('conv_gradcheck', torch.autograd.gradcheck(Conv2D.apply, (X, weight)))
 # the same gradients by torch.nn.grad
-go = torch.from_numpy(rng.normal(size=(10, 5, 5, 5)))
+go = torch.from_numpy(rng.normal(size=(2, 5, 5, 5)))
 gX, gW = convolution_backward(go, X, weight)
 show('nn_grad_input_close', bool(torch.allclose(torch.nn.grad.conv2d_input(X.shape, weight, go), gX)))
 show('nn_grad_weight_close', bool(torch.allclose(torch.nn.grad.conv2d_weight(X, weight.shape, go), gW)))
 show('nn_grad_weight', torch.nn.grad.conv2d_weight(X, weight.shape, go[:, :, :4, :4], stride=2, padding=1)[0, 0])
-show('nn_grad_input', torch.nn.grad.conv2d_input((10, 3, 8, 8), weight, go[:, :, :4, :4], stride=2, padding=1)[0, 0, 0])
+show('nn_grad_input', torch.nn.grad.conv2d_input((2, 3, 8, 8), weight, go[:, :, :4, :4], stride=2, padding=1)[0, 0, 0])
 
 
 def unsqueeze_all(t):

@@ -38,6 +38,12 @@ def _check_grad_output(grad_output, input, weight, geom, n):
 
 
 def _grad(n, input, weight, grad_output, stride, padding, dilation, groups, which):
+    if isinstance(padding, str):
+        # (PyTorch's nn.grad passes padding straight to convolution_backward, which takes
+        # numbers only)
+        name = f"conv{n}d_{'input' if which == 0 else 'weight'}"
+        raise RuntimeError(f"{name}(): padding must be an int or a tuple of {n} ints, not "
+                           f"'{padding}'")
     _check_batched(input.shape, weight.shape, n)
     geom = _conv._conv_geometry(input, weight, None, stride, padding, dilation, groups, n)
     _check_grad_output(grad_output, input, weight, geom, n)
