@@ -295,6 +295,8 @@ def _two_output_function(lib):
     class Fn(lib.autograd.Function):
         @staticmethod
         def forward(ctx, x, y, k):
+            fw = ng.autograd.forward_ad if lib is ng else torch.autograd.forward_ad
+            assert fw.unpack_dual(x).tangent is None  # (forward sees no tangents)
             ctx.y = y
             ctx.save_for_forward(x, y)
             return x * y * k, x + 1

@@ -203,7 +203,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         # its outputs theirs (as PyTorch, which never differentiates a custom forward)
         dual = (_forward.current_level() is not None
                 and any(a._fw_grad is not None for _, a in tensor_args))
-        with no_grad(), (_forward.paused() if dual else contextlib.nullcontext()):
+        with no_grad(), (_without_tangents(args) if dual else contextlib.nullcontext()):
             if separate_setup:
                 output = cls.forward(*args, **kwargs)
             else:
@@ -252,6 +252,22 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         if dual:
             results = _with_tangents(cls, node, args, results)
         return results[0] if single else tuple(results)
+
+
+@contextlib.contextmanager
+def _without_tangents(args):
+    """Forward AD paused, and the inputs' tangents put aside while ``forward`` runs (its
+    ``unpack_dual`` of an input finds none, as in PyTorch); ``_with_tangents`` reads them
+    after."""
+    held = [(a, a._fw_grad) for a in args if isinstance(a, Tensor) and a._fw_grad is not None]
+    for a, _ in held:
+        a.__dict__.pop("_fw_grad", None)
+    try:
+        with _forward.paused():
+            yield
+    finally:
+        for a, t in held:
+            a._fw_grad = t
 
 
 def _with_tangents(cls, ctx, args, outputs):
