@@ -71,9 +71,22 @@ def make_dual(tensor: Tensor, tangent: Tensor, *, level=None) -> Tensor:
         )
     with _forward.paused():
         out = _movement.view(tensor, *tensor.shape)
-    _forward.set_tangent(out, tangent if tangent.dtype is tensor.dtype
-                         else tangent.to(tensor.dtype))
+        if tangent.dtype is not tensor.dtype or not _same_layout(tangent, tensor):
+            # (PyTorch's rule: a tangent whose layout differs from the primal's is copied into
+            # a new tensor with the primal's strides; one with the same layout is kept as is)
+            tangent = tensor.new_empty_strided(tensor.shape, tensor.stride()).copy_(tangent)
+    _forward.set_tangent(out, tangent)
     return out
+
+
+def _storage_numel(t: Tensor) -> int:
+    return (t if t._base is None else t._base).numel()
+
+
+def _same_layout(a: Tensor, b: Tensor) -> bool:
+    """Whether ``a`` and ``b`` have the same strides, offset and memory size."""
+    return (a.stride() == b.stride() and a.storage_offset() == b.storage_offset()
+            and _storage_numel(a) == _storage_numel(b))
 
 
 def unpack_dual(tensor: Tensor, *, level=None) -> UnpackedDualTensor:

@@ -19,17 +19,21 @@ output's ``grad_fn`` is an instance of ``<YourFunction>Backward``, a class made 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import numpy as np
 
 from .._tensor import Tensor
 from ..factory import zeros
+from ..ops import forward as _forward
 from .grad_mode import is_grad_enabled, no_grad
 from .graph import ERR_FREED, Node, _sequence, edge_of, sum_to
 from .saved import SavedTensor
 
 ERR_DIRTY_LEAF = "a leaf Variable that requires grad has been used in an in-place operation."
+ERR_NO_JVP = ("You must implement the jvp function for custom autograd.Function to use it with "
+              "forward mode AD.")
 
 
 class FunctionCtx:
@@ -66,6 +70,7 @@ class BackwardCFunction(FunctionCtx, Node):
         self._dirty = ()
         self._non_differentiable = ()
         self._materialize_grads = True
+        self._in_jvp = False  # while ``jvp`` runs: saved_tensors are save_for_forward's
         self._saved = None
         self.needs_input_grad = ()
 
@@ -75,6 +80,8 @@ class BackwardCFunction(FunctionCtx, Node):
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to ``save_for_backward``, checked against the version counters."""
+        if self._in_jvp:
+            return tuple(getattr(self, "saved_for_forward", ()))
         if self._released:
             raise RuntimeError(ERR_FREED)
         if self._saved is None:
@@ -181,6 +188,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError(ERR_NO_JVP)
+
     @classmethod
     def apply(cls, *args, **kwargs):
         node = cls._backward_cls()
@@ -188,7 +199,11 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         tensor_args = [(i, a) for i, a in enumerate(args) if isinstance(a, Tensor)]
         record = is_grad_enabled() and any(a.requires_grad for _, a in tensor_args)
         separate_setup = cls.setup_context is not Function.setup_context
-        with no_grad():
+        # inside a dual level, forward runs without tangents: the Function's own ``jvp`` gives
+        # its outputs theirs (as PyTorch, which never differentiates a custom forward)
+        dual = (_forward.current_level() is not None
+                and any(a._fw_grad is not None for _, a in tensor_args))
+        with no_grad(), (_without_tangents(args) if dual else contextlib.nullcontext()):
             if separate_setup:
                 output = cls.forward(*args, **kwargs)
             else:
@@ -198,6 +213,9 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         single = not isinstance(output, tuple)
         outputs = (output,) if single else output
         if not record:
+            if dual:
+                outputs = _with_tangents(cls, node, args, outputs)
+                return outputs[0] if single else outputs
             return output
         node.next_functions = tuple(edge_of(a) for _, a in tensor_args)
         # numbered now, after its inputs' nodes (edge_of may have just made an
@@ -231,7 +249,60 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         node._num_outputs = len(outputs)
         node._saved = _pack_saved(node, results)
         node._has_saved = bool(node._saved)
+        if dual:
+            results = _with_tangents(cls, node, args, results)
         return results[0] if single else tuple(results)
+
+
+@contextlib.contextmanager
+def _without_tangents(args):
+    """Forward AD paused, and the inputs' tangents put aside while ``forward`` runs (its
+    ``unpack_dual`` of an input finds none, as in PyTorch); ``_with_tangents`` reads them
+    after."""
+    held = [(a, a._fw_grad) for a in args if isinstance(a, Tensor) and a._fw_grad is not None]
+    for a, _ in held:
+        a.__dict__.pop("_fw_grad", None)
+    try:
+        with _forward.paused():
+            yield
+    finally:
+        for a, t in held:
+            a._fw_grad = t
+
+
+def _with_tangents(cls, ctx, args, outputs):
+    """``outputs`` with the tangents ``cls.jvp`` gives them from the inputs' tangents (zeros
+    for a tensor input without one, None for a non-tensor argument); an input returned as is
+    becomes a new tensor, so the input keeps its own tangent."""
+    if cls.jvp is Function.jvp:
+        raise NotImplementedError(ERR_NO_JVP)
+    tangents = [None if not isinstance(a, Tensor) else a._fw_grad if a._fw_grad is not None
+                else zeros(a.shape, dtype=a.dtype, device=a.device) for a in args]
+    ctx._in_jvp = True
+    try:
+        with _forward.paused():
+            res = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+    res = res if isinstance(res, tuple) else (res,)
+    if len(res) != len(outputs):
+        raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients "
+                           f"(expected {len(outputs)} but got {len(res)})")
+    inputs = {id(a) for a in args if isinstance(a, Tensor)}
+    out = []
+    for o, t in zip(outputs, res):
+        if isinstance(o, Tensor) and t is not None and o.dtype.is_floating_point:
+            if id(o) in inputs:
+                o = _alias(o)
+            if t.shape != o.shape:
+                raise RuntimeError(
+                    "Trying to set a forward gradient that has a different size than that of "
+                    f"the original Tensor, this is not supported. Tensor is of size "
+                    f"{list(o.shape)} while the given forward gradient is of size "
+                    f"{list(t.shape)}.")
+            _forward.set_tangent(o, t if t.dtype is o.dtype else t.to(o.dtype))
+        out.append(o)
+    return tuple(out)
 
 
 def _alias(t):

@@ -1,10 +1,10 @@
 """``numbagrad.nn``: modules, parameters, initializations and the functional API, laid out as
 ``torch.nn``."""
 
-from . import functional, init, parallel, utils  # noqa: F401
+from . import functional, grad, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter, UninitializedParameter
 
-__all__ = ["functional", "init", "parallel", "utils", "Parameter", "Buffer",
+__all__ = ["functional", "grad", "init", "parallel", "utils", "Parameter", "Buffer",
            "UninitializedParameter", *_modules_all]

@@ -20,6 +20,8 @@ from ..autograd.grad_mode import no_grad as _no_grad
 from ..ops.embedding import embedding as _embedding
 from ..ops.embedding import embedding_bag as _embedding_bag
 from ..tensor import Tensor
+# (PyTorch's F.grad is the module torch.nn.grad)
+from . import grad  # noqa: F401
 
 # the ops declared with a "functional" variant; the rest is written out below
 globals().update(_F.FUNCTIONAL)

@@ -1608,7 +1608,11 @@ def einsum(equation, *operands):
         out = ell + "".join(sorted(c for c in counts if counts[c] == 1 and c not in ell))
     sizes = {}
     for k, (s, t) in enumerate(zip(specs, operands)):
+        own = {}
         for c, n in zip(s, t.shape):
+            if own.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {k} but the "
+                                   f"sizes don't match, {n} != {own[c]}")
             if sizes.get(c, 1) != 1 and n not in (1, sizes[c]):
                 raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which "
                                    f"does not broadcast with previously seen size {sizes[c]}")
@@ -1637,7 +1641,7 @@ def _einsum_finish(t, s, out):
     gone = tuple(k for k, c in enumerate(s) if c not in out)
     if gone:
         t = R.sum(t, gone)
-        s = "".join(c for c in s if c not in out)
+        s = "".join(c for c in s if c in out)
     if s != out:
         t = M.permute(t, tuple(s.index(c) for c in out))
     return t
