@@ -567,14 +567,19 @@ def _normalize_index(x, index):
     dim = 0
     n_real = 0
     for i in index:
-        if not (i is None or i is Ellipsis or type(i) is bool
+        kind = type(i)
+        if kind is int or kind is slice or not (
+                i is None or i is Ellipsis or kind is bool
                 or isinstance(i, Tensor) and i.dtype in _MASKS
                 or isinstance(i, np.ndarray) and i.dtype == np.bool_):
             n_real += 1
     if n_real > ndim:  # (before any other complaint about the index, as PyTorch)
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     for item in index:
-        if type(item) is bool:
+        kind = type(item)
+        if kind is int or kind is slice:  # (the commonest: nothing to convert)
+            pass
+        elif kind is bool:
             item = np.array(item)  # (a Python bool is a 0-d mask, as in PyTorch: x[True])
         elif isinstance(item, Tensor):
             item = item._host()  # index arithmetic runs on the host
@@ -597,18 +602,18 @@ def _normalize_index(x, index):
                     "tensors used as indices must be long, int, byte or bool tensors"
                 )
         # (the kinds are disjoint but for bool, an int: the commonest are asked first)
-        if isinstance(item, np.ndarray):
-            if item.dtype.kind == "f":
-                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
-            kinds.add("advanced")
-            dim += item.ndim if item.dtype == np.bool_ else 1
-        elif isinstance(item, slice):
+        if kind is slice or isinstance(item, slice):
             if item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
             kinds.add("slice")
             if dim < ndim and not _whole(item, x.shape[dim]):
                 kinds.add("narrow")
             dim += 1
+        elif isinstance(item, np.ndarray):
+            if item.dtype.kind == "f":
+                raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
+            kinds.add("advanced")
+            dim += item.ndim if item.dtype == np.bool_ else 1
         elif item is None:
             kinds.add("none")
         elif item is Ellipsis:
