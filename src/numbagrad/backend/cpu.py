@@ -464,6 +464,14 @@ def broadcast_shapes(*shapes) -> tuple:
                 out[lead + i] = n
         else:
             return tuple(out)
+    elif shapes:
+        # (where, addcmul, lerp: operands of the first one's shape, or 0-d)
+        first = shapes[0]
+        for s in shapes:
+            if s != first and s:
+                break
+        else:
+            return tuple(first)
     ndim = max((len(s) for s in shapes), default=0)
     out = [1] * ndim
     for s in shapes:
