@@ -331,3 +331,19 @@ def test_a_broadcast_operand_written_in_place_raises_and_a_retained_graph_runs_t
     with pytest.raises(RuntimeError, match=r"modified by an inplace operation: "
                                            r"\[numbagrad.FloatTensor \[1\]\] is at version 1"):
         out.sum().backward()
+
+
+def test_an_empty_broadcast_sums_its_gradient_over_no_values():
+    """(fuzz seeds 200071, 200286, 200387: the lean node's column sum reshaped an empty
+    gradient to (-1, 0))"""
+    torch = pytest.importorskip("torch")
+    for sa, sb in (((3, 0), (1, 0)), ((0, 3), (1, 3)), ((0, 2), (2,))):
+        grads = []
+        for lib in (ng, torch):
+            a = lib.zeros(*sa, requires_grad=True)
+            b = lib.ones(*sb, requires_grad=True)
+            (lib.pow(a, b) * 2).sum().backward()
+            grads.append((a.grad.numpy(), b.grad.numpy()))
+        for mine, theirs in zip(*grads):
+            assert mine.shape == theirs.shape
+            np.testing.assert_array_equal(mine, theirs)

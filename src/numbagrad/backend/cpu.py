@@ -511,6 +511,8 @@ def sum_to_array(g: np.ndarray, shape: tuple) -> np.ndarray:
     ``autograd.graph.sum_to`` on a Tensor). A small float gradient whose summed dims lead runs
     that kernel through its compiled entry point: ``run_reduce``'s general steps cost 1.7 us,
     most of a small bias's gradient."""
+    if not g.size:  # (a sum over no values: zeros, an empty array if ``shape`` is empty)
+        return np.zeros(shape, g.dtype)
     key = (g.shape, shape)
     dims = _summed.get(key)
     if dims is None:
