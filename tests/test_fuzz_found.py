@@ -341,6 +341,16 @@ PROGRAMS = {
         l = F.cross_entropy(v, torch.tensor([2, 1, 0]), reduction='none')
         g, = torch.autograd.grad((l * torch.tensor([-2.75, -2.75, -2.5])).sum(), c, create_graph=True)
         """,
+    # elu / selu / celu's double backward multiplies by its x < 0 mask, as PyTorch's: a NaN
+    # product (0 * inf at a NaN input) stays NaN where the mask is 0 (seed 62787)
+    "elu_double_backward_nan_times_mask": """
+        x = torch.tensor([np.nan, -1.0, 0.0, 2.0], requires_grad=True)
+        d = torch.tensor([np.nan, -1.0, 0.5], dtype=torch.float64, requires_grad=True)
+        y = torch.selu(x) * torch.tensor([-np.inf, 1.0, 2.0, -np.inf]) + F.celu(x, 2.0) + F.elu(x * 1, inplace=True)
+        z = F.selu(d) * torch.tensor([-np.inf, 1.0, 1.0], dtype=torch.float64)
+        g, h = torch.autograd.grad(y.sum() + z.sum(), [x, d], create_graph=True)
+        gg = torch.autograd.grad((g * torch.tensor([0.0, 1.5, 1.0, 0.5])).sum() + (h * 0).sum(), [x, d])  # compare: gg
+        """,
 }
 
 

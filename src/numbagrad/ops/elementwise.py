@@ -361,10 +361,10 @@ def elu_backward(grad_output, x, alpha, scale, input_scale, is_result):
 
 
 def elu_backward_vjp_x(grad, grad_output, x, alpha, scale, input_scale, is_result):
-    # PyTorch's elu_double_backward: zero at x == 0 (x < 0, not x <= 0)
+    # PyTorch's elu_double_backward: zero at x == 0 (x < 0, not x <= 0), by a mask it
+    # multiplies with, so a NaN product (0 * inf) stays NaN where the mask is 0
     g = grad * grad_output * input_scale
-    return where(x < 0, where(is_result != 0, g,
-                              elu_backward(g, x, alpha, scale, input_scale, 0)), 0)
+    return where(is_result != 0, g, elu_backward(g, x, alpha, scale, input_scale, 0)) * (x < 0)
 
 
 def elu_backward_vjp_grad_output(grad, x, alpha, scale, input_scale, is_result):
