@@ -77,9 +77,9 @@ KNOWN_OPEN: dict[str, Known] = {
         g, = torch.autograd.grad((v * torch.zeros(0)).sum(), x, create_graph=True)
         """),
     "double_backward_node_names": Known(
-        "the gradient of prelu, glu, rrelu, soft_margin_loss, smooth_l1_loss, huber_loss,"
+        "the gradient of glu, rrelu, soft_margin_loss, smooth_l1_loss, huber_loss,"
         " binary_cross_entropy_with_logits or aminmax made with create_graph=True: PyTorch's"
-        " double-backward node (PreluKernelBackwardBackward0, HuberLossBackwardBackward0, ...);"
+        " double-backward node (GluBackwardBackward0, HuberLossBackwardBackward0, ...);"
         " numbagrad's comes from the ops its rule is composed of (AliasBackward0, MulBackward0);"
         " with an infinite incoming gradient the second derivative can differ too (NaN against"
         " -inf: binary_cross_entropy_with_logits, seed 21111)",
@@ -3332,7 +3332,7 @@ class Gen:
             return self.choice(spellings), kinks, name
         return f"{fn}({x}{args})", kinks, name
 
-    DOUBLE_BACKWARD_NAMES = {"prelu", "glu", "rrelu", "soft_margin_loss", "smooth_l1_loss",
+    DOUBLE_BACKWARD_NAMES = {"glu", "rrelu", "soft_margin_loss", "smooth_l1_loss",
                              "huber_loss", "binary_cross_entropy_with_logits", "aminmax"}
 
     def note_double_backward(self, name, out):

@@ -351,6 +351,19 @@ PROGRAMS = {
         g, h = torch.autograd.grad(y.sum() + z.sum(), [x, d], create_graph=True)
         gg = torch.autograd.grad((g * torch.tensor([0.0, 1.5, 1.0, 0.5])).sum() + (h * 0).sum(), [x, d])  # compare: gg
         """,
+    # prelu's gradients are PyTorch's _prelu_kernel_backward (PreluKernelBackwardBackward0),
+    # whose double backward counts x == 0 as positive where prelu's first derivative counts it
+    # as negative (seed 65853)
+    "prelu_double_backward_at_zero": """
+        x = torch.tensor([[0.0, -1.0, 2.0], [0.5, 0.0, -0.25]], requires_grad=True)
+        w = torch.tensor([0.25, -0.5, 1.5], requires_grad=True)
+        d = torch.tensor([0.0, -2.0, 0.5], dtype=torch.float64, requires_grad=True)
+        e = torch.tensor([0.75], dtype=torch.float64, requires_grad=True)
+        y = F.prelu(x.unsqueeze(-1), w) * torch.tensor([[[1.5], [-2.0], [0.5]]])
+        z = torch.prelu(d, e) * torch.tensor([3.0, 1.0, -1.0], dtype=torch.float64)
+        gx, gw, gd, ge = torch.autograd.grad(y.sum() + z.sum(), [x, w, d, e], create_graph=True)
+        gg = torch.autograd.grad((gx * torch.tensor([2.0, -1.0, 3.0])).sum() + (gw * gw).sum() + (gd * 1.5).sum() + ge.sum() * 2, [x, w, d, e])  # compare: gg
+        """,
 }
 
 
