@@ -364,6 +364,26 @@ PROGRAMS = {
         gx, gw, gd, ge = torch.autograd.grad(y.sum() + z.sum(), [x, w, d, e], create_graph=True)
         gg = torch.autograd.grad((gx * torch.tensor([2.0, -1.0, 3.0])).sum() + (gw * gw).sum() + (gd * 1.5).sum() + ge.sum() * 2, [x, w, d, e])  # compare: gg
         """,
+    # bmm of an empty product returns zeros in batch2's dtype before it compares the dtypes,
+    # and an integer one cannot be recorded; matmul drops a batch of one only of an operand
+    # that requires grad (else one bmm, which skips the dtype check when empty: seeds 69540,
+    # 30771)
+    "bmm_matmul_empty_two_dtypes": """
+        a = torch.bmm(torch.zeros(0, 2, 2, dtype=torch.float64), torch.zeros(0, 2, 4, dtype=torch.int64))
+        b = torch.bmm(torch.zeros(2, 3, 0), torch.zeros(2, 0, 4, dtype=torch.float64))
+        c = torch.bmm(torch.zeros(0, 2, 2, dtype=torch.float64, requires_grad=True), torch.zeros(0, 2, 4, dtype=torch.int64))
+        d = torch.bmm(torch.zeros(2, 3, 2), torch.zeros(2, 2, 1, dtype=torch.float64))
+        x = torch.tensor([[[1.5, -2.0, 0.5]], [[0.25, 1.0, -1.0]]], requires_grad=True)
+        w = torch.tensor([[[1.0, 2.0], [-0.5, 0.0], [3.0, 1.5]]], requires_grad=True)
+        e = torch.matmul(torch.zeros(4, 0, 3), torch.tensor([[[1, 2], [2, 4], [-2, 0]]]))
+        f = torch.matmul(torch.zeros(4, 0, 3, requires_grad=True), torch.zeros(1, 3, 2, dtype=torch.int64))
+        g = torch.matmul(torch.zeros(4, 0, 3, dtype=torch.float64), w)
+        h = torch.matmul(x, w.detach())
+        n1 = h.grad_fn.next_functions[0][0].name() == 'BmmBackward0'
+        k = torch.matmul(x.detach(), w)
+        n2 = k.grad_fn.next_functions[0][0].name() == 'MmBackward0'
+        (h.sum() + (k * k).sum()).backward()  # compare: x.grad, w.grad
+        """,
 }
 
 
