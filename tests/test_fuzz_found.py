@@ -384,6 +384,34 @@ PROGRAMS = {
         n2 = k.grad_fn.next_functions[0][0].name() == 'MmBackward0'
         (h.sum() + (k * k).sum()).backward()  # compare: x.grad, w.grad
         """,
+    # gather and the scatters take a 0-d index, input or source as 1-d, as PyTorch (its
+    # ensure_nonempty_dim), check nothing of an empty index, and a source larger than its index
+    # gets no gradient: PyTorch's engine refuses the index-shaped one
+    "zero_dim_index_gather_scatter": """
+        x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        d = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+        s = torch.tensor(5.0, requires_grad=True)
+        z = torch.tensor(-0.75, requires_grad=True)
+        a = torch.gather(x * 1, 0, torch.tensor(2))
+        b = (d * 2).gather(-1, torch.tensor(0, dtype=torch.int32))
+        c = torch.scatter(x * 1, 0, torch.tensor(1), s * 2)
+        e = torch.scatter_add(x * 1, 0, torch.tensor(-1 + 1), s * 3)
+        f = (x * 1).scatter(0, torch.tensor(2), 4.0)
+        h = torch.scatter_add(z * 1, 0, torch.tensor([0, 0]), x[:2] * 1)
+        k = torch.gather(z * 1, 0, torch.tensor([0, 0, 0]))
+        m = torch.scatter(x * 1, 0, torch.tensor([1]), s * 1)
+        n = torch.scatter_reduce(x * 1, 0, torch.tensor(0), s * 1, 'amax')
+        o = torch.gather(x, 0, torch.zeros(0, 2, dtype=torch.int64))
+        p = torch.scatter(x, 0, torch.tensor(1), torch.ones(2, 2))
+        q = torch.scatter_add(x, 0, torch.tensor(3), s)
+        r = torch.scatter(x * 1, 0, torch.tensor(1), torch.tensor([7.0, 8.0]))
+        t = torch.autograd.grad(r.sum(), x)
+        u = torch.scatter_add(x * 1, 0, torch.tensor([1]), torch.tensor([7.0, 8.0], requires_grad=True))
+        u.sum().backward()
+        loss = (a * 3 + b.float() + (c * c).sum() + (e * torch.tensor([1.0, 2.0, 3.0])).sum() + f.sum() + h * h + k.sum() + m.sum() + n.sum()).sum()
+        g = torch.autograd.grad(loss, [x, d, s, z], create_graph=True)
+        gg = torch.autograd.grad((g[2] * g[2]).sum() + (g[0] * g[0]).sum() + (g[3] * g[3]).sum(), [x, s, z])  # compare: gg
+        """,
 }
 
 

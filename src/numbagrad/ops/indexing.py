@@ -71,17 +71,24 @@ def _check_bounds(idx, n, dim, kind=RuntimeError, message=None):
         raise kind(message or f"index {v} is out of bounds for dimension {dim} with size {n}")
 
 
-def _coords(idx, dim, ndim):
+def _coords(idx, dim):
     """The open grid that reads, for each position of ``idx``, the element whose ``dim``
     coordinate is the index there and the others the position's own (gather/scatter), in an
-    array of ``ndim`` dims (a 0-d one, or a 0-d ``idx``: PyTorch takes either as 1-d)."""
-    if not ndim:
-        return ()
-    if not idx.ndim:
-        return (idx,)
+    array of as many dims as ``idx``."""
     grids = list(np.indices(idx.shape, sparse=True))
     grids[dim] = idx
     return tuple(grids)
+
+
+def _atleast_1d(a):
+    """``a``, a 0-d array as a 1-d one (a view: writes reach ``a``). PyTorch's gather and
+    scatters take a 0-d input, index or source as 1-d (its ensure_nonempty_dim)."""
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def _size(shape, k):
+    """``shape[k]``, 1 for a 0-d shape (PyTorch's ensure_nonempty_size)."""
+    return shape[k] if shape else 1
 
 
 def _region(shape):
@@ -96,21 +103,37 @@ def _zeros_like_shape(shape, like):
     return zeros(shape, dtype=like.dtype, device=like.device)
 
 
-def _pad_to(g, shape):
-    """``g`` in the leading corner of zeros of ``shape`` (a source larger than its index)."""
-    if tuple(g.shape) == tuple(shape):
+def _src_gradient(ctx, g, shape, name):
+    """A scatter's source gradient ``g`` (of its index's shape, or broadcast from it) as
+    PyTorch's engine takes it for a source of ``shape``: summed down to a source that expands to
+    it; a larger source (its extra elements unread) is refused. None where the source, the
+    op's last input, does not require grad."""
+    node = getattr(ctx, "node", None)
+    if node is not None and node.next_functions[-1][0] is None:
+        return None
+    have = tuple(g.shape)
+    if have == tuple(shape):
         return g
-    return M.index_put(_zeros_like_shape(shape, g), _region(g.shape), g)
+    lead = len(have) - len(shape)
+    if lead < 0 or any(n != 1 and n != h for n, h in zip(shape, have[lead:])):
+        raise RuntimeError(f"Function {name} returned an invalid gradient at index 1 - got "
+                           f"{list(have)} but expected shape compatible with {list(shape)}")
+    return sum_to(g, shape)
 
 
 # ---------------------------------------------------------------- gather / scatter
 
 
+# PyTorch checks the shapes of a nonempty index only, taking 0-d tensors as 1-d
+
+
 def _check_gather_shape(x, idx, d):
-    if idx.ndim != x.ndim:
+    if not idx.size:
+        return
+    if max(idx.ndim, 1) != max(x.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    for k in range(x.ndim):
-        if k != d and idx.shape[k] > x.shape[k]:
+    for k in range(max(x.ndim, 1)):
+        if k != d and _size(idx.shape, k) > _size(x.shape, k):
             raise RuntimeError(
                 f"Size does not match at dimension {k} expected index {list(idx.shape)} to be no "
                 f"larger than self {list(x.shape)} apart from dimension {d}"
@@ -118,16 +141,28 @@ def _check_gather_shape(x, idx, d):
 
 
 def _check_scatter_shape(x, idx, d, src=None):
-    if idx.ndim != x.ndim:
+    if not idx.size:
+        return
+    n = max(x.ndim, 1)
+    if max(idx.ndim, 1) != n:
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    for k in range(x.ndim):
-        if (k != d and idx.shape[k] > x.shape[k]) or (src is not None
-                                                       and idx.shape[k] > src.shape[k]):
-            tail = f" and to be no larger size than src {list(src.shape)}" if src is not None else ""
-            raise RuntimeError(
-                f"Expected index {list(idx.shape)} to be no larger than self {list(x.shape)} "
-                f"apart from dimension {d}{tail}"
-            )
+    wrong = any(k != d and _size(idx.shape, k) > _size(x.shape, k) for k in range(n))
+    if not wrong and src is not None:
+        for k in range(n):
+            if src.ndim and k >= src.ndim:  # (PyTorch reads src.size(k) before its rank check)
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-src.ndim}, {src.ndim - 1}], but got {k})")
+            if _size(idx.shape, k) > _size(src.shape, k):
+                wrong = True
+                break
+    if src is not None and max(src.ndim, 1) != n:  # (PyTorch's order of the checks)
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if wrong:
+        tail = f" and to be no larger size than src {list(src.shape)}" if src is not None else ""
+        raise RuntimeError(
+            f"Expected index {list(idx.shape)} to be no larger than self {list(x.shape)} "
+            f"apart from dimension {d}{tail}"
+        )
 
 
 @composite("gather", variants="function method")
@@ -137,9 +172,11 @@ def gather(ctx, x, dim, index, *, sparse_grad=False):
     _check_gather_shape(x, idx, d)
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
     ctx.dim, ctx.index = d, index
-    if x.ndim == 0:
-        return x._data.copy()
-    return _take(ctx.backend, x._data, _coords(idx, d, x.ndim))
+    if not idx.size:
+        return ctx.backend.zeros(idx.shape, x._data.dtype)
+    idx1 = _atleast_1d(idx)
+    out = _take(ctx.backend, _atleast_1d(x._data), _coords(idx1, d))
+    return out.reshape(idx.shape)
 
 
 gather.defjvp(linear(gather))
@@ -160,12 +197,10 @@ def scatter_add(ctx, x, dim, index, src):
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
     ctx.dim, ctx.index = d, index
     out = x._data.copy()
-    if x.ndim == 0:
-        if not idx.size:
-            return out
-        res = out + src._data
-        return np.asarray(res) if isinstance(res, np.generic) else res  # (0-d: NumPy's scalar)
-    ctx.backend.scatter(out, _coords(idx, d, out.ndim), src._data[_region(idx.shape)], True)
+    if idx.size:
+        idx1 = _atleast_1d(idx)
+        values = _atleast_1d(src._data)[_region(idx1.shape)]
+        ctx.backend.scatter(_atleast_1d(out), _coords(idx1, d), values, True)
     return out
 
 
@@ -174,7 +209,8 @@ scatter_add.defjvp(linear(scatter_add, 0, 3))
 
 @scatter_add.defvjp
 def scatter_add_vjp(ctx, grad):
-    return grad, None, _pad_to(gather(grad, ctx.dim, ctx.index), ctx.input_shapes[2])
+    return grad, None, _src_gradient(ctx, gather(grad, ctx.dim, ctx.index),
+                                     ctx.input_shapes[2], "ScatterAddBackward0")
 
 
 _MULTIPLY_AT = {"add": None, "multiply": np.multiply}
@@ -195,16 +231,26 @@ def scatter(ctx, x, dim, index, src=None, *, value=None, reduce=None):
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
+    if reduce is not None and tensor:
+        warn_once("scatter_reduce_argument",
+                  "The reduce argument of torch.scatter with Tensor src is deprecated and will "
+                  "be removed in a future PyTorch release. Use torch.scatter_reduce instead for "
+                  "more reduction options.", stacklevel=R._outside_stacklevel())
     ctx.dim, ctx.index, ctx.reduce = d, index, reduce
-    ctx.node_name = "ScatterBackward0" if tensor else "ScatterBackward1"
+    # (with reduce, PyTorch records its NotImplemented node: scatter_vjp raises)
+    ctx.node_name = ("NotImplemented" if reduce is not None else
+                     "ScatterBackward0" if tensor else "ScatterBackward1")
     out = x._data.copy()
-    values = src._data[_region(idx.shape)] if tensor else src
-    where = _coords(idx, d, x.ndim)
+    if not idx.size:
+        return out
+    idx1, out1 = _atleast_1d(idx), _atleast_1d(out)
+    values = _atleast_1d(src._data)[_region(idx1.shape)] if tensor else src
+    where = _coords(idx1, d)
     if reduce == "multiply":
         _cpu_only(ctx, "scatter(reduce='multiply')")
-        np.multiply.at(out, where, values)
+        np.multiply.at(out1, where, values)
     else:
-        ctx.backend.scatter(out, where, values, reduce == "add")
+        ctx.backend.scatter(out1, where, values, reduce == "add")
     return out
 
 
@@ -224,7 +270,8 @@ def scatter_vjp(ctx, grad):
     g_x = scatter(grad, ctx.dim, ctx.index, value=0.0)
     if len(ctx.input_shapes) == 2:
         return g_x, None
-    return g_x, None, _pad_to(gather(grad, ctx.dim, ctx.index), ctx.input_shapes[2])
+    return g_x, None, _src_gradient(ctx, gather(grad, ctx.dim, ctx.index),
+                                    ctx.input_shapes[2], "ScatterBackward0")
 
 
 # ---------------------------------------------------------------- scatter_reduce, index_reduce
@@ -239,24 +286,29 @@ def _reduce_into(ctx, x, d, idx, src, reduce, include_self):
     written to forget x's values first. PyTorch's integer mean rounds down."""
     ctx.dim, ctx.reduce, ctx.include_self = d, reduce, include_self
     out = _host(ctx, x).copy()
-    values = _host(ctx, src)[_region(idx.shape)]
-    where = _coords(idx, d, x.ndim)
+    if not idx.size:
+        return _device(ctx, out)
+    idx1, out1 = _atleast_1d(idx), _atleast_1d(out)
+    values = _atleast_1d(_host(ctx, src))[_region(idx1.shape)]
+    where = _coords(idx1, d)
     if not include_self:
         dt = out.dtype
-        out[where] = {"sum": 0, "mean": 0, "prod": 1, "amax": R._lowest(dt),
-                      "amin": R._highest(dt)}[reduce]
-    _REDUCE_AT[reduce].at(out, where, values)
+        out1[where] = {"sum": 0, "mean": 0, "prod": 1, "amax": R._lowest(dt),
+                       "amin": R._highest(dt)}[reduce]
+    _REDUCE_AT[reduce].at(out1, where, values)
     if reduce == "mean":
-        count = np.full(out.shape, int(include_self), out.dtype)
+        count = np.full(out1.shape, int(include_self), out.dtype)
         np.add.at(count, where, 1)
         count[count == 0] = 1
-        out = out // count if out.dtype.kind in "iu" else out / count
+        out1 = out1 // count if out.dtype.kind in "iu" else out1 / count
+        out = out1.reshape(out.shape)
     return _device(ctx, out)
 
 
-def _reduce_into_vjp(ctx, grad):
+def _reduce_into_vjp(ctx, grad, node):
     """PyTorch's scatter_reduce_backward (index_reduce's too: its index expanded to the
-    source's shape)."""
+    source's shape). Its formulas read the whole source: one larger than the index broadcasts
+    against the index's values, as PyTorch's does."""
     d, index, reduce, include_self = ctx.dim, ctx.index, ctx.reduce, ctx.include_self
 
     def at_src(t):  # (each src position's element of t)
@@ -268,8 +320,7 @@ def _reduce_into_vjp(ctx, grad):
     if reduce == "sum":
         g_x, g_src = grad, at_src(grad)
     else:
-        x, result = ctx["x"], ctx["result"]
-        src = M.getitem(ctx["src"], _region(index.shape))
+        x, result, src = ctx["x"], ctx["result"], ctx["src"]
         if reduce == "prod":
             # (the products without each zero factor, so a lone zero gets its gradient)
             masked_x = x.masked_fill(x == 0, 1)
@@ -290,7 +341,7 @@ def _reduce_into_vjp(ctx, grad):
             g_x, g_src = x_is * share, src_is * at_src(share)
     if not include_self:
         g_x = scatter(g_x, d, index, value=0.0)
-    return g_x, _pad_to(g_src, ctx.src_shape)
+    return g_x, _src_gradient(ctx, g_src, ctx.src_shape, node)
 
 
 def _save_reduce_into(ctx, x, src, reduce):
@@ -321,7 +372,7 @@ def scatter_reduce(ctx, x, dim, index, src, reduce, *, include_self=True):
 
 @scatter_reduce.defvjp
 def scatter_reduce_vjp(ctx, grad):
-    g_x, g_src = _reduce_into_vjp(ctx, grad)
+    g_x, g_src = _reduce_into_vjp(ctx, grad, "ScatterReduceBackward0")
     return g_x, None, g_src
 
 
@@ -354,7 +405,7 @@ def index_reduce(ctx, x, dim, index, source, reduce, *, include_self=True):
                            f"({R._TYPE[source.dtype.name]}) must have the same scalar type")
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d, IndexError, "index out of range in self")
     warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.",
-              stacklevel=5)
+              stacklevel=R._outside_stacklevel())
     at = [1] * x.ndim
     if x.ndim:
         at[d] = n
@@ -366,7 +417,7 @@ def index_reduce(ctx, x, dim, index, source, reduce, *, include_self=True):
 
 @index_reduce.defvjp
 def index_reduce_vjp(ctx, grad):
-    g_x, g_src = _reduce_into_vjp(ctx, grad)
+    g_x, g_src = _reduce_into_vjp(ctx, grad, "IndexReduceBackward0")
     return g_x, None, g_src
 
 
