@@ -412,6 +412,38 @@ PROGRAMS = {
         g = torch.autograd.grad(loss, [x, d, s, z], create_graph=True)
         gg = torch.autograd.grad((g[2] * g[2]).sum() + (g[0] * g[0]).sum() + (g[3] * g[3]).sum(), [x, s, z])  # compare: gg
         """,
+    # the index ops save what PyTorch's nodes save, each checked against in-place changes at
+    # backward: the index always, index_copy's and index_add's source when it requires grad,
+    # gather's input, scatter_reduce's input, source and result (seed 74161)
+    "index_ops_save_index_and_source": """
+        x = torch.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]], requires_grad=True)
+        s = torch.zeros(0, 2, requires_grad=True)
+        v = torch.index_copy(x, 0, torch.zeros(0, dtype=torch.int64), s)
+        with torch.no_grad(): s.mul_(0.5)
+        v.sum().backward()
+        w = torch.tensor([[1.0, 2.0], [0.5, -3.0]], requires_grad=True)
+        a = torch.index_add(x * 1, 0, torch.tensor([2, 0]), w, alpha=2.0)
+        b = torch.index_copy(x.detach(), 0, torch.tensor([2, 0]), w)
+        with torch.no_grad(): w.add_(1.0)
+        a.sum().backward()
+        b.sum().backward()
+        i = torch.tensor([[2, 0], [1, 1]])
+        c = torch.gather(x, 0, i)
+        d = torch.index_select(x, 0, torch.tensor([1]))
+        i.add_(0)
+        c.sum().backward()
+        d.sum().backward()
+        y = x * 1
+        e = torch.gather(y, 1, torch.tensor([[1], [0], [0]]))
+        y.add_(1.0)
+        e.sum().backward()
+        f = torch.scatter_reduce(x * 1, 0, torch.tensor([[1, 0]]), w * 1, 'sum')
+        g = x * 2
+        h = torch.scatter_reduce(g, 0, torch.tensor([[1, 0]]), w * 1, 'sum')
+        g.mul_(2.0)
+        (f.sum() * 2).backward()
+        h.sum().backward()
+        """,
 }
 
 

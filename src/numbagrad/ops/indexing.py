@@ -171,7 +171,8 @@ def gather(ctx, x, dim, index, *, sparse_grad=False):
     idx = _index_array(index, "gather(): Expected dtype int32/int64 for index")
     _check_gather_shape(x, idx, d)
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    ctx.dim, ctx.index = d, index
+    ctx.dim = d
+    ctx.save(x=x, index=index)  # (PyTorch's GatherBackward0 saves both: see _saved_index)
     if not idx.size:
         return ctx.backend.zeros(idx.shape, x._data.dtype)
     idx1 = _atleast_1d(idx)
@@ -184,7 +185,9 @@ gather.defjvp(linear(gather))
 
 @gather.defvjp
 def gather_vjp(ctx, grad):
-    return scatter_add(_zeros_like_shape(ctx.input_shapes[0], grad), ctx.dim, ctx.index, grad), None
+    ctx["x"]  # noqa: B018 (the saved input's version check)
+    zeros = _zeros_like_shape(ctx.input_shapes[0], grad)
+    return scatter_add(zeros, ctx.dim, ctx["index"], grad), None
 
 
 @composite("scatter_add", variants="function method inplace")
@@ -195,7 +198,8 @@ def scatter_add(ctx, x, dim, index, src):
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _check_scatter_shape(x, idx, d, src)
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    ctx.dim, ctx.index = d, index
+    ctx.dim = d
+    ctx.save(index=index)
     out = x._data.copy()
     if idx.size:
         idx1 = _atleast_1d(idx)
@@ -209,7 +213,7 @@ scatter_add.defjvp(linear(scatter_add, 0, 3))
 
 @scatter_add.defvjp
 def scatter_add_vjp(ctx, grad):
-    return grad, None, _src_gradient(ctx, gather(grad, ctx.dim, ctx.index),
+    return grad, None, _src_gradient(ctx, gather(grad, ctx.dim, ctx["index"]),
                                      ctx.input_shapes[2], "ScatterAddBackward0")
 
 
@@ -236,7 +240,8 @@ def scatter(ctx, x, dim, index, src=None, *, value=None, reduce=None):
                   "The reduce argument of torch.scatter with Tensor src is deprecated and will "
                   "be removed in a future PyTorch release. Use torch.scatter_reduce instead for "
                   "more reduction options.", stacklevel=R._outside_stacklevel())
-    ctx.dim, ctx.index, ctx.reduce = d, index, reduce
+    ctx.dim, ctx.reduce = d, reduce
+    ctx.save(index=index)
     # (with reduce, PyTorch records its NotImplemented node: scatter_vjp raises)
     ctx.node_name = ("NotImplemented" if reduce is not None else
                      "ScatterBackward0" if tensor else "ScatterBackward1")
@@ -267,10 +272,11 @@ def scatter_jvp(result, tangents, x, dim, index, src=None, *, value=None, reduce
 def scatter_vjp(ctx, grad):
     if ctx.reduce is not None:
         raise RuntimeError("derivative for aten::scatter is not implemented")
-    g_x = scatter(grad, ctx.dim, ctx.index, value=0.0)
+    index = ctx["index"]
+    g_x = scatter(grad, ctx.dim, index, value=0.0)
     if len(ctx.input_shapes) == 2:
         return g_x, None
-    return g_x, None, _src_gradient(ctx, gather(grad, ctx.dim, ctx.index),
+    return g_x, None, _src_gradient(ctx, gather(grad, ctx.dim, index),
                                     ctx.input_shapes[2], "ScatterBackward0")
 
 
@@ -305,11 +311,12 @@ def _reduce_into(ctx, x, d, idx, src, reduce, include_self):
     return _device(ctx, out)
 
 
-def _reduce_into_vjp(ctx, grad, node):
+def _reduce_into_vjp(ctx, grad, index, node):
     """PyTorch's scatter_reduce_backward (index_reduce's too: its index expanded to the
     source's shape). Its formulas read the whole source: one larger than the index broadcasts
     against the index's values, as PyTorch's does."""
-    d, index, reduce, include_self = ctx.dim, ctx.index, ctx.reduce, ctx.include_self
+    d, reduce, include_self = ctx.dim, ctx.reduce, ctx.include_self
+    x, result, src = ctx["x"], ctx["result"], ctx["src"]
 
     def at_src(t):  # (each src position's element of t)
         return gather(t, d, index)
@@ -320,7 +327,6 @@ def _reduce_into_vjp(ctx, grad, node):
     if reduce == "sum":
         g_x, g_src = grad, at_src(grad)
     else:
-        x, result, src = ctx["x"], ctx["result"], ctx["src"]
         if reduce == "prod":
             # (the products without each zero factor, so a lone zero gets its gradient)
             masked_x = x.masked_fill(x == 0, 1)
@@ -344,11 +350,11 @@ def _reduce_into_vjp(ctx, grad, node):
     return g_x, _src_gradient(ctx, g_src, ctx.src_shape, node)
 
 
-def _save_reduce_into(ctx, x, src, reduce):
+def _save_reduce_into(ctx, x, src):
+    # (what PyTorch's nodes save, whatever the reduction: an in-place change of any raises)
     ctx.src_shape = tuple(src.shape)
-    if reduce != "sum":
-        ctx.save(x=x, src=src)
-        ctx.save_outputs = {"result": 0}
+    ctx.save(x=x, src=src)
+    ctx.save_outputs = {"result": 0}
 
 
 @composite("scatter_reduce", variants="function method inplace")
@@ -365,14 +371,14 @@ def scatter_reduce(ctx, x, dim, index, src, reduce, *, include_self=True):
     if reduce not in _REDUCE_AT:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            + str(reduce))
-    ctx.index = index
-    _save_reduce_into(ctx, x, src, reduce)
+    _save_reduce_into(ctx, x, src)  # (x first: an in-place call saves a copy of it instead)
+    ctx.save(index=index)
     return _reduce_into(ctx, x, d, idx, src, reduce, include_self)
 
 
 @scatter_reduce.defvjp
 def scatter_reduce_vjp(ctx, grad):
-    g_x, g_src = _reduce_into_vjp(ctx, grad, "ScatterReduceBackward0")
+    g_x, g_src = _reduce_into_vjp(ctx, grad, ctx["index"], "ScatterReduceBackward0")
     return g_x, None, g_src
 
 
@@ -410,14 +416,16 @@ def index_reduce(ctx, x, dim, index, source, reduce, *, include_self=True):
     if x.ndim:
         at[d] = n
     spread = np.ascontiguousarray(np.broadcast_to(idx.reshape(at), source.shape))
-    ctx.index = Tensor._make(_on(spread, x.device))
-    _save_reduce_into(ctx, x, source, reduce)
+    ctx.spread = Tensor._make(_on(spread, x.device))
+    _save_reduce_into(ctx, x, source)  # (x first: an in-place call saves a copy of it instead)
+    ctx.save(index=index)
     return _reduce_into(ctx, x, d, spread, source, reduce, include_self)
 
 
 @index_reduce.defvjp
 def index_reduce_vjp(ctx, grad):
-    g_x, g_src = _reduce_into_vjp(ctx, grad, "IndexReduceBackward0")
+    ctx["index"]  # noqa: B018 (the saved index's version check)
+    g_x, g_src = _reduce_into_vjp(ctx, grad, ctx.spread, "IndexReduceBackward0")
     return g_x, None, g_src
 
 
@@ -457,7 +465,8 @@ def index_select(ctx, x, dim, index):
     d = _dim(x, dim)
     idx = _vector_index(index, "index_select")
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d, IndexError, "index out of range in self")
-    ctx.dim, ctx.index = d, index
+    ctx.dim = d
+    ctx.save(index=index)
     if x.ndim == 0:
         return x._data.copy()
     return _take(ctx.backend, x._data, (slice(None),) * d + (idx,))
@@ -468,7 +477,8 @@ index_select.defjvp(linear(index_select))
 
 @index_select.defvjp
 def index_select_vjp(ctx, grad):
-    return index_add(_zeros_like_shape(ctx.input_shapes[0], grad), ctx.dim, ctx.index, grad), None
+    zeros = _zeros_like_shape(ctx.input_shapes[0], grad)
+    return index_add(zeros, ctx.dim, ctx["index"], grad), None
 
 
 @composite("index_add", variants="function method inplace")
@@ -485,7 +495,9 @@ def index_add(ctx, x, dim, index, source, *, alpha=1):
         raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
                            f"source.size(dim): ({n_src}), for dim: {d}")
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    ctx.dim, ctx.index, ctx.alpha = d, index, alpha
+    ctx.dim, ctx.alpha = d, alpha
+    # (PyTorch's node saves the source for its gradient, which reads the source's shape)
+    ctx.save(index=index, source=source if source.requires_grad else None)
     src = source._data
     if alpha != 1:
         with no_grad():
@@ -502,7 +514,9 @@ index_add.defjvp(linear(index_add, 0, 3))
 
 @index_add.defvjp
 def index_add_vjp(ctx, grad):
-    g_src = index_select(grad, ctx.dim, ctx.index)
+    if "source" in ctx.saved:
+        ctx["source"]  # noqa: B018 (the saved source's version check)
+    g_src = index_select(grad, ctx.dim, ctx["index"])
     if ctx.alpha != 1:
         g_src = g_src * ctx.alpha
     return grad, None, g_src.reshape(ctx.input_shapes[2])
@@ -531,7 +545,8 @@ def index_fill(ctx, x, dim, index, value):
         value = value._host()[()]
     else:
         value = D.number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
-    ctx.dim, ctx.index = d, index
+    ctx.dim = d
+    ctx.save(index=index)
     out = x._data.copy()
     if x.ndim == 0:
         if not idx.size:
@@ -548,10 +563,11 @@ index_fill.defjvp(linear(index_fill, 0, 3))
 
 @index_fill.defvjp
 def index_fill_vjp(ctx, grad):
-    g_x = index_fill(grad, ctx.dim, ctx.index, 0)
+    index = ctx["index"]
+    g_x = index_fill(grad, ctx.dim, index, 0)
     if len(ctx.input_shapes) == 2:
         return g_x, None
-    return g_x, None, index_select(grad, ctx.dim, ctx.index).sum()
+    return g_x, None, index_select(grad, ctx.dim, index).sum()
 
 
 def _long_index(index, name):
@@ -597,7 +613,9 @@ def index_copy(ctx, x, dim, index, source):
     if bad.any():
         raise IndexError(f"index_copy_(): index {int(idx[bad][0])} is out of bounds for "
                          f"dimension {d} with size {n}")
-    ctx.dim, ctx.index = d, index
+    ctx.dim = d
+    # (PyTorch's node saves the source for its gradient, which reads the source's shape)
+    ctx.save(index=index, source=source if source.requires_grad else None)
     out = x._data.copy()
     if x.ndim == 0:
         return source._data.reshape(()).copy()
@@ -609,11 +627,14 @@ def index_copy(ctx, x, dim, index, source):
 @index_copy.defvjp
 def index_copy_vjp(ctx, grad):
     # (PyTorch's: x's gradient with the copied slices zeroed, the source's those slices)
-    g_src = index_select(grad, ctx.dim, ctx.index)
+    index = ctx["index"]
+    if "source" in ctx.saved:
+        ctx["source"]  # noqa: B018 (the saved source's version check)
+    g_src = index_select(grad, ctx.dim, index)
     shape = tuple(ctx.input_shapes[2])
     # (PyTorch's expand_as(source): ExpandBackward0 under create_graph)
     g_src = g_src.expand(shape) if g_src.ndim == len(shape) else g_src.reshape(shape)
-    return index_fill(grad, ctx.dim, ctx.index, 0), None, g_src
+    return index_fill(grad, ctx.dim, index, 0), None, g_src
 
 
 index_copy.defjvp(linear(index_copy, 0, 3))
@@ -661,8 +682,8 @@ def _flat_index(index, n, name):
 def take(ctx, x, index):
     """The elements of ``x``, flattened, at ``index`` (the result has its shape)."""
     idx = _flat_index(index, x.numel(), "take")
-    ctx.index = index
-    ctx.save(x=x)  # (as PyTorch's TakeBackward0: an in-place change of x before backward raises)
+    # (as PyTorch's TakeBackward0: an in-place change of either before backward raises)
+    ctx.save(x=x, index=index)
     return _take(ctx.backend, x._data.reshape(-1), (idx,)).reshape(index.shape)
 
 
@@ -671,7 +692,7 @@ def take_vjp(ctx, grad):
     ctx["x"]  # noqa: B018 (the saved input's version check)
     # (PyTorch's: the gradient added into zeros at the positions read)
     zeros = _zeros_like_shape(ctx.input_shapes[0], grad)
-    return put(zeros, ctx.index, grad, accumulate=True), None
+    return put(zeros, ctx["index"], grad, accumulate=True), None
 
 
 take.defjvp(linear(take))
@@ -690,7 +711,8 @@ def put(ctx, x, index, source, accumulate=False):
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
                            f"self.dtype = {R._TYPE[x.dtype.name]} and source.dtype = "
                            f"{R._TYPE[source.dtype.name]}")
-    ctx.index, ctx.accumulate = index, accumulate
+    ctx.accumulate = accumulate
+    ctx.save(index=index)
     flat = x._data.reshape(-1).copy()  # (x's elements in C order, x left as it is)
     ctx.backend.scatter(flat, (idx,), source._data.reshape(-1), accumulate)
     return flat.reshape(x.shape)
@@ -698,11 +720,12 @@ def put(ctx, x, index, source, accumulate=False):
 
 @put.defvjp
 def put_vjp(ctx, grad):
-    g_src = take(grad, ctx.index).reshape(ctx.input_shapes[2])
+    index = ctx["index"]
+    g_src = take(grad, index).reshape(ctx.input_shapes[2])
     if ctx.accumulate:
         return grad, None, g_src
     zeros = _zeros_like_shape(ctx.input_shapes[2], grad)
-    return put(grad, ctx.index, zeros), None, g_src
+    return put(grad, index, zeros), None, g_src
 
 
 put.defjvp(linear(put, 0, 2))
