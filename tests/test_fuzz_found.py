@@ -444,6 +444,22 @@ PROGRAMS = {
         (f.sum() * 2).backward()
         h.sum().backward()
         """,
+    # multi_margin_loss's gradient is PyTorch's kernel's: each sample's for an incoming 1, then
+    # times the incoming gradient, so an infinite one gives +-inf where a class gains or loses
+    # and NaN (0 * inf) only where nothing changes (seed 81671)
+    "multi_margin_loss_infinite_incoming_gradient": """
+        x = torch.tensor([[np.nan, -0.735, 1.159], [2.98, 2.295, 0.849], [0.5, -0.75, 1.25]], requires_grad=True)
+        d = torch.tensor([[0.5, -0.75, 1.25], [2.0, 1.5, 0.25]], dtype=torch.float64, requires_grad=True)
+        t = torch.tensor([0, 1, 0])
+        a = F.multi_margin_loss(x, t, p=1, margin=0.5)
+        b = F.multi_margin_loss(x, t, p=2, margin=1.0, reduction='sum', weight=torch.tensor([0.5, 2.0, 1.5]))
+        c = F.multi_margin_loss(x, t, reduction='none')
+        e = F.multi_margin_loss(d, torch.tensor([2, 0]), p=2, reduction='none')
+        ga = torch.autograd.grad(a * np.inf, x, retain_graph=True)
+        gb = torch.autograd.grad(b * -np.inf, x)
+        gc = torch.autograd.grad((c * torch.tensor([np.inf, 1.0, -np.inf])).sum(), x)
+        (e * torch.tensor([-np.inf, 2.0], dtype=torch.float64)).sum().backward()  # compare: d.grad
+        """,
 }
 
 
