@@ -460,6 +460,22 @@ PROGRAMS = {
         gc = torch.autograd.grad((c * torch.tensor([np.inf, 1.0, -np.inf])).sum(), x)
         (e * torch.tensor([-np.inf, 2.0], dtype=torch.float64)).sum().backward()  # compare: d.grad
         """,
+    # a 0-d mask in an index is PyTorch's unsqueeze, then an index of the new dim: under
+    # create_graph the input's gradient ends in SqueezeBackward1 where that unsqueeze is the
+    # first part of the index that does something (seed 75804)
+    "zero_dim_mask_create_graph_node": """
+        c = torch.tensor(2.5, requires_grad=True)
+        x = torch.tensor([[0.5, -1.0], [2.0, 1.5]], dtype=torch.float64, requires_grad=True)
+        a = c[c > 0]
+        b = c[torch.tensor(False)]
+        d = (c * 1).reshape(1)[True]
+        e = x[torch.tensor(True), 1:]
+        f = x[1:, True]
+        g, = torch.autograd.grad((a * a).sum() + b.sum() + (d * 3).sum(), c, create_graph=True)
+        h, = torch.autograd.grad((e * e).sum(), x, create_graph=True)
+        k, = torch.autograd.grad((f * f).sum(), x, create_graph=True)
+        gg = torch.autograd.grad(g + (h * k).sum(), [c, x])  # compare: gg
+        """,
 }
 
 
