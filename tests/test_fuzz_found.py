@@ -476,6 +476,49 @@ PROGRAMS = {
         k, = torch.autograd.grad((f * f).sum(), x, create_graph=True)
         gg = torch.autograd.grad(g + (h * k).sum(), [c, x])  # compare: gg
         """,
+    # hardtanh of an integer tensor truncates its limits to integers, as PyTorch's legacy
+    # toLong (-0.5 is 0: no refusal of an unsigned input; seed 105432)
+    "hardtanh_integer_limits_truncated": """
+        u = torch.tensor([[1], [1], [3]], dtype=torch.uint8)
+        a = F.hardtanh(u[:1:2], -0.5, 1.0)
+        b = F.hardtanh(u, -0.9, 1.5)
+        c = F.hardtanh(u.to(torch.int16), -1.5, 2.5)
+        d = F.hardtanh(u, -1.0, 1.0)
+        e = torch.tensor([1, 5], dtype=torch.uint8)
+        F.hardtanh_(e, -0.5, 0.5)
+        """,
+    # the gradient of a 0-d tensor's cummax/cummin, sort, topk, kthvalue, median and mode
+    # under create_graph is PyTorch's scatter into zeros (ScatterAddBackward0/ScatterBackward0),
+    # index_select of a 0-d tensor takes one index, flip of one copies it, roll names the dim
+    # it lacks (seed 106160)
+    "zero_dim_selections_create_graph": """
+        c = torch.tensor(2.5, requires_grad=True)
+        w = torch.tensor(3.0, requires_grad=True)
+        v = torch.cummin(c, 0)[0] + torch.sort(c)[0] + torch.topk(c, 1)[0] + torch.kthvalue(c, 1)[0] + torch.median(c, 0)[0] + torch.mode(c)[0]
+        g, = torch.autograd.grad(v * w, c, create_graph=True)
+        h, = torch.autograd.grad(torch.cummax(c, 0)[0] * w, c, create_graph=True)
+        k, = torch.autograd.grad(torch.sort(c, 0, descending=True)[0] * w, c, create_graph=True)
+        m, = torch.autograd.grad(torch.index_select(c, 0, torch.tensor([0])).sum() * w, c, create_graph=True)
+        r = torch.index_select(c, 0, torch.tensor([0, 0]))
+        n = torch.flip(c * 1, [0])
+        p = torch.roll(c, 1, -1)
+        q = torch.roll(c, 2)
+        gg = torch.autograd.grad(g + h + k + m, [c, w])  # compare: gg
+        """,
+    # index_add checks its source as PyTorch's index_func_meta_impl: one slice per index,
+    # the other dims as the input's, a 0-d input or source compared whole
+    "index_add_source_checks": """
+        x = torch.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]], requires_grad=True)
+        c = torch.tensor(2.0, requires_grad=True)
+        a = torch.index_add(c, 0, torch.tensor([0]), torch.tensor([1.0]))
+        b = torch.index_add(c, 0, torch.tensor([0, 0]), torch.tensor(1.0))
+        d = torch.index_add(c * 1, 0, torch.tensor(0), c * 2)
+        e = torch.index_add(x, 0, torch.tensor([0]), torch.ones(1, 3))
+        f = torch.index_add(x, 1, torch.tensor([0]), torch.ones(3))
+        h = torch.index_add(x, 0, torch.tensor([[0]]), torch.ones(1, 2))
+        k = torch.index_add(torch.zeros(3), 0, torch.tensor([0]), torch.tensor(1.0))
+        (d * 3).backward()  # compare: c.grad
+        """,
 }
 
 

@@ -464,6 +464,9 @@ def _vector_index(index, name):
 def index_select(ctx, x, dim, index):
     d = _dim(x, dim)
     idx = _vector_index(index, "index_select")
+    if not x.ndim and idx.size != 1:
+        raise RuntimeError("index_select(): Index to scalar can have only 1 value, got "
+                           f"{idx.size} value(s)")
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d, IndexError, "index out of range in self")
     ctx.dim = d
     ctx.save(index=index)
@@ -481,19 +484,40 @@ def index_select_vjp(ctx, grad):
     return index_add(zeros, ctx.dim, ctx["index"], grad), None
 
 
+def _check_index_func_source(x, d, idx, source, name):
+    """PyTorch's checks of the source of index_add (its index_func_meta_impl): ``d`` an index
+    into it, one slice per index, the other dims as ``x``'s (0-d tensors compared whole)."""
+    if d and d >= source.ndim:
+        raise RuntimeError(f"{name}_(): Indexing dim {d} is out of bounds of the source tensor "
+                           f"with dim {source.ndim}")
+    if idx.size != (source.shape[d] if source.ndim else 1):
+        if not source.ndim:  # (PyTorch's message reads source.size(dim) of a 0-d source)
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        raise RuntimeError(f"{name}_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({source.shape[d]}), for dim: {d}")
+    xs, ss = list(x.shape), list(source.shape)
+    if xs and ss:
+        del xs[d], ss[d]
+    if xs != ss:
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(x.shape)} "
+                           f"source.shape = {list(source.shape)}")
+
+
 @composite("index_add", variants="function method inplace")
 def index_add(ctx, x, dim, index, source, *, alpha=1):
     d = _dim(x, dim)
+    if isinstance(index, Tensor) and index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {R._TYPE[index.dtype.name]} and size: "
+                         f"{list(index.shape)}")
     idx = _index_array(index, "index_add_(): Expected dtype int32/int64 for index but got: "
                        + R._TYPE.get(getattr(index, "dtype", D.float32).name, "Float"))
     if source.dtype is not x.dtype:
         raise RuntimeError(f"index_add_(): self ({R._TYPE[x.dtype.name]}) and source "
                            f"({R._TYPE[source.dtype.name]}) must have the same scalar type")
+    _check_index_func_source(x, d, idx, source, "index_add")
     idx = idx.reshape(-1)
-    n_src = source.shape[d] if source.ndim else 1
-    if idx.size != n_src:
-        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
-                           f"source.size(dim): ({n_src}), for dim: {d}")
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
     ctx.dim, ctx.alpha = d, alpha
     # (PyTorch's node saves the source for its gradient, which reads the source's shape)
@@ -503,8 +527,9 @@ def index_add(ctx, x, dim, index, source, *, alpha=1):
         with no_grad():
             src = E.mul(source, alpha)._data
     out = x._data.copy()
-    if x.ndim == 0:
-        return out + src.reshape(())
+    if x.ndim == 0:  # (through a 1-d view of it: NumPy's 0-d sums are scalars)
+        ctx.backend.scatter(out.reshape(1), (idx,), src.reshape(-1), True)
+        return out
     ctx.backend.scatter(out, (slice(None),) * d + (idx,), src, True)
     return out
 
@@ -1172,6 +1197,8 @@ def flip(ctx, x, *dims):
     dims = M.normalize_dims(list(M.parse_shape(dims)), x.ndim)
     ctx.dims = dims
     a = x._data
+    if not x.ndim:
+        return a.copy()  # (a 0-d tensor: its dim 0 flips nothing)
     if ctx.backend is cpu:
         return np.flip(a, dims).copy()
     where = list(np.indices(a.shape, sparse=True))
@@ -1209,6 +1236,8 @@ def roll(ctx, x, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
+    if not x.ndim:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     dims = tuple(_dim(x, d) for d in dims)
     ctx.shifts, ctx.dims = shifts, dims
     a = x._data
@@ -1374,8 +1403,8 @@ def _selected_vjp(ctx, grads):
     value_selecting_reduction_backward)."""
     grad, idx = grads[0], ctx["indices"]
     shape = ctx.input_shapes[0]
-    if not shape:
-        return grad
+    if not shape and not _grad_state.enabled:
+        return grad  # (a 0-d input's one element; recorded, PyTorch scatters it all the same)
     if not getattr(ctx, "keepdim", True):
         grad, idx = M.unsqueeze(grad, ctx.dim), M.unsqueeze(idx, ctx.dim)
     return scatter(_zeros_like_shape(shape, grad), ctx.dim, idx, grad)
@@ -1432,8 +1461,6 @@ def _cumulative_extreme_vjp(ctx, grads):
     shape = ctx.input_shapes[0]
     if 0 in shape:
         return x  # (PyTorch's cummaxmin_backward hands back the empty input itself)
-    if not shape:
-        return grad
     return scatter_add(_zeros_like_shape(shape, grad), ctx.dim, idx, grad)
 
 
