@@ -76,6 +76,20 @@ KNOWN_OPEN: dict[str, Known] = {
         F.threshold(v.expand(2, 0), 0.5, 1.5, inplace=True)
         g, = torch.autograd.grad((v * torch.zeros(0)).sum(), x, create_graph=True)
         """),
+    "copy_slices_create_graph_name": Known(
+        "an in-place op through a view of a tensor (v[0].mul_(2), v[0] = 5.0, v[None, [1], 0] ="
+        " c), then a gradient under create_graph that reaches the base's old value through a"
+        " node that passes it on (clone, add): PyTorch's CopySlices runs the op's backward"
+        " itself and copies its result into the region of the base's gradient (CopySlices);"
+        " numbagrad's op node is a node of its own, whose gradient reaches the base through an"
+        " AsStridedBackward0, and the engine adds the two (AddBackward0). Values agree"
+        " (seeds 110361, 110898)",
+        """
+        x = torch.tensor([[0.5, 1.0], [2.0, -1.0]], requires_grad=True)
+        v = x.clone()
+        v[0].mul_(2)
+        g, = torch.autograd.grad((v * v).sum(), x, create_graph=True)
+        """),
     "double_backward_node_names": Known(
         "the gradient of glu, rrelu, soft_margin_loss, smooth_l1_loss, huber_loss,"
         " binary_cross_entropy_with_logits or aminmax made with create_graph=True: PyTorch's"
@@ -1465,6 +1479,7 @@ class Gen:
         self.empty_grad = False  # an empty tensor that requires grad
         self.sign_grad = False  # sign() of a tensor that requires grad
         self.dbl_names = False  # an op of the double_backward_node_names class was recorded
+        self.view_write = False  # a write through a view of a tensor that requires grad
         # a norm / std / var / logsumexp over a large tensor that requires grad: its second
         # derivative sums ~1e5 terms that cancel (to 0 over equal entries, an expanded input),
         # leaving float32 rounding noise in both libraries (seed 1344)
@@ -1611,6 +1626,8 @@ class Gen:
                 else:
                     e_t = e
                 self.err[t_] = max(self.err.get(t_, 0.0), e_t)
+                if isinstance(w, torch.Tensor) and w._base is not None and w.requires_grad:
+                    self.view_write = True  # (see copy_slices_create_graph_name)
         for name, v in outs:
             self.add(name, e)
             if v.numel() == 0 and v.requires_grad:
@@ -2910,6 +2927,8 @@ class Gen:
                          sliced and avoid("setitem_advanced_slice_grad_fn")) or
                      self.untracked_view_write(t, touches)) and full:
             self.full_setitem = True
+        if self.val(tgt).requires_grad:  # (PyTorch writes through a view: CopySlices)
+            self.view_write = True
 
     def _bcast_to(self, shape, target):
         try:
@@ -3935,7 +3954,8 @@ class Gen:
                 avoid("double_backward_node_names"):
             mode = "backward"  # (the composed rules meet inf * 0 elsewhere: seed 21111)
         loose = mode in ("grad2", "create_graph") and (avoid("create_graph_grad_fn_names") or (
-            self.dbl_names and avoid("double_backward_node_names")))
+            self.dbl_names and avoid("double_backward_node_names")) or (
+            self.view_write and avoid("copy_slices_create_graph_name")))
         if mode == "backward":
             self.emit("loss.backward()", "grad:backward", touches=grads_of, keep_errors=1.0)
         elif mode == "twice":

@@ -519,6 +519,19 @@ PROGRAMS = {
         k = torch.index_add(torch.zeros(3), 0, torch.tensor([0]), torch.tensor(1.0))
         (d * 3).backward()  # compare: c.grad
         """,
+    # index_copy's gradient of a 0-d source is PyTorch's index_select by the squeezed index
+    # (IndexSelectBackward0), summed to the source's shape where that selects a 1-d slice
+    # (SumBackward0; seed 110361)
+    "index_copy_zero_dim_source_create_graph": """
+        x = torch.tensor(0.645, requires_grad=True)
+        c = torch.tensor(-0.5, requires_grad=True)
+        y = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        d = torch.tensor(1.5, dtype=torch.float32, requires_grad=True)
+        v = x.index_copy(0, torch.tensor([0]), c)
+        w = torch.index_copy(y, 0, torch.tensor(1), d)
+        g, = torch.autograd.grad((torch.tanh(v) * 0.325).sum(), c, create_graph=True)
+        h, = torch.autograd.grad((w * torch.tensor([1.0, 2.5, 3.0])).sum(), d, create_graph=True)
+        """,
 }
 
 

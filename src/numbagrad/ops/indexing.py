@@ -655,10 +655,12 @@ def index_copy_vjp(ctx, grad):
     index = ctx["index"]
     if "source" in ctx.saved:
         ctx["source"]  # noqa: B018 (the saved source's version check)
-    g_src = index_select(grad, ctx.dim, index)
     shape = tuple(ctx.input_shapes[2])
-    # (PyTorch's expand_as(source): ExpandBackward0 under create_graph)
-    g_src = g_src.expand(shape) if g_src.ndim == len(shape) else g_src.reshape(shape)
+    if shape:  # (PyTorch's expand_as(source): ExpandBackward0 under create_graph)
+        g_src = index_select(grad, ctx.dim, index)
+        g_src = g_src.expand(shape) if g_src.ndim == len(shape) else g_src.reshape(shape)
+    else:  # (PyTorch's formula for a 0-d source, then its engine's sum to the source's shape)
+        g_src = sum_to(index_select(grad, ctx.dim, index.squeeze(0)), ())
     return index_fill(grad, ctx.dim, index, 0), None, g_src
 
 
