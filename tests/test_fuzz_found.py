@@ -532,6 +532,16 @@ PROGRAMS = {
         g, = torch.autograd.grad((torch.tanh(v) * 0.325).sum(), c, create_graph=True)
         h, = torch.autograd.grad((w * torch.tensor([1.0, 2.5, 3.0])).sum(), d, create_graph=True)
         """,
+    # logsigmoid and rrelu make contiguous results whatever their input's layout, as
+    # PyTorch's kernels (a view of the result then works: seed 116020)
+    "logsigmoid_rrelu_contiguous_result": """
+        x = torch.tensor(np.arange(40.0, dtype=np.float32).reshape(5, 4, 2) / 10 - 2, requires_grad=True)
+        v = torch.permute(x, (0, 2, 1))
+        a = F.logsigmoid(v).view(2, 20)
+        b = F.rrelu(v).view(40)
+        c = F.rrelu(v.detach(), training=True).view(4, 10).shape
+        (a.sum() + b.sum()).backward()  # compare: x.grad
+        """,
 }
 
 

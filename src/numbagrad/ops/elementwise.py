@@ -667,6 +667,7 @@ rrelu_with_noise_.defvjp(lambda grad, result, noise: where(result > 0, grad, gra
 # (x enters these rules only through a comparison: PyTorch's backward ops are functions of x,
 # so a second derivative reaches it, zeros)
 rrelu_with_noise.zero_second_order = True
+rrelu_with_noise.contiguous_result = True  # (PyTorch's empty_like(x, contiguous))
 rrelu_with_noise_.zero_second_order = True
 # (the in-place ops' results are written into their input at once: never deferred)
 elu_._defers = celu_._defers = leaky_relu_._defers = threshold_._defers = False
@@ -1017,6 +1018,8 @@ def rpow_vjp(grad, x, result, base):
 
 rpow.always_saves = ("x", "result")  # (PowBackward2 saves the exponent and the result)
 rpow.contiguous_result = True  # (PyTorch's pow(Scalar, Tensor) makes its result so)
+# (PyTorch's log_sigmoid_forward and rrelu_with_noise make theirs so too: seed 116020)
+log_sigmoid.contiguous_result = True
 
 
 @unary("rsub", node="RsubBackward1", refuse_bool=(RuntimeError, ERR_SUB_BOOL))
