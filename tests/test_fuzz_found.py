@@ -542,6 +542,18 @@ PROGRAMS = {
         c = F.rrelu(v.detach(), training=True).view(4, 10).shape
         (a.sum() + b.sum()).backward()  # compare: x.grad
         """,
+    # amax / amin / aminmax of a 0-d tensor over a named dim: under create_graph PyTorch's
+    # gradient is 1-d (restore_reduced_dims), which its engine sums back (SumBackward0)
+    "amax_zero_dim_named_dim_create_graph": """
+        c = torch.tensor(2.0, requires_grad=True)
+        w = torch.tensor(3.0, requires_grad=True)
+        a, = torch.autograd.grad(torch.amax(c, 0) * w, c, create_graph=True)
+        b, = torch.autograd.grad(torch.amin(c, -1) * w, c, create_graph=True)
+        d, = torch.autograd.grad(sum(torch.aminmax(c, dim=0)) * w, c, create_graph=True)
+        e, = torch.autograd.grad(torch.amax(c, 0, True) * w, c, create_graph=True)
+        f, = torch.autograd.grad(torch.amax(c) * w, c, create_graph=True)
+        gg = torch.autograd.grad(a + b + d + e + f, w)  # compare: gg
+        """,
 }
 
 
