@@ -3324,7 +3324,8 @@ class Gen:
             if name == "glu" and t.shape[d] % 2 and not self.chance(0.05):
                 return None  # (an odd size: PyTorch's error, now and then)
             args = self.choice([f", {d}", f", dim={d}"])
-            if name == "softmin" and self.log_softmax_cancels(-t if self.is_float(t) else t, d):
+            if name == "softmin" and self.log_softmax_cancels(
+                    -t.detach() if self.is_float(t) else t, d):  # (a view PyTorch may refuse)
                 return None
         elif name == "prelu":
             c = t.shape[1] if t.ndim >= 2 else 1
@@ -3761,6 +3762,11 @@ class Gen:
                         pass
         elif op in ("cummax", "cummin"):
             if self.near_pair(t, d if nd else 0, err):
+                return
+            if t.numel() == 0 and t.requires_grad and t._base is not None:
+                # (the gradient is the input itself, PyTorch's cummaxmin_backward: a view of a
+                # leaf, then a second backward writes the leaf's .grad into the leaf's memory
+                # and its views' nodes become AsStridedBackward0; numbagrad's .grad is its own)
                 return
             form = self.choice([f"{x}.{op}({d})", f"torch.{op}({x}, {d})",
                                 f"torch.{op}({x}, dim={d})"])
