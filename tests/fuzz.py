@@ -90,6 +90,17 @@ KNOWN_OPEN: dict[str, Known] = {
         v[0].mul_(2)
         g, = torch.autograd.grad((v * v).sum(), x, create_graph=True)
         """),
+    "prod_zero_inf_second_order": Known(
+        "the second derivative of prod(dim) over a slice holding a zero, with an infinite"
+        " incoming gradient: PyTorch's prod_safe_zeros_backward (cumprods of the elements"
+        " before and after each) gives -inf where numbagrad's products of the other elements"
+        " give NaN (inf * 0; seed 154520)",
+        """
+        x = torch.tensor([[0.75, -2.25, 0.0, 2.25]], requires_grad=True)
+        loss = (x.prod(dim=1, keepdim=True) * -np.inf).sum()
+        g, = torch.autograd.grad(loss, x, create_graph=True)
+        gg = torch.autograd.grad((g * torch.tensor([[2.75, -0.75, 2.0, 1.75]])).sum(), x)  # compare: gg
+        """),
     "double_backward_node_names": Known(
         "the gradient of glu, rrelu, soft_margin_loss, smooth_l1_loss, huber_loss,"
         " binary_cross_entropy_with_logits or aminmax made with create_graph=True: PyTorch's"
@@ -3963,6 +3974,9 @@ class Gen:
             mode = "backward"
         if mode in ("grad2", "create_graph") and self.nan_mode and self.prod_dim and \
                 avoid("prod_dim_of_one_with_zero"):
+            mode = "backward"
+        if mode in ("grad2", "create_graph") and self.nan_mode and self.prod_dim and \
+                avoid("prod_zero_inf_second_order"):
             mode = "backward"
         if mode in ("grad2", "create_graph") and self.big_curved_reduce:
             mode = "backward"  # (see big_curved_reduce)
