@@ -3381,9 +3381,10 @@ class Gen:
 
     def nan_grad_varies(self, name, t) -> bool:
         """PyTorch's gradient of these activations at NaN is 0 from its vectorized kernel and
-        the incoming gradient from its scalar one (the tail of a row): seeds 7241, 10178."""
+        the incoming gradient from its scalar one (the tail of a row): seeds 7241, 10178; elu,
+        selu and celu's NaN (the negative side) against the positive side's slope: 159123."""
         return name in ("softshrink", "hardshrink", "hardtanh", "relu6", "hardswish",
-                        "hardsigmoid") and t.is_floating_point() and t.requires_grad and \
+                        "hardsigmoid", "elu", "selu", "celu") and t.is_floating_point() and t.requires_grad and \
             bool(t.detach().isnan().any())
 
     def fam_act(self):

@@ -554,6 +554,25 @@ PROGRAMS = {
         f, = torch.autograd.grad(torch.amax(c) * w, c, create_graph=True)
         gg = torch.autograd.grad(a + b + d + e + f, w)  # compare: gg
         """,
+    # a view's node read while its base needs no grad: PyTorch notes no version then, so after
+    # a write through a view the base's requires_grad_() still re-derives the view's node
+    # (AsStridedBackward0; a multi-output view's refusal). numbagrad had noted it: the view
+    # kept no node, its gradient was lost (seed 158405)
+    "view_node_read_before_base_requires_grad": """
+        v = torch.zeros(2, 3)
+        s = v[0]
+        t = v.split(1)[0]
+        w = v.view(6)
+        with torch.no_grad(): s.mul_(0.5)
+        a = s.grad_fn is None
+        b = t.grad_fn is None
+        c = w.grad_fn is None
+        v.requires_grad_(True)
+        d = s * 2
+        e = t * 2
+        f = w * 3
+        (d.sum() + f.sum()).backward()  # compare: v.grad
+        """,
 }
 
 
