@@ -341,6 +341,238 @@ PROGRAMS = {
         l = F.cross_entropy(v, torch.tensor([2, 1, 0]), reduction='none')
         g, = torch.autograd.grad((l * torch.tensor([-2.75, -2.75, -2.5])).sum(), c, create_graph=True)
         """,
+    # elu / selu / celu's double backward multiplies by its x < 0 mask, as PyTorch's: a NaN
+    # product (0 * inf at a NaN input) stays NaN where the mask is 0 (seed 62787)
+    "elu_double_backward_nan_times_mask": """
+        x = torch.tensor([np.nan, -1.0, 0.0, 2.0], requires_grad=True)
+        d = torch.tensor([np.nan, -1.0, 0.5], dtype=torch.float64, requires_grad=True)
+        y = torch.selu(x) * torch.tensor([-np.inf, 1.0, 2.0, -np.inf]) + F.celu(x, 2.0) + F.elu(x * 1, inplace=True)
+        z = F.selu(d) * torch.tensor([-np.inf, 1.0, 1.0], dtype=torch.float64)
+        g, h = torch.autograd.grad(y.sum() + z.sum(), [x, d], create_graph=True)
+        gg = torch.autograd.grad((g * torch.tensor([0.0, 1.5, 1.0, 0.5])).sum() + (h * 0).sum(), [x, d])  # compare: gg
+        """,
+    # prelu's gradients are PyTorch's _prelu_kernel_backward (PreluKernelBackwardBackward0),
+    # whose double backward counts x == 0 as positive where prelu's first derivative counts it
+    # as negative (seed 65853)
+    "prelu_double_backward_at_zero": """
+        x = torch.tensor([[0.0, -1.0, 2.0], [0.5, 0.0, -0.25]], requires_grad=True)
+        w = torch.tensor([0.25, -0.5, 1.5], requires_grad=True)
+        d = torch.tensor([0.0, -2.0, 0.5], dtype=torch.float64, requires_grad=True)
+        e = torch.tensor([0.75], dtype=torch.float64, requires_grad=True)
+        y = F.prelu(x.unsqueeze(-1), w) * torch.tensor([[[1.5], [-2.0], [0.5]]])
+        z = torch.prelu(d, e) * torch.tensor([3.0, 1.0, -1.0], dtype=torch.float64)
+        gx, gw, gd, ge = torch.autograd.grad(y.sum() + z.sum(), [x, w, d, e], create_graph=True)
+        gg = torch.autograd.grad((gx * torch.tensor([2.0, -1.0, 3.0])).sum() + (gw * gw).sum() + (gd * 1.5).sum() + ge.sum() * 2, [x, w, d, e])  # compare: gg
+        """,
+    # bmm of an empty product returns zeros in batch2's dtype before it compares the dtypes,
+    # and an integer one cannot be recorded; matmul drops a batch of one only of an operand
+    # that requires grad (else one bmm, which skips the dtype check when empty: seeds 69540,
+    # 30771)
+    "bmm_matmul_empty_two_dtypes": """
+        a = torch.bmm(torch.zeros(0, 2, 2, dtype=torch.float64), torch.zeros(0, 2, 4, dtype=torch.int64))
+        b = torch.bmm(torch.zeros(2, 3, 0), torch.zeros(2, 0, 4, dtype=torch.float64))
+        c = torch.bmm(torch.zeros(0, 2, 2, dtype=torch.float64, requires_grad=True), torch.zeros(0, 2, 4, dtype=torch.int64))
+        d = torch.bmm(torch.zeros(2, 3, 2), torch.zeros(2, 2, 1, dtype=torch.float64))
+        x = torch.tensor([[[1.5, -2.0, 0.5]], [[0.25, 1.0, -1.0]]], requires_grad=True)
+        w = torch.tensor([[[1.0, 2.0], [-0.5, 0.0], [3.0, 1.5]]], requires_grad=True)
+        e = torch.matmul(torch.zeros(4, 0, 3), torch.tensor([[[1, 2], [2, 4], [-2, 0]]]))
+        f = torch.matmul(torch.zeros(4, 0, 3, requires_grad=True), torch.zeros(1, 3, 2, dtype=torch.int64))
+        g = torch.matmul(torch.zeros(4, 0, 3, dtype=torch.float64), w)
+        h = torch.matmul(x, w.detach())
+        n1 = h.grad_fn.next_functions[0][0].name() == 'BmmBackward0'
+        k = torch.matmul(x.detach(), w)
+        n2 = k.grad_fn.next_functions[0][0].name() == 'MmBackward0'
+        (h.sum() + (k * k).sum()).backward()  # compare: x.grad, w.grad
+        """,
+    # gather and the scatters take a 0-d index, input or source as 1-d, as PyTorch (its
+    # ensure_nonempty_dim), check nothing of an empty index, and a source larger than its index
+    # gets no gradient: PyTorch's engine refuses the index-shaped one
+    "zero_dim_index_gather_scatter": """
+        x = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        d = torch.tensor([0.5, 1.5], dtype=torch.float64, requires_grad=True)
+        s = torch.tensor(5.0, requires_grad=True)
+        z = torch.tensor(-0.75, requires_grad=True)
+        a = torch.gather(x * 1, 0, torch.tensor(2))
+        b = (d * 2).gather(-1, torch.tensor(0, dtype=torch.int32))
+        c = torch.scatter(x * 1, 0, torch.tensor(1), s * 2)
+        e = torch.scatter_add(x * 1, 0, torch.tensor(-1 + 1), s * 3)
+        f = (x * 1).scatter(0, torch.tensor(2), 4.0)
+        h = torch.scatter_add(z * 1, 0, torch.tensor([0, 0]), x[:2] * 1)
+        k = torch.gather(z * 1, 0, torch.tensor([0, 0, 0]))
+        m = torch.scatter(x * 1, 0, torch.tensor([1]), s * 1)
+        n = torch.scatter_reduce(x * 1, 0, torch.tensor(0), s * 1, 'amax')
+        o = torch.gather(x, 0, torch.zeros(0, 2, dtype=torch.int64))
+        p = torch.scatter(x, 0, torch.tensor(1), torch.ones(2, 2))
+        q = torch.scatter_add(x, 0, torch.tensor(3), s)
+        r = torch.scatter(x * 1, 0, torch.tensor(1), torch.tensor([7.0, 8.0]))
+        t = torch.autograd.grad(r.sum(), x)
+        u = torch.scatter_add(x * 1, 0, torch.tensor([1]), torch.tensor([7.0, 8.0], requires_grad=True))
+        u.sum().backward()
+        loss = (a * 3 + b.float() + (c * c).sum() + (e * torch.tensor([1.0, 2.0, 3.0])).sum() + f.sum() + h * h + k.sum() + m.sum() + n.sum()).sum()
+        g = torch.autograd.grad(loss, [x, d, s, z], create_graph=True)
+        gg = torch.autograd.grad((g[2] * g[2]).sum() + (g[0] * g[0]).sum() + (g[3] * g[3]).sum(), [x, s, z])  # compare: gg
+        """,
+    # the index ops save what PyTorch's nodes save, each checked against in-place changes at
+    # backward: the index always, index_copy's and index_add's source when it requires grad,
+    # gather's input, scatter_reduce's input, source and result (seed 74161)
+    "index_ops_save_index_and_source": """
+        x = torch.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]], requires_grad=True)
+        s = torch.zeros(0, 2, requires_grad=True)
+        v = torch.index_copy(x, 0, torch.zeros(0, dtype=torch.int64), s)
+        with torch.no_grad(): s.mul_(0.5)
+        v.sum().backward()
+        w = torch.tensor([[1.0, 2.0], [0.5, -3.0]], requires_grad=True)
+        a = torch.index_add(x * 1, 0, torch.tensor([2, 0]), w, alpha=2.0)
+        b = torch.index_copy(x.detach(), 0, torch.tensor([2, 0]), w)
+        with torch.no_grad(): w.add_(1.0)
+        a.sum().backward()
+        b.sum().backward()
+        i = torch.tensor([[2, 0], [1, 1]])
+        c = torch.gather(x, 0, i)
+        d = torch.index_select(x, 0, torch.tensor([1]))
+        i.add_(0)
+        c.sum().backward()
+        d.sum().backward()
+        y = x * 1
+        e = torch.gather(y, 1, torch.tensor([[1], [0], [0]]))
+        y.add_(1.0)
+        e.sum().backward()
+        f = torch.scatter_reduce(x * 1, 0, torch.tensor([[1, 0]]), w * 1, 'sum')
+        g = x * 2
+        h = torch.scatter_reduce(g, 0, torch.tensor([[1, 0]]), w * 1, 'sum')
+        g.mul_(2.0)
+        (f.sum() * 2).backward()
+        h.sum().backward()
+        """,
+    # multi_margin_loss's gradient is PyTorch's kernel's: each sample's for an incoming 1, then
+    # times the incoming gradient, so an infinite one gives +-inf where a class gains or loses
+    # and NaN (0 * inf) only where nothing changes (seed 81671)
+    "multi_margin_loss_infinite_incoming_gradient": """
+        x = torch.tensor([[np.nan, -0.735, 1.159], [2.98, 2.295, 0.849], [0.5, -0.75, 1.25]], requires_grad=True)
+        d = torch.tensor([[0.5, -0.75, 1.25], [2.0, 1.5, 0.25]], dtype=torch.float64, requires_grad=True)
+        t = torch.tensor([0, 1, 0])
+        a = F.multi_margin_loss(x, t, p=1, margin=0.5)
+        b = F.multi_margin_loss(x, t, p=2, margin=1.0, reduction='sum', weight=torch.tensor([0.5, 2.0, 1.5]))
+        c = F.multi_margin_loss(x, t, reduction='none')
+        e = F.multi_margin_loss(d, torch.tensor([2, 0]), p=2, reduction='none')
+        ga = torch.autograd.grad(a * np.inf, x, retain_graph=True)
+        gb = torch.autograd.grad(b * -np.inf, x)
+        gc = torch.autograd.grad((c * torch.tensor([np.inf, 1.0, -np.inf])).sum(), x)
+        (e * torch.tensor([-np.inf, 2.0], dtype=torch.float64)).sum().backward()  # compare: d.grad
+        """,
+    # a 0-d mask in an index is PyTorch's unsqueeze, then an index of the new dim: under
+    # create_graph the input's gradient ends in SqueezeBackward1 where that unsqueeze is the
+    # first part of the index that does something (seed 75804)
+    "zero_dim_mask_create_graph_node": """
+        c = torch.tensor(2.5, requires_grad=True)
+        x = torch.tensor([[0.5, -1.0], [2.0, 1.5]], dtype=torch.float64, requires_grad=True)
+        a = c[c > 0]
+        b = c[torch.tensor(False)]
+        d = (c * 1).reshape(1)[True]
+        e = x[torch.tensor(True), 1:]
+        f = x[1:, True]
+        g, = torch.autograd.grad((a * a).sum() + b.sum() + (d * 3).sum(), c, create_graph=True)
+        h, = torch.autograd.grad((e * e).sum(), x, create_graph=True)
+        k, = torch.autograd.grad((f * f).sum(), x, create_graph=True)
+        gg = torch.autograd.grad(g + (h * k).sum(), [c, x])  # compare: gg
+        """,
+    # hardtanh of an integer tensor truncates its limits to integers, as PyTorch's legacy
+    # toLong (-0.5 is 0: no refusal of an unsigned input; seed 105432)
+    "hardtanh_integer_limits_truncated": """
+        u = torch.tensor([[1], [1], [3]], dtype=torch.uint8)
+        a = F.hardtanh(u[:1:2], -0.5, 1.0)
+        b = F.hardtanh(u, -0.9, 1.5)
+        c = F.hardtanh(u.to(torch.int16), -1.5, 2.5)
+        d = F.hardtanh(u, -1.0, 1.0)
+        e = torch.tensor([1, 5], dtype=torch.uint8)
+        F.hardtanh_(e, -0.5, 0.5)
+        """,
+    # the gradient of a 0-d tensor's cummax/cummin, sort, topk, kthvalue, median and mode
+    # under create_graph is PyTorch's scatter into zeros (ScatterAddBackward0/ScatterBackward0),
+    # index_select of a 0-d tensor takes one index, flip of one copies it, roll names the dim
+    # it lacks (seed 106160)
+    "zero_dim_selections_create_graph": """
+        c = torch.tensor(2.5, requires_grad=True)
+        w = torch.tensor(3.0, requires_grad=True)
+        v = torch.cummin(c, 0)[0] + torch.sort(c)[0] + torch.topk(c, 1)[0] + torch.kthvalue(c, 1)[0] + torch.median(c, 0)[0] + torch.mode(c)[0]
+        g, = torch.autograd.grad(v * w, c, create_graph=True)
+        h, = torch.autograd.grad(torch.cummax(c, 0)[0] * w, c, create_graph=True)
+        k, = torch.autograd.grad(torch.sort(c, 0, descending=True)[0] * w, c, create_graph=True)
+        m, = torch.autograd.grad(torch.index_select(c, 0, torch.tensor([0])).sum() * w, c, create_graph=True)
+        r = torch.index_select(c, 0, torch.tensor([0, 0]))
+        n = torch.flip(c * 1, [0])
+        p = torch.roll(c, 1, -1)
+        q = torch.roll(c, 2)
+        gg = torch.autograd.grad(g + h + k + m, [c, w])  # compare: gg
+        """,
+    # index_add checks its source as PyTorch's index_func_meta_impl: one slice per index,
+    # the other dims as the input's, a 0-d input or source compared whole
+    "index_add_source_checks": """
+        x = torch.tensor([[1.0, 2.0], [3.0, -1.0], [0.5, 4.0]], requires_grad=True)
+        c = torch.tensor(2.0, requires_grad=True)
+        a = torch.index_add(c, 0, torch.tensor([0]), torch.tensor([1.0]))
+        b = torch.index_add(c, 0, torch.tensor([0, 0]), torch.tensor(1.0))
+        d = torch.index_add(c * 1, 0, torch.tensor(0), c * 2)
+        e = torch.index_add(x, 0, torch.tensor([0]), torch.ones(1, 3))
+        f = torch.index_add(x, 1, torch.tensor([0]), torch.ones(3))
+        h = torch.index_add(x, 0, torch.tensor([[0]]), torch.ones(1, 2))
+        k = torch.index_add(torch.zeros(3), 0, torch.tensor([0]), torch.tensor(1.0))
+        (d * 3).backward()  # compare: c.grad
+        """,
+    # index_copy's gradient of a 0-d source is PyTorch's index_select by the squeezed index
+    # (IndexSelectBackward0), summed to the source's shape where that selects a 1-d slice
+    # (SumBackward0; seed 110361)
+    "index_copy_zero_dim_source_create_graph": """
+        x = torch.tensor(0.645, requires_grad=True)
+        c = torch.tensor(-0.5, requires_grad=True)
+        y = torch.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        d = torch.tensor(1.5, dtype=torch.float32, requires_grad=True)
+        v = x.index_copy(0, torch.tensor([0]), c)
+        w = torch.index_copy(y, 0, torch.tensor(1), d)
+        g, = torch.autograd.grad((torch.tanh(v) * 0.325).sum(), c, create_graph=True)
+        h, = torch.autograd.grad((w * torch.tensor([1.0, 2.5, 3.0])).sum(), d, create_graph=True)
+        """,
+    # logsigmoid and rrelu make contiguous results whatever their input's layout, as
+    # PyTorch's kernels (a view of the result then works: seed 116020)
+    "logsigmoid_rrelu_contiguous_result": """
+        x = torch.tensor(np.arange(40.0, dtype=np.float32).reshape(5, 4, 2) / 10 - 2, requires_grad=True)
+        v = torch.permute(x, (0, 2, 1))
+        a = F.logsigmoid(v).view(2, 20)
+        b = F.rrelu(v).view(40)
+        c = F.rrelu(v.detach(), training=True).view(4, 10).shape
+        (a.sum() + b.sum()).backward()  # compare: x.grad
+        """,
+    # amax / amin / aminmax of a 0-d tensor over a named dim: under create_graph PyTorch's
+    # gradient is 1-d (restore_reduced_dims), which its engine sums back (SumBackward0)
+    "amax_zero_dim_named_dim_create_graph": """
+        c = torch.tensor(2.0, requires_grad=True)
+        w = torch.tensor(3.0, requires_grad=True)
+        a, = torch.autograd.grad(torch.amax(c, 0) * w, c, create_graph=True)
+        b, = torch.autograd.grad(torch.amin(c, -1) * w, c, create_graph=True)
+        d, = torch.autograd.grad(sum(torch.aminmax(c, dim=0)) * w, c, create_graph=True)
+        e, = torch.autograd.grad(torch.amax(c, 0, True) * w, c, create_graph=True)
+        f, = torch.autograd.grad(torch.amax(c) * w, c, create_graph=True)
+        gg = torch.autograd.grad(a + b + d + e + f, w)  # compare: gg
+        """,
+    # a view's node read while its base needs no grad: PyTorch notes no version then, so after
+    # a write through a view the base's requires_grad_() still re-derives the view's node
+    # (AsStridedBackward0; a multi-output view's refusal). numbagrad had noted it: the view
+    # kept no node, its gradient was lost (seed 158405)
+    "view_node_read_before_base_requires_grad": """
+        v = torch.zeros(2, 3)
+        s = v[0]
+        t = v.split(1)[0]
+        w = v.view(6)
+        with torch.no_grad(): s.mul_(0.5)
+        a = s.grad_fn is None
+        b = t.grad_fn is None
+        c = w.grad_fn is None
+        v.requires_grad_(True)
+        d = s * 2
+        e = t * 2
+        f = w * 3
+        (d.sum() + f.sum()).backward()  # compare: v.grad
+        """,
 }
 
 

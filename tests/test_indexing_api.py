@@ -276,3 +276,30 @@ def test_gather_gradients_with_repeated_and_negative_indices_add_up_as_pytorchs(
     e(ng.tensor(ids)).pow(2).sum().backward()
     te(torch.tensor(ids)).pow(2).sum().backward()
     np.testing.assert_allclose(e.weight.grad.numpy(), te.weight.grad.numpy(), rtol=1e-6)
+
+
+def test_gather_and_scatters_take_a_zero_dim_index_as_one_dim(device):
+    """A 0-d index (or a 0-d input or source) is 1-d to gather, scatter, scatter_add and
+    scatter_reduce, on each device: values, shapes and gradients against PyTorch's (seed-less
+    fuzzer corner: a 0-d index into a 1-d tensor raised)."""
+    def run(lib, dev):
+        x = lib.tensor([1.0, -2.0, 3.0], device=dev, requires_grad=True)
+        s = lib.tensor(5.0, device=dev, requires_grad=True)
+        z = lib.tensor(-0.75, device=dev, requires_grad=True)
+        i = lib.tensor(1, device=dev)
+        outs = [lib.gather(x * 1, 0, i), lib.scatter(x * 1, 0, i, s * 2),
+                lib.scatter_add(x * 1, 0, i, s * 3), (x * 1).scatter(0, i, 4.0),
+                lib.scatter_add(z * 1, 0, lib.tensor([0, 0], device=dev), x[:2] * 1),
+                lib.gather(z * 1, 0, lib.tensor([0, 0, 0], device=dev)),
+                lib.scatter(x * 1, 0, lib.tensor([2], device=dev), s * 1)]
+        loss = sum((o * o).sum() for o in outs)
+        grads = lib.autograd.grad(loss, [x, s, z])
+        return [(tuple(o.shape), o.detach().cpu().numpy()) for o in outs], \
+            [g.cpu().numpy() for g in grads]
+
+    (outs, grads), (touts, tgrads) = run(ng, device), run(torch, "cpu")
+    for (shape, v), (tshape, tv) in zip(outs, touts):
+        assert shape == tshape
+        np.testing.assert_allclose(v, tv)
+    for g, tg in zip(grads, tgrads):
+        np.testing.assert_allclose(g, tg)

@@ -111,18 +111,26 @@ def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
         raise ValueError("min_val cannot be greater than max_val")
     if inplace:
         return hardtanh_(input, min_val, max_val)
-    _hardtanh_check(input, min_val, max_val)
+    min_val, max_val = _hardtanh_limits(input, min_val, max_val)
     return _E.hardtanh(input, min_val, max_val)
 
 
-def _hardtanh_check(input, min_val, max_val):
-    if input.dtype is _D.uint8 and (min_val < 0 or max_val < 0):
+def _hardtanh_limits(input, min_val, max_val):
+    """The limits as PyTorch applies them: an integer input's truncated to integers (its
+    legacy ``toLong``: -0.5 is 0), which an unsigned input refuses when negative."""
+    dt = input.dtype
+    if dt.is_floating_point or dt is _D.bool_ or not (math.isfinite(min_val)
+                                                       and math.isfinite(max_val)):
+        return min_val, max_val
+    min_val, max_val = int(min_val), int(max_val)
+    if dt is _D.uint8 and (min_val < 0 or max_val < 0):
         raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+    return min_val, max_val
 
 
 def hardtanh_(input: Tensor, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
     # (bounds unchecked, as PyTorch's: with min_val > max_val every element is max_val)
-    _hardtanh_check(input, min_val, max_val)
+    min_val, max_val = _hardtanh_limits(input, min_val, max_val)
     return _F.inplace(input, _E.hardtanh, min_val, max_val)
 
 

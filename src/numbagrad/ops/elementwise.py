@@ -361,10 +361,10 @@ def elu_backward(grad_output, x, alpha, scale, input_scale, is_result):
 
 
 def elu_backward_vjp_x(grad, grad_output, x, alpha, scale, input_scale, is_result):
-    # PyTorch's elu_double_backward: zero at x == 0 (x < 0, not x <= 0)
+    # PyTorch's elu_double_backward: zero at x == 0 (x < 0, not x <= 0), by a mask it
+    # multiplies with, so a NaN product (0 * inf) stays NaN where the mask is 0
     g = grad * grad_output * input_scale
-    return where(x < 0, where(is_result != 0, g,
-                              elu_backward(g, x, alpha, scale, input_scale, 0)), 0)
+    return where(is_result != 0, g, elu_backward(g, x, alpha, scale, input_scale, 0)) * (x < 0)
 
 
 def elu_backward_vjp_grad_output(grad, x, alpha, scale, input_scale, is_result):
@@ -596,13 +596,56 @@ def prelu(x, weight):
     return x if x > 0 else weight * x
 
 
+def prelu_vjp_x(grad, x, weight):
+    return prelu_backward_input(grad, x, weight)
+
+
 def prelu_vjp_weight(grad, x, weight):
-    # (weight unread, but PyTorch's _prelu_kernel_backward is a function of it: under
-    # create_graph the weight's gradient requires grad through it, zero_second_order below)
-    return where(x > 0, 0, x * grad)
+    return prelu_backward_weight(grad, x, weight)
 
 
-prelu.defvjp(lambda grad, x, weight: where(x > 0, grad, weight * grad), prelu_vjp_weight)
+prelu.defvjp(prelu_vjp_x, prelu_vjp_weight)
+
+
+# PyTorch's _prelu_kernel_backward, one op per result (its node PreluKernelBackwardBackward0
+# gives both). Its kernel counts x == 0 as negative, as prelu does; its double backward (the
+# rules below) counts x == 0 as positive (derivatives.yaml: ``self >= 0``)
+
+
+@binary("prelu_backward_input", node="PreluKernelBackwardBackward0", n_in=3)
+def prelu_backward_input(grad_output, x, weight):
+    """The gradient of prelu's input: ``grad_output`` where ``x > 0``, else
+    ``weight * grad_output``."""
+    return grad_output if x > 0 else weight * grad_output
+
+
+def prelu_backward_vjp_grad_output(grad, x, weight):
+    return where(x >= 0, grad, grad * weight)
+
+
+def prelu_backward_vjp_weight(grad, grad_output, x):
+    return where(x >= 0, 0, grad * grad_output)
+
+
+prelu_backward_input.defvjp(prelu_backward_vjp_grad_output, _zero_gradient,
+                            prelu_backward_vjp_weight)
+prelu_backward_input.constant_gradient = (False, True, False)
+
+
+@binary("prelu_backward_weight", node="PreluKernelBackwardBackward0", n_in=3)
+def prelu_backward_weight(grad_output, x, weight):
+    """The gradient of prelu's weight (before its sum to the weight's shape): 0 where
+    ``x > 0``, else ``x * grad_output``."""
+    return 0 if x > 0 else x * grad_output
+
+
+def prelu_backward_weight_vjp_grad_output(grad, x):
+    return where(x >= 0, 0, grad * x)
+
+
+prelu_backward_weight.defvjp(prelu_backward_weight_vjp_grad_output,
+                             prelu_backward_vjp_weight, _zero_gradient)
+prelu_backward_weight.constant_gradient = (False, False, True)
 
 
 @binary("rrelu_with_noise")
@@ -623,7 +666,8 @@ def rrelu_with_noise_(x, noise):
 rrelu_with_noise_.defvjp(lambda grad, result, noise: where(result > 0, grad, grad * noise), None)
 # (x enters these rules only through a comparison: PyTorch's backward ops are functions of x,
 # so a second derivative reaches it, zeros)
-prelu.zero_second_order = rrelu_with_noise.zero_second_order = True
+rrelu_with_noise.zero_second_order = True
+rrelu_with_noise.contiguous_result = True  # (PyTorch's empty_like(x, contiguous))
 rrelu_with_noise_.zero_second_order = True
 # (the in-place ops' results are written into their input at once: never deferred)
 elu_._defers = celu_._defers = leaky_relu_._defers = threshold_._defers = False
@@ -974,6 +1018,8 @@ def rpow_vjp(grad, x, result, base):
 
 rpow.always_saves = ("x", "result")  # (PowBackward2 saves the exponent and the result)
 rpow.contiguous_result = True  # (PyTorch's pow(Scalar, Tensor) makes its result so)
+# (PyTorch's log_sigmoid_forward and rrelu_with_noise make theirs so too: seed 116020)
+log_sigmoid.contiguous_result = True
 
 
 @unary("rsub", node="RsubBackward1", refuse_bool=(RuntimeError, ERR_SUB_BOOL))

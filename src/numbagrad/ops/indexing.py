@@ -71,17 +71,24 @@ def _check_bounds(idx, n, dim, kind=RuntimeError, message=None):
         raise kind(message or f"index {v} is out of bounds for dimension {dim} with size {n}")
 
 
-def _coords(idx, dim, ndim):
+def _coords(idx, dim):
     """The open grid that reads, for each position of ``idx``, the element whose ``dim``
     coordinate is the index there and the others the position's own (gather/scatter), in an
-    array of ``ndim`` dims (a 0-d one, or a 0-d ``idx``: PyTorch takes either as 1-d)."""
-    if not ndim:
-        return ()
-    if not idx.ndim:
-        return (idx,)
+    array of as many dims as ``idx``."""
     grids = list(np.indices(idx.shape, sparse=True))
     grids[dim] = idx
     return tuple(grids)
+
+
+def _atleast_1d(a):
+    """``a``, a 0-d array as a 1-d one (a view: writes reach ``a``). PyTorch's gather and
+    scatters take a 0-d input, index or source as 1-d (its ensure_nonempty_dim)."""
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+def _size(shape, k):
+    """``shape[k]``, 1 for a 0-d shape (PyTorch's ensure_nonempty_size)."""
+    return shape[k] if shape else 1
 
 
 def _region(shape):
@@ -96,21 +103,37 @@ def _zeros_like_shape(shape, like):
     return zeros(shape, dtype=like.dtype, device=like.device)
 
 
-def _pad_to(g, shape):
-    """``g`` in the leading corner of zeros of ``shape`` (a source larger than its index)."""
-    if tuple(g.shape) == tuple(shape):
+def _src_gradient(ctx, g, shape, name):
+    """A scatter's source gradient ``g`` (of its index's shape, or broadcast from it) as
+    PyTorch's engine takes it for a source of ``shape``: summed down to a source that expands to
+    it; a larger source (its extra elements unread) is refused. None where the source, the
+    op's last input, does not require grad."""
+    node = getattr(ctx, "node", None)
+    if node is not None and node.next_functions[-1][0] is None:
+        return None
+    have = tuple(g.shape)
+    if have == tuple(shape):
         return g
-    return M.index_put(_zeros_like_shape(shape, g), _region(g.shape), g)
+    lead = len(have) - len(shape)
+    if lead < 0 or any(n != 1 and n != h for n, h in zip(shape, have[lead:])):
+        raise RuntimeError(f"Function {name} returned an invalid gradient at index 1 - got "
+                           f"{list(have)} but expected shape compatible with {list(shape)}")
+    return sum_to(g, shape)
 
 
 # ---------------------------------------------------------------- gather / scatter
 
 
+# PyTorch checks the shapes of a nonempty index only, taking 0-d tensors as 1-d
+
+
 def _check_gather_shape(x, idx, d):
-    if idx.ndim != x.ndim:
+    if not idx.size:
+        return
+    if max(idx.ndim, 1) != max(x.ndim, 1):
         raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
-    for k in range(x.ndim):
-        if k != d and idx.shape[k] > x.shape[k]:
+    for k in range(max(x.ndim, 1)):
+        if k != d and _size(idx.shape, k) > _size(x.shape, k):
             raise RuntimeError(
                 f"Size does not match at dimension {k} expected index {list(idx.shape)} to be no "
                 f"larger than self {list(x.shape)} apart from dimension {d}"
@@ -118,16 +141,28 @@ def _check_gather_shape(x, idx, d):
 
 
 def _check_scatter_shape(x, idx, d, src=None):
-    if idx.ndim != x.ndim:
+    if not idx.size:
+        return
+    n = max(x.ndim, 1)
+    if max(idx.ndim, 1) != n:
         raise RuntimeError("Index tensor must have the same number of dimensions as self tensor")
-    for k in range(x.ndim):
-        if (k != d and idx.shape[k] > x.shape[k]) or (src is not None
-                                                       and idx.shape[k] > src.shape[k]):
-            tail = f" and to be no larger size than src {list(src.shape)}" if src is not None else ""
-            raise RuntimeError(
-                f"Expected index {list(idx.shape)} to be no larger than self {list(x.shape)} "
-                f"apart from dimension {d}{tail}"
-            )
+    wrong = any(k != d and _size(idx.shape, k) > _size(x.shape, k) for k in range(n))
+    if not wrong and src is not None:
+        for k in range(n):
+            if src.ndim and k >= src.ndim:  # (PyTorch reads src.size(k) before its rank check)
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-src.ndim}, {src.ndim - 1}], but got {k})")
+            if _size(idx.shape, k) > _size(src.shape, k):
+                wrong = True
+                break
+    if src is not None and max(src.ndim, 1) != n:  # (PyTorch's order of the checks)
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    if wrong:
+        tail = f" and to be no larger size than src {list(src.shape)}" if src is not None else ""
+        raise RuntimeError(
+            f"Expected index {list(idx.shape)} to be no larger than self {list(x.shape)} "
+            f"apart from dimension {d}{tail}"
+        )
 
 
 @composite("gather", variants="function method")
@@ -136,10 +171,13 @@ def gather(ctx, x, dim, index, *, sparse_grad=False):
     idx = _index_array(index, "gather(): Expected dtype int32/int64 for index")
     _check_gather_shape(x, idx, d)
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    ctx.dim, ctx.index = d, index
-    if x.ndim == 0:
-        return x._data.copy()
-    return _take(ctx.backend, x._data, _coords(idx, d, x.ndim))
+    ctx.dim = d
+    ctx.save(x=x, index=index)  # (PyTorch's GatherBackward0 saves both: see _saved_index)
+    if not idx.size:
+        return ctx.backend.zeros(idx.shape, x._data.dtype)
+    idx1 = _atleast_1d(idx)
+    out = _take(ctx.backend, _atleast_1d(x._data), _coords(idx1, d))
+    return out.reshape(idx.shape)
 
 
 gather.defjvp(linear(gather))
@@ -147,7 +185,9 @@ gather.defjvp(linear(gather))
 
 @gather.defvjp
 def gather_vjp(ctx, grad):
-    return scatter_add(_zeros_like_shape(ctx.input_shapes[0], grad), ctx.dim, ctx.index, grad), None
+    ctx["x"]  # noqa: B018 (the saved input's version check)
+    zeros = _zeros_like_shape(ctx.input_shapes[0], grad)
+    return scatter_add(zeros, ctx.dim, ctx["index"], grad), None
 
 
 @composite("scatter_add", variants="function method inplace")
@@ -158,14 +198,13 @@ def scatter_add(ctx, x, dim, index, src):
         raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
     _check_scatter_shape(x, idx, d, src)
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    ctx.dim, ctx.index = d, index
+    ctx.dim = d
+    ctx.save(index=index)
     out = x._data.copy()
-    if x.ndim == 0:
-        if not idx.size:
-            return out
-        res = out + src._data
-        return np.asarray(res) if isinstance(res, np.generic) else res  # (0-d: NumPy's scalar)
-    ctx.backend.scatter(out, _coords(idx, d, out.ndim), src._data[_region(idx.shape)], True)
+    if idx.size:
+        idx1 = _atleast_1d(idx)
+        values = _atleast_1d(src._data)[_region(idx1.shape)]
+        ctx.backend.scatter(_atleast_1d(out), _coords(idx1, d), values, True)
     return out
 
 
@@ -174,7 +213,8 @@ scatter_add.defjvp(linear(scatter_add, 0, 3))
 
 @scatter_add.defvjp
 def scatter_add_vjp(ctx, grad):
-    return grad, None, _pad_to(gather(grad, ctx.dim, ctx.index), ctx.input_shapes[2])
+    return grad, None, _src_gradient(ctx, gather(grad, ctx.dim, ctx["index"]),
+                                     ctx.input_shapes[2], "ScatterAddBackward0")
 
 
 _MULTIPLY_AT = {"add": None, "multiply": np.multiply}
@@ -195,16 +235,27 @@ def scatter(ctx, x, dim, index, src=None, *, value=None, reduce=None):
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
-    ctx.dim, ctx.index, ctx.reduce = d, index, reduce
-    ctx.node_name = "ScatterBackward0" if tensor else "ScatterBackward1"
+    if reduce is not None and tensor:
+        warn_once("scatter_reduce_argument",
+                  "The reduce argument of torch.scatter with Tensor src is deprecated and will "
+                  "be removed in a future PyTorch release. Use torch.scatter_reduce instead for "
+                  "more reduction options.", stacklevel=R._outside_stacklevel())
+    ctx.dim, ctx.reduce = d, reduce
+    ctx.save(index=index)
+    # (with reduce, PyTorch records its NotImplemented node: scatter_vjp raises)
+    ctx.node_name = ("NotImplemented" if reduce is not None else
+                     "ScatterBackward0" if tensor else "ScatterBackward1")
     out = x._data.copy()
-    values = src._data[_region(idx.shape)] if tensor else src
-    where = _coords(idx, d, x.ndim)
+    if not idx.size:
+        return out
+    idx1, out1 = _atleast_1d(idx), _atleast_1d(out)
+    values = _atleast_1d(src._data)[_region(idx1.shape)] if tensor else src
+    where = _coords(idx1, d)
     if reduce == "multiply":
         _cpu_only(ctx, "scatter(reduce='multiply')")
-        np.multiply.at(out, where, values)
+        np.multiply.at(out1, where, values)
     else:
-        ctx.backend.scatter(out, where, values, reduce == "add")
+        ctx.backend.scatter(out1, where, values, reduce == "add")
     return out
 
 
@@ -221,10 +272,12 @@ def scatter_jvp(result, tangents, x, dim, index, src=None, *, value=None, reduce
 def scatter_vjp(ctx, grad):
     if ctx.reduce is not None:
         raise RuntimeError("derivative for aten::scatter is not implemented")
-    g_x = scatter(grad, ctx.dim, ctx.index, value=0.0)
+    index = ctx["index"]
+    g_x = scatter(grad, ctx.dim, index, value=0.0)
     if len(ctx.input_shapes) == 2:
         return g_x, None
-    return g_x, None, _pad_to(gather(grad, ctx.dim, ctx.index), ctx.input_shapes[2])
+    return g_x, None, _src_gradient(ctx, gather(grad, ctx.dim, index),
+                                    ctx.input_shapes[2], "ScatterBackward0")
 
 
 # ---------------------------------------------------------------- scatter_reduce, index_reduce
@@ -239,25 +292,31 @@ def _reduce_into(ctx, x, d, idx, src, reduce, include_self):
     written to forget x's values first. PyTorch's integer mean rounds down."""
     ctx.dim, ctx.reduce, ctx.include_self = d, reduce, include_self
     out = _host(ctx, x).copy()
-    values = _host(ctx, src)[_region(idx.shape)]
-    where = _coords(idx, d, x.ndim)
+    if not idx.size:
+        return _device(ctx, out)
+    idx1, out1 = _atleast_1d(idx), _atleast_1d(out)
+    values = _atleast_1d(_host(ctx, src))[_region(idx1.shape)]
+    where = _coords(idx1, d)
     if not include_self:
         dt = out.dtype
-        out[where] = {"sum": 0, "mean": 0, "prod": 1, "amax": R._lowest(dt),
-                      "amin": R._highest(dt)}[reduce]
-    _REDUCE_AT[reduce].at(out, where, values)
+        out1[where] = {"sum": 0, "mean": 0, "prod": 1, "amax": R._lowest(dt),
+                       "amin": R._highest(dt)}[reduce]
+    _REDUCE_AT[reduce].at(out1, where, values)
     if reduce == "mean":
-        count = np.full(out.shape, int(include_self), out.dtype)
+        count = np.full(out1.shape, int(include_self), out.dtype)
         np.add.at(count, where, 1)
         count[count == 0] = 1
-        out = out // count if out.dtype.kind in "iu" else out / count
+        out1 = out1 // count if out.dtype.kind in "iu" else out1 / count
+        out = out1.reshape(out.shape)
     return _device(ctx, out)
 
 
-def _reduce_into_vjp(ctx, grad):
+def _reduce_into_vjp(ctx, grad, index, node):
     """PyTorch's scatter_reduce_backward (index_reduce's too: its index expanded to the
-    source's shape)."""
-    d, index, reduce, include_self = ctx.dim, ctx.index, ctx.reduce, ctx.include_self
+    source's shape). Its formulas read the whole source: one larger than the index broadcasts
+    against the index's values, as PyTorch's does."""
+    d, reduce, include_self = ctx.dim, ctx.reduce, ctx.include_self
+    x, result, src = ctx["x"], ctx["result"], ctx["src"]
 
     def at_src(t):  # (each src position's element of t)
         return gather(t, d, index)
@@ -268,8 +327,6 @@ def _reduce_into_vjp(ctx, grad):
     if reduce == "sum":
         g_x, g_src = grad, at_src(grad)
     else:
-        x, result = ctx["x"], ctx["result"]
-        src = M.getitem(ctx["src"], _region(index.shape))
         if reduce == "prod":
             # (the products without each zero factor, so a lone zero gets its gradient)
             masked_x = x.masked_fill(x == 0, 1)
@@ -290,14 +347,14 @@ def _reduce_into_vjp(ctx, grad):
             g_x, g_src = x_is * share, src_is * at_src(share)
     if not include_self:
         g_x = scatter(g_x, d, index, value=0.0)
-    return g_x, _pad_to(g_src, ctx.src_shape)
+    return g_x, _src_gradient(ctx, g_src, ctx.src_shape, node)
 
 
-def _save_reduce_into(ctx, x, src, reduce):
+def _save_reduce_into(ctx, x, src):
+    # (what PyTorch's nodes save, whatever the reduction: an in-place change of any raises)
     ctx.src_shape = tuple(src.shape)
-    if reduce != "sum":
-        ctx.save(x=x, src=src)
-        ctx.save_outputs = {"result": 0}
+    ctx.save(x=x, src=src)
+    ctx.save_outputs = {"result": 0}
 
 
 @composite("scatter_reduce", variants="function method inplace")
@@ -314,14 +371,14 @@ def scatter_reduce(ctx, x, dim, index, src, reduce, *, include_self=True):
     if reduce not in _REDUCE_AT:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            + str(reduce))
-    ctx.index = index
-    _save_reduce_into(ctx, x, src, reduce)
+    _save_reduce_into(ctx, x, src)  # (x first: an in-place call saves a copy of it instead)
+    ctx.save(index=index)
     return _reduce_into(ctx, x, d, idx, src, reduce, include_self)
 
 
 @scatter_reduce.defvjp
 def scatter_reduce_vjp(ctx, grad):
-    g_x, g_src = _reduce_into_vjp(ctx, grad)
+    g_x, g_src = _reduce_into_vjp(ctx, grad, ctx["index"], "ScatterReduceBackward0")
     return g_x, None, g_src
 
 
@@ -354,19 +411,21 @@ def index_reduce(ctx, x, dim, index, source, reduce, *, include_self=True):
                            f"({R._TYPE[source.dtype.name]}) must have the same scalar type")
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d, IndexError, "index out of range in self")
     warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.",
-              stacklevel=5)
+              stacklevel=R._outside_stacklevel())
     at = [1] * x.ndim
     if x.ndim:
         at[d] = n
     spread = np.ascontiguousarray(np.broadcast_to(idx.reshape(at), source.shape))
-    ctx.index = Tensor._make(_on(spread, x.device))
-    _save_reduce_into(ctx, x, source, reduce)
+    ctx.spread = Tensor._make(_on(spread, x.device))
+    _save_reduce_into(ctx, x, source)  # (x first: an in-place call saves a copy of it instead)
+    ctx.save(index=index)
     return _reduce_into(ctx, x, d, spread, source, reduce, include_self)
 
 
 @index_reduce.defvjp
 def index_reduce_vjp(ctx, grad):
-    g_x, g_src = _reduce_into_vjp(ctx, grad)
+    ctx["index"]  # noqa: B018 (the saved index's version check)
+    g_x, g_src = _reduce_into_vjp(ctx, grad, ctx.spread, "IndexReduceBackward0")
     return g_x, None, g_src
 
 
@@ -405,8 +464,12 @@ def _vector_index(index, name):
 def index_select(ctx, x, dim, index):
     d = _dim(x, dim)
     idx = _vector_index(index, "index_select")
+    if not x.ndim and idx.size != 1:
+        raise RuntimeError("index_select(): Index to scalar can have only 1 value, got "
+                           f"{idx.size} value(s)")
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d, IndexError, "index out of range in self")
-    ctx.dim, ctx.index = d, index
+    ctx.dim = d
+    ctx.save(index=index)
     if x.ndim == 0:
         return x._data.copy()
     return _take(ctx.backend, x._data, (slice(None),) * d + (idx,))
@@ -417,31 +480,56 @@ index_select.defjvp(linear(index_select))
 
 @index_select.defvjp
 def index_select_vjp(ctx, grad):
-    return index_add(_zeros_like_shape(ctx.input_shapes[0], grad), ctx.dim, ctx.index, grad), None
+    zeros = _zeros_like_shape(ctx.input_shapes[0], grad)
+    return index_add(zeros, ctx.dim, ctx["index"], grad), None
+
+
+def _check_index_func_source(x, d, idx, source, name):
+    """PyTorch's checks of the source of index_add (its index_func_meta_impl): ``d`` an index
+    into it, one slice per index, the other dims as ``x``'s (0-d tensors compared whole)."""
+    if d and d >= source.ndim:
+        raise RuntimeError(f"{name}_(): Indexing dim {d} is out of bounds of the source tensor "
+                           f"with dim {source.ndim}")
+    if idx.size != (source.shape[d] if source.ndim else 1):
+        if not source.ndim:  # (PyTorch's message reads source.size(dim) of a 0-d source)
+            raise IndexError(f"Dimension specified as {d} but tensor has no dimensions")
+        raise RuntimeError(f"{name}_(): Number of indices ({idx.size}) should be equal to "
+                           f"source.size(dim): ({source.shape[d]}), for dim: {d}")
+    xs, ss = list(x.shape), list(source.shape)
+    if xs and ss:
+        del xs[d], ss[d]
+    if xs != ss:
+        raise RuntimeError("source tensor shape must match self tensor shape, excluding the "
+                           f"specified dimension. Got self.shape = {list(x.shape)} "
+                           f"source.shape = {list(source.shape)}")
 
 
 @composite("index_add", variants="function method inplace")
 def index_add(ctx, x, dim, index, source, *, alpha=1):
     d = _dim(x, dim)
+    if isinstance(index, Tensor) and index.ndim > 1:
+        raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: "
+                         f"{index.ndim} with type: {R._TYPE[index.dtype.name]} and size: "
+                         f"{list(index.shape)}")
     idx = _index_array(index, "index_add_(): Expected dtype int32/int64 for index but got: "
                        + R._TYPE.get(getattr(index, "dtype", D.float32).name, "Float"))
     if source.dtype is not x.dtype:
         raise RuntimeError(f"index_add_(): self ({R._TYPE[x.dtype.name]}) and source "
                            f"({R._TYPE[source.dtype.name]}) must have the same scalar type")
+    _check_index_func_source(x, d, idx, source, "index_add")
     idx = idx.reshape(-1)
-    n_src = source.shape[d] if source.ndim else 1
-    if idx.size != n_src:
-        raise RuntimeError(f"index_add_(): Number of indices ({idx.size}) should be equal to "
-                           f"source.size(dim): ({n_src}), for dim: {d}")
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d)
-    ctx.dim, ctx.index, ctx.alpha = d, index, alpha
+    ctx.dim, ctx.alpha = d, alpha
+    # (PyTorch's node saves the source for its gradient, which reads the source's shape)
+    ctx.save(index=index, source=source if source.requires_grad else None)
     src = source._data
     if alpha != 1:
         with no_grad():
             src = E.mul(source, alpha)._data
     out = x._data.copy()
-    if x.ndim == 0:
-        return out + src.reshape(())
+    if x.ndim == 0:  # (through a 1-d view of it: NumPy's 0-d sums are scalars)
+        ctx.backend.scatter(out.reshape(1), (idx,), src.reshape(-1), True)
+        return out
     ctx.backend.scatter(out, (slice(None),) * d + (idx,), src, True)
     return out
 
@@ -451,7 +539,9 @@ index_add.defjvp(linear(index_add, 0, 3))
 
 @index_add.defvjp
 def index_add_vjp(ctx, grad):
-    g_src = index_select(grad, ctx.dim, ctx.index)
+    if "source" in ctx.saved:
+        ctx["source"]  # noqa: B018 (the saved source's version check)
+    g_src = index_select(grad, ctx.dim, ctx["index"])
     if ctx.alpha != 1:
         g_src = g_src * ctx.alpha
     return grad, None, g_src.reshape(ctx.input_shapes[2])
@@ -480,7 +570,8 @@ def index_fill(ctx, x, dim, index, value):
         value = value._host()[()]
     else:
         value = D.number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
-    ctx.dim, ctx.index = d, index
+    ctx.dim = d
+    ctx.save(index=index)
     out = x._data.copy()
     if x.ndim == 0:
         if not idx.size:
@@ -497,10 +588,11 @@ index_fill.defjvp(linear(index_fill, 0, 3))
 
 @index_fill.defvjp
 def index_fill_vjp(ctx, grad):
-    g_x = index_fill(grad, ctx.dim, ctx.index, 0)
+    index = ctx["index"]
+    g_x = index_fill(grad, ctx.dim, index, 0)
     if len(ctx.input_shapes) == 2:
         return g_x, None
-    return g_x, None, index_select(grad, ctx.dim, ctx.index).sum()
+    return g_x, None, index_select(grad, ctx.dim, index).sum()
 
 
 def _long_index(index, name):
@@ -546,7 +638,9 @@ def index_copy(ctx, x, dim, index, source):
     if bad.any():
         raise IndexError(f"index_copy_(): index {int(idx[bad][0])} is out of bounds for "
                          f"dimension {d} with size {n}")
-    ctx.dim, ctx.index = d, index
+    ctx.dim = d
+    # (PyTorch's node saves the source for its gradient, which reads the source's shape)
+    ctx.save(index=index, source=source if source.requires_grad else None)
     out = x._data.copy()
     if x.ndim == 0:
         return source._data.reshape(()).copy()
@@ -558,11 +652,16 @@ def index_copy(ctx, x, dim, index, source):
 @index_copy.defvjp
 def index_copy_vjp(ctx, grad):
     # (PyTorch's: x's gradient with the copied slices zeroed, the source's those slices)
-    g_src = index_select(grad, ctx.dim, ctx.index)
+    index = ctx["index"]
+    if "source" in ctx.saved:
+        ctx["source"]  # noqa: B018 (the saved source's version check)
     shape = tuple(ctx.input_shapes[2])
-    # (PyTorch's expand_as(source): ExpandBackward0 under create_graph)
-    g_src = g_src.expand(shape) if g_src.ndim == len(shape) else g_src.reshape(shape)
-    return index_fill(grad, ctx.dim, ctx.index, 0), None, g_src
+    if shape:  # (PyTorch's expand_as(source): ExpandBackward0 under create_graph)
+        g_src = index_select(grad, ctx.dim, index)
+        g_src = g_src.expand(shape) if g_src.ndim == len(shape) else g_src.reshape(shape)
+    else:  # (PyTorch's formula for a 0-d source, then its engine's sum to the source's shape)
+        g_src = sum_to(index_select(grad, ctx.dim, index.squeeze(0)), ())
+    return index_fill(grad, ctx.dim, index, 0), None, g_src
 
 
 index_copy.defjvp(linear(index_copy, 0, 3))
@@ -610,8 +709,8 @@ def _flat_index(index, n, name):
 def take(ctx, x, index):
     """The elements of ``x``, flattened, at ``index`` (the result has its shape)."""
     idx = _flat_index(index, x.numel(), "take")
-    ctx.index = index
-    ctx.save(x=x)  # (as PyTorch's TakeBackward0: an in-place change of x before backward raises)
+    # (as PyTorch's TakeBackward0: an in-place change of either before backward raises)
+    ctx.save(x=x, index=index)
     return _take(ctx.backend, x._data.reshape(-1), (idx,)).reshape(index.shape)
 
 
@@ -620,7 +719,7 @@ def take_vjp(ctx, grad):
     ctx["x"]  # noqa: B018 (the saved input's version check)
     # (PyTorch's: the gradient added into zeros at the positions read)
     zeros = _zeros_like_shape(ctx.input_shapes[0], grad)
-    return put(zeros, ctx.index, grad, accumulate=True), None
+    return put(zeros, ctx["index"], grad, accumulate=True), None
 
 
 take.defjvp(linear(take))
@@ -639,7 +738,8 @@ def put(ctx, x, index, source, accumulate=False):
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
                            f"self.dtype = {R._TYPE[x.dtype.name]} and source.dtype = "
                            f"{R._TYPE[source.dtype.name]}")
-    ctx.index, ctx.accumulate = index, accumulate
+    ctx.accumulate = accumulate
+    ctx.save(index=index)
     flat = x._data.reshape(-1).copy()  # (x's elements in C order, x left as it is)
     ctx.backend.scatter(flat, (idx,), source._data.reshape(-1), accumulate)
     return flat.reshape(x.shape)
@@ -647,11 +747,12 @@ def put(ctx, x, index, source, accumulate=False):
 
 @put.defvjp
 def put_vjp(ctx, grad):
-    g_src = take(grad, ctx.index).reshape(ctx.input_shapes[2])
+    index = ctx["index"]
+    g_src = take(grad, index).reshape(ctx.input_shapes[2])
     if ctx.accumulate:
         return grad, None, g_src
     zeros = _zeros_like_shape(ctx.input_shapes[2], grad)
-    return put(grad, ctx.index, zeros), None, g_src
+    return put(grad, index, zeros), None, g_src
 
 
 put.defjvp(linear(put, 0, 2))
@@ -1098,6 +1199,8 @@ def flip(ctx, x, *dims):
     dims = M.normalize_dims(list(M.parse_shape(dims)), x.ndim)
     ctx.dims = dims
     a = x._data
+    if not x.ndim:
+        return a.copy()  # (a 0-d tensor: its dim 0 flips nothing)
     if ctx.backend is cpu:
         return np.flip(a, dims).copy()
     where = list(np.indices(a.shape, sparse=True))
@@ -1135,6 +1238,8 @@ def roll(ctx, x, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
+    if not x.ndim:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     dims = tuple(_dim(x, d) for d in dims)
     ctx.shifts, ctx.dims = shifts, dims
     a = x._data
@@ -1300,8 +1405,8 @@ def _selected_vjp(ctx, grads):
     value_selecting_reduction_backward)."""
     grad, idx = grads[0], ctx["indices"]
     shape = ctx.input_shapes[0]
-    if not shape:
-        return grad
+    if not shape and not _grad_state.enabled:
+        return grad  # (a 0-d input's one element; recorded, PyTorch scatters it all the same)
     if not getattr(ctx, "keepdim", True):
         grad, idx = M.unsqueeze(grad, ctx.dim), M.unsqueeze(idx, ctx.dim)
     return scatter(_zeros_like_shape(shape, grad), ctx.dim, idx, grad)
@@ -1358,8 +1463,6 @@ def _cumulative_extreme_vjp(ctx, grads):
     shape = ctx.input_shapes[0]
     if 0 in shape:
         return x  # (PyTorch's cummaxmin_backward hands back the empty input itself)
-    if not shape:
-        return grad
     return scatter_add(_zeros_like_shape(shape, grad), ctx.dim, idx, grad)
 
 

@@ -409,8 +409,9 @@ def refresh_view(v):
         v._view_src = base._grad_fn
         return
     if v._grad_fn is None and not base._requires_grad:
-        # (PyTorch returns a view's node at once when it has none and its base needs none)
-        v._view_src, v._view_version = base._grad_fn, v._version_cell[0]
+        # (PyTorch returns a view's node at once when it has none and its base needs none, and
+        # takes no note of the version: once the base requires grad, the write counts still)
+        v._view_src = base._grad_fn
         return
     kind = v._view_kind
     if kind == "no_grad":

@@ -132,7 +132,10 @@ def bmm(ctx, x, y):
     ctx.save(x=x if y.requires_grad else None, y=y if x.requires_grad else None)
     if not (x.shape[0] and x.shape[1] and y.shape[2] and x.shape[2]):
         # an empty result, or an empty sum (zeros): PyTorch makes it in batch2's dtype and
-        # returns before it compares the operands' dtypes
+        # returns before it compares the operands' dtypes; an integer result cannot then be
+        # recorded (the other operand requires grad)
+        if ctx.recorded and not y.dtype.is_floating_point:
+            raise RuntimeError(f"Autograd not support dtype: {_TYPE[y.dtype.name]}")
         shape = (x.shape[0], x.shape[1], y.shape[2])
         return ctx.backend.zeros(shape, y._data.dtype)
     if x.dtype is not y.dtype:
@@ -228,8 +231,9 @@ def matmul(x, y):
         return M.squeeze_result(mm(M.unsqueeze(x, 0), y), 0)
     if x.ndim == 2 and y.ndim == 2:
         return mm(x, y)
-    if x.ndim == 3 and y.ndim == 3 and y.shape[0] == 1 and x.shape[0] != 1:
-        # PyTorch drops y's batch of one (squeeze: SqueezeBackward1) and folds x's into rows
+    if x.ndim == 3 and y.ndim == 3 and y.shape[0] == 1 and x.shape[0] != 1 and y.requires_grad:
+        # PyTorch drops the batch of one of a y that requires grad (squeeze: SqueezeBackward1,
+        # in or out of no_grad) and folds x's into rows; otherwise the general bmm below
         y = M.squeeze(y, 0)
     if y.ndim <= 2 and x.ndim >= 3:
         # fold the batch into the rows: one mm (or mv) on a (batch*n, k) matrix

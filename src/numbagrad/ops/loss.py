@@ -402,11 +402,14 @@ def _multi_margin_gradient(ctx, grad, x):
     x2 = x.reshape(n, -1)
     picked = x2[ctx.picked_index].reshape(n, 1)
     slope = _multi_margin_terms(x2, ctx.onehot, picked, ctx.p, ctx.margin)[1]
+    # PyTorch's kernel: each sample's gradient for an incoming 1 (the target's class loses what
+    # every other class gains), then times the incoming gradient, so an infinite one makes
+    # +-inf where a class gains or loses and NaN (0 * inf) only where nothing changes
+    count = n * ctx.classes if ctx.reduction == "mean" else ctx.classes
+    local = _weighted(E.mul(slope, 1.0 / count if count else 0.0), ctx.weight)
+    local = E.sub(local, E.where(ctx.onehot, R.sum(local, 1, True), 0.0))
     g = grad.reshape(n, 1) if grad.ndim else grad
-    g = E.mul(_weighted(slope, ctx.weight), E.div(_scaled(ctx, g, n), ctx.classes))
-    # the target's class loses what every other class gains
-    g = E.sub(g, E.where(ctx.onehot, R.sum(g, 1, True), 0.0))
-    return g.reshape(x.shape)
+    return E.mul(local, g).reshape(x.shape)
 
 
 @composite("multi_margin_loss_backward", node="NotImplemented")

@@ -679,12 +679,14 @@ def _first_part_backward(index, shape):
     """The node of the gradient of indexing under create_graph: PyTorch applies the basic parts
     left to right (select, slice, unsqueeze; a slice over the whole dim does nothing), then the
     advanced index, so the input's gradient comes from the backward of the first part that does
-    something; none: the gradient itself (AliasBackward0 passes it on)."""
+    something; none: the gradient itself (AliasBackward0 passes it on). A 0-d mask (``x[True]``,
+    ``x[x > 0]`` of a 0-d x) is an unsqueeze there, then an index of the new dim."""
     n_dims = sum(1 if not isinstance(i, np.ndarray) or i.dtype != np.bool_ else i.ndim
                  for i in index if i is not None and i is not Ellipsis)
     dim = 0
     for item in index:
-        if item is None:
+        if item is None or isinstance(item, np.ndarray) and item.dtype == np.bool_ \
+                and not item.ndim:
             return "SqueezeBackward1"
         if item is Ellipsis:
             dim += len(shape) - n_dims

@@ -546,7 +546,20 @@ def _even_backward(grad, ctx, x, result):
     mask = x == unreduce(result, ctx, dense=True)
     count = mask.sum(dim=ctx.dims, keepdim=True)
     share = (grad if ctx.keepdim else grad.reshape(_keep_shape(ctx.shape, ctx.dims))) / count
+    if _unsqueezes_0d(ctx):
+        return share.reshape(1) * mask  # (summed by the caller: _sum_to_0d)
     return share.expand(ctx.shape) * mask
+
+
+def _unsqueezes_0d(ctx) -> bool:
+    """Whether PyTorch's restore_reduced_dims makes the recorded gradient of a 0-d input 1-d
+    (a dim named, not kept), which its engine then sums to 0-d (SumBackward0)."""
+    return (not ctx.shape and not ctx.keepdim and ctx.dim_arg not in (None, (), [])
+            and _grad_state.enabled)
+
+
+def _sum_to_0d(ctx, g):
+    return g.sum() if _unsqueezes_0d(ctx) else g
 
 
 def _extreme(ctx, x, dim, keepdim, name, cpu, cuda):
@@ -575,7 +588,7 @@ def amax(ctx, x, dim=(), keepdim=False):
 
 @amax.defvjp
 def amax_vjp(ctx, grad):
-    return _even_backward(grad, ctx, ctx["x"], ctx["result"])
+    return _sum_to_0d(ctx, _even_backward(grad, ctx, ctx["x"], ctx["result"]))
 
 whole(amax, KR.amax_rows, _save_input_result)
 
@@ -588,7 +601,7 @@ def amin(ctx, x, dim=(), keepdim=False):
 
 @amin.defvjp
 def amin_vjp(ctx, grad):
-    return _even_backward(grad, ctx, ctx["x"], ctx["result"])
+    return _sum_to_0d(ctx, _even_backward(grad, ctx, ctx["x"], ctx["result"]))
 
 whole(amin, KR.amin_rows, _save_input_result)
 
@@ -711,8 +724,8 @@ def aminmax_vjp(ctx, grads):
     # (each shared evenly by the elements equal to it, as amin's and amax's)
     x = ctx["x"]
     g_min, g_max = grads
-    return (_even_backward(g_min, ctx, x, ctx["min"])
-            + _even_backward(g_max, ctx, x, ctx["max"]))
+    return _sum_to_0d(ctx, _even_backward(g_min, ctx, x, ctx["min"])
+                      + _even_backward(g_max, ctx, x, ctx["max"]))
 
 
 def _refuse_bool_arg(x, name):

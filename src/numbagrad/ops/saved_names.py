@@ -239,7 +239,7 @@ COMPOSITE = {
     "MvBackward0": {"self": saved_tensor("x", needs=1), "vec": saved_tensor("v", needs=0)},
     "DotBackward0": {"self": saved_tensor("x", needs=1), "tensor": saved_tensor("y", needs=0)},
     "ViewBackward0": {"self_sym_sizes": _SELF_SIZES},
-    "TakeBackward0": {"index": lambda node: node.ctx.index, "self": _SELF},
+    "TakeBackward0": {"index": saved_tensor("index"), "self": _SELF},
     "UnsafeViewBackward0": {"self_sym_sizes": _SELF_SIZES},
     "ExpandBackward0": {"self_sym_sizes": _SELF_SIZES},
     "SqueezeBackward0": {"self_sym_sizes": _SELF_SIZES},
