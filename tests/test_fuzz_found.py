@@ -573,6 +573,16 @@ PROGRAMS = {
         f = w * 3
         (d.sum() + f.sum()).backward()  # compare: v.grad
         """,
+    # autograd.grad for one input does not run the nodes that lead elsewhere, nor the hooks
+    # of their outputs (a hook that doubles an output no gradient reached raised: seed 208339)
+    "grad_inputs_skip_the_hooks_of_nodes_not_run": """
+        x = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        v = x.aminmax(dim=1, keepdim=True)
+        h = v[1].register_hook(lambda g: g * 2)
+        c = torch.tensor([1.0], requires_grad=True)
+        loss = (v[0] + c).sum()
+        g, = torch.autograd.grad(loss, c, create_graph=True)  # compare: g
+        """,
 }
 
 

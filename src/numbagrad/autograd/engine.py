@@ -246,7 +246,9 @@ class _Pass:
                 node, grads = self._lean_chain(node, grads)
                 if grads is None:
                     continue
-            if node._hooked and (node._tensor_hooks or node._retain_grad_hooks):
+            if node._hooked and (node._tensor_hooks or node._retain_grad_hooks) and (
+                    self.plain or node in self.needed):
+                # (a node a pass with ``inputs`` does not run calls no hooks, as PyTorch's)
                 grads = _run_tensor_hooks(node, grads)
             if regions and node._fusable and self._fused(node, grads):
                 node = self.next()
