@@ -583,6 +583,14 @@ PROGRAMS = {
         loss = (v[0] + c).sum()
         g, = torch.autograd.grad(loss, c, create_graph=True)  # compare: g
         """,
+    # a 0-d tensor written into an integer tensor is cast as a copy casts it, wrapped (as a
+    # Python int it raised NumPy's OverflowError: seed 210139)
+    "setitem_a_0d_tensor_wraps_into_uint8": """
+        x = torch.tensor(np.array([0, 1], dtype=np.uint8))
+        x[...,] = torch.tensor(np.array(-4, dtype=np.int64))
+        y = torch.tensor(np.array([0, 1], dtype=np.uint8))
+        y.fill_(torch.tensor(300))  # compare: x, y
+        """,
 }
 
 

@@ -630,6 +630,10 @@ def fill_(x, value):
     if isinstance(value, Tensor):  # (PyTorch fills with a number even where memory is shared)
         check_no_overlap(x)
     if not _tracked(x, value):
+        # (a tensor's value is cast as a copy casts it: wrapped into an integer dtype, not
+        # checked as a Python number is)
+        if isinstance(value, Tensor):
+            value = cpu.without_fp_warnings(np.array(value.item()).astype, x.dtype.np)[()].item()
         _writable(x)[...] = value.item() if hasattr(value, "item") else D.number(value, x.dtype)
         x._bump()
         return x
