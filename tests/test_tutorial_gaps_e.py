@@ -1,5 +1,5 @@
-"""Gaps the second round of tutorial programs (tests/programs_e) found, each against PyTorch:
-``nn.grad``'s convolution gradients, gradcheck's forward-mode and forward-over-reverse checks,
+"""Gaps the second round of tutorial programs (tests/programs_d, stn.py on) found, each
+against PyTorch: ``nn.grad``'s convolution gradients, gradcheck's forward-mode and forward-over-reverse checks,
 ``make_dual``'s copy of a tangent laid out unlike its primal, einsum over one operand, and a
 custom Function's ``jvp`` in forward mode."""
 
