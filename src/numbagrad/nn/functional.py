@@ -757,6 +757,12 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
     """``max(0, margin + d(anchor, positive) - d(anchor, negative))``, ``d`` the pairwise
     distance; ``swap`` takes the smaller of the negative's distances to anchor and positive."""
     reduction = _reduction(reduction, size_average, reduce)
+    return _triplet(anchor, positive, negative, lambda a, b: pairwise_distance(a, b, p, eps),
+                    margin, swap, reduction)
+
+
+def _triplet(anchor, positive, negative, distance, margin, swap, reduction):
+    """The triplet losses' checks and their ``max(0, margin + d(a, p) - d(a, n))``."""
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
     a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
@@ -765,11 +771,11 @@ def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, marg
             "The anchor, positive, and negative tensors are expected to have the same number of "
             f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D "
             "inputs")
-    dist_pos = pairwise_distance(anchor, positive, p, eps)
-    dist_neg = pairwise_distance(anchor, negative, p, eps)
+    dist_pos = distance(anchor, positive)
+    dist_neg = distance(anchor, negative)
     if swap:
-        dist_neg = _F.minimum(dist_neg, pairwise_distance(positive, negative, p, eps))
-    return _weighted_mean((margin + dist_pos - dist_neg).clamp_min(0), reduction)
+        dist_neg = _F.minimum(dist_neg, distance(positive, negative))
+    return _weighted_mean(_F.clamp_min(margin + dist_pos - dist_neg, 0), reduction)
 
 
 def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative: Tensor, *,
@@ -779,21 +785,8 @@ def triplet_margin_with_distance_loss(anchor: Tensor, positive: Tensor, negative
     ``pairwise_distance``)."""
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
-    if margin <= 0:
-        raise ValueError(f"margin must be greater than 0, got {margin}")
-    a_dim, p_dim, n_dim = anchor.dim(), positive.dim(), negative.dim()
-    if not a_dim == p_dim == n_dim:
-        raise RuntimeError(
-            "The anchor, positive, and negative tensors are expected to have the same number of "
-            f"dimensions, but got: anchor {a_dim}D, positive {p_dim}D, and negative {n_dim}D "
-            "inputs")
-    if distance_function is None:
-        distance_function = pairwise_distance
-    dist_pos = distance_function(anchor, positive)
-    dist_neg = distance_function(anchor, negative)
-    if swap:
-        dist_neg = _F.minimum(dist_neg, distance_function(positive, negative))
-    return _weighted_mean(_F.clamp_min(margin + dist_pos - dist_neg, 0), reduction)
+    return _triplet(anchor, positive, negative, distance_function or pairwise_distance, margin,
+                    swap, reduction)
 
 
 def soft_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
