@@ -89,9 +89,16 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Make ``module.<name>`` a plain parameter again, of its current value."""
+    return remove_reparametrization(module, WeightNorm, name, "weight_norm")
+
+
+def remove_reparametrization(module: Module, kind: type, name: str, what: str) -> Module:
+    """Take off ``module``'s forward pre-hook of class ``kind`` that recomputes ``name``
+    (weight norm, spectral norm), leaving ``name`` a plain parameter; PyTorch's ValueError
+    naming ``what`` when there is none."""
     for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
             return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    raise ValueError(f"{what} of '{name}' not found in {module}")
