@@ -463,3 +463,20 @@ def test_rrelu_module_is_random_in_training_and_the_mean_slope_in_eval():
     y.sum().backward()
     assert x.grad[1].item() == 1.0 and 0.1 <= x.grad[0].item() < 0.3
     assert y[0].item() == pytest.approx(-2.0 * x.grad[0].item())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("fn", ["sigmoid", "silu", "logsigmoid"])
+def test_exp_based_activations_at_their_extremes_match_torch(fn, dtype):
+    # one formula, as PyTorch's kernels: where exp(-x) overflows sigmoid is 0.0 and silu -0.0
+    # (a branch by sign would give their subnormal values instead)
+    values = np.array([-1000.0, -110.0, -100.0, -90.0, -88.7, -50.0, -20.0, -0.0, 0.0, 1e-8,
+                       5.0, 20.0, 40.0, 1000.0, np.inf, -np.inf, np.nan])
+
+    def run(lib):
+        f = getattr(lib.nn.functional, fn)
+        return f(lib.tensor(values, dtype=getattr(lib, dtype))).numpy()
+
+    ours, theirs = run(ng), run(torch)
+    np.testing.assert_allclose(ours, theirs, rtol=TOL[dtype], atol=0)
+    assert np.array_equal(np.signbit(ours[~np.isnan(ours)]), np.signbit(theirs[~np.isnan(theirs)]))

@@ -157,6 +157,20 @@ def test_a_whole_sum_of_an_expression_writes_no_array():
     assert s.shape == () and y.sum(dim=(0, 1), keepdim=True).shape == (1, 1)
 
 
+@pytest.mark.parametrize("grad", [False, True])
+def test_a_whole_mean_of_an_expression_writes_no_array(grad):
+    x, t = rand(300, 70, seed=4, grad=grad), rand(300, 70, seed=5)
+    y = (x - t) ** 2
+    m = y.mean()
+    assert is_lazy(y) and y._lazy.value is None  # averaged from x and t, never stored
+    value, grads = eager(lambda a: ((a - t) ** 2).mean(), x)
+    assert m.shape == () and m.dtype is ng.float32
+    np.testing.assert_allclose(m.item(), value, rtol=1e-5)
+    if grad:
+        m.backward()
+        np.testing.assert_allclose(x.grad.numpy(), grads[0], rtol=1e-5)
+
+
 def test_whole_sums_are_the_same_bits_on_one_and_two_threads():
     x, b = rand(100_000, seed=4), rand(500, seed=5)
     xr = x.reshape(200, 500)

@@ -177,3 +177,72 @@ def test_loss_errors_match_torch(name):
     theirs = _error(torch, ERRORS[name])
     assert theirs is not None
     assert _error(ng, ERRORS[name]) == theirs
+
+
+# ---------------------------------------------------------------- large losses (ops/lazy.py)
+BIG = np.random.default_rng(11).standard_normal((2, 40000)) * 2  # past the deferral size
+BIG_T = np.random.default_rng(12).standard_normal((2, 40000))
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "smooth_l1_loss", "huber_loss", "l1_loss",
+                                  "binary_cross_entropy_with_logits"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_large_losses_and_their_gradients_match_torch(name, dtype):
+    # a composite loss's backward defers its elementwise ops (one loop per gradient) and
+    # gives back evaluated tensors; the target's gradient is computed only when asked for
+    def run(lib, target_grad):
+        x = lib.tensor(BIG, dtype=getattr(lib, dtype), requires_grad=True)
+        t = lib.tensor(BIG_T if "logits" not in name else 1 / (1 + np.exp(-BIG_T)),
+                       dtype=getattr(lib, dtype), requires_grad=target_grad)
+        loss = getattr(lib.nn.functional, name)(x, t)
+        loss.backward()
+        return loss, x.grad, t.grad
+
+    for target_grad in (False, True):
+        ours, theirs = run(ng, target_grad), run(torch, target_grad)
+        rtol = 1e-5 if dtype == "float32" else 1e-12
+        np.testing.assert_allclose(ours[0].item(), theirs[0].item(), rtol=rtol)
+        for g, h in zip(ours[1:], theirs[1:]):
+            assert (g is None) == (h is None)
+            if g is not None:
+                assert g._lazy is None or g._lazy.value is not None  # (evaluated)
+                np.testing.assert_allclose(g.numpy(), h.numpy(), rtol=rtol,
+                                           atol=rtol * np.abs(h.numpy()).max())
+
+
+def test_a_composite_backward_skips_the_gradient_no_input_asks_for():
+    from numbagrad.ops import observe
+
+    calls = []
+
+    def seen(op, args, kwargs, result):
+        if op.name == "smooth_l1_backward":
+            calls.append(args[1])
+
+    x = ng.tensor(X, requires_grad=True)
+    t = ng.tensor(P)
+    loss = ng.nn.functional.smooth_l1_loss(x, t)
+    observe.add(seen)
+    try:
+        loss.backward()
+    finally:
+        observe.remove(seen)
+    assert len(calls) == 1 and calls[0] is x  # x's gradient only: the target needs none
+
+
+@pytest.mark.parametrize("name, delta", [("smooth_l1_loss", "beta"), ("huber_loss", "delta")])
+def test_piecewise_loss_second_derivatives_and_node_names_match_torch(name, delta):
+    values = np.array([-3.0, -0.5, 0.0, 0.2, 0.7, 2.0, np.nan])
+
+    def run(lib):
+        x = lib.tensor(values, requires_grad=True)
+        t = lib.tensor(np.zeros(7), requires_grad=True)
+        loss = getattr(lib.nn.functional, name)(x, t, **{delta: 0.7})
+        gx, gt = lib.autograd.grad(loss, (x, t), create_graph=True)
+        (gx.sum() + 2 * gt.sum()).backward()
+        return [loss, gx, gt, x.grad, t.grad], type(gx.grad_fn).__name__
+
+    (ours, our_name), (theirs, their_name) = run(ng), run(torch)
+    assert our_name == their_name
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)

@@ -253,7 +253,13 @@ def log1p_float64(x):
 
 @in_float64
 def log1p_float32(x):
-    return np.float32(log1p_float64(np.float64(x)))
+    # 1 + x is exact in float64 for a float32 |x| >= 2**-20 (within 2**-53 of it from 2**53
+    # on), so log(1 + x) needs no correction (nor log1p_float64's division, which keeps the
+    # loop from vectorizing); below, x - x**2 / 2 (the next term is under float32's precision,
+    # and -0.0 stays -0.0)
+    a = np.float64(x)
+    r = log_float64(1.0 + a)
+    return np.float32(r if abs(a) >= 9.5367431640625e-07 else a - a * a * 0.5)
 
 
 @in_float64

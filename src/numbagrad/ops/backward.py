@@ -13,7 +13,7 @@ import numpy as np
 from .. import backend
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.grad_mode import backward_fusion
+from ..autograd.grad_mode import backward_fusion, backward_passes
 from ..autograd.graph import _wrap, sum_to
 from ..backend import cpu
 from .kernels import both_args, vjp_kernel
@@ -176,15 +176,27 @@ def composite_backward(op, node, grads):
     # ctx make no reference cycle (the graph is then freed with its last tensor, not by
     # the garbage collector)
     ctx.node = node
+    # Without create_graph, the formula's large elementwise ops defer as they do in a forward
+    # (ops/lazy.py): ``(x - t) * s`` of a loss's gradient is then one loop, and a gradient no
+    # input asks for (a target's) is never computed. The results are evaluated below, so no
+    # expression leaves the node.
+    deferring = not _grad_state.enabled
+    if deferring:
+        backward_passes.running -= 1
     try:
         res = op.backward(ctx, grads)
     finally:
         ctx.node = None
+        if deferring:
+            backward_passes.running += 1
     if not isinstance(res, tuple):
         res = (res,)
     out = []
     for g, (nxt, _), dt in zip(res, node.next_functions, ctx.input_dtypes):
-        if g is not None and nxt is not None and g.dtype is not dt:
-            g = g.to(dt)
+        if g is not None and nxt is not None:
+            if g.dtype is not dt:
+                g = g.to(dt)
+            if g._lazy is not None:
+                g._data  # noqa: B018 (evaluated: LazyTensor.__getattr__)
         out.append(g if nxt is not None else None)
     return tuple(out)

@@ -184,11 +184,9 @@ tanh_backward.defvjp(lambda grad, output: tanh_backward(grad, output), tanh_back
 
 @unary("sigmoid", dtype="float", variants="function method inplace inplace_function")
 def sigmoid(x):
-    # split by sign so exp never overflows
-    if x >= 0:
-        return 1 / (1 + math.exp(-x))
-    e = math.exp(x)
-    return e / (1 + e)
+    # one formula, as PyTorch's kernel: below about -88 (float32) exp(-x) overflows to inf
+    # and the result is 0 as PyTorch's; without a branch the loop vectorizes
+    return 1 / (1 + math.exp(-x))
 
 
 sigmoid.defvjp(lambda grad, result: sigmoid_backward(grad, result))
@@ -499,10 +497,9 @@ hardswish_backward.defvjp(lambda grad, x: hardswish_backward(grad, x), hardswish
 
 @unary("log_sigmoid", dtype="float")
 def log_sigmoid(x):
-    """``log(sigmoid(x))`` as ``min(x, 0) - log1p(exp(-|x|))``: exp never overflows."""
-    if x < 0:
-        return x - math.log1p(math.exp(x))
-    return -math.log1p(math.exp(-x))
+    """``log(sigmoid(x))`` as ``min(x, 0) - log1p(exp(-|x|))``: exp never overflows (and,
+    as one expression without a branch, the loop vectorizes)."""
+    return min(x, 0) - math.log1p(math.exp(-abs(x)))
 
 
 log_sigmoid.defvjp(lambda grad, x: log_sigmoid_backward(grad, x))
@@ -648,6 +645,87 @@ prelu_backward_weight.defvjp(prelu_backward_weight_vjp_grad_output,
 prelu_backward_weight.constant_gradient = (False, False, True)
 
 
+# Smooth L1 and Huber losses: the elementwise loss (ops/loss.py reduces it) and PyTorch's
+# backward kernels, whose own derivatives are its double-backward formulas (0 outside the
+# quadratic part). A reduction's 1/n comes folded into ``grad_output``.
+
+
+@binary("smooth_l1")
+def smooth_l1(x, target, beta):
+    """``0.5 z**2 / beta`` where ``z = |x - target| < beta``, else ``z - 0.5 beta``."""
+    z = abs(x - target)
+    return 0.5 * z * z / beta if z < beta else z - 0.5 * beta
+
+
+def smooth_l1_vjp_x(grad, x, target, beta):
+    return smooth_l1_backward(grad, x, target, beta)
+
+
+def smooth_l1_vjp_target(grad, x, target, beta):
+    return smooth_l1_backward(grad, target, x, beta)
+
+
+smooth_l1.defvjp(smooth_l1_vjp_x, smooth_l1_vjp_target)
+
+
+@binary("smooth_l1_backward", node="SmoothL1LossBackwardBackward0", n_in=3)
+def smooth_l1_backward(grad_output, x, target, beta):
+    """PyTorch's smooth_l1_loss_backward: ``x - target`` clamped to [-beta, beta], over beta,
+    times ``grad_output`` (a NaN difference stays NaN)."""
+    d = x - target
+    return -grad_output if d <= -beta else (grad_output if d >= beta else d * grad_output / beta)
+
+
+def smooth_l1_backward_vjp_x(grad, grad_output, x, target, beta):
+    return where(abs(x - target) < beta, grad * grad_output / beta, 0)
+
+
+def smooth_l1_backward_vjp_target(grad, grad_output, x, target, beta):
+    return where(abs(x - target) < beta, -(grad * grad_output) / beta, 0)
+
+
+smooth_l1_backward.defvjp(smooth_l1_vjp_x, smooth_l1_backward_vjp_x,
+                          smooth_l1_backward_vjp_target)
+
+
+@binary("huber")
+def huber(x, target, delta):
+    """``0.5 z**2`` where ``z = |x - target| < delta``, else ``delta (z - 0.5 delta)``."""
+    z = abs(x - target)
+    return 0.5 * z * z if z < delta else delta * (z - 0.5 * delta)
+
+
+def huber_vjp_x(grad, x, target, delta):
+    return huber_backward(grad, x, target, delta)
+
+
+def huber_vjp_target(grad, x, target, delta):
+    return huber_backward(grad, target, x, delta)
+
+
+huber.defvjp(huber_vjp_x, huber_vjp_target)
+
+
+@binary("huber_backward", node="HuberLossBackwardBackward0", n_in=3)
+def huber_backward(grad_output, x, target, delta):
+    """PyTorch's huber_loss_backward: ``x - target`` clamped to [-delta, delta], times
+    ``grad_output``."""
+    d = x - target
+    return (-grad_output * delta if d <= -delta
+            else (grad_output * delta if d >= delta else d * grad_output))
+
+
+def huber_backward_vjp_x(grad, grad_output, x, target, delta):
+    return where(abs(x - target) < delta, grad * grad_output, 0)
+
+
+def huber_backward_vjp_target(grad, grad_output, x, target, delta):
+    return where(abs(x - target) < delta, -(grad * grad_output), 0)
+
+
+huber_backward.defvjp(huber_vjp_x, huber_backward_vjp_x, huber_backward_vjp_target)
+
+
 @binary("rrelu_with_noise")
 def rrelu_with_noise(x, noise):
     """rrelu: ``x * noise`` where ``x <= 0`` (the slopes drawn in training, or their mean in
@@ -741,11 +819,9 @@ gelu_tanh_backward.defvjp(lambda grad, x: gelu_tanh_backward(grad, x), gelu_tanh
 @unary("silu", dtype="float")
 def silu(x):
     """``x * sigmoid(x)``."""
-    # split by sign so exp never overflows (as sigmoid)
-    if x >= 0:
-        return x / (1 + math.exp(-x))
-    e = math.exp(x)
-    return x * e / (1 + e)
+    # PyTorch's formula: below about -88 (float32) exp(-x) overflows to inf and the result
+    # is -0.0 as PyTorch's; without a branch the loop vectorizes
+    return x / (1 + math.exp(-x))
 
 
 @silu.defvjp

@@ -41,8 +41,10 @@ def _weighted(loss, weight):
 
 
 def _both(ctx, g):
-    """``(g, -g)`` summed to the shapes of the two operands (input, target)."""
-    return sum_to(g, ctx.input_shapes[0]), sum_to(E.neg(g), ctx.input_shapes[1])
+    """``(g, -g)`` summed to the shapes of the two operands (input, target); None for one
+    that gets no gradient."""
+    return (sum_to(g, ctx.input_shapes[0]) if ctx.needs_grad(0) else None,
+            sum_to(E.neg(g), ctx.input_shapes[1]) if ctx.needs_grad(1) else None)
 
 
 @composite("mse_loss", node="MseLossBackward0")
@@ -122,43 +124,42 @@ def mse_loss_backward_vjp(ctx, grad):
     return (sum_to(g_out, shapes[0]), sum_to(g_x, shapes[1]), sum_to(E.neg(g_x), shapes[2]))
 
 
-def _piecewise_forward(ctx, input, target, reduction, width, outer):
-    """Smooth L1 and Huber: quadratic within ``width`` of 0, linear outside; ``outer`` scales
-    the whole (1 for smooth L1 whose quadratic part is divided by ``width``, ``width`` for
-    Huber)."""
+def _piecewise_forward(ctx, input, target, reduction, width, loss):
+    """Smooth L1 and Huber: the elementwise ``loss`` (quadratic within ``width`` of 0, linear
+    outside; one kernel, deferred as any elementwise op), reduced."""
     ctx.save(x=input, target=target)
-    ctx.reduction, ctx.width, ctx.outer = reduction, width, outer
+    ctx.reduction, ctx.width = reduction, width
     with no_grad():
-        z = E.abs(E.sub(input, target))
-        inner = E.mul(E.mul(z, z), 0.5 * outer / width)
-        linear = E.mul(E.sub(z, 0.5 * width), outer)
-        return _reduce(E.where(E.lt(z, width), inner, linear), reduction)._data
+        return _reduce(loss(input, target, width), reduction)._data
 
 
-def _piecewise_vjp(ctx, grad):
-    d = E.sub(ctx["x"], ctx["target"])
-    # the derivative is the difference clamped to [-width, width], scaled; written so that
-    # its own derivative is 0 where |d| == width (PyTorch's double backward tests |d| < width
-    # strictly, where clamp's gradient would be 1) and a NaN difference stays NaN
-    width = ctx.width
-    a = E.abs(d)
-    clamped = E.where(E.lt(a, width), d, E.where(E.ge(a, width), E.mul(E.sign(d), width), d))
-    slope = E.mul(clamped, ctx.outer / width)
-    return _both(ctx, E.mul(slope, _scaled(ctx, grad, d.numel())))
+def _piecewise_vjp(backward):
+    """The vjp of a piecewise loss whose elementwise gradient is PyTorch's ``backward`` kernel
+    (its node under create_graph: SmoothL1LossBackwardBackward0, HuberLossBackwardBackward0)."""
+
+    def vjp(ctx, grad):
+        x, target = ctx["x"], ctx["target"]
+        g = _scaled(ctx, grad, math.prod(np.broadcast_shapes(x.shape, target.shape)))
+        shapes = ctx.input_shapes
+        gx = sum_to(backward(g, x, target, ctx.width), shapes[0]) if ctx.needs_grad(0) else None
+        gt = sum_to(backward(g, target, x, ctx.width), shapes[1]) if ctx.needs_grad(1) else None
+        return gx, gt
+
+    return vjp
 
 
 @composite("smooth_l1_loss", node="SmoothL1LossBackward0")
 def smooth_l1_loss(ctx, input, target, reduction="mean", beta=1.0):
-    return _piecewise_forward(ctx, input, target, reduction, beta, 1.0)
+    return _piecewise_forward(ctx, input, target, reduction, beta, E.smooth_l1)
 
 
 @composite("huber_loss", node="HuberLossBackward0")
 def huber_loss(ctx, input, target, reduction="mean", delta=1.0):
-    return _piecewise_forward(ctx, input, target, reduction, delta, delta)
+    return _piecewise_forward(ctx, input, target, reduction, delta, E.huber)
 
 
-smooth_l1_loss.defvjp(_piecewise_vjp)
-huber_loss.defvjp(_piecewise_vjp)
+smooth_l1_loss.defvjp(_piecewise_vjp(E.smooth_l1_backward))
+huber_loss.defvjp(_piecewise_vjp(E.huber_backward))
 
 
 def _target_positions(shape, target):

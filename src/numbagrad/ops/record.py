@@ -78,6 +78,11 @@ class Ctx:
         """A saved tensor, checked against in-place changes (inside ``backward``)."""
         return self.node.saved(name)
 
+    def needs_grad(self, k) -> bool:
+        """Whether input ``k`` gets a gradient from this node (inside ``backward``): a formula
+        skips the others (a loss's target), as PyTorch's generated code does."""
+        return self.node.next_functions[k][0] is not None
+
     def save_output(self, name, t, index=0, dtype=None):
         self.saved[name] = SavedTensor(t, True, dtype)
         if type(self.output_index) is not dict:  # (the shared read-only defaults)

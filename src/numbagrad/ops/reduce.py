@@ -440,13 +440,22 @@ def mean(ctx, x, dim=None, keepdim=False, dtype=None):
     if dim is not None:
         ctx.node_name = "MeanBackward1"  # PyTorch's mean.dim overload
     _count_reduced(ctx, x)
+    e = x._lazy
+    if e is not None and len(dims) == x.ndim and ctx.n:
+        # the whole mean of an unevaluated elementwise result (a loss's squared differences):
+        # its sum in one pass over the operands, nothing written (as ``sum``'s)
+        total = lazy.total(e)
+        if total is not None:
+            total /= ctx.n  # (a new 0-d array: in place keeps it an array of its dtype)
+            return _finish(total, x.shape, dims, keepdim)
     out = _reduce(x._data, dims, x._data.dtype, cpu=KR.mean_rows, cuda=_mean_cuda)
     return _finish(out, x.shape, dims, keepdim)
 
 
 def _count_reduced(ctx, x):
     """``ctx.n``: how many elements each result of the reduction over ``ctx.dims`` adds up."""
-    ctx.n = math.prod([x._data.shape[d] for d in ctx.dims])
+    shape = x._data.shape if x._lazy is None else x._lazy.shape  # (a lazy x: not evaluated)
+    ctx.n = math.prod([shape[d] for d in ctx.dims])
 
 
 whole(mean, KR.mean_rows, _count_reduced)
