@@ -521,6 +521,20 @@ log_sigmoid_backward.defvjp(lambda grad, x: log_sigmoid_backward(grad, x),
                             log_sigmoid_backward_vjp_x)
 
 
+@binary("bce_with_logits")
+def bce_with_logits(x, target):
+    """The elementwise binary cross-entropy of ``sigmoid(x)`` from the logit ``x`` (ops/loss.py
+    reduces it): PyTorch's ``(1 - target) x - log_sigmoid(x)``."""
+    return (1 - target) * x - log_sigmoid(x)
+
+
+def bce_with_logits_vjp_x(grad, x, target):
+    return (sigmoid(x) - target) * grad
+
+
+bce_with_logits.defvjp(bce_with_logits_vjp_x, lambda grad, x: -x * grad)
+
+
 @unary("mish", dtype="float")
 def mish(x):
     """``x * tanh(softplus(x))``."""

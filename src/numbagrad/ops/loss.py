@@ -304,10 +304,12 @@ def binary_cross_entropy_with_logits(ctx, input, target, reduction="mean", weigh
     ctx.save(x=input, target=target)
     ctx.reduction, ctx.weight, ctx.pos_weight = reduction, weight, pos_weight
     with no_grad():
-        sp = _softplus_neg(input)
-        if pos_weight is not None:
-            sp = E.mul(sp, E.add(E.mul(E.sub(pos_weight, 1.0), target), 1.0))
-        loss = _weighted(E.add(E.mul(E.sub(1.0, target), input), sp), weight)
+        if pos_weight is None:
+            loss = E.bce_with_logits(input, target)  # (one kernel)
+        else:
+            sp = E.mul(_softplus_neg(input), E.add(E.mul(E.sub(pos_weight, 1.0), target), 1.0))
+            loss = E.add(E.mul(E.sub(1.0, target), input), sp)
+        loss = _weighted(loss, weight)
         if target.dtype.is_floating_point and loss.dtype is not target.dtype:
             # PyTorch writes the loss (and its weighting) into ``1 - target`` in place: the
             # target's dtype
@@ -317,17 +319,30 @@ def binary_cross_entropy_with_logits(ctx, input, target, reduction="mean", weigh
 
 @binary_cross_entropy_with_logits.defvjp
 def binary_cross_entropy_with_logits_vjp(ctx, grad):
+    # PyTorch's binary_cross_entropy_with_logits_backward and its target's, in its order: the
+    # elementwise factor times grad, times the weight, over n for a mean (DivBackward1)
     x, t, pw = ctx["x"], ctx["target"], ctx.pos_weight
-    g = _weighted(_scaled(ctx, grad, x.numel()), ctx.weight)
-    s = E.sigmoid(x)
-    if pw is None:
-        gx = E.sub(s, t)
+    n = max(math.prod(np.broadcast_shapes(x.shape, t.shape)), 1)
+
+    def finish(d, shape):
+        d = _weighted(E.mul(d, grad), ctx.weight)
+        return sum_to(E.div_scalar(d, n) if ctx.reduction == "mean" else d, shape)
+
+    gx = gt = None
+    if ctx.needs_grad(0):
+        s = E.sigmoid(x)
+        if pw is None:
+            gx = E.sub(s, t)
+        else:
+            pt = E.mul(pw, t)
+            gx = E.sub(E.mul(E.sub(E.add(pt, 1.0), t), s), pt)
+        gx = finish(gx, ctx.input_shapes[0])
+    if ctx.needs_grad(1):
         gt = E.neg(x)
-    else:
-        pt = E.mul(pw, t)
-        gx = E.sub(E.mul(E.sub(E.add(pt, 1.0), t), s), pt)
-        gt = E.add(E.neg(x), E.mul(E.sub(pw, 1.0), _softplus_neg(x)))
-    return sum_to(E.mul(gx, g), ctx.input_shapes[0]), sum_to(E.mul(gt, g), ctx.input_shapes[1])
+        if pw is not None:
+            gt = E.add(gt, E.mul(E.sub(pw, 1.0), _softplus_neg(x)))
+        gt = finish(gt, ctx.input_shapes[1])
+    return gx, gt
 
 
 @composite("soft_margin_loss", node="SoftMarginLossBackward0")
