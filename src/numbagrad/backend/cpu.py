@@ -569,8 +569,24 @@ def result_strides(arrays, shape):
         return None
     if not math.prod(shape):
         return None
+    if 1 not in shape and all([_c_ordered(a) for a in arrays]):
+        return None
     return layout.iterator_strides(
         shape, [(a.shape, tuple([st // a.itemsize for st in a.strides])) for a in arrays])
+
+
+def _c_ordered(a) -> bool:
+    """Whether ``a``'s strides, those of its broadcast dims (stride 0 or size 1) left out,
+    fall from its first dim to its last, as C order's do: then PyTorch's layout rule keeps C
+    order for a result of a shape without dims of size 1 (a sum's expanded gradient plus a
+    mean's, a row and a column), without sorting the dims (``layout.iterator_strides``)."""
+    prev = None
+    for n, st in zip(a.shape, a.strides):
+        if n != 1 and st != 0:
+            if st < 0 or prev is not None and st >= prev:
+                return False
+            prev = st
+    return True
 
 
 def _c_strided(a) -> bool:

@@ -92,8 +92,20 @@ def _view_or_none(a: np.ndarray, shape):
         return None
 
 
+def _on_array(grad, fn, *args):
+    """``fn(grad's array, *args)`` as a Tensor, where nothing records it and ``grad`` is a
+    CPU array: a view's backward moves the array (a reshape, a transpose) without a call
+    through the op machinery, 3 to 5 us each; None otherwise (the caller uses the op)."""
+    if not _grad_state.enabled and grad._lazy is None:
+        a = grad._data
+        if type(a) is np.ndarray:
+            return Tensor._make(fn(a, *args))
+    return None
+
+
 def _reshape_back(ctx, grad):
-    return grad.reshape(ctx.input_shapes[0])
+    out = _on_array(grad, np.reshape, ctx.input_shapes[0])
+    return grad.reshape(ctx.input_shapes[0]) if out is None else out
 
 
 def _unsqueeze_back(ctx, grad):
@@ -102,7 +114,7 @@ def _unsqueeze_back(ctx, grad):
     none, and no node, where no dim had size 1)."""
     shape = ctx.input_shapes[0]
     if not _grad_state.enabled:
-        return grad.reshape(shape)
+        return _reshape_back(ctx, grad)
     dims = range(len(shape)) if ctx.dims is None else sorted(ctx.dims)
     for d in dims:
         if shape[d] == 1:
@@ -232,7 +244,9 @@ permute.defjvp(linear(permute))
 
 @permute.defvjp
 def permute_vjp(ctx, grad):
-    return grad.permute(tuple(np.argsort(ctx.dims).tolist()))
+    dims = tuple(np.argsort(ctx.dims).tolist())
+    out = _on_array(grad, np.transpose, dims)
+    return grad.permute(dims) if out is None else out
 
 
 @composite("transpose", view=True, variants="function method")
@@ -251,7 +265,8 @@ transpose.defjvp(linear(transpose))
 
 @transpose.defvjp
 def transpose_vjp(ctx, grad):
-    return grad.transpose(*ctx.pair)
+    out = _on_array(grad, np.swapaxes, *ctx.pair)
+    return grad.transpose(*ctx.pair) if out is None else out
 
 
 @public("function method")
@@ -271,7 +286,11 @@ def t(ctx, x):
     return x._data.T
 
 
-t.defvjp(lambda ctx, grad: grad.t())
+@t.defvjp
+def t_vjp(ctx, grad):
+    out = _on_array(grad, np.transpose)
+    return grad.t() if out is None else out
+
 t.defjvp(linear(t))
 
 
@@ -301,7 +320,7 @@ def unsqueeze(ctx, x, dim):
 @unsqueeze.defvjp
 def unsqueeze_vjp(ctx, grad):
     # (under create_graph PyTorch's squeeze(dim): SqueezeBackward1)
-    return squeeze(grad, ctx.dim) if _grad_state.enabled else grad.reshape(ctx.input_shapes[0])
+    return squeeze(grad, ctx.dim) if _grad_state.enabled else _reshape_back(ctx, grad)
 unsqueeze.defjvp(linear(unsqueeze))
 
 
@@ -1246,22 +1265,30 @@ def cat_vjp(ctx, grad):
         if _grad_state.enabled:  # recorded: PyTorch's slice, a node even over the whole dim
             out.append(slice_dim(grad, idx))
         else:
-            out.append(grad[idx])
+            out.append(_part(grad, idx))
         start += n
     return tuple(out)
+
+
+def _part(grad, idx):
+    """``grad[idx]`` for basic ``idx`` where nothing records it: the array's view, without
+    the indexing machinery (a cat's or stack's gradient, one part per input; AccumulateGrad
+    copies a view it does not own)."""
+    return Tensor._make(grad._data[idx])
 
 
 @composite("stack", variants="function")
 def stack(ctx, tensors, dim=0):
     dt = _join_dtype(tensors, "stack")
+    # (the arrays' shapes, plain tuples, as cat's)
+    each = tensors[0]._data.shape
     for i, t in enumerate(tensors):
-        if t.shape != tensors[0].shape:
+        if t._data.shape != each:
             raise RuntimeError(
                 f"stack expects each tensor to be equal size, but got {_fmt(tensors[0].shape)} "
                 f"at entry 0 and {_fmt(t.shape)} at entry {i}"
             )
-    d = ctx.dim = normalize_dims(dim, tensors[0].ndim + 1)[0]
-    each = tensors[0].shape
+    d = ctx.dim = normalize_dims(dim, len(each) + 1)[0]
     shape = (*each[:d], len(tensors), *each[d:])
     # PyTorch's stack is cat along ``d`` viewed with the new dim split off (or, at the end,
     # cat of the inputs unsqueezed there, C order): that layout, the split dim's stride
@@ -1283,7 +1310,10 @@ cat.out_overlap = stack.out_overlap = True  # (out= refuses an input sharing par
 
 @stack.defvjp
 def stack_vjp(ctx, grad):
-    return tuple(grad.select(ctx.dim, i) for i in range(len(ctx.input_shapes)))
+    if _grad_state.enabled:  # recorded: PyTorch's select nodes
+        return tuple(grad.select(ctx.dim, i) for i in range(len(ctx.input_shapes)))
+    lead = (slice(None),) * ctx.dim
+    return tuple(_part(grad, (*lead, i)) for i in range(len(ctx.input_shapes)))
 
 
 @composite("split", node="SplitBackward0", view=True, variants="function method")
