@@ -591,6 +591,15 @@ PROGRAMS = {
         y = torch.tensor(np.array([0, 1], dtype=np.uint8))
         y.fill_(torch.tensor(300))  # compare: x, y
         """,
+    # the backward of a 0-d tensor's transpose on its array (seeds 220901, 221510: the array
+    # path swapped axes a 0-d array does not have)
+    "transpose_of_a_0d_tensor_backward": """
+        c = torch.tensor(np.array(-3.0, dtype=np.float32), requires_grad=True)
+        v = (c * 2).transpose(0, 0)
+        w = c.transpose(-1, -1).t().permute(())
+        loss = (v * -0.331 + w).sum()
+        loss.backward()  # compare: c.grad
+        """,
 }
 
 

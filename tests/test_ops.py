@@ -294,3 +294,58 @@ def test_a_small_tensor_and_a_python_number_take_the_scalar_loop(monkeypatch, dt
     assert general == ["mul", "mul", "add"]
     with ng.no_grad():
         assert (x + 2).grad_fn is None and (x + 2).tolist() == (a + 2).tolist()
+
+
+@pytest.mark.parametrize("dtype", [ng.float32, ng.float64])
+def test_several_operands_and_parameters_take_the_fast_loop(monkeypatch, dtype):
+    # addcmul, addcdiv, lerp (and its tensor weight), add with alpha, a loss's backward kernel:
+    # the op's flat loop through its entry point (ops/dispatch.py, make_function's last
+    # variant); the same values, dtypes, nodes and gradients as the general path
+    from numbagrad.ops.registry import REGISTRY, Elementwise
+
+    general = []
+    real = Elementwise._call
+    monkeypatch.setattr(Elementwise, "_call",
+                        lambda self, *a: general.append(self.name) or real(self, *a))
+    E = ng.ops.elementwise
+    a = np.array([[0.5, -1.5], [2.0, 0.25]])
+    b = np.array([[1.5, 0.5], [-1.0, 3.0]])
+    c = np.array([[2.0, -0.5], [0.75, 1.25]])
+    ones = ng.ones(2, 2, dtype=dtype)
+    cases = [("addcmul", lambda x, y, z: ng.addcmul(x, y, z, value=0.5), (0.5,)),
+             ("addcdiv", lambda x, y, z: ng.addcdiv(x, y, z, value=-2), (-2,)),
+             ("lerp", lambda x, y, z: ng.lerp(x, y, 0.25), (0.25,)),
+             ("lerp_tensor", lambda x, y, z: ng.lerp(x, y, z), ()),
+             ("add_alpha", lambda x, y, z: ng.add(x, y, alpha=3), (3,)),
+             ("smooth_l1_backward", lambda x, y, z: E.smooth_l1_backward(x, y, z, 0.7), (0.7,)),
+             ("add_alpha", lambda x, y, z: E.add_alpha(x, 2.5, 0.5), None)]
+    for name, call, params in cases:
+        del general[:]
+        leaves = [ng.tensor(v, dtype=dtype, requires_grad=True) for v in (a, b, c)]
+        y = call(*leaves)
+        y.backward(ones)
+        assert general == [], name
+        copies = [ng.tensor(v, dtype=dtype, requires_grad=True) for v in (a, b, c)]
+        n_in = REGISTRY[name].n_in
+        args = (copies[0], 2.5, 0.5) if params is None else (*copies[:n_in], *params)
+        y2 = real(REGISTRY[name], args)
+        y2.backward(ones)
+        assert y.dtype is y2.dtype is dtype and y.grad_fn.name() == y2.grad_fn.name(), name
+        np.testing.assert_array_equal(y.detach().numpy(), y2.detach().numpy())
+        for t, t2 in zip(leaves, copies):
+            assert (t.grad is None) == (t2.grad is None), name
+            if t.grad is not None:
+                np.testing.assert_array_equal(t.grad.numpy(), t2.grad.numpy())
+    # another shape, an integer tensor or a strided operand: the general path
+    del general[:]
+    x = ng.tensor(a, dtype=dtype)
+    assert ng.addcmul(x, x[0], x).shape == (2, 2)
+    assert ng.addcmul(ng.tensor([1, 2]), ng.tensor([3, 4]), ng.tensor([1, 1])).tolist() == [4, 6]
+    assert ng.lerp(x.t(), x, 0.5).tolist() == ((a.T + a) / 2).tolist()
+    assert general == ["addcmul", "addcmul", "lerp"]
+    # in place: lerp_ with a number weight writes through the loop
+    with ng.no_grad():
+        p = ng.tensor(a, dtype=dtype)
+        p.lerp_(ng.tensor(b, dtype=dtype), 0.25)
+    np.testing.assert_allclose(p.numpy(), a + 0.25 * (b - a), rtol=1e-6)
+    assert general == ["addcmul", "addcmul", "lerp"] and p._version == 1

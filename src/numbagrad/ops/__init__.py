@@ -82,6 +82,9 @@ _sub, _div, _pow = E.sub.function, E.div.function, E.pow.function
 
 def _check_alpha(x, y, alpha):
     """PyTorch's refusals of an ``alpha`` the result's dtype cannot take."""
+    kind = type(alpha)
+    if kind is int or kind is float and type(x) is Tensor and x._data.dtype.kind == "f":
+        return  # (any result takes it: the common call, told without result_type)
     dt = D.result_type(x, y)
     if isinstance(alpha, bool) or isinstance(alpha, np.bool_):
         if dt is not D.bool_:
@@ -366,6 +369,11 @@ def lerp(input, end, weight):
     if not D.result_type(input, end).is_floating_point:
         _no_kernel("lerp_kernel_scalar", input)
     return E.lerp(input, end, weight)
+
+
+# ``x.lerp_(end, 0.1)`` (an EMA's update) written by lerp's loop straight into x
+# (``inplace.inplace``; a tensor weight goes on to ``lerp``)
+lerp.inplace_op = E.lerp
 
 
 @public("function method inplace inplace_function")

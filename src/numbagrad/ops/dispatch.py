@@ -167,7 +167,7 @@ def make_function(op, operator=False, method=False):
             elif not operand(input):
                 return NotImplemented if operator else refuse(name, (input,), method=method)
             return op._call((input, *params))
-    else:
+    elif op.n_in == 2 and not n_params:
         def function(input, other):
             if type(input) is Tensor or type(input) in PLAIN_SUBCLASSES:
                 a = input._data
@@ -214,6 +214,58 @@ def make_function(op, operator=False, method=False):
                 return (NotImplemented if operator
                         else refuse(name, (input, other), method=method))
             return op._call((input, other))
+    else:
+        # three operands, or two with parameters (``addcmul``, ``lerp``, ``add`` with alpha,
+        # a loss's backward kernel): the same steps over any number of operands, each a tensor
+        # of the first one's shape and float dtype or a Python number, recorded by the
+        # general path's recorder
+        n_in = op.n_in
+        n_args = n_in + n_params
+
+        def function(*args):
+            input = args[0]
+            if (len(args) == n_args
+                    and (type(input) is Tensor or type(input) in PLAIN_SUBCLASSES)):
+                a = input._data
+                if type(a) is np.ndarray and a.flags.carray and a.dtype.kind == "f":
+                    values = [a if a.ndim == 1 else a.ravel()]
+                    key = "a"
+                    for k in range(1, n_args):
+                        v = args[k]
+                        kind = type(v)
+                        if kind is float or kind is int:
+                            values.append(v)  # (the entry point converts it to a's dtype)
+                            key += "s" if k < n_in else "p"
+                        elif k < n_in and (kind is Tensor or kind in PLAIN_SUBCLASSES):
+                            b = v._data
+                            if (type(b) is not np.ndarray or b.dtype is not a.dtype
+                                    or b.shape != a.shape or not b.flags.carray):
+                                break
+                            values.append(b if b.ndim == 1 else b.ravel())
+                            key += "a"
+                        else:
+                            break
+                    else:
+                        plan = plans.get(a.dtype)
+                        if plan is None:
+                            plan = make_plan(op, a.dtype)
+                        if plan and a.size < plan.small_below:
+                            out = np.empty(a.shape, plan.out)
+                            flat = out if out.ndim == 1 else out.ravel()
+                            entry = plan.entries.get(key)
+                            if entry is None:
+                                first_launch(plan, key, flat, values)
+                            else:
+                                entry(flat, *values)
+                            result = _make(out)
+                            if records and _grad_state.enabled:
+                                tensors = args[:n_in]
+                                inputs = [t if isinstance(t, Tensor) else None for t in tensors]
+                                if needs_grad(inputs):
+                                    record_general(op, tensors, inputs, args[n_in:],
+                                                   plan.compute, result, cpu)
+                            return result
+            return op._call(args)
 
     function.__name__ = function.__qualname__ = op.name
     function.__module__ = "numbagrad"

@@ -265,7 +265,8 @@ transpose.defjvp(linear(transpose))
 
 @transpose.defvjp
 def transpose_vjp(ctx, grad):
-    out = _on_array(grad, np.swapaxes, *ctx.pair)
+    # (a 0-d tensor's transpose is itself: no axes to swap on its array)
+    out = _on_array(grad, np.swapaxes, *ctx.pair) if ctx.input_shapes[0] else None
     return grad.transpose(*ctx.pair) if out is None else out
 
 

@@ -134,10 +134,9 @@ class Elementwise(OpDef):
         # whether a large result may stay an unevaluated expression (ops/lazy.py)
         # (not an op that refuses floats: the lazy path computes before any dtype check)
         self._defers = dtype in ("same", "float") and refuse_float is None
-        # the op as a plain function of its tensors (``numbagrad.sin``, ``Tensor.__mul__``):
-        # ops of one tensor, or two tensors and no scalar parameters
-        self.function = (dispatch.make_function(self)
-                         if n_in == 1 or n_in == 2 and not self.param_names else None)
+        # the op as a plain function of its tensors (``numbagrad.sin``, ``Tensor.__mul__``,
+        # ``addcmul``'s)
+        self.function = dispatch.make_function(self)
 
     def defvjp(self, *rules):
         """Set the pointwise rule of each input (``None``: not differentiable).
