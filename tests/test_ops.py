@@ -318,7 +318,9 @@ def test_several_operands_and_parameters_take_the_fast_loop(monkeypatch, dtype):
              ("lerp_tensor", lambda x, y, z: ng.lerp(x, y, z), ()),
              ("add_alpha", lambda x, y, z: ng.add(x, y, alpha=3), (3,)),
              ("smooth_l1_backward", lambda x, y, z: E.smooth_l1_backward(x, y, z, 0.7), (0.7,)),
-             ("add_alpha", lambda x, y, z: E.add_alpha(x, 2.5, 0.5), None)]
+             ("add_alpha", lambda x, y, z: E.add_alpha(x, 2.5, 0.5), None),
+             ("where", lambda x, y, z: ng.where(x.detach() > 0, y, z), "where"),
+             ("where", lambda x, y, z: ng.where(x.detach() > 0, y, -1.5), "where number")]
     for name, call, params in cases:
         del general[:]
         leaves = [ng.tensor(v, dtype=dtype, requires_grad=True) for v in (a, b, c)]
@@ -327,7 +329,11 @@ def test_several_operands_and_parameters_take_the_fast_loop(monkeypatch, dtype):
         assert general == [], name
         copies = [ng.tensor(v, dtype=dtype, requires_grad=True) for v in (a, b, c)]
         n_in = REGISTRY[name].n_in
-        args = (copies[0], 2.5, 0.5) if params is None else (*copies[:n_in], *params)
+        cond = copies[0].detach() > 0
+        args = ((copies[0], 2.5, 0.5) if params is None
+                else (cond, copies[1], copies[2]) if params == "where"
+                else (cond, copies[1], -1.5) if params == "where number"
+                else (*copies[:n_in], *params))
         y2 = real(REGISTRY[name], args)
         y2.backward(ones)
         assert y.dtype is y2.dtype is dtype and y.grad_fn.name() == y2.grad_fn.name(), name

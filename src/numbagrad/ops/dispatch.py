@@ -60,9 +60,9 @@ def make_plan(op, np_dtype):
     observers set)."""
     plan = False
     dt = D.from_numpy_dtype(np_dtype)
-    # (an op without a derivative records the general node, which raises in backward)
-    if (FAST_PATH and op.dtype_rule != "where" and op._refused(dt) is None
-            and op.derivative_missing is None):
+    # (an op without a derivative records the general node, which raises in backward;
+    # ``where``'s plan is that of its values' dtype)
+    if (FAST_PATH and op._refused(dt) is None and op.derivative_missing is None):
         compute = D.to_float(dt) if op.dtype_rule == "float" else dt
         if compute is dt:
             mod = op.kernel(compute)
@@ -216,30 +216,34 @@ def make_function(op, operator=False, method=False):
             return op._call((input, other))
     else:
         # three operands, or two with parameters (``addcmul``, ``lerp``, ``add`` with alpha,
-        # a loss's backward kernel): the same steps over any number of operands, each a tensor
-        # of the first one's shape and float dtype or a Python number, recorded by the
-        # general path's recorder
+        # a loss's backward kernel, ``where``): the same steps over any number of operands,
+        # each a tensor of the first one's shape and float dtype or a Python number, recorded
+        # by the general path's recorder. ``where``'s first operand is a bool tensor of that
+        # shape, and its second one gives the dtype.
         n_in = op.n_in
         n_args = n_in + n_params
+        first = 1 if op.dtype_rule == "where" else 0
 
         def function(*args):
-            input = args[0]
+            input = args[first]
             if (len(args) == n_args
                     and (type(input) is Tensor or type(input) in PLAIN_SUBCLASSES)):
                 a = input._data
                 if type(a) is np.ndarray and a.flags.carray and a.dtype.kind == "f":
-                    values = [a if a.ndim == 1 else a.ravel()]
-                    key = "a"
-                    for k in range(1, n_args):
+                    values = []
+                    key = ""
+                    for k in range(n_args):
                         v = args[k]
                         kind = type(v)
-                        if kind is float or kind is int:
+                        if (kind is float or kind is int) and k != first:
                             values.append(v)  # (the entry point converts it to a's dtype)
                             key += "s" if k < n_in else "p"
                         elif k < n_in and (kind is Tensor or kind in PLAIN_SUBCLASSES):
                             b = v._data
-                            if (type(b) is not np.ndarray or b.dtype is not a.dtype
-                                    or b.shape != a.shape or not b.flags.carray):
+                            if (type(b) is not np.ndarray or b.shape != a.shape
+                                    or not b.flags.carray
+                                    or b.dtype is not a.dtype and (k or not first
+                                                                   or b.dtype.kind != "b")):
                                 break
                             values.append(b if b.ndim == 1 else b.ravel())
                             key += "a"
