@@ -102,15 +102,15 @@ KNOWN_OPEN: dict[str, Known] = {
         gg = torch.autograd.grad((g * torch.tensor([[2.75, -0.75, 2.0, 1.75]])).sum(), x)  # compare: gg
         """),
     "double_backward_node_names": Known(
-        "the gradient of glu, rrelu, soft_margin_loss, smooth_l1_loss, huber_loss,"
-        " binary_cross_entropy_with_logits or aminmax made with create_graph=True: PyTorch's"
-        " double-backward node (GluBackwardBackward0, HuberLossBackwardBackward0, ...);"
-        " numbagrad's comes from the ops its rule is composed of (AliasBackward0, MulBackward0);"
-        " with an infinite incoming gradient the second derivative can differ too (NaN against"
-        " -inf: binary_cross_entropy_with_logits, seed 21111)",
+        "the gradient of glu, rrelu, soft_margin_loss or aminmax made with create_graph=True:"
+        " PyTorch's double-backward node (GluBackwardBackward0, ...); numbagrad's comes from"
+        " the ops its rule is composed of (CatBackward0, AliasBackward0, MulBackward0); with an"
+        " infinite incoming gradient the second derivative can differ too (smooth_l1_loss,"
+        " huber_loss and binary_cross_entropy_with_logits left the class when their backward"
+        " became PyTorch's kernels and formula)",
         """
-        x = torch.tensor([1.0, -2.0], requires_grad=True)
-        l = torch.nn.functional.huber_loss(x, torch.tensor([0.5, 0.0]))
+        x = torch.tensor([[1.0, -2.0, 0.5, 3.0]], requires_grad=True)
+        l = torch.nn.functional.glu(x).sum()
         g, = torch.autograd.grad(l, x, create_graph=True)
         """),
 }
@@ -3368,8 +3368,7 @@ class Gen:
             return self.choice(spellings), kinks, name
         return f"{fn}({x}{args})", kinks, name
 
-    DOUBLE_BACKWARD_NAMES = {"glu", "rrelu", "soft_margin_loss", "smooth_l1_loss",
-                             "huber_loss", "binary_cross_entropy_with_logits", "aminmax"}
+    DOUBLE_BACKWARD_NAMES = {"glu", "rrelu", "soft_margin_loss", "aminmax"}
 
     def note_double_backward(self, name, out):
         """``name`` (an op) made ``out``: if it is of the double_backward_node_names class and

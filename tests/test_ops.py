@@ -317,7 +317,7 @@ def test_several_operands_and_parameters_take_the_fast_loop(monkeypatch, dtype):
              ("lerp", lambda x, y, z: ng.lerp(x, y, 0.25), (0.25,)),
              ("lerp_tensor", lambda x, y, z: ng.lerp(x, y, z), ()),
              ("add_alpha", lambda x, y, z: ng.add(x, y, alpha=3), (3,)),
-             ("smooth_l1_backward", lambda x, y, z: E.smooth_l1_backward(x, y, z, 0.7), (0.7,)),
+             ("smooth_l1_loss_backward", lambda x, y, z: E.smooth_l1_loss_backward(x, y, z, 0.7), (0.7,)),
              ("add_alpha", lambda x, y, z: E.add_alpha(x, 2.5, 0.5), None),
              ("where", lambda x, y, z: ng.where(x.detach() > 0, y, z), "where"),
              ("where", lambda x, y, z: ng.where(x.detach() > 0, y, -1.5), "where number")]

@@ -462,7 +462,9 @@ PARAMS = {"pow": [(2.0,), (3.0,), (0.5,), (-1.5,), (0.0,)], "softplus": [(1.0, 2
           "leaky_relu_": [(0.2,)], "threshold": [(0.5, 2.0)], "threshold_": [(0.5, 2.0)],
           "hardtanh": [(-1.0, 0.5)], "hardtanh_backward": [(-1.0, 0.5)],
           "hardshrink": [(0.5,)], "hardshrink_backward": [(0.5,)], "softshrink": [(0.5,)],
-          "softshrink_backward": [(0.5,)]}
+          "softshrink_backward": [(0.5,)], "smooth_l1_elementwise": [(0.7,)],
+          "smooth_l1_loss_backward": [(0.7,)], "huber_elementwise": [(0.7,)],
+          "huber_loss_backward": [(0.7,)]}
 POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_bool_exponent", "pow_tensor",
             "reciprocal", "div", "remainder", "log2", "log10", "special_entr"}
 # samples drawn from (lo, hi) instead of (-2, 2), for the ops defined on less

@@ -521,8 +521,8 @@ log_sigmoid_backward.defvjp(lambda grad, x: log_sigmoid_backward(grad, x),
                             log_sigmoid_backward_vjp_x)
 
 
-@binary("bce_with_logits")
-def bce_with_logits(x, target):
+@binary("bce_with_logits_elementwise")
+def bce_with_logits_elementwise(x, target):
     """The elementwise binary cross-entropy of ``sigmoid(x)`` from the logit ``x`` (ops/loss.py
     reduces it): PyTorch's ``(1 - target) x - log_sigmoid(x)``."""
     return (1 - target) * x - log_sigmoid(x)
@@ -532,7 +532,7 @@ def bce_with_logits_vjp_x(grad, x, target):
     return (sigmoid(x) - target) * grad
 
 
-bce_with_logits.defvjp(bce_with_logits_vjp_x, lambda grad, x: -x * grad)
+bce_with_logits_elementwise.defvjp(bce_with_logits_vjp_x, lambda grad, x: -x * grad)
 
 
 @unary("mish", dtype="float")
@@ -664,64 +664,64 @@ prelu_backward_weight.constant_gradient = (False, False, True)
 # quadratic part). A reduction's 1/n comes folded into ``grad_output``.
 
 
-@binary("smooth_l1")
-def smooth_l1(x, target, beta):
+@binary("smooth_l1_elementwise")
+def smooth_l1_elementwise(x, target, beta):
     """``0.5 z**2 / beta`` where ``z = |x - target| < beta``, else ``z - 0.5 beta``."""
     z = abs(x - target)
     return 0.5 * z * z / beta if z < beta else z - 0.5 * beta
 
 
 def smooth_l1_vjp_x(grad, x, target, beta):
-    return smooth_l1_backward(grad, x, target, beta)
+    return smooth_l1_loss_backward(grad, x, target, beta)
 
 
 def smooth_l1_vjp_target(grad, x, target, beta):
-    return smooth_l1_backward(grad, target, x, beta)
+    return smooth_l1_loss_backward(grad, target, x, beta)
 
 
-smooth_l1.defvjp(smooth_l1_vjp_x, smooth_l1_vjp_target)
+smooth_l1_elementwise.defvjp(smooth_l1_vjp_x, smooth_l1_vjp_target)
 
 
-@binary("smooth_l1_backward", node="SmoothL1LossBackwardBackward0", n_in=3)
-def smooth_l1_backward(grad_output, x, target, beta):
+@binary("smooth_l1_loss_backward", node="SmoothL1LossBackwardBackward0", n_in=3)
+def smooth_l1_loss_backward(grad_output, x, target, beta):
     """PyTorch's smooth_l1_loss_backward: ``x - target`` clamped to [-beta, beta], over beta,
     times ``grad_output`` (a NaN difference stays NaN)."""
     d = x - target
     return -grad_output if d <= -beta else (grad_output if d >= beta else d * grad_output / beta)
 
 
-def smooth_l1_backward_vjp_x(grad, grad_output, x, target, beta):
+def smooth_l1_loss_backward_vjp_x(grad, grad_output, x, target, beta):
     return where(abs(x - target) < beta, grad * grad_output / beta, 0)
 
 
-def smooth_l1_backward_vjp_target(grad, grad_output, x, target, beta):
+def smooth_l1_loss_backward_vjp_target(grad, grad_output, x, target, beta):
     return where(abs(x - target) < beta, -(grad * grad_output) / beta, 0)
 
 
-smooth_l1_backward.defvjp(smooth_l1_vjp_x, smooth_l1_backward_vjp_x,
-                          smooth_l1_backward_vjp_target)
+smooth_l1_loss_backward.defvjp(smooth_l1_vjp_x, smooth_l1_loss_backward_vjp_x,
+                               smooth_l1_loss_backward_vjp_target)
 
 
-@binary("huber")
-def huber(x, target, delta):
+@binary("huber_elementwise")
+def huber_elementwise(x, target, delta):
     """``0.5 z**2`` where ``z = |x - target| < delta``, else ``delta (z - 0.5 delta)``."""
     z = abs(x - target)
     return 0.5 * z * z if z < delta else delta * (z - 0.5 * delta)
 
 
 def huber_vjp_x(grad, x, target, delta):
-    return huber_backward(grad, x, target, delta)
+    return huber_loss_backward(grad, x, target, delta)
 
 
 def huber_vjp_target(grad, x, target, delta):
-    return huber_backward(grad, target, x, delta)
+    return huber_loss_backward(grad, target, x, delta)
 
 
-huber.defvjp(huber_vjp_x, huber_vjp_target)
+huber_elementwise.defvjp(huber_vjp_x, huber_vjp_target)
 
 
-@binary("huber_backward", node="HuberLossBackwardBackward0", n_in=3)
-def huber_backward(grad_output, x, target, delta):
+@binary("huber_loss_backward", node="HuberLossBackwardBackward0", n_in=3)
+def huber_loss_backward(grad_output, x, target, delta):
     """PyTorch's huber_loss_backward: ``x - target`` clamped to [-delta, delta], times
     ``grad_output``."""
     d = x - target
@@ -729,15 +729,15 @@ def huber_backward(grad_output, x, target, delta):
             else (grad_output * delta if d >= delta else d * grad_output))
 
 
-def huber_backward_vjp_x(grad, grad_output, x, target, delta):
+def huber_loss_backward_vjp_x(grad, grad_output, x, target, delta):
     return where(abs(x - target) < delta, grad * grad_output, 0)
 
 
-def huber_backward_vjp_target(grad, grad_output, x, target, delta):
+def huber_loss_backward_vjp_target(grad, grad_output, x, target, delta):
     return where(abs(x - target) < delta, -(grad * grad_output), 0)
 
 
-huber_backward.defvjp(huber_vjp_x, huber_backward_vjp_x, huber_backward_vjp_target)
+huber_loss_backward.defvjp(huber_vjp_x, huber_loss_backward_vjp_x, huber_loss_backward_vjp_target)
 
 
 @binary("rrelu_with_noise")

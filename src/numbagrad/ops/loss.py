@@ -150,16 +150,16 @@ def _piecewise_vjp(backward):
 
 @composite("smooth_l1_loss", node="SmoothL1LossBackward0")
 def smooth_l1_loss(ctx, input, target, reduction="mean", beta=1.0):
-    return _piecewise_forward(ctx, input, target, reduction, beta, E.smooth_l1)
+    return _piecewise_forward(ctx, input, target, reduction, beta, E.smooth_l1_elementwise)
 
 
 @composite("huber_loss", node="HuberLossBackward0")
 def huber_loss(ctx, input, target, reduction="mean", delta=1.0):
-    return _piecewise_forward(ctx, input, target, reduction, delta, E.huber)
+    return _piecewise_forward(ctx, input, target, reduction, delta, E.huber_elementwise)
 
 
-smooth_l1_loss.defvjp(_piecewise_vjp(E.smooth_l1_backward))
-huber_loss.defvjp(_piecewise_vjp(E.huber_backward))
+smooth_l1_loss.defvjp(_piecewise_vjp(E.smooth_l1_loss_backward))
+huber_loss.defvjp(_piecewise_vjp(E.huber_loss_backward))
 
 
 def _target_positions(shape, target):
@@ -305,7 +305,7 @@ def binary_cross_entropy_with_logits(ctx, input, target, reduction="mean", weigh
     ctx.reduction, ctx.weight, ctx.pos_weight = reduction, weight, pos_weight
     with no_grad():
         if pos_weight is None:
-            loss = E.bce_with_logits(input, target)  # (one kernel)
+            loss = E.bce_with_logits_elementwise(input, target)  # (one kernel)
         else:
             sp = E.mul(_softplus_neg(input), E.add(E.mul(E.sub(pos_weight, 1.0), target), 1.0))
             loss = E.add(E.mul(E.sub(1.0, target), input), sp)

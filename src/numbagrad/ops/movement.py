@@ -9,11 +9,12 @@ import numpy as np
 
 from .. import backend
 from .. import dtypes as D
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import PLAIN_SUBCLASSES, Tensor, _wrap_dim
 from ..autograd.grad_mode import _state as _grad_state
 from ..backend import cpu, layout
 from ..factory import zeros
 from .forward import linear
+from .record import record_view
 from .registry import composite, public, sum_to
 
 # ---------------------------------------------------------------- shapes
@@ -141,6 +142,38 @@ view.defvjp(_reshape_back)
 view.defjvp(linear(view))
 
 
+def _cpu_array(x):
+    """The array of ``x`` when it is a CPU tensor with its values (not lazy, not a subclass
+    with its own behaviour), else None: what the view ops' lean hooks take."""
+    if type(x) is Tensor or type(x) in PLAIN_SUBCLASSES:
+        a = x._data
+        if type(a) is np.ndarray:
+            return a
+    return None
+
+
+# The lean hooks of the view ops (``Composite.lean``): the result and node ``call_composite``
+# would make, through ``record_view``, for the calls models make on every step (a reshape
+# before a linear layer, the heads' transposes of attention); anything else (keywords, other
+# argument types, a bad dim or shape: the op's own errors) goes the general way.
+
+
+def _view_lean(x, *shape, **kwargs):
+    a = _cpu_array(x)
+    if a is None or kwargs or not a.flags.c_contiguous:
+        return None
+    shape = parse_shape(shape)
+    if -1 in shape or math.prod(shape) != a.size or shape and min(shape) < 0:
+        try:
+            shape = infer_shape(shape, a.size)
+        except RuntimeError:
+            return None
+    return record_view(view, x, a.reshape(shape))
+
+
+view.lean = _view_lean
+
+
 @public("method")
 def view_as(x, other):
     """``x.view(other.size())``."""
@@ -242,6 +275,23 @@ def permute(ctx, x, *dims):
 permute.defjvp(linear(permute))
 
 
+def _permute_lean(x, *dims, **kwargs):
+    a = _cpu_array(x)
+    if a is None or kwargs or not dims:
+        return None
+    dims = parse_shape(dims)
+    nd = a.ndim
+    if len(dims) != nd or any([not -nd <= d < nd for d in dims]):
+        return None
+    dims = tuple([d % nd for d in dims])
+    if len(set(dims)) != nd:
+        return None
+    return record_view(permute, x, a.transpose(dims), dims=dims)
+
+
+permute.lean = _permute_lean
+
+
 @permute.defvjp
 def permute_vjp(ctx, grad):
     dims = tuple(np.argsort(ctx.dims).tolist())
@@ -261,6 +311,21 @@ def transpose(ctx, x, dim0, dim1):
 
 
 transpose.defjvp(linear(transpose))
+
+
+def _transpose_lean(x, *args, **kwargs):
+    a = _cpu_array(x)
+    if a is None or kwargs or len(args) != 2:
+        return None
+    d0, d1 = args
+    nd = a.ndim
+    if type(d0) is not int or type(d1) is not int or not (-nd <= d0 < nd and -nd <= d1 < nd):
+        return None
+    d0, d1 = d0 % nd, d1 % nd
+    return record_view(transpose, x, a.swapaxes(d0, d1), pair=(d0, d1))
+
+
+transpose.lean = _transpose_lean
 
 
 @transpose.defvjp
@@ -295,6 +360,16 @@ def t_vjp(ctx, grad):
 t.defjvp(linear(t))
 
 
+def _t_lean(x, *args, **kwargs):
+    a = _cpu_array(x)
+    if a is None or args or kwargs or a.ndim > 2:
+        return None
+    return record_view(t, x, a.T)
+
+
+t.lean = _t_lean
+
+
 @composite("squeeze", view=True, variants="function method")
 def squeeze(ctx, x, dim=None):
     if dim is None:
@@ -310,6 +385,22 @@ squeeze.defvjp(_unsqueeze_back)
 squeeze.defjvp(linear(squeeze))
 
 
+def _squeeze_lean(x, *args, **kwargs):
+    a = _cpu_array(x)
+    if a is None or kwargs or len(args) != 1 or type(args[0]) is not int:
+        return None
+    shape, d = a.shape, args[0]
+    nd = len(shape)
+    if not nd or not -nd <= d < nd:
+        return None
+    d %= nd
+    squeezed = shape[:d] + shape[d + 1:] if shape[d] == 1 else shape
+    return record_view(squeeze, x, a.reshape(squeezed), "SqueezeBackward1", dims=(d,))
+
+
+squeeze.lean = _squeeze_lean
+
+
 @composite("unsqueeze", view=True, variants="function method")
 def unsqueeze(ctx, x, dim):
     a = x._data
@@ -322,7 +413,23 @@ def unsqueeze(ctx, x, dim):
 def unsqueeze_vjp(ctx, grad):
     # (under create_graph PyTorch's squeeze(dim): SqueezeBackward1)
     return squeeze(grad, ctx.dim) if _grad_state.enabled else _reshape_back(ctx, grad)
+
+
 unsqueeze.defjvp(linear(unsqueeze))
+
+
+def _unsqueeze_lean(x, *args, **kwargs):
+    a = _cpu_array(x)
+    if a is None or kwargs or len(args) != 1 or type(args[0]) is not int:
+        return None
+    shape, d = a.shape, args[0]
+    if not -len(shape) - 1 <= d <= len(shape):
+        return None
+    d %= len(shape) + 1
+    return record_view(unsqueeze, x, a.reshape(shape[:d] + (1,) + shape[d:]), dim=d)
+
+
+unsqueeze.lean = _unsqueeze_lean
 
 
 @composite("expand", view=True, variants="method")
@@ -1314,7 +1421,8 @@ def stack_vjp(ctx, grad):
     if _grad_state.enabled:  # recorded: PyTorch's select nodes
         return tuple(grad.select(ctx.dim, i) for i in range(len(ctx.input_shapes)))
     lead = (slice(None),) * ctx.dim
-    return tuple(_part(grad, (*lead, i)) for i in range(len(ctx.input_shapes)))
+    # (the Ellipsis keeps a 0-d part an array: NumPy gives a scalar for a full integer index)
+    return tuple(_part(grad, (*lead, i, ...)) for i in range(len(ctx.input_shapes)))
 
 
 @composite("split", node="SplitBackward0", view=True, variants="function method")

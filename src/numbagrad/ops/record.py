@@ -677,6 +677,27 @@ def record_general(op, tensors, inputs, params, compute, result, be, edges_=None
     result._grad_fn = node
 
 
+def record_view(op, x, array, node_name=None, **fields):
+    """``array``, a view of CPU tensor ``x``'s array, as view op ``op``'s result: what
+    ``call_composite`` makes of such a call (the Tensor, the view's bookkeeping, and when
+    ``x`` needs a gradient the node, whose ctx holds ``x``'s shape and dtype and ``fields``)
+    without its general steps. The lean hooks of view, transpose, unsqueeze ... call it for
+    the arguments they checked."""
+    out = Tensor._make(array)
+    mark_views(x, (out,), False)
+    if _grad_state.enabled and (x._requires_grad if x._base is None else x.requires_grad):
+        ctx = object.__new__(CompositeCtx)  # (as call_composite and record_composite make it)
+        ctx.saved = {}
+        ctx.backend = cpu
+        a = x._data
+        ctx.input_shapes = [a.shape]
+        ctx.input_dtypes = [_BY_NP.get(a.dtype) or x.dtype]
+        if fields:
+            ctx.__dict__.update(fields)
+        attach(op, ctx, None, (out,), node_name or op.node_name, (), [edge_of(x)])
+    return out
+
+
 def mark_views(x, outs, multi):
     """Make ``outs`` views of ``x``: one storage, one version counter, one base. ``multi``: the
     outputs of an op that returns several views (split), which may not be modified in place."""
