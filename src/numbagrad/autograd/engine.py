@@ -343,7 +343,9 @@ class _Pass:
                         grads = list(res)
             if node._released:
                 node.check_not_released()
-            if self.anomaly:
+            if hooked and node._packed:  # (saved tensors that hooks packed: ops/record.py)
+                in_grads = node.apply_unpacked(grads, self.anomaly)
+            elif self.anomaly:
                 in_grads = run_checked(node, grads)
             else:
                 in_grads = node.apply(grads)

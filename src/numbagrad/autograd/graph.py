@@ -1,9 +1,13 @@
 """Graph nodes: the base Node (PyTorch's ``grad_fn`` objects) and AccumulateGrad; the edges
-a new node records, and the framework's gradient helpers (``sum_to``)."""
+a new node records, and the framework's gradient helpers (``sum_to``); the hooks on saved
+tensors (``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``), as
+``torch.autograd.graph`` has them."""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import threading
 import weakref
 
 from ..backend.cpu import summed_dims
@@ -73,6 +77,10 @@ class Node:
     _lean = None
 
     _num_outputs = 1
+    # the names of its saved tensors that saved-tensor hooks packed (ops/record.py,
+    # ``pack_node``), in the order PyTorch unpacks them: each backward through the node unpacks
+    # them once (``OpNode.apply_unpacked``)
+    _packed = ()
 
     def __init__(self, next_functions=(), num_outputs: int = 1):
         if type(next_functions) is not tuple:
@@ -120,6 +128,8 @@ class Node:
         return handle
 
     def __call__(self, *grads):
+        if self._packed:
+            return self.apply_unpacked(list(grads))
         return self.apply(list(grads))
 
     # subclasses implement these two
@@ -228,3 +238,120 @@ def _wrap(Tensor, data):
     t._data = data
     t._version_cell = [0]
     return t
+
+
+# ---------------------------------------------------------------- saved-tensor hooks
+
+
+class _SavedHooks(threading.local):
+    """This thread's saved-tensor hooks (PyTorch keeps them per thread too)."""
+
+    def __init__(self):
+        self.stack = []  # (pack_hook, unpack_hook) pairs, the innermost (the one used) last
+        self.disabled = None  # ``disable_saved_tensors_hooks``'s message while it holds
+        # the sequence number at which the stack last became non-empty: only nodes from then
+        # on may be packed (an op that returns its input as it is returns an older node)
+        self.mark = 0
+        # the tensor an in-place op is about to write (ops/inplace.py): its op's node packs a
+        # copy of it, the old value, as PyTorch's in-place ops save ``self.clone()``
+        self.writing = None
+
+
+saved_hooks = _SavedHooks()
+
+# Packing runs as an op observer (ops/observe.py), set while any thread has hooks: the ops
+# layer sets ``pack_switch(on)`` (this module is below it), and the count is of such threads.
+pack_switch = None
+_threads_with_hooks = [0]
+_switch_lock = threading.Lock()
+
+ERR_HOOKS_ARGS = (
+    "_push_saved_tensors_default_hooks(): incompatible function arguments. The following "
+    "argument types are supported:\n    1. (arg0: collections.abc.Callable, arg1: "
+    "collections.abc.Callable) -> None\n\nInvoked with: {!r}, {!r}"
+)
+
+
+def _push_hooks(pack_hook, unpack_hook) -> None:
+    state = saved_hooks
+    if state.disabled is not None:
+        raise RuntimeError(state.disabled)
+    if not (callable(pack_hook) and callable(unpack_hook)):
+        raise TypeError(ERR_HOOKS_ARGS.format(pack_hook, unpack_hook))
+    if not state.stack:
+        state.mark = next(_sequence)
+        state.writing = None
+        with _switch_lock:
+            _threads_with_hooks[0] += 1
+            if _threads_with_hooks[0] == 1:
+                pack_switch(True)
+    state.stack.append((pack_hook, unpack_hook))
+
+
+def _pop_hooks() -> None:
+    state = saved_hooks
+    state.stack.pop()
+    if not state.stack:
+        state.writing = None
+        with _switch_lock:
+            _threads_with_hooks[0] -= 1
+            if not _threads_with_hooks[0]:
+                pack_switch(False)
+
+
+class saved_tensors_hooks:
+    """Inside this context, each tensor an op saves for backward is given to
+    ``pack_hook(tensor)``, and what that returns is kept instead of the tensor; the backward
+    (or ``grad_fn._saved_<name>``) gets the tensor back from ``unpack_hook(packed)``. The
+    innermost context's pair is used; the hooks of this thread only.
+
+    ``pack_hook`` runs under no_grad and may not modify its input in place. The tensor
+    ``unpack_hook`` returns needs the saved tensor's values (its shape: an elementwise op's
+    backward broadcasts one that broadcasts to it); with hooks, no version check is made."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self) -> None:
+        _push_hooks(self.pack_hook, self.unpack_hook)
+
+    def __exit__(self, *exc) -> None:
+        _pop_hooks()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU and copied back to their device when backward reads
+    them (a CPU tensor is kept as it is, unless ``pin_memory``: then as a copy).
+    ``device_type`` names the accelerator whose page-locked memory ``pin_memory`` asks for;
+    numbagrad's host memory is pageable, so it only makes the copy."""
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda") -> None:
+        def pack_to_cpu(tensor):
+            if pin_memory:
+                kept = tensor.detach()
+                kept = kept.cpu() if kept.is_cuda else kept.clone()
+            else:
+                kept = tensor.cpu()
+            return tensor.device, kept
+
+        def unpack_from_cpu(packed):
+            device, tensor = packed
+            return tensor.to(device, non_blocking=pin_memory)
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message: str):
+    """Inside this context (or a function it decorates), setting saved-tensor hooks raises
+    ``RuntimeError(error_message)``; entering it while hooks are set raises it too."""
+    state = saved_hooks
+    before = state.disabled
+    try:
+        state.disabled = error_message
+        if state.stack:
+            raise RuntimeError(error_message)
+        yield
+    finally:
+        state.disabled = before
