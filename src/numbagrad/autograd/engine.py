@@ -10,6 +10,7 @@ The counts are made only when a fused region needs them (``node.run_region``).
 from __future__ import annotations
 
 import heapq
+import itertools
 import threading
 
 from .._tensor import Tensor
@@ -115,6 +116,15 @@ def _deliver(buf, nr, grad):
 
 ERR_CALLBACK = "Final callbacks can only be installed during backward pass."
 _running = threading.local()  # ``passes``: this thread's running passes, innermost last
+_pass_ids = itertools.count()
+
+
+def current_graph_task_id() -> int:
+    """The id of the backward pass running in this thread (its innermost), -1 outside one:
+    PyTorch's ``torch._C._current_graph_task_id()``, by which what a pass reads of saved
+    tensors (checkpoint's recomputation) is told from another pass's."""
+    passes = getattr(_running, "passes", None)
+    return passes[-1].id if passes else -1
 
 
 def queue_callback(callback) -> None:
@@ -192,9 +202,10 @@ class _Pass:
 
     __slots__ = ("buffers", "heap", "deps", "release", "lean", "regions", "fuse_min",
                  "anomaly", "plain", "accumulate", "captures", "targets", "needed", "results",
-                 "callbacks")
+                 "callbacks", "id")
 
     def __init__(self, roots, inputs, accumulate, retain_graph, create_graph):
+        self.id = next(_pass_ids)
         self.buffers = {}
         self.heap = []
         self.deps = None  # made by ``dependencies``, for a fused region
