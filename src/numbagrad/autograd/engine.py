@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import threading
 
 from .._tensor import Tensor
 from .accumulate import accumulate_into_grad
@@ -19,6 +18,7 @@ from .anomaly_mode import is_anomaly_enabled, run_checked
 from .grad_mode import _state as _grad_state
 from .grad_mode import backward_fusion, backward_passes
 from .graph import AccumulateGrad, _wrap, edge_of
+from .graph import running_passes as _running
 
 ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
 ERR_UNUSED = (
@@ -115,16 +115,11 @@ def _deliver(buf, nr, grad):
 
 
 ERR_CALLBACK = "Final callbacks can only be installed during backward pass."
-_running = threading.local()  # ``passes``: this thread's running passes, innermost last
+ERR_LEAF_IN_GRAD = (
+    "A leaf node was passed to _will_engine_execute_node but we are currently running "
+    "autograd.grad(). This is currently not supported."
+)
 _pass_ids = itertools.count()
-
-
-def current_graph_task_id() -> int:
-    """The id of the backward pass running in this thread (its innermost), -1 outside one:
-    PyTorch's ``torch._C._current_graph_task_id()``, by which what a pass reads of saved
-    tensors (checkpoint's recomputation) is told from another pass's."""
-    passes = getattr(_running, "passes", None)
-    return passes[-1].id if passes else -1
 
 
 def queue_callback(callback) -> None:
@@ -202,10 +197,12 @@ class _Pass:
 
     __slots__ = ("buffers", "heap", "deps", "release", "lean", "regions", "fuse_min",
                  "anomaly", "plain", "accumulate", "captures", "targets", "needed", "results",
-                 "callbacks", "id")
+                 "callbacks", "id", "roots", "in_graph")
 
     def __init__(self, roots, inputs, accumulate, retain_graph, create_graph):
-        self.id = next(_pass_ids)
+        self.id = next(_pass_ids)  # (graph.current_graph_task_id)
+        self.roots = [node for node, _ in roots]
+        self.in_graph = None  # the nodes reachable from the roots, once ``will_execute`` asks
         self.buffers = {}
         self.heap = []
         self.deps = None  # made by ``dependencies``, for a fused region
@@ -227,6 +224,19 @@ class _Pass:
                     self.captures.setdefault((node, nr), []).append(t)
             self.targets = {node for node, _ in self.captures}
             self.needed = _needed(_collect([n for n, _ in roots])[1], self.targets)
+
+    def will_execute(self, node) -> bool:
+        """Whether this pass runs ``node`` (PyTorch's ``_will_engine_execute_node``): one
+        reachable from the roots, or with ``inputs`` one that leads to one of them."""
+        if self.plain:
+            if self.in_graph is None:
+                self.in_graph = set(_collect(self.roots)[1])
+            return node in self.in_graph
+        if node not in self.needed:
+            return False
+        if type(node) is AccumulateGrad and not self.accumulate:
+            raise RuntimeError(ERR_LEAF_IN_GRAD)
+        return True
 
     def reach(self, node):
         """Make the gradient buffer of ``node``, newly reached, and queue it."""

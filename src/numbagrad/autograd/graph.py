@@ -10,12 +10,16 @@ import itertools
 import threading
 import weakref
 
+from .._tensor import Tensor
 from ..backend.cpu import summed_dims
 from . import anomaly_mode as _anomaly
 from .grad_mode import _state as _grad_state
 from .accumulate import accumulate_into_grad, gradient_is_unshared, run_post_accumulate_grad_hooks
 
 _sequence = itertools.count()
+# ``passes``: the backward passes running in this thread, innermost last (autograd/engine.py
+# runs them; the hooks here ask the innermost)
+running_passes = threading.local()
 
 ERR_FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors after "
@@ -355,3 +359,109 @@ def disable_saved_tensors_hooks(error_message: str):
         yield
     finally:
         state.disabled = before
+
+
+# ---------------------------------------------------------------- the running pass
+
+
+def current_graph_task_id() -> int:
+    """The id of the backward pass running in this thread (the innermost), -1 outside one:
+    PyTorch's ``torch._C._current_graph_task_id()``, by which a hook tells one pass from
+    another (``register_multi_grad_hook``, checkpoint's recomputation)."""
+    passes = getattr(running_passes, "passes", None)
+    return passes[-1].id if passes else -1
+
+
+def _will_engine_execute_node(node) -> bool:
+    passes = getattr(running_passes, "passes", None)
+    if not passes:
+        raise RuntimeError(
+            "_will_engine_execute_node should only be called during the backward pass")
+    return passes[-1].will_execute(node)
+
+
+class _MultiHandle:
+    """``register_multi_grad_hook``'s handle: ``remove()`` takes out the hook of each tensor."""
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self) -> None:
+        for handle in self.handles:
+            handle.remove()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode: str = "all") -> _MultiHandle:
+    """Call ``fn`` once per backward pass for the gradients of ``tensors``. ``mode="all"``:
+    ``fn(grads)`` when the pass has computed all of them that it computes (a tensor the pass
+    does not reach gets None; its node asked with ``_will_engine_execute_node``);
+    ``mode="any"``: ``fn(grad)`` with the first one computed."""
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    lock = threading.Lock()
+    if mode == "any":
+        fired: set = set()  # the passes whose first gradient has been handed on
+
+        def first(grad):
+            task = current_graph_task_id()
+            with lock:
+                if task in fired:
+                    return
+                fired.add(task)
+            fn(grad)
+
+        return _MultiHandle(tuple(t.register_hook(first) for t in tensors if t.requires_grad))
+
+    nodes = []
+    for t in tensors:
+        node = t.grad_fn if t.grad_fn is not None else (
+            grad_accumulator(t) if t.requires_grad else None)
+        if node is None:
+            raise AssertionError("Expected gradient function to be set")
+        nodes.append(node)
+    counts: dict = {}  # pass id -> (gradients seen, gradients expected)
+    buffers: dict = {}  # pass id -> one gradient (or None) per tensor
+
+    def collector(k):
+        def hook(grad):
+            task = current_graph_task_id()
+            if task == -1:
+                raise AssertionError("expected this hook to be called inside a backward call")
+            with lock:
+                seen, expected = counts.get(task, (0, None))
+                if seen == 0:
+                    expected = sum(_will_engine_execute_node(n) for n in nodes)
+                    buffers[task] = [None] * len(nodes)
+                counts[task] = (seen + 1, expected)
+            buffers[task][k] = grad
+            if seen + 1 == expected:
+                grads = buffers.pop(task)
+                del counts[task]
+                fn(grads)
+
+        return hook
+
+    return _MultiHandle(tuple(t.register_hook(collector(k)) for k, t in enumerate(tensors)))
+
+
+def increment_version(tensor) -> None:
+    """Count an in-place change of ``tensor`` (or of each tensor of an iterable) that autograd
+    did not see, so that a backward reading its saved value raises the version error."""
+    if isinstance(tensor, Tensor):
+        tensors = [tensor]
+    else:
+        try:
+            tensors = list(tensor)
+        except TypeError:
+            raise RuntimeError("increment_version expect a Iterable[Tensor] as input") from None
+        if not all(isinstance(t, Tensor) for t in tensors):
+            raise RuntimeError(
+                "increment_version expects each element of the iterable to be a tensor")
+    for t in tensors:
+        t._bump()

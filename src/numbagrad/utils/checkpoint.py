@@ -17,9 +17,8 @@ import weakref
 
 from ..autograd import Function
 from ..autograd import backward as _backward
-from ..autograd.engine import current_graph_task_id
+from ..autograd.graph import current_graph_task_id, saved_tensors_hooks
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
-from ..autograd.graph import saved_tensors_hooks
 from ..autograd.saved import SavedTensor
 from ..nn.modules.container import Sequential
 from ..random import get_rng_state, set_rng_state
