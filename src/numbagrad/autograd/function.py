@@ -28,7 +28,7 @@ from .._tensor import Tensor
 from ..factory import zeros
 from ..ops import forward as _forward
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import ERR_FREED, Node, _sequence, edge_of, saved_hooks, sum_to
+from .graph import ERR_FREED, Node, _sequence, edge_of, saved_hooks, sum_to, threads_with_hooks
 from .saved import FREED, PackedTensor, RawSavedTensor, SavedTensor
 
 ERR_DIRTY_LEAF = "a leaf Variable that requires grad has been used in an in-place operation."
@@ -256,7 +256,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         node._num_outputs = len(outputs)
         node._saved = _pack_saved(node, results)
         node._has_saved = bool(node._saved)
-        if saved_hooks.stack and node._saved:
+        if threads_with_hooks[0] and node._saved and saved_hooks.stack:
             # in the order given, each read by the unpack hook on each ``saved_tensors``
             hooks = saved_hooks.stack[-1]
             node._saved = [(s if s is None else PackedTensor.pack(

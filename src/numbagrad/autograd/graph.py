@@ -266,7 +266,7 @@ saved_hooks = _SavedHooks()
 # Packing runs as an op observer (ops/observe.py), set while any thread has hooks: the ops
 # layer sets ``pack_switch(on)`` (this module is below it), and the count is of such threads.
 pack_switch = None
-_threads_with_hooks = [0]
+threads_with_hooks = [0]
 _switch_lock = threading.Lock()
 
 ERR_HOOKS_ARGS = (
@@ -286,8 +286,8 @@ def _push_hooks(pack_hook, unpack_hook) -> None:
         state.mark = next(_sequence)
         state.writing = None
         with _switch_lock:
-            _threads_with_hooks[0] += 1
-            if _threads_with_hooks[0] == 1:
+            threads_with_hooks[0] += 1
+            if threads_with_hooks[0] == 1:
                 pack_switch(True)
     state.stack.append((pack_hook, unpack_hook))
 
@@ -298,8 +298,8 @@ def _pop_hooks() -> None:
     if not state.stack:
         state.writing = None
         with _switch_lock:
-            _threads_with_hooks[0] -= 1
-            if not _threads_with_hooks[0]:
+            threads_with_hooks[0] -= 1
+            if not threads_with_hooks[0]:
                 pack_switch(False)
 
 

@@ -244,19 +244,18 @@ class RawSavedTensor:
     PyTorch's ``torch._C._autograd.SavedTensor``, a handle on one tensor a node saved.
     ``register_hooks(pack_hook, unpack_hook)`` packs it at once and unpacks it when read.
 
-    It holds its node weakly; ``lookup(node)`` gives the saved tensor (None where the node
+    It keeps its node alive; ``lookup(node)`` gives the saved tensor (None where the node
     saved none, ``FREED`` once the backward freed it), ``store(node, packed)`` replaces it."""
 
     __slots__ = ("_node", "_lookup", "_store", "__weakref__")
 
     def __init__(self, node, lookup, store):
-        self._node = weakref.ref(node)
+        self._node = node
         self._lookup = lookup
         self._store = store
 
     def _saved(self):
-        node = self._node()
-        return FREED if node is None else self._lookup(node)
+        return self._lookup(self._node)
 
     def register_hooks(self, *args, **kwargs) -> None:
         if kwargs or len(args) != 2 or not all(callable(a) for a in args):
@@ -277,7 +276,7 @@ class RawSavedTensor:
             source._version_cell = s.version_cell
         else:
             source = s.tensor.detach()
-        self._store(self._node(), PackedTensor.pack(s, source, args))
+        self._store(self._node, PackedTensor.pack(s, source, args))
 
     @property
     def data(self):

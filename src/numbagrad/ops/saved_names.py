@@ -19,6 +19,7 @@ Composite ops are listed in ``COMPOSITE``. A node with no entry shows no ``_save
 from __future__ import annotations
 
 import math
+import weakref
 
 from .. import dtypes as D
 from .._tensor import Tensor
@@ -108,9 +109,10 @@ def raw_saved_tensor(name, needs=None):
         node.mark_packed((name,))
 
     def get(node):
+        # (the node holds its handles weakly, as each handle holds its node: no cycle)
         handles = node.__dict__.get("_raw_saved")
         if handles is None:
-            handles = node._raw_saved = {}
+            handles = node._raw_saved = weakref.WeakValueDictionary()
         h = handles.get(name)
         if h is None:
             h = handles[name] = RawSavedTensor(node, lookup, store)
