@@ -256,8 +256,9 @@ class _SavedHooks(threading.local):
         # the sequence number at which the stack last became non-empty: only nodes from then
         # on may be packed (an op that returns its input as it is returns an older node)
         self.mark = 0
-        # the tensor an in-place op is about to write (ops/inplace.py): its op's node packs a
-        # copy of it, the old value, as PyTorch's in-place ops save ``self.clone()``
+        # the tensor an in-place op is about to write, while its op runs (ops/inplace.py): a
+        # node that saves it packs a copy, its old value, as PyTorch's in-place ops save
+        # ``self.clone()``
         self.writing = None
 
 
@@ -284,7 +285,6 @@ def _push_hooks(pack_hook, unpack_hook) -> None:
         raise TypeError(ERR_HOOKS_ARGS.format(pack_hook, unpack_hook))
     if not state.stack:
         state.mark = next(_sequence)
-        state.writing = None
         with _switch_lock:
             threads_with_hooks[0] += 1
             if threads_with_hooks[0] == 1:
@@ -296,7 +296,6 @@ def _pop_hooks() -> None:
     state = saved_hooks
     state.stack.pop()
     if not state.stack:
-        state.writing = None
         with _switch_lock:
             threads_with_hooks[0] -= 1
             if not threads_with_hooks[0]:

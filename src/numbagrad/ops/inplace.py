@@ -243,9 +243,20 @@ def inplace(x, op, *args, **kwargs):
         x._bump()
         return x
     if not dispatch.FAST_PATH:
-        # (under saved-tensor hooks, the op's node packs a copy of x: ops/record.py)
-        saved_hooks.writing = x
+        return assign_inplace(x, _observed_inplace(x, op, args, kwargs))
     return assign_inplace(x, op(x, *args, **kwargs))
+
+
+def _observed_inplace(x, op, args, kwargs):
+    """``op(x, ...)`` while op observers are set, with ``x`` noted as the tensor about to be
+    written: under saved-tensor hooks, a node that saves ``x`` packs a copy of its value
+    (ops/record.py, ``pack_saved``), as PyTorch's in-place op saves ``self.clone()``."""
+    before = saved_hooks.writing
+    saved_hooks.writing = x
+    try:
+        return op(x, *args, **kwargs)
+    finally:
+        saved_hooks.writing = before
 
 
 def _keeps_dtype(x, args) -> bool:

@@ -108,7 +108,8 @@ class OpNode(Node):
 
     op = None
     ctx: Ctx
-    _torch_saved_names = _NO_INDEX  # numbagrad's name of a saved tensor -> PyTorch's
+    # numbagrad's name of a saved tensor -> PyTorch's, where saved_names.py knows it
+    _torch_saved_names = MappingProxyType({})
 
     def saved(self, name):
         self.check_not_released()
@@ -708,11 +709,6 @@ def pack_saved(op, args, kwargs, result):
     state = saved_hooks
     if not state.stack:
         return
-    writing = state.writing
-    if writing is not None and args and args[0] is writing:
-        state.writing = None  # (the in-place op's own call: inplace.py noted its target)
-    else:
-        writing = None
     outs = result if isinstance(result, (tuple, list)) else (result,)
     for o in outs:
         if not isinstance(o, Tensor):
@@ -727,7 +723,7 @@ def pack_saved(op, args, kwargs, result):
         if node.op is op and kwargs is None:
             # an operand that was a Python number is saved as a tensor PyTorch never packs
             numbers = [n for k, n in enumerate(op.arg_names) if not isinstance(args[k], Tensor)]
-        pack_node(node, ctx, state.stack[-1], outs, numbers, writing)
+        pack_node(node, ctx, state.stack[-1], outs, numbers, state.writing)
 
 
 def pack_node(node, ctx, hooks, outs, skip=(), writing=None):
@@ -765,8 +761,8 @@ def pack_node(node, ctx, hooks, outs, skip=(), writing=None):
 
 
 def _output_of(node, s, index, outs):
-    """The Tensor the call returned that ``s`` saved (output ``index``), or one on its memory
-    whose node is ``node`` when the call returned another (an in-place op's result)."""
+    """The Tensor the call returned that ``s`` saved (output ``index``), or, where the call
+    returned no such Tensor, a new one on its memory whose node is ``node``."""
     if index < len(outs):
         o = outs[index]
         if isinstance(o, Tensor) and (o._lazy is s.expr if o._lazy is not None
