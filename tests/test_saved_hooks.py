@@ -791,3 +791,20 @@ def test_hooks_on_cuda_tensors_give_the_cpus_gradients(case):
     np.testing.assert_allclose(out.detach().numpy(), ref[2].detach().numpy(), rtol=1e-5)
     for a, b in zip(g, ref[3]):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@on_cuda
+def test_in_place_ops_and_checkpoint_on_cuda_give_the_cpus_gradients():
+    def run(device):
+        x = ng.tensor([0.5, -1.0, 2.0], device=device, requires_grad=True)
+        w = ng.tensor([1.5, 0.25, -0.75], device=device, requires_grad=True)
+        with ng.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+            a = x * 1
+            a.mul_(w)  # (packs a copy of a's old value)
+        a.exp().sum().backward()
+        ng.utils.checkpoint.checkpoint(lambda t: (t * w).sigmoid().sum(), x,
+                                       use_reentrant=False).backward()
+        return x.grad.cpu().numpy(), w.grad.cpu().numpy()
+
+    for a, b in zip(run("cuda"), run("cpu")):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)

@@ -1,7 +1,7 @@
 """Graph nodes: the base Node (PyTorch's ``grad_fn`` objects) and AccumulateGrad; the edges
-a new node records, and the framework's gradient helpers (``sum_to``); the hooks on saved
-tensors (``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``), as
-``torch.autograd.graph`` has them."""
+a new node records, and the framework's gradient helpers (``sum_to``). As in
+``torch.autograd.graph``: the hooks on saved tensors (``saved_tensors_hooks``, ``save_on_cpu``,
+``disable_saved_tensors_hooks``), ``register_multi_grad_hook`` and ``increment_version``."""
 
 from __future__ import annotations
 

@@ -14,6 +14,10 @@ Elementwise ops get their names from their rules: what a rule reads is what the 
 as in PyTorch (``x`` is ``self``, ``y`` ``other``, ``cond`` ``condition``, a scalar parameter
 keeps its name); ``ELEMENTWISE`` lists the nodes whose PyTorch names differ from that.
 Composite ops are listed in ``COMPOSITE``. A node with no entry shows no ``_saved_`` names.
+
+Each saved tensor also has PyTorch's ``_raw_saved_<name>`` (a ``RawSavedTensor``, to set
+saved-tensor hooks on it), and the node class maps numbagrad's names of its saved tensors to
+PyTorch's (``_torch_saved_names``): hooks pack them in the order of PyTorch's names.
 """
 
 from __future__ import annotations
@@ -321,7 +325,8 @@ def elementwise_getters(op, node_name):
 
 
 def saved_properties(op, node_name) -> dict:
-    """The ``_saved_<name>`` properties of the node class ``node_name`` of ``op``."""
+    """The ``_saved_<name>`` and ``_raw_saved_<name>`` properties of the node class
+    ``node_name`` of ``op``, and its ``_torch_saved_names``."""
     if op.kind == "elementwise":
         getters = elementwise_getters(op, node_name)
     else:
