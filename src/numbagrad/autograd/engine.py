@@ -201,7 +201,7 @@ class _Pass:
 
     def __init__(self, roots, inputs, accumulate, retain_graph, create_graph):
         self.id = next(_pass_ids)  # (graph.current_graph_task_id)
-        self.roots = [node for node, _ in roots]
+        self.roots = roots  # ((node, output_nr) edges)
         self.in_graph = None  # the nodes reachable from the roots, once ``will_execute`` asks
         self.buffers = {}
         self.heap = []
@@ -230,7 +230,7 @@ class _Pass:
         reachable from the roots, or with ``inputs`` one that leads to one of them."""
         if self.plain:
             if self.in_graph is None:
-                self.in_graph = set(_collect(self.roots)[1])
+                self.in_graph = set(_collect([node for node, _ in self.roots])[1])
             return node in self.in_graph
         if node not in self.needed:
             return False
