@@ -10,7 +10,7 @@ The counts are made only when a fused region needs them (``node.run_region``).
 from __future__ import annotations
 
 import heapq
-import threading
+import itertools
 
 from .._tensor import Tensor
 from .accumulate import accumulate_into_grad
@@ -18,6 +18,7 @@ from .anomaly_mode import is_anomaly_enabled, run_checked
 from .grad_mode import _state as _grad_state
 from .grad_mode import backward_fusion, backward_passes
 from .graph import AccumulateGrad, _wrap, edge_of
+from .graph import running_passes as _running
 
 ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
 ERR_UNUSED = (
@@ -114,7 +115,11 @@ def _deliver(buf, nr, grad):
 
 
 ERR_CALLBACK = "Final callbacks can only be installed during backward pass."
-_running = threading.local()  # ``passes``: this thread's running passes, innermost last
+ERR_LEAF_IN_GRAD = (
+    "A leaf node was passed to _will_engine_execute_node but we are currently running "
+    "autograd.grad(). This is currently not supported."
+)
+_pass_ids = itertools.count()
 
 
 def queue_callback(callback) -> None:
@@ -192,9 +197,12 @@ class _Pass:
 
     __slots__ = ("buffers", "heap", "deps", "release", "lean", "regions", "fuse_min",
                  "anomaly", "plain", "accumulate", "captures", "targets", "needed", "results",
-                 "callbacks")
+                 "callbacks", "id", "roots", "in_graph")
 
     def __init__(self, roots, inputs, accumulate, retain_graph, create_graph):
+        self.id = next(_pass_ids)  # (graph.current_graph_task_id)
+        self.roots = roots  # ((node, output_nr) edges)
+        self.in_graph = None  # the nodes reachable from the roots, once ``will_execute`` asks
         self.buffers = {}
         self.heap = []
         self.deps = None  # made by ``dependencies``, for a fused region
@@ -216,6 +224,19 @@ class _Pass:
                     self.captures.setdefault((node, nr), []).append(t)
             self.targets = {node for node, _ in self.captures}
             self.needed = _needed(_collect([n for n, _ in roots])[1], self.targets)
+
+    def will_execute(self, node) -> bool:
+        """Whether this pass runs ``node`` (PyTorch's ``_will_engine_execute_node``): one
+        reachable from the roots, or with ``inputs`` one that leads to one of them."""
+        if self.plain:
+            if self.in_graph is None:
+                self.in_graph = set(_collect([node for node, _ in self.roots])[1])
+            return node in self.in_graph
+        if node not in self.needed:
+            return False
+        if type(node) is AccumulateGrad and not self.accumulate:
+            raise RuntimeError(ERR_LEAF_IN_GRAD)
+        return True
 
     def reach(self, node):
         """Make the gradient buffer of ``node``, newly reached, and queue it."""
@@ -343,7 +364,9 @@ class _Pass:
                         grads = list(res)
             if node._released:
                 node.check_not_released()
-            if self.anomaly:
+            if hooked and node._packed:  # (saved tensors that hooks packed: ops/record.py)
+                in_grads = node.apply_unpacked(grads, self.anomaly)
+            elif self.anomaly:
                 in_grads = run_checked(node, grads)
             else:
                 in_grads = node.apply(grads)

@@ -28,8 +28,8 @@ from .._tensor import Tensor
 from ..factory import zeros
 from ..ops import forward as _forward
 from .grad_mode import is_grad_enabled, no_grad
-from .graph import ERR_FREED, Node, _sequence, edge_of, sum_to
-from .saved import SavedTensor
+from .graph import ERR_FREED, Node, _sequence, edge_of, saved_hooks, sum_to, threads_with_hooks
+from .saved import FREED, PackedTensor, RawSavedTensor, SavedTensor
 
 ERR_DIRTY_LEAF = "a leaf Variable that requires grad has been used in an in-place operation."
 ERR_NO_JVP = ("You must implement the jvp function for custom autograd.Function to use it with "
@@ -89,6 +89,13 @@ class BackwardCFunction(FunctionCtx, Node):
         return tuple(s.unpack(self, k) if s is not None else None for s, k in self._saved)
 
     saved_variables = saved_tensors
+
+    @property
+    def _raw_saved_tensors(self) -> tuple:
+        """A ``RawSavedTensor`` per tensor given to ``save_for_backward`` (PyTorch's)."""
+        if self._released:
+            raise RuntimeError(ERR_FREED)
+        return tuple(RawSavedTensor(self, *_raw_access(k)) for k in range(len(self._saved or ())))
 
     def release(self) -> None:
         if self._saved:
@@ -249,6 +256,11 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         node._num_outputs = len(outputs)
         node._saved = _pack_saved(node, results)
         node._has_saved = bool(node._saved)
+        if threads_with_hooks[0] and node._saved and saved_hooks.stack:
+            # in the order given, each read by the unpack hook on each ``saved_tensors``
+            hooks = saved_hooks.stack[-1]
+            node._saved = [(s if s is None else PackedTensor.pack(
+                s, results[k] if s.is_output else s.tensor, hooks), k) for s, k in node._saved]
         if dual:
             results = _with_tangents(cls, node, args, results)
         return results[0] if single else tuple(results)
@@ -328,6 +340,18 @@ def _pack_saved(node, results):
         else:
             saved.append((SavedTensor(t, is_output=False), 0))
     return saved
+
+
+def _raw_access(k):
+    """The lookup and store of the ``RawSavedTensor`` of a Function node's saved tensor k."""
+
+    def lookup(node):
+        return FREED if node._released else node._saved[k][0]
+
+    def store(node, packed):
+        node._saved[k] = (packed, node._saved[k][1])
+
+    return lookup, store
 
 
 def once_differentiable(backward):

@@ -26,6 +26,8 @@ from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.graph import saved_hooks
+from ..autograd.saved import PackedTensor
 from ..backend import cpu, layout
 from ..backend.memory import before_write
 from . import elementwise as E
@@ -240,7 +242,21 @@ def inplace(x, op, *args, **kwargs):
             and dispatch.write_into(traits.elementwise, x, args)):
         x._bump()
         return x
+    if not dispatch.FAST_PATH:
+        return assign_inplace(x, _observed_inplace(x, op, args, kwargs))
     return assign_inplace(x, op(x, *args, **kwargs))
+
+
+def _observed_inplace(x, op, args, kwargs):
+    """``op(x, ...)`` while op observers are set, with ``x`` noted as the tensor about to be
+    written: under saved-tensor hooks, a node that saves ``x`` packs a copy of its value
+    (ops/record.py, ``pack_saved``), as PyTorch's in-place op saves ``self.clone()``."""
+    before = saved_hooks.writing
+    saved_hooks.writing = x
+    try:
+        return op(x, *args, **kwargs)
+    finally:
+        saved_hooks.writing = before
 
 
 def _keeps_dtype(x, args) -> bool:
@@ -393,7 +409,8 @@ def _saved_result_is_x(x, result):
     if ctx is None:
         return
     for s in ctx.saved.values():
-        if s.is_output and s.array() is result._data:
+        # (one packed by saved-tensor hooks is the hooks' to keep)
+        if s.is_output and type(s) is not PackedTensor and s.array() is result._data:
             s.data = x._data
             s.version_cell = x._version_cell
             s.version = x._version_cell[0]

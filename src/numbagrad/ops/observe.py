@@ -1,5 +1,5 @@
 """Op observers: functions called after every op while set (forward-mode AD, the anomaly
-mode's forward check).
+mode's forward check, the packing of saved tensors under saved-tensor hooks).
 
 While none is set nothing here runs, and ops take their usual paths at their usual cost. The
 first one set routes every elementwise call off the fast path (``dispatch.FAST_PATH``, the
@@ -10,8 +10,10 @@ elementwise call and the composite call; the last one removed puts all of it bac
 from __future__ import annotations
 
 from ..autograd import anomaly_mode
+from ..autograd import graph
 from . import dispatch
 from .dispatch import call_composite, call_general
+from .record import pack_saved
 from .registry import REGISTRY, Composite, Elementwise
 
 OBSERVERS: list = []  # fn(op, args, kwargs, result), in the order they were added
@@ -72,3 +74,10 @@ def _switch_forward_check(on: bool) -> None:
 
 
 anomaly_mode.forward_check_switch = _switch_forward_check
+
+
+def _switch_packing(on: bool) -> None:
+    (add if on else remove)(pack_saved)
+
+
+graph.pack_switch = _switch_packing

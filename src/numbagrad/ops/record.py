@@ -18,9 +18,10 @@ from ..dtypes import _BY_NP
 from .._tensor import PLAIN_SUBCLASSES, LazyTensor, Tensor
 from ..autograd.anomaly_mode import _state as _anomaly_state
 from ..autograd.anomaly_mode import forward_stack as _anomaly_forward_stack
+from ..autograd.anomaly_mode import run_checked
 from ..autograd.grad_mode import _state as _grad_state
-from ..autograd.graph import Node, _sequence, edge_of
-from ..autograd.saved import SavedTensor
+from ..autograd.graph import Node, _sequence, edge_of, saved_hooks
+from ..autograd.saved import PackedTensor, SavedTensor
 from ..backend import cpu
 from . import fusion
 from .saved_names import saved_properties
@@ -112,6 +113,8 @@ class OpNode(Node):
 
     op = None
     ctx: Ctx
+    # numbagrad's name of a saved tensor -> PyTorch's, where saved_names.py knows it
+    _torch_saved_names = MappingProxyType({})
 
     def saved(self, name):
         self.check_not_released()
@@ -120,6 +123,32 @@ class OpNode(Node):
 
     def apply(self, grads):
         return self.op.backward_node(self, grads)
+
+    def apply_unpacked(self, grads, checked=False):
+        """``apply`` (``run_checked`` with ``checked``: anomaly mode) with the saved tensors
+        that hooks packed unpacked for its duration, each once, in PyTorch's order; an
+        elementwise op's backward reads them broadcast to their saved shapes."""
+        saved = self.ctx.saved
+        held = {}
+        fit = "broadcast" if self.op.kind == "elementwise" else "exact"
+        try:
+            for name in self._packed:
+                s = saved.get(name)
+                if type(s) is PackedTensor:
+                    held[name] = s
+                    saved[name] = s.fresh(fit)
+            return run_checked(self, grads) if checked else self.apply(grads)
+        finally:
+            saved.update(held)  # (packed again: a retained graph unpacks them again)
+
+    def mark_packed(self, names):
+        """Note that hooks packed the saved tensors ``names``: the engine unpacks them around
+        the node's backward (``apply_unpacked``), which then runs on its own (no fusion)."""
+        order = self._torch_saved_names
+        self._packed = tuple(sorted({*self._packed, *names}, key=lambda n: (
+            self.ctx.saved[n].is_output, order.get(n, n))))
+        self._hooked = True
+        self._fusable = 0
 
     def release(self):
         if self._has_saved:
@@ -696,6 +725,84 @@ def record_view(op, x, array, node_name=None, **fields):
             ctx.__dict__.update(fields)
         attach(op, ctx, None, (out,), node_name or op.node_name, (), [edge_of(x)])
     return out
+
+def pack_saved(op, args, kwargs, result):
+    """The op observer (ops/observe.py) while saved-tensor hooks are set: the node the call
+    recorded, if it saved tensors, keeps them packed by this thread's innermost hooks
+    (``pack_node``). ``kwargs`` is None for an elementwise op, whose ``args`` are its operands
+    then its parameters."""
+    state = saved_hooks
+    if not state.stack:
+        return
+    outs = result if isinstance(result, (tuple, list)) else (result,)
+    for o in outs:
+        if not isinstance(o, Tensor):
+            continue
+        node = o._grad_fn
+        if node is None or node._packed or node._sequence_nr < state.mark:
+            continue
+        ctx = node.__dict__.get("ctx")
+        if ctx is None or not ctx.saved:
+            continue
+        numbers = ()
+        if node.op is op and kwargs is None:
+            # an operand that was a Python number is saved as a tensor PyTorch never packs
+            numbers = [n for k, n in enumerate(op.arg_names) if not isinstance(args[k], Tensor)]
+        pack_node(node, ctx, state.stack[-1], outs, numbers, state.writing)
+
+
+def pack_node(node, ctx, hooks, outs, skip=(), writing=None):
+    """Replace each tensor ``node`` saved (but those named in ``skip``) by a PackedTensor of
+    ``hooks``: its inputs in the order of PyTorch's names, then its outputs, as PyTorch's
+    generated code saves them. The pack hook sees a saved input itself (a copy of its old
+    value when it is ``writing``, the tensor an in-place op writes), a saved output as the
+    Tensor the call returned. Where PyTorch's names of the node's saved tensors are known, one
+    that PyTorch's node does not save (VarBackward0's result) stays as it is."""
+    saved = ctx.saved
+    order = node._torch_saved_names
+    inputs, outputs = [], []
+    for name, s in saved.items():
+        if type(s) is PackedTensor or name in skip or order and name not in order:
+            continue
+        if s.is_output:
+            outputs.append((ctx.output_index.get(name, 0), name))
+        else:
+            inputs.append((order.get(name, name), name))
+    done = []
+    try:
+        for _, name in sorted(inputs) + sorted(outputs):
+            s = saved[name]
+            if s.is_output:
+                source = _output_of(node, s, ctx.output_index.get(name, 0), outs)
+            else:
+                source = s.tensor
+                if source is writing:
+                    source = _old_value(source)
+            saved[name] = PackedTensor.pack(s, source, hooks)
+            done.append(name)
+    finally:
+        if done:
+            node.mark_packed(done)
+
+
+def _output_of(node, s, index, outs):
+    """The Tensor the call returned that ``s`` saved (output ``index``), or, where the call
+    returned no such Tensor, a new one on its memory whose node is ``node``."""
+    if index < len(outs):
+        o = outs[index]
+        if isinstance(o, Tensor) and (o._lazy is s.expr if o._lazy is not None
+                                      else o._data is s.data):
+            return o
+    return s.unpack(node, index)
+
+
+def _old_value(x):
+    """A copy of ``x`` as it is, in the graph where ``x`` is (what PyTorch's in-place op saves
+    as its ``self.clone()``; inplace.py's ``_keep_old_self`` without hooks)."""
+    old = Tensor._make(x._data.copy())
+    old._grad_fn, old._output_nr = x.grad_fn, x._output_nr
+    old._requires_grad = x._requires_grad
+    return old
 
 
 def mark_views(x, outs, multi):

@@ -14,15 +14,21 @@ Elementwise ops get their names from their rules: what a rule reads is what the 
 as in PyTorch (``x`` is ``self``, ``y`` ``other``, ``cond`` ``condition``, a scalar parameter
 keeps its name); ``ELEMENTWISE`` lists the nodes whose PyTorch names differ from that.
 Composite ops are listed in ``COMPOSITE``. A node with no entry shows no ``_saved_`` names.
+
+Each saved tensor also has PyTorch's ``_raw_saved_<name>`` (a ``RawSavedTensor``, to set
+saved-tensor hooks on it), and the node class maps numbagrad's names of its saved tensors to
+PyTorch's (``_torch_saved_names``): hooks pack them in the order of PyTorch's names.
 """
 
 from __future__ import annotations
 
 import math
+import weakref
 
 from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.graph import ERR_FREED
+from ..autograd.saved import FREED, PackedTensor, RawSavedTensor
 
 
 # ---------------------------------------------------------------- saved tensors
@@ -31,7 +37,10 @@ from ..autograd.graph import ERR_FREED
 def _unpack(node, s, index, differentiable):
     """The Tensor a SavedTensor stands for, as PyTorch's unpack gives it: a saved input is the
     input itself; a saved output is a new Tensor on its memory and version counter whose
-    ``grad_fn`` is the node (grad mode or not), unless that output gets no gradient."""
+    ``grad_fn`` is the node (grad mode or not), unless that output gets no gradient. One kept
+    through saved-tensor hooks is unpacked by them, on each read."""
+    if isinstance(s, PackedTensor):
+        s = s.fresh()
     s.check(node, index)
     if not s.is_output:
         return s.tensor
@@ -83,6 +92,35 @@ def saved_tensor(name, needs=None, dtype=None):
         if dtype is not None and out.dtype is not dtype:
             out = out.to(dtype)
         return out
+
+    get.saved_name, get.needs = name, needs  # (for ``raw_saved_tensor`` and the pack order)
+    return get
+
+
+def raw_saved_tensor(name, needs=None):
+    """The getter of ``_raw_saved_<name>``: the node's one ``RawSavedTensor`` for the tensor it
+    saved as ``name`` (a lean node becomes a general one, whose ctx holds SavedTensors)."""
+
+    def lookup(node):
+        ctx = node.ctx
+        s = ctx.saved.get(name)
+        if s is None and node._released and _was_saved(node, name, needs):
+            return FREED
+        return s
+
+    def store(node, packed):
+        node.ctx.saved[name] = packed
+        node.mark_packed((name,))
+
+    def get(node):
+        # (the node holds its handles weakly, as each handle holds its node: no cycle)
+        handles = node.__dict__.get("_raw_saved")
+        if handles is None:
+            handles = node._raw_saved = weakref.WeakValueDictionary()
+        h = handles.get(name)
+        if h is None:
+            h = handles[name] = RawSavedTensor(node, lookup, store)
+        return h
 
     return get
 
@@ -251,6 +289,16 @@ COMPOSITE = {
                        "split_size": lambda node: _split_dim_sizes(node)[0]},
     "SplitWithSizesBackward0": {"dim": _ctx_dim, "self_sym_sizes": _SELF_SIZES,
                                 "split_sizes": _split_dim_sizes},
+    "AddmmBackward0": {"mat1": saved_tensor("x", needs=2), "mat2": saved_tensor("y", needs=1)},
+    "ConvolutionBackward0": {"input": _SELF, "weight": saved_tensor("w")},
+    "MseLossBackward0": {"self": _SELF, "target": saved_tensor("target")},
+    "BinaryCrossEntropyBackward0": {"self": _SELF, "target": saved_tensor("target")},
+    "BinaryCrossEntropyWithLogitsBackward0": {"self": _SELF, "target": saved_tensor("target")},
+    "NllLossBackward0": {"self": _SELF},
+    # (PyTorch's normalisation nodes also save the statistics, which numbagrad recomputes)
+    "NativeLayerNormBackward0": {"input": _SELF},
+    "NativeBatchNormBackward0": {"input": _SELF},
+    "NativeGroupNormBackward0": {"input": _SELF},
     "GridSampler2DBackward0": _GRID_SAMPLER,
     "GridSampler2DBackwardBackward0": {**_GRID_SAMPLER, "grad_output": saved_tensor("grad")},
     "AffineGridGeneratorBackward0": {"align_corners": lambda node: node.ctx.align,
@@ -277,13 +325,23 @@ def elementwise_getters(op, node_name):
 
 
 def saved_properties(op, node_name) -> dict:
-    """The ``_saved_<name>`` properties of the node class ``node_name`` of ``op``."""
+    """The ``_saved_<name>`` and ``_raw_saved_<name>`` properties of the node class
+    ``node_name`` of ``op``, and its ``_torch_saved_names``."""
     if op.kind == "elementwise":
         getters = elementwise_getters(op, node_name)
     else:
         getters = COMPOSITE.get(node_name, {})
     props = {}
+    torch_names = {}  # numbagrad's name of each saved tensor -> PyTorch's
     for torch_name, get in getters.items():
         attr = "_saved_" + torch_name
         props[attr] = property(get, doc=f"PyTorch's ``{attr}``: what the node saved.")
+        name = getattr(get, "saved_name", None)
+        if name is not None:
+            torch_names[name] = torch_name
+            attr = "_raw_saved_" + torch_name
+            props[attr] = property(raw_saved_tensor(name, get.needs),
+                                   doc=f"PyTorch's ``{attr}``: a handle on the saved tensor.")
+    if torch_names:
+        props["_torch_saved_names"] = torch_names
     return props
