@@ -55,7 +55,8 @@ def _run_fresh(name, backend):
 @pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning")
 @pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask:UserWarning")
 # (np.array(tensor) on PyTorch's Tensor.__array__, which has no copy keyword)
-@pytest.mark.filterwarnings("ignore:__array__ implementation doesn't accept a copy:DeprecationWarning")
+@pytest.mark.filterwarnings(
+    "ignore:__array__ implementation doesn't accept a copy:DeprecationWarning")
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_matches_torch(name):
     _assert_matches(_run_fresh(name, "numbagrad"), _run_fresh(name, "torch"))
