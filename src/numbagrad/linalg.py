@@ -39,8 +39,8 @@ _SCALAR = D.SCALAR_TYPE  # (a dtype's name in PyTorch's messages: Long, Float)
 
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
            "householder_product", "inv", "lstsq", "matmul", "matrix_exp", "matrix_norm",
-           "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
-           "svdvals", "vander", "vecdot", "vector_norm"]
+           "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+           "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
 
 
 def cross(input, other, *, dim=-1):
