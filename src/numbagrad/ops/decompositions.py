@@ -1,5 +1,6 @@
-"""torch.linalg's decompositions and what PyTorch builds on them: svd, qr, cholesky, eigh,
-slogdet, pinv, lstsq, matrix_exp, solve_triangular, cholesky_solve and cholesky_inverse, and
+"""torch.linalg's decompositions and what PyTorch builds on them: svd, qr, geqrf and
+householder_product, cholesky, eigh, slogdet, pinv, lstsq, matrix_exp, solve_triangular,
+cholesky_solve and cholesky_inverse, and
 their ``torch.*`` spellings (svd, qr, cholesky, pinverse, logdet, matrix_power, vander, ...).
 
 The forwards run NumPy's LAPACK on the host (a CUDA tensor's values are copied there and the
