@@ -1,7 +1,7 @@
 """torch.linalg's decompositions and what PyTorch builds on them: svd, qr, geqrf and
 householder_product, cholesky, eigh, slogdet, pinv, lstsq, matrix_exp, solve_triangular,
-cholesky_solve and cholesky_inverse, and
-their ``torch.*`` spellings (svd, qr, cholesky, pinverse, logdet, matrix_power, vander, ...).
+cholesky_solve and cholesky_inverse, and their ``torch.*`` spellings (svd, qr, cholesky,
+pinverse, logdet, matrix_power, vander, orgqr, ...).
 
 The forwards run NumPy's LAPACK on the host (a CUDA tensor's values are copied there and the
 results back: there is no device solver yet). The backward rules are PyTorch's
