@@ -168,6 +168,25 @@ def _expm_np(a):
     return ((v * np.exp(w)[..., None, :]) @ np.linalg.inv(v)).real.astype(a.dtype)
 
 
+def _householder_np(a, tau):
+    """The product of the reflectors I - tau_i v_i v_i^T, each formed as a matrix."""
+    m, n = a.shape[-2:]
+    out = np.empty(a.shape, a.dtype)
+    for idx in np.ndindex(*a.shape[:-2]):
+        q = np.eye(m)
+        for i in range(tau.shape[-1]):
+            v = np.where(np.arange(m) > i, a[idx][:, i], 0.0)
+            v[i] = 1.0
+            q = q @ (np.eye(m) - tau[idx][i] * np.outer(v, v))
+        out[idx] = q[:, :n]
+    return out
+
+
+def _geqrf_np(a):
+    """geqrf's packed factors (Fortran order in NumPy's raw mode)."""
+    return np.swapaxes(np.linalg.qr(a, mode="raw")[0], -1, -2)
+
+
 U = OpInfo
 NF = ng.nn.functional
 B = BINARY_SHAPES
@@ -901,6 +920,11 @@ OPS = [
       [((2, 3), (3, 2)), ("transposed", (2,))]),
     U("linalg_matrix_exp", lambda x: ng.linalg.matrix_exp(x), lambda a: _expm_np(a),
       shapes=[(3, 3), (2, 2, 2)], node="LinalgMatrixExpBackward0", rtol32=1e-4),
+    # (geqrf is not differentiable: PyTorch's NotImplementedError)
+    U("geqrf", lambda x: ng.geqrf(x).a, _geqrf_np, shapes=[(3, 2), (2, 3, 3)], grad=False),
+    U("linalg_householder_product", lambda x, t: ng.linalg.householder_product(x, t),
+      _householder_np, 2, [((3, 2), (2,)), ((2, 3, 3), (2, 2)), ((4, 2), (1,))],
+      node="LinalgHouseholderProductBackward0", rtol32=1e-4),
     # ---------------------------------------------------------------- random (ops/random.py)
     # (a zero std or probability makes the draws constant: the values and zero gradients are
     # checked against references)

@@ -176,11 +176,6 @@ def test_interpolate_errors_match_pytorch(case):
     assert type(ours) is type(theirs) and str(ours) == str(theirs)
 
 
-def test_interpolate_modes_not_built_say_so():
-    with pytest.raises(NotImplementedError, match="mode 'bicubic' with antialias is not impl"):
-        ng.nn.functional.interpolate(ng.tensor(X4), size=3, mode="bicubic", antialias=True)
-
-
 # ---------------------------------------------------------------- channel dropout
 
 

@@ -7,7 +7,14 @@ per-sample gradients and Jacobians with torch.func, activation checkpointing; sp
 transformer networks, FGSM adversarial examples, DQN with a replay memory, custom Functions
 with double backward and a fused conv + batch norm, forward-mode AD, d2l's RNN and batch norm
 from scratch, d2l's attention mechanisms, and neural tangent kernels with model ensembling by
-torch.func."""
+torch.func; knowledge distillation (KL divergence on soft targets, cosine loss on hooked
+hidden representations), DCGAN, text classification with EmbeddingBag, translation with
+nn.Transformer, time-sequence prediction with LSTMCells and LBFGS, sub-pixel super-resolution
+with orthogonal init and an antialiased resize, fast neural style (reflection padding,
+instance norm, Gram matrices), the parametrizations tutorial with ``orthogonal``, a siamese
+network with contrastive and triplet losses, fast.ai's matmul/backprop/minibatch notebooks from
+scratch, and learning-rate schedules (a range test, warmup lambdas, one-cycle, cyclic, warm
+restarts)."""
 
 import os
 import sys
@@ -22,7 +29,10 @@ HERE = os.path.join(os.path.dirname(__file__), "programs_d")
 PROGRAMS = ["cifar_cnn", "resnet", "autoencoder", "seq2seq_attention", "lstm_classifier",
             "word2vec", "data_pipeline", "finetune", "style_transfer", "tensor_puzzles", "swa_ema",
             "per_sample_grads", "checkpointing", "stn", "fgsm", "dqn", "custom_function",
-            "forward_ad", "d2l_scratch", "d2l_attention", "ntk_ensembling"]
+            "forward_ad", "d2l_scratch", "d2l_attention", "ntk_ensembling", "distillation", "dcgan",
+            "text_classification", "translation_transformer", "time_sequence", "super_resolution",
+            "fast_neural_style", "parametrizations", "siamese", "fastai_from_scratch",
+            "lr_schedules"]
 
 
 def _run_fresh(name, backend):
@@ -38,6 +48,15 @@ def _run_fresh(name, backend):
 @pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 # (d2l's training loop reads float(loss) of a loss that requires grad; both libraries warn)
 @pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad=True:UserWarning")
+# (both libraries warn where the programs ask for it: kl_div's reduction='mean', a
+# sequence-first TransformerEncoder with enable_nested_tensor, a float attn_mask beside a bool
+# key_padding_mask)
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides the total loss:UserWarning")
+@pytest.mark.filterwarnings("ignore:enable_nested_tensor is True:UserWarning")
+@pytest.mark.filterwarnings("ignore:Support for mismatched key_padding_mask:UserWarning")
+# (np.array(tensor) on PyTorch's Tensor.__array__, which has no copy keyword)
+@pytest.mark.filterwarnings(
+    "ignore:__array__ implementation doesn't accept a copy:DeprecationWarning")
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_matches_torch(name):
     _assert_matches(_run_fresh(name, "numbagrad"), _run_fresh(name, "torch"))

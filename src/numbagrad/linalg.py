@@ -11,6 +11,7 @@ from .ops import reduce as R
 from .ops.decompositions import (
     linalg_cholesky,
     linalg_eigh,
+    linalg_householder_product,
     linalg_lstsq,
     linalg_pinv,
     linalg_qr,
@@ -37,9 +38,9 @@ from .ops.movement import cat
 _SCALAR = D.SCALAR_TYPE  # (a dtype's name in PyTorch's messages: Long, Float)
 
 __all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "inv", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank",
-           "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd",
-           "svdvals", "vander", "vecdot", "vector_norm"]
+           "householder_product", "inv", "lstsq", "matmul", "matrix_exp", "matrix_norm",
+           "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+           "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
 
 
 def cross(input, other, *, dim=-1):
@@ -147,6 +148,13 @@ def svdvals(A, *, driver=None):
 def qr(A, mode="reduced"):
     """``Q, R`` with ``A = Q R``: mode 'reduced', 'complete' or 'r' (R only, Q empty)."""
     return linalg_qr(A, mode)
+
+
+def householder_product(A, tau):
+    """The first ``n`` columns of the product of the Householder reflectors
+    ``I - tau_i v_i v_i^T`` stored below the diagonal of ``A`` (..., m, n), as ``geqrf``
+    leaves them (LinalgHouseholderProductBackward0)."""
+    return linalg_householder_product(A, tau)
 
 
 def cholesky(A, *, upper=False):

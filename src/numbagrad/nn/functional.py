@@ -1350,8 +1350,8 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     input's elements by index (their node is CloneBackward0 or IndexBackward0, not PyTorch's
     UpsampleNearest2DBackward0); ``linear``, ``bilinear``, ``trilinear`` and ``bicubic``
     multiply by fixed interpolation matrices along each dim, as all of them are separable
-    (UnsafeViewBackward0, not UpsampleBilinear2DBackward0); ``area`` is
-    ``adaptive_avg_pool``."""
+    (UnsafeViewBackward0, not UpsampleBilinear2DBackward0), and so do the ``antialias`` resizes
+    (bilinear, bicubic and ``lanczos``, 4-d); ``area`` is ``adaptive_avg_pool``."""
     # (PyTorch's order of checks: align_corners, the sizes, antialias, then the mode)
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
@@ -1393,9 +1393,12 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {input.ndim}D) for "
             "the modes: nearest | linear | bilinear | bicubic | trilinear | lanczos | area | "
             f"nearest-exact (got {mode})")
-    if antialias:
-        raise NotImplementedError(f"interpolate mode {mode!r} with antialias is not "
-                                  "implemented in numbagrad")
+    if mode != "area" and min(in_sizes + out_sizes) <= 0:
+        names = ("D", "H", "W")[3 - spatial:]
+        sizes = [", ".join(f"{a}: {v}" for a, v in zip(names, vals))
+                 for vals in (in_sizes, out_sizes)]
+        raise RuntimeError("Input and output sizes should be greater than 0, but got input "
+                           f"({sizes[0]}){' and' if spatial == 1 else ''} output ({sizes[1]})")
     if mode == "area":
         return _F.FUNCTIONAL[f"adaptive_avg_pool{spatial}d"](input, out_sizes)
     out = input
@@ -1405,8 +1408,11 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
             index = _nearest_index(n, m, s, mode == "nearest-exact", spatial == 2)
             out = out[(slice(None),) * d + (index,)]
             continue
-        weights = (_cubic_weights if mode == "bicubic" else _linear_weights)(n, m, s,
-                                                                             align_corners)
+        if antialias:
+            weights = _antialias_weights(n, m, s, align_corners, mode)
+        else:
+            weights = (_cubic_weights if mode == "bicubic" else _linear_weights)(
+                n, m, s, align_corners)
         w = factory.tensor(weights, dtype=input.dtype, device=input.device)
         # the weights (out, in) applied along dim d
         if d == input.ndim - 1:
@@ -1490,6 +1496,56 @@ def _cubic_weights(n: int, m: int, scale, align_corners: bool) -> np.ndarray:
     w = np.zeros((m, n))
     for j, c in enumerate((far(t + 1), near(t), near(1 - t), far(2 - t))):
         np.add.at(w, (np.arange(m), np.clip(i0 - 1 + j, 0, n - 1)), c)
+    return w
+
+
+def _aa_linear(x: np.ndarray) -> np.ndarray:
+    return np.maximum(1.0 - np.abs(x), 0.0)
+
+
+def _aa_cubic(x: np.ndarray) -> np.ndarray:
+    # Keys' cubic with A = -0.5 (PIL's), not the -0.75 of the plain bicubic mode
+    x, A = np.abs(x), -0.5
+    near = ((A + 2) * x - (A + 3)) * x * x + 1
+    far = ((A * x - 5 * A) * x + 8 * A) * x - 4 * A
+    return np.where(x < 1.0, near, np.where(x < 2.0, far, 0.0))
+
+
+def _aa_lanczos(x: np.ndarray) -> np.ndarray:
+    return np.where(np.abs(x) < 3.0, np.sinc(x) * np.sinc(x / 3.0), 0.0)
+
+
+# mode -> (filter, taps): the filter's support is taps / 2 input pixels at scale 1
+_AA_FILTERS = {"bilinear": (_aa_linear, 2), "bicubic": (_aa_cubic, 4),
+               "lanczos": (_aa_lanczos, 6)}
+
+
+def _antialias_weights(n: int, m: int, scale, align_corners: bool, mode: str) -> np.ndarray:
+    """The (m, n) matrix of PyTorch's antialiased resize along one dim (PIL's algorithm):
+    when shrinking by ``step`` > 1 the filter is stretched ``step`` times, so each output
+    averages every input pixel under it; each row's taps are those whose centres lie within
+    the support around the output's centre, and they are normalised to sum to 1 (so the
+    edges are not clamped but renormalised). A dim whose size does not change is copied,
+    whatever the scale factor (PyTorch's forward skips it)."""
+    if m == n:
+        return np.eye(n)
+    fn, taps = _AA_FILTERS[mode]
+    if align_corners:
+        step = (n - 1) / (m - 1) if m > 1 else 0.0
+    else:
+        step = 1.0 / scale if scale is not None and scale > 0 else n / m
+    support = taps * 0.5 * step if step >= 1.0 else taps * 0.5
+    stretch = 1.0 / step if step >= 1.0 else 1.0
+    max_taps = int(math.ceil(support)) * 2 + 1
+    w = np.zeros((m, n))
+    for i in range(m):
+        center = step * (i + 0.5)
+        # (C++ casts truncate toward zero)
+        lo = max(int(center - support + 0.5), 0)
+        size = min(max(min(int(center + support + 0.5), n) - lo, 0), max_taps)
+        taps_w = fn((np.arange(lo, lo + size) - center + 0.5) * stretch)
+        total = taps_w.sum()
+        w[i, lo:lo + size] = taps_w / total if total != 0.0 else taps_w
     return w
 
 

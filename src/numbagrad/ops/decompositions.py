@@ -1,6 +1,7 @@
-"""torch.linalg's decompositions and what PyTorch builds on them: svd, qr, cholesky, eigh,
-slogdet, pinv, lstsq, matrix_exp, solve_triangular, cholesky_solve and cholesky_inverse, and
-their ``torch.*`` spellings (svd, qr, cholesky, pinverse, logdet, matrix_power, vander, ...).
+"""torch.linalg's decompositions and what PyTorch builds on them: svd, qr, geqrf and
+householder_product, cholesky, eigh, slogdet, pinv, lstsq, matrix_exp, solve_triangular,
+cholesky_solve and cholesky_inverse, and their ``torch.*`` spellings (svd, qr, cholesky,
+pinverse, logdet, matrix_power, vander, orgqr, ...).
 
 The forwards run NumPy's LAPACK on the host (a CUDA tensor's values are copied there and the
 results back: there is no device solver yet). The backward rules are PyTorch's
@@ -186,6 +187,115 @@ def _qr_backward_tall(gQ, gR, Q, R):
     if gQ is not None:
         b = b + gQ
     return linalg_solve_triangular(R, b, upper=True, left=False, transposed=True)
+
+
+# ---------------------------------------------------------------- householder reflectors
+
+GEQRF = ("a", "tau")
+
+
+@composite("geqrf", variants="function method")
+def geqrf(ctx, x):
+    """LAPACK's ``geqrf``: R on and above the diagonal of ``a``, and below it the Householder
+    vectors whose product with the scales ``tau`` is Q (``linalg.householder_product``).
+    Not differentiable, as in PyTorch."""
+    if x.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f'"geqrf_cpu" not implemented for \'{_SCALAR[x.dtype.name]}\'')
+    a = x._data if x.device.type == "cpu" else x._host()
+    ctx.wrap = _wrap("geqrf", GEQRF)
+    m, n = a.shape[-2:]
+    if min(m, n) == 0:
+        return _back(ctx, a.copy()), _back(ctx, np.zeros(a.shape[:-2] + (0,), a.dtype))
+    # (NumPy's raw mode is geqrf's output in Fortran order: transposed)
+    h, tau = np.linalg.qr(a, mode="raw")
+    return (_back(ctx, np.ascontiguousarray(np.swapaxes(h, -1, -2)).astype(a.dtype)),
+            _back(ctx, tau.astype(a.dtype)))
+
+
+@geqrf.defvjp
+def geqrf_vjp(ctx, grads):
+    raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+def _check_householder(x, tau):
+    op = "torch.linalg.householder_product"
+    if x.ndim < 2:
+        raise RuntimeError(f"{op}: input must have at least 2 dimensions.")
+    if x.shape[-2] < x.shape[-1]:
+        raise RuntimeError(f"{op}: input.shape[-2] must be greater than or equal to "
+                           "input.shape[-1]")
+    if tau.ndim and x.shape[-1] < tau.shape[-1]:
+        raise RuntimeError(f"{op}: input.shape[-1] must be greater than or equal to "
+                           "tau.shape[-1]")
+    if x.ndim - tau.ndim != 1:
+        raise RuntimeError(f"{op}: Expected tau to have one dimension less than input, but got "
+                           f"tau.ndim equal to {tau.ndim} and input.ndim is equal to {x.ndim}")
+    if x.ndim > 2 and tuple(tau.shape[:-1]) != tuple(x.shape[:-2]):
+        raise RuntimeError(f"{op}: Expected batch dimensions of tau to be equal to "
+                           f"input.shape[:-2], but got {list(tau.shape[:-1])}")
+    if tau.dtype != x.dtype:
+        raise RuntimeError(f"{op}: tau dtype {_SCALAR[tau.dtype.name]} does not match input "
+                           f"dtype {_SCALAR[x.dtype.name]}")
+    if tau.device != x.device:
+        raise RuntimeError(f"Expected tau and input to be on the same device, but found tau on "
+                           f"{tau.device} and input on {x.device} instead.")
+    if not x.dtype.is_floating_point:
+        raise NotImplementedError(f'"orgqr_cpu" not implemented for \'{_SCALAR[x.dtype.name]}\'')
+
+
+@composite("linalg_householder_product", node="LinalgHouseholderProductBackward0")
+def linalg_householder_product(ctx, x, tau):
+    """The first ``n`` columns of ``H_1 ... H_k`` for ``x`` (..., m, n), where
+    ``H_i = I - tau_i v_i v_i^T`` and ``v_i`` is column i of ``x`` below the diagonal with a
+    1 on it (LAPACK's orgqr)."""
+    _check_householder(x, tau)
+    a = x._data if x.device.type == "cpu" else x._host()
+    t = tau._data if tau.device.type == "cpu" else tau._host()
+    m, n = a.shape[-2:]
+    q = np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape).copy()
+    for i in reversed(range(t.shape[-1])):
+        v = a[..., :, i].copy()
+        v[..., :i] = 0
+        v[..., i] = 1
+        q -= t[..., i, None, None] * v[..., :, None] * (v[..., None, :] @ q)
+    ctx.save(x=x, tau=tau)
+    return _back(ctx, q)
+
+
+@linalg_householder_product.defvjp
+def linalg_householder_product_vjp(ctx, grad):
+    # Q = P_i H_i R_i with P_i = H_1 ... H_{i-1}, R_i = H_{i+1} ... H_k I[:, :n], so reflector
+    # i sees the gradient P_i^T G R_i^T; with a = P_i v and b = R_i^T v:
+    # d tau_i = -a.(G b), d v_i = -tau_i (P_i^T G b + R_i G^T a)
+    x, tau = ctx["x"], ctx["tau"]
+    m, n = x.shape[-2:]
+    k = tau.shape[-1]
+    eye = Tensor._make(np.eye(m, n, dtype=x.dtype.np)).to(x.device)
+    V = x.tril(-1) + eye
+    vs = [V.select(-1, i).unsqueeze(-1) for i in range(k)]
+    taus = [tau.select(-1, i).unsqueeze(-1).unsqueeze(-1) for i in range(k)]
+    rights = [None] * k  # R_i
+    r = eye.expand(V.shape)
+    for i in reversed(range(k)):
+        rights[i] = r
+        r = r - taus[i] * vs[i] @ (vs[i].mT @ r)
+    p = _eye_like(x.new_ones(*x.shape[:-2], m))  # P_i
+    gx_cols, gtau = [], []
+    for i in range(k):
+        v, t = vs[i], taus[i]
+        a, b = p @ v, rights[i].mT @ v
+        Gb = grad @ b
+        gtau.append(-(a * Gb).sum((-2, -1)))
+        gv = -t * (p.mT @ Gb + rights[i] @ (grad.mT @ a))
+        gx_cols.append(gv.squeeze(-1))
+        p = p - (t * a) @ v.mT
+    below = Tensor._make(np.tril(np.ones((m, n), dtype=x.dtype.np), -1)).to(x.device)
+    zeros = x.new_zeros(*x.shape[:-1])
+    gx = M.stack(gx_cols + [zeros] * (n - k), -1) * below
+    gt = M.stack(gtau, -1) if k else tau.new_zeros(tau.shape)
+    return gx, gt
 
 
 # ---------------------------------------------------------------- triangular systems
@@ -760,6 +870,12 @@ def matrix_power(input, n):
 def matrix_exp(input):
     """``linalg.matrix_exp``."""
     return linalg_matrix_exp(input)
+
+
+@public("function method")
+def orgqr(input, tau):
+    """``linalg.householder_product`` under LAPACK's name."""
+    return linalg_householder_product(input, tau)
 
 
 @public("function")

@@ -1,10 +1,15 @@
-"""Parametrizations built on ``parametrize``: ``weight_norm`` and ``spectral_norm`` (PyTorch's
-``orthogonal`` is not here)."""
+"""Parametrizations built on ``parametrize``: ``orthogonal``, ``weight_norm`` and
+``spectral_norm``."""
 
 from __future__ import annotations
 
+from enum import Enum, auto
+
+from ... import factory
 from ...autograd.grad_mode import no_grad
-from ...ops import mv, vdot
+from ...dtypes import finfo
+from ...ops import add, allclose, cat, geqrf, matrix_exp, mv, orgqr, vdot
+from ...ops.linalg import linalg_solve
 from ...tensor import Tensor
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -12,7 +17,131 @@ from ..modules.module import Module
 from . import parametrize
 from .weight_norm import _norm_except_dim, _weight_norm
 
-__all__ = ["weight_norm", "spectral_norm"]
+__all__ = ["orthogonal", "spectral_norm", "weight_norm"]
+
+
+# ---------------------------------------------------------------- orthogonal
+
+
+def _is_orthogonal(Q) -> bool:
+    k = Q.size(-1)
+    eye = factory.eye(k, dtype=Q.dtype, device=Q.device)
+    return allclose(Q.mH @ Q, eye, atol=10.0 * Q.size(-2) * finfo(Q.dtype).eps)
+
+
+def _make_orthogonal(A):
+    """The Q of ``A = QR`` (``A`` tall) with R's diagonal made non-negative."""
+    X, tau = geqrf(A)
+    Q = orgqr(X, tau)
+    return Q * X.diagonal(dim1=-2, dim2=-1).sgn().unsqueeze(-2)
+
+
+class _OrthMaps(Enum):
+    matrix_exp = auto()
+    cayley = auto()
+    householder = auto()
+
+
+class _Orthogonal(Module):
+    """An orthogonal matrix (orthonormal columns, or rows for a wide one) from an
+    unconstrained one: ``exp`` or the Cayley map of the skew-symmetric matrix of its lower
+    triangle, or the product of the Householder reflectors below its diagonal. With the
+    trivialization, the result is ``base @ Q``, where ``base`` is what was last assigned."""
+
+    def __init__(self, weight, orthogonal_map: _OrthMaps, *,
+                 use_trivialization: bool = True) -> None:
+        super().__init__()
+        self.shape = weight.shape
+        self.orthogonal_map = orthogonal_map
+        if use_trivialization:
+            self.register_buffer("base", None)
+
+    def forward(self, X):
+        n, k = X.size(-2), X.size(-1)
+        transposed = n < k
+        if transposed:  # (a wide matrix is the transpose of a tall one)
+            X = X.mT
+            n, k = k, n
+        if self.orthogonal_map == _OrthMaps.householder:
+            A = X.tril(diagonal=-1)
+            tau = 2.0 / (1.0 + (A * A).sum(dim=-2))
+            # (the diagonal's integer part, +-1 after right_inverse, flips columns' signs)
+            Q = orgqr(A, tau) * X.diagonal(dim1=-2, dim2=-1).int().unsqueeze(-2)
+        else:
+            X = X.tril()
+            if n != k:  # (square, padded with zero columns)
+                X = cat([X, X.new_zeros(n, n - k).expand(*X.shape[:-2], -1, -1)], dim=-1)
+            A = X - X.mH
+            if self.orthogonal_map == _OrthMaps.matrix_exp:
+                Q = matrix_exp(A)
+            else:  # (I - A/2)^-1 (I + A/2)
+                eye = factory.eye(n, dtype=A.dtype, device=A.device)
+                Q = linalg_solve(add(eye, A, alpha=-0.5), add(eye, A, alpha=0.5))
+            if n != k:
+                Q = Q[..., :k]
+        if hasattr(self, "base"):
+            Q = self.base @ Q
+        return Q.mT if transposed else Q
+
+    @no_grad()
+    def right_inverse(self, Q):
+        if Q.shape != self.shape:
+            raise ValueError(f"Expected a matrix or batch of matrices of shape {self.shape}. "
+                             f"Got a tensor of shape {Q.shape}.")
+        Q_init = Q
+        n, k = Q.size(-2), Q.size(-1)
+        transpose = n < k
+        if transpose:
+            Q = Q.mT
+            n, k = k, n
+        if not hasattr(self, "base"):
+            if self.orthogonal_map != _OrthMaps.householder:
+                raise NotImplementedError(
+                    "It is not possible to assign to the matrix exponential or the Cayley "
+                    "parametrizations when use_trivialization=False.")
+            # geqrf's reflectors give Q back up to the signs of R's diagonal, which the
+            # diagonal's +-1 (read by forward) restores
+            A, tau = geqrf(Q)
+            A.diagonal(dim1=-2, dim2=-1).sign_()
+            A.diagonal(dim1=-2, dim2=-1)[tau == 0.0] *= -1
+            return A.mT if transpose else A
+        if n == k:
+            Q = Q.clone() if _is_orthogonal(Q) else _make_orthogonal(Q)
+        else:  # (completed to a square orthogonal matrix by random columns)
+            N = factory.randn(*(Q.size()[:-2] + (n, n - k)), dtype=Q.dtype, device=Q.device)
+            Q = _make_orthogonal(cat([Q, N], dim=-1))
+        self.base = Q
+        # what forward maps to the identity, so the parametrized value is ``base`` itself
+        neg_eye = factory.zeros_like(Q_init)
+        neg_eye.diagonal(dim1=-2, dim2=-1).fill_(-1.0)
+        return neg_eye
+
+
+def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
+               use_trivialization: bool = True) -> Module:
+    """Make ``module.<name>`` (a matrix or a batch of them) orthogonal: orthonormal columns if
+    it is tall, rows if it is wide. ``orthogonal_map``: ``"matrix_exp"`` (the default for a
+    square matrix), ``"cayley"`` or ``"householder"`` (the default otherwise). With
+    ``use_trivialization`` the value at registration (orthogonalized by QR if it is not
+    orthogonal) is kept as ``parametrizations.<name>[0].base``."""
+    weight = getattr(module, name, None)
+    if not isinstance(weight, Tensor):
+        raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
+    if weight.ndim < 2:
+        raise ValueError("Expected a matrix or batch of matrices. "
+                         f"Got a tensor of {weight.ndim} dimensions.")
+    if orthogonal_map is None:
+        orthogonal_map = "matrix_exp" if weight.size(-2) == weight.size(-1) else "householder"
+    orth_enum = getattr(_OrthMaps, orthogonal_map, None)
+    if orth_enum is None:
+        raise ValueError('orthogonal_map has to be one of "matrix_exp", "cayley", '
+                         f'"householder". Got: {orthogonal_map}')
+    orth = _Orthogonal(weight, orth_enum, use_trivialization=use_trivialization)
+    parametrize.register_parametrization(module, name, orth, unsafe=True)
+    return module
+
+
+# ---------------------------------------------------------------- weight and spectral norm
 
 
 class _WeightNorm(Module):
