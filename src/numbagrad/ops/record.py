@@ -726,6 +726,7 @@ def record_view(op, x, array, node_name=None, **fields):
         attach(op, ctx, None, (out,), node_name or op.node_name, (), [edge_of(x)])
     return out
 
+
 def pack_saved(op, args, kwargs, result):
     """The op observer (ops/observe.py) while saved-tensor hooks are set: the node the call
     recorded, if it saved tensors, keeps them packed by this thread's innermost hooks
