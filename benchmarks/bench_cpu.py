@@ -228,3 +228,16 @@ class W10MathFunctions:
     def time_w10(self, fn):
         self.run()
 
+
+class W11LossFunctions:
+    """``F.<loss>(x, t).backward()`` at 1e5 elements (workloads.w11)."""
+
+    params = ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss",
+              "binary_cross_entropy_with_logits"]
+    param_names = ["loss"]
+
+    def setup(self, loss):
+        self.run = W.w11(ng, loss)
+
+    def time_w11(self, loss):
+        self.run()

@@ -73,6 +73,11 @@ CASES = [
     ("W10 sigmoid 1e5", lambda lib: W.w10(lib, "sigmoid"), 1e6, "us", None),
     ("W10 log 1e5", lambda lib: W.w10(lib, "log"), 1e6, "us", None),
     ("W10 sin 1e5", lambda lib: W.w10(lib, "sin"), 1e6, "us", None),
+    # loss functions called by name at 1e5 (no targets were set for these)
+    ("W11 mse_loss 1e5", lambda lib: W.w11(lib, "mse_loss"), 1e6, "us", None),
+    ("W11 smooth_l1_loss 1e5", lambda lib: W.w11(lib, "smooth_l1_loss"), 1e6, "us", None),
+    ("W11 bce_with_logits 1e5",
+     lambda lib: W.w11(lib, "binary_cross_entropy_with_logits"), 1e6, "us", None),
 ]
 # On a GPU: the workloads whose size makes sense there. The targets are the CPU issue's; on a
 # GPU the table only reports (no targets were set for CUDA).

@@ -391,6 +391,26 @@ def w10(lib, fn, n=10**5, dtype="float32", device="cpu"):
     return run
 
 
+def w11(lib, loss, n=10**5, dtype="float32", device="cpu"):
+    """``F.<loss>(x, t).backward()`` at n elements: the loss functions scripts call by name
+    (``"mse_loss"``, ``"l1_loss"``, ``"smooth_l1_loss"``, ``"huber_loss"``,
+    ``"binary_cross_entropy_with_logits"``), mean reduction, a target without gradient."""
+    x = _leaf(lib, _data(n, 13), dtype, device)
+    values = _data(n, 14)
+    if loss == "binary_cross_entropy_with_logits":
+        values = 1 / (1 + np.exp(-values))  # (probabilities)
+    t = lib.tensor(values, dtype=getattr(lib, dtype), device=device)
+    f = getattr(lib.nn.functional, loss)
+
+    def run():
+        x.grad = None
+        f(x, t).backward()
+        _sync(lib, device)
+
+    run()
+    return run
+
+
 # W6 runs in a new interpreter: the import plus one W1 at n = 1e3.
 W6_SOURCE = """\
 import {module} as lib

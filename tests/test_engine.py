@@ -788,3 +788,15 @@ def test_grad_never_aliases_a_gradient_the_caller_passed_or_another_leaf_got():
     assert a.grad.data_ptr() != b.grad.data_ptr()
     b.grad.add_(1)
     assert vals(a.grad) == [3.0] * 5 and vals(b.grad) == [2.0] * 5
+
+
+def test_calling_a_node_returns_a_tensor_for_one_input_and_a_tuple_for_several():
+    torch = pytest.importorskip("torch")
+    for lib in (ng, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        one = x.sum().grad_fn(lib.tensor(1.0))
+        several = (x * 2).grad_fn(lib.ones(2))  # (MulBackward0 has two inputs, one a number)
+        both = (x * x.detach().requires_grad_()).grad_fn(lib.ones(2))
+        assert isinstance(one, lib.Tensor) and one.tolist() == [1.0, 1.0], lib
+        assert isinstance(several, tuple) and several[0].tolist() == [2.0, 2.0], lib
+        assert isinstance(both, tuple) and len(both) == 2, lib

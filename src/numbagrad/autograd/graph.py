@@ -132,9 +132,12 @@ class Node:
         return handle
 
     def __call__(self, *grads):
-        if self._packed:
-            return self.apply_unpacked(list(grads))
-        return self.apply(list(grads))
+        """The node's gradients for ``grads``: a tuple, or the Tensor itself for a node of one
+        input (PyTorch's ``grad_fn(g)``)."""
+        res = self.apply_unpacked(list(grads)) if self._packed else self.apply(list(grads))
+        if len(self.next_functions) == 1 and isinstance(res, (tuple, list)) and len(res) == 1:
+            return res[0]
+        return res
 
     # subclasses implement these two
     def apply(self, grads: list) -> tuple:
