@@ -334,17 +334,17 @@ def test_large_broadcasts_split_their_rows_over_threads(monkeypatch):
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("one Numba thread: the parallel rows kernel is never chosen")
     rng = np.random.default_rng(2)
-    a = rng.random((300, 800)).astype(np.float32)
-    b = rng.random(400).astype(np.float32)
-    c = rng.random((300, 1)).astype(np.float32)
+    a = rng.random((600, 2000)).astype(np.float32)
+    b = rng.random(1000).astype(np.float32)
+    c = rng.random((600, 1)).astype(np.float32)
     numba.set_num_threads(2)
-    contiguous = (ng.tensor(a[:, :400].copy()) + ng.tensor(b)).numpy()
+    contiguous = (ng.tensor(a[:, :1000].copy()) + ng.tensor(b)).numpy()
     strided = (ng.tensor(a)[:, ::2] * ng.tensor(c)).numpy()  # inner stride 2: the slow loop
-    np.testing.assert_array_equal(contiguous, a[:, :400] + b)
+    np.testing.assert_array_equal(contiguous, a[:, :1000] + b)
     np.testing.assert_array_equal(strided, a[:, ::2] * c)
     assert E.add.kernel(D.float32).rows.signatures
     assert E.mul.kernel(D.float32).rows.signatures
-    assert cpu.PARALLEL_MIN <= 300 * 400
+    assert cpu.PARALLEL_MIN <= 600 * 1000
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

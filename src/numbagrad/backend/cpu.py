@@ -294,9 +294,12 @@ def fastmath_pasted(src: str) -> bool:
 _kernels: dict[tuple, object] = {}
 
 
-# Above these sizes the ``par_*`` kernels split the loop over Numba's threads (measured
-# break-even on 2 cores: ~30k elements for arithmetic, ~1k for exp/sin/tanh; NUMBA_NOTES 3).
-PARALLEL_MIN = 65536
+# Above these sizes the ``par_*`` kernels split the loop over Numba's threads. Back to back,
+# the break-even on 2 cores is ~30k elements for arithmetic, ~1k for exp/sin/tanh (NUMBA_NOTES
+# 3); between a step's calls the idle threads sleep (GOMP_SPINCOUNT: numbagrad/__init__.py)
+# and waking them costs 20-40 us on the project's VM, which arithmetic repays only from
+# about half a million elements (F.mse_loss at 1e5: 146 us on two threads, 104 on one).
+PARALLEL_MIN = 1 << 19
 PARALLEL_MIN_HEAVY = 8192
 
 
@@ -366,27 +369,33 @@ def fused_module_body(functions, patterns: str, n_out: int, n_params: int, lines
 
     parts = ["from numba import prange"] + scalar_functions_source(functions)
     if total:
-        reassoc = ", fastmath={'reassoc'}, parallel=True"
+        # ``total`` over its blocks on Numba's threads, ``total_flat`` in turn (lazy.total
+        # takes it below the module's PARALLEL_MIN): the same blocks, so the same sum
         args = ", ".join(["out", "part", "n", "C", "rows"] + ins)
-        head = f"{codegen.jit_line(reassoc)}\ndef total({args}):\n"
-        if by_rows:
-            loop = (["    m = n // C", "    for b in prange(part.shape[0]):", "        acc = _c(0)",
-                     "        for r in range(b * rows, min((b + 1) * rows, m)):",
-                     "            lo = r * C"]
-                    + slices("            ", "lo", "lo + C")
-                    + ["            for c in range(C):"] + reads("                ", "c")
-                    + ["                " + line for line in lines]
-                    + ["                acc += o0"])
-        else:
-            loop = (["    for b in prange(part.shape[0]):", "        lo = b * 16384",
-                     "        hi = min(lo + 16384, n)", "        acc = _c(0)"]
-                    + slices("        ", "lo", "hi")
-                    + ["        for j in range(hi - lo):"] + reads("            ", "j")
-                    + ["            " + line for line in lines]
-                    + ["            acc += o0"])
-        loop += ["        part[b] = acc", "    acc = _c(0)", "    for b in range(part.shape[0]):",
-                 "        acc += part[b]", "    out[0] = acc"]
-        parts.append(head + "\n".join(loop))
+        for name, rng, extra in (("total", "prange", ", parallel=True"),
+                                 ("total_flat", "range", "")):
+            flags = ", fastmath={'reassoc'}" + extra
+            head = f"{codegen.jit_line(flags)}\ndef {name}({args}):\n"
+            if by_rows:
+                loop = (["    m = n // C", f"    for b in {rng}(part.shape[0]):",
+                         "        acc = _c(0)",
+                         "        for r in range(b * rows, min((b + 1) * rows, m)):",
+                         "            lo = r * C"]
+                        + slices("            ", "lo", "lo + C")
+                        + ["            for c in range(C):"] + reads("                ", "c")
+                        + ["                " + line for line in lines]
+                        + ["                acc += o0"])
+            else:
+                loop = ([f"    for b in {rng}(part.shape[0]):", "        lo = b * 16384",
+                         "        hi = min(lo + 16384, n)", "        acc = _c(0)"]
+                        + slices("        ", "lo", "hi")
+                        + ["        for j in range(hi - lo):"] + reads("            ", "j")
+                        + ["            " + line for line in lines]
+                        + ["            acc += o0"])
+            loop += ["        part[b] = acc", "    acc = _c(0)",
+                     "    for b in range(part.shape[0]):", "        acc += part[b]",
+                     "    out[0] = acc"]
+            parts.append(head + "\n".join(loop))
         return "\n\n\n".join(parts)
     outs = [f"out{k}" for k in range(n_out)]
     if n_col or tot:

@@ -539,8 +539,9 @@ def total(e):
         blocks = -(-(n // c) // rows)
     out = np.empty(1, e.np_dtype)
     part = np.empty(blocks, e.np_dtype)
+    run = mod.total if n >= mod.PARALLEL_MIN and cpu.num_threads() > 1 else mod.total_flat
     try:
-        mod.total(out, part, n, c, rows, *loop.arrays, *loop.params)
+        run(out, part, n, c, rows, *loop.arrays, *loop.params)
     except numba.core.errors.NumbaError:
         return None
     return out.reshape(())
