@@ -297,9 +297,10 @@ _kernels: dict[tuple, object] = {}
 # Above these sizes the ``par_*`` kernels split the loop over Numba's threads. Back to back,
 # the break-even on 2 cores is ~30k elements for arithmetic, ~1k for exp/sin/tanh (NUMBA_NOTES
 # 3); between a step's calls the idle threads sleep (GOMP_SPINCOUNT: numbagrad/__init__.py)
-# and waking them costs 20-40 us on the project's VM, which arithmetic repays only from
-# about half a million elements (F.mse_loss at 1e5: 146 us on two threads, 104 on one).
-PARALLEL_MIN = 1 << 19
+# and waking them costs 20-40 us on the project's VM, which arithmetic repays from somewhat
+# above 1e5 elements (F.mse_loss at 1e5: 140 us on two threads, 104 on one; a CNN step's
+# 2e5-element activations still gain: with 2**19 here W8 took 6.9 ms on two threads, not 5.1).
+PARALLEL_MIN = 1 << 17
 PARALLEL_MIN_HEAVY = 8192
 
 
