@@ -158,6 +158,12 @@ def _cpu_array(x):
 # argument types, a bad dim or shape: the op's own errors) goes the general way.
 
 
+def _lean_dim(d, n):
+    """``d`` wrapped into ``range(n)`` when it is an int within PyTorch's range for ``n``
+    dims, else None (the op's own checks and errors then run)."""
+    return d % n if type(d) is int and -n <= d < n else None
+
+
 def _view_lean(x, *shape, **kwargs):
     a = _cpu_array(x)
     if a is None or kwargs or not a.flags.c_contiguous:
@@ -279,12 +285,9 @@ def _permute_lean(x, *dims, **kwargs):
     a = _cpu_array(x)
     if a is None or kwargs or not dims:
         return None
-    dims = parse_shape(dims)
     nd = a.ndim
-    if len(dims) != nd or any([not -nd <= d < nd for d in dims]):
-        return None
-    dims = tuple([d % nd for d in dims])
-    if len(set(dims)) != nd:
+    dims = tuple([_lean_dim(d, nd) for d in parse_shape(dims)])
+    if len(dims) != nd or None in dims or len(set(dims)) != nd:
         return None
     return record_view(permute, x, a.transpose(dims), dims=dims)
 
@@ -317,11 +320,9 @@ def _transpose_lean(x, *args, **kwargs):
     a = _cpu_array(x)
     if a is None or kwargs or len(args) != 2:
         return None
-    d0, d1 = args
-    nd = a.ndim
-    if type(d0) is not int or type(d1) is not int or not (-nd <= d0 < nd and -nd <= d1 < nd):
+    d0, d1 = _lean_dim(args[0], a.ndim), _lean_dim(args[1], a.ndim)
+    if d0 is None or d1 is None:
         return None
-    d0, d1 = d0 % nd, d1 % nd
     return record_view(transpose, x, a.swapaxes(d0, d1), pair=(d0, d1))
 
 
@@ -387,13 +388,11 @@ squeeze.defjvp(linear(squeeze))
 
 def _squeeze_lean(x, *args, **kwargs):
     a = _cpu_array(x)
-    if a is None or kwargs or len(args) != 1 or type(args[0]) is not int:
+    if a is None or kwargs or len(args) != 1:
         return None
-    shape, d = a.shape, args[0]
-    nd = len(shape)
-    if not nd or not -nd <= d < nd:
+    shape, d = a.shape, _lean_dim(args[0], a.ndim)
+    if d is None:
         return None
-    d %= nd
     squeezed = shape[:d] + shape[d + 1:] if shape[d] == 1 else shape
     return record_view(squeeze, x, a.reshape(squeezed), "SqueezeBackward1", dims=(d,))
 
@@ -420,12 +419,11 @@ unsqueeze.defjvp(linear(unsqueeze))
 
 def _unsqueeze_lean(x, *args, **kwargs):
     a = _cpu_array(x)
-    if a is None or kwargs or len(args) != 1 or type(args[0]) is not int:
+    if a is None or kwargs or len(args) != 1:
         return None
-    shape, d = a.shape, args[0]
-    if not -len(shape) - 1 <= d <= len(shape):
+    shape, d = a.shape, _lean_dim(args[0], a.ndim + 1)
+    if d is None:
         return None
-    d %= len(shape) + 1
     return record_view(unsqueeze, x, a.reshape(shape[:d] + (1,) + shape[d:]), dim=d)
 
 
