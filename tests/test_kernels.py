@@ -236,6 +236,90 @@ def test_vectorizable_float32_sin_and_cos_are_within_1_ulp_over_every_exponent(n
     assert f"{name}_float32(" in src and f"math.{name}(" not in src
 
 
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_float32_sin_and_cos_below_2_19_take_the_table_free_loop_with_the_same_values(name):
+    # a loop whose arguments are all below fastmath.SMALL_BELOW calls the twins without the
+    # table (codegen.split_ranges); they give the table's values for every float32 there
+    # (checked whole once: 1.2e9 values each sign), so the same 1 ulp against NumPy; one
+    # large value, inf or NaN sends the whole call to the exact loop
+    rng = np.random.default_rng(1)
+    near = (np.arange(1, 333_000, 7) * (np.pi / 2)).astype(np.float32)  # up to 5.2e5
+    near = near[near < 524288.0]
+    v = np.concatenate([rng.uniform(-524287, 524287, 300_000).astype(np.float32),
+                        near, np.nextafter(near, np.float32(0)), -near,
+                        np.float32([0.0, -0.0, 1e-45, -1e-45, 524287.97])])
+    assert np.abs(v).max() < 524288.0
+    fn = getattr(ng, name)
+    got = fn(ng.from_numpy(v)).numpy()
+    ref = getattr(np, name)(v.astype(np.float64)).astype(np.float32)
+    assert _ulps(got, ref).max() <= 1
+    assert np.array_equal(np.signbit(got[-5:-1]), np.signbit(ref[-5:-1]))
+    for odd in (np.float32(524288.0), np.float32(3e38), np.inf, np.nan):
+        w = v[:1000].copy()
+        w[17] = odd
+        with np.errstate(invalid="ignore"):
+            ref = getattr(np, name)(w.astype(np.float64)).astype(np.float32)
+        got = fn(ng.from_numpy(w)).numpy()
+        assert _ulps(got[np.isfinite(ref)], ref[np.isfinite(ref)]).max() <= 1
+        assert np.array_equal(got[~np.isfinite(ref)], ref[~np.isfinite(ref)], equal_nan=True)
+    # the gradient's rule (grad * cos(x), -grad * sin(x)) is split the same way
+    x = ng.from_numpy(v[:4096].copy()).requires_grad_()
+    fn(x).sum().backward()
+    other = np.cos if name == "sin" else (lambda a: -np.sin(a))
+    ref = other(v[:4096].astype(np.float64)).astype(np.float32)
+    assert _ulps(x.grad.numpy(), ref).max() <= 1
+    src = Path(getattr(E, name).kernel(D.float32).__file__).read_text()
+    assert f"{name}_small_float32(" in src and "all_below(a0, 524288.0)" in src
+
+
+def test_split_ranges_splits_only_loops_whose_twinned_arguments_trace_to_parameters():
+    from numbagrad.backend import codegen
+    src = textwrap.dedent("""
+        def f(x):
+            return s(x)
+
+        def g(x):
+            return s(3.0 * x)
+
+        def h(y, x):
+            return (y, f(x))[1]
+
+        def loop(out, a0, a1):
+            w1 = a1[0:4]
+            for j in range(out.shape[0]):
+                v1 = w1[j]
+                out[j] = h(a0[j], v1)
+
+        def loop_expr(out, a0):
+            for j in range(out.shape[0]):
+                out[j] = g(a0[j])
+
+        def loop_inplace(out, a0):
+            for j in range(out.shape[0]):
+                out[j] = f(out[j]) + a0[j]
+
+        def loop_intermediate(out, a0):
+            for j in range(out.shape[0]):
+                e = a0[j] * 2.0
+                out[j] = f(e)
+        """)
+    got = codegen.split_ranges(src, {"s": ("s_fast", 8.0)}, "below")
+    ns = {"s": lambda x: ("exact", x), "s_fast": lambda x: ("fast", x),
+          "below": lambda a, b: bool(np.all(np.abs(a) < b))}
+    exec(got, ns)  # noqa: S102 (the source above)
+    out = np.empty(2, object)
+    ns["loop"](out, [1, 1], np.array([1.0, 2.0]))
+    assert list(out) == [("fast", 1.0), ("fast", 2.0)]
+    ns["loop"](out, [1, 1], np.array([1.0, 9.0]))
+    assert list(out) == [("exact", 1.0), ("exact", 9.0)]
+    assert "h_small" in ns and "f_small" in ns and "g_small" not in ns
+    for name in ("loop_expr", "loop_inplace", "loop_intermediate"):
+        body = got[got.index(f"def {name}("):].split("\ndef ")[0]
+        assert "below(" not in body and "_small" not in body
+    assert codegen.split_ranges("def k(x):\n    return x\n", {"s": ("t", 1.0)}, "b") == (
+        "def k(x):\n    return x\n")
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_vectorizable_expm1_and_log1p_are_within_4_ulp_and_keep_the_special_values(dtype):
     # float32: computed in float64 and rounded once (within 1 ulp); float64 within 4

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import copy
 import glob
 import hashlib
 import importlib.util
@@ -192,6 +193,164 @@ def names_used(fn) -> set[str]:
     """Global names a function's body reads (for pulling in the scalar ops a rule calls)."""
     tree = _function_def(fn)
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def split_ranges(src: str, twins: dict, test: str) -> str:
+    """Module source ``src`` with each loop whose calls of a function named in ``twins`` can be
+    traced to its own parameters split in two: when every value of those parameters is below
+    the twin's bound (``test(array_or_number, bound)``), the loop calls the twin instead.
+
+    ``twins`` maps a function's name to (its twin's name, bound): the twin computes the same
+    values on arguments below the bound in magnitude, faster (``fastmath.SMALL_TWINS``: sin and
+    cos without their table, whose gathers keep a vector loop at a third of its speed). The
+    test runs on whole arrays before the loop, so a vector loop never branches per element.
+
+    A call's argument traces when it is a parameter of the helper that makes the call, passed
+    on as one by each caller, up to a loop function, where it is a parameter or a name assigned
+    only from items or slices of one (``v0 = w0[j]``, ``w0 = a0[lo:hi]``). A loop that calls a
+    twinned function on anything else (``sin(pi * x)``, an intermediate value), or that writes
+    into an array whose values it tests, keeps its one loop."""
+    tree = ast.parse(src)
+    funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
+    untraced = object()
+    flows: dict = {}  # helper name -> indices of its parameters that reach a twinned call
+
+    def stored(f):
+        return {n.id for n in ast.walk(f) if isinstance(n, ast.Name)
+                and isinstance(n.ctx, ast.Store)}
+
+    def is_loop(f):
+        return any(isinstance(n, (ast.For, ast.While)) for n in ast.walk(f))
+
+    def reach(name):  # the parameter indices of callee ``name`` its twinned calls read
+        if name in twins:
+            return {0}
+        f = funcs.get(name)
+        if f is None or is_loop(f):
+            return set()
+        if name not in flows:
+            flows[name] = set()  # (no recursion in kernels; guards a cycle anyway)
+            params = [a.arg for a in f.args.args]
+            assigned = stored(f)
+            found = set()
+            for call in _calls(f):
+                for k in reach_of(call):
+                    if k is untraced:
+                        found = untraced
+                        break
+                    arg = call.args[k] if k < len(call.args) else None
+                    if (isinstance(arg, ast.Name) and arg.id in params
+                            and arg.id not in assigned):
+                        found.add(params.index(arg.id))
+                    else:
+                        found = untraced
+                        break
+                if found is untraced:
+                    break
+            flows[name] = found
+        return flows[name]
+
+    def reach_of(call):
+        r = reach(call.func.id)
+        return [untraced] if r is untraced else sorted(r)
+
+    def roots(f):
+        """The parameters of loop function ``f`` its twinned calls read, or None."""
+        params = {a.arg for a in f.args.args}
+        values: dict = {}
+        for n in ast.walk(f):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        values.setdefault(t.id, []).append(n.value)
+                    else:
+                        for m in ast.walk(t):
+                            if isinstance(m, ast.Name) and isinstance(m.ctx, ast.Store):
+                                values.setdefault(m.id, []).append(None)
+            elif isinstance(n, (ast.AugAssign, ast.AnnAssign, ast.For, ast.NamedExpr)):
+                t = n.target
+                for m in ast.walk(t):
+                    if isinstance(m, ast.Name):
+                        values.setdefault(m.id, []).append(None)
+
+        def root(e, seen):
+            if isinstance(e, ast.Subscript):
+                return root(e.value, seen)
+            if not isinstance(e, ast.Name):
+                return None
+            if e.id in params:
+                return None if e.id in values else {e.id}
+            if e.id in seen:
+                return set()
+            out = set()
+            for v in values.get(e.id) or [None]:
+                r = None if v is None else root(v, seen | {e.id})
+                if r is None:
+                    return None
+                out |= r
+            return out
+
+        found = set()
+        for call in _calls(f):
+            for k in reach_of(call):
+                r = (None if k is untraced or k >= len(call.args)
+                     else root(call.args[k], frozenset()))
+                if r is None:
+                    return None
+                found |= r
+        written = set()
+        for n in ast.walk(f):
+            if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
+                r = root(n.value, frozenset())
+                written |= r if r is not None else params
+        return None if found & written else found
+
+    renamed = {}  # a function -> the one its split loop calls
+    for name in funcs:
+        r = reach(name)
+        if name not in twins and r is not untraced and r:
+            renamed[name] = name + "_small"
+    renamed.update({name: twin for name, (twin, _) in twins.items()})
+    changed = False
+    body = []
+    for node in tree.body:
+        body.append(node)
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        if node.name in renamed and node.name not in twins:
+            body.append(_renamed_calls(node, renamed, node.name + "_small"))
+            changed = True
+        elif is_loop(node):
+            found = roots(node)
+            if not found:
+                continue
+            bound = min(b for _, b in twins.values())
+            checks = [ast.Call(ast.Name(test, ast.Load()),
+                               [ast.Name(p, ast.Load()), ast.Constant(bound)], [])
+                      for p in sorted(found)]
+            fast = _renamed_calls(node, renamed, node.name)
+            cond = checks[0] if len(checks) == 1 else ast.BoolOp(ast.And(), checks)
+            node.body = [ast.If(cond, fast.body, node.body)]
+            changed = True
+    if not changed:
+        return src
+    tree.body = body
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
+def _calls(f):
+    return [n for n in ast.walk(f) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)]
+
+
+def _renamed_calls(f: ast.FunctionDef, names: dict, new_name: str) -> ast.FunctionDef:
+    """A copy of ``f`` named ``new_name`` whose calls of the functions in ``names`` call
+    their new names."""
+    g = copy.deepcopy(f)
+    g.name = new_name
+    for call in _calls(g):
+        if call.func.id in names:
+            call.func.id = names[call.func.id]
+    return g
 
 
 def jit_line(extra: str = "") -> str:

@@ -257,6 +257,8 @@ def with_fastmath(body: str, np_dtype) -> str:
         return src
 
     body = routed(body)
+    if any(name + "(" in body for name in fastmath.SMALL_TWINS):
+        body = codegen.split_ranges(body, fastmath.SMALL_TWINS, "all_below")
     sources = {}
 
     def need(fn):  # fn's source, after those of the helpers it calls
@@ -280,10 +282,12 @@ def with_fastmath(body: str, np_dtype) -> str:
     return "\n\n\n".join([_FASTMATH_HEAD] + [jit + src for src in sources.values()] + [body])
 
 
-# (the table's checksum is part of the source, so the kernel cache sees a change to it)
+# (the checksums of the table and of all_below's source are part of the source, so the kernel
+# cache sees a change to them)
 _FASTMATH_HEAD = ("from numbagrad.backend.fastmath import float32_from_bits, float64_from_bits, "
-                  "float64_bits, float32_bits, TWO_OVER_PI  # TWO_OVER_PI crc32 "
-                  f"{zlib.crc32(fastmath.TWO_OVER_PI.tobytes())}")
+                  "float64_bits, float32_bits, TWO_OVER_PI, all_below  # TWO_OVER_PI crc32 "
+                  f"{zlib.crc32(fastmath.TWO_OVER_PI.tobytes())}, all_below crc32 "
+                  f"{zlib.crc32(inspect.getsource(fastmath._all_below).encode())}")
 
 
 def fastmath_pasted(src: str) -> bool:

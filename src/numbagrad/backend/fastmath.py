@@ -12,7 +12,8 @@ Accuracy (measured against NumPy over the whole float range, see tests/test_kern
 to inf, underflow to 0 and NaN; ``tanh`` and ``log`` in float32 computed in float64 and rounded
 once (correctly rounded but for rare double roundings), in float64 within 3 and 2 ulp;
 ``expm1`` and ``log1p`` likewise in float32, within 4 ulp in float64; float32 ``sin`` and
-``cos`` (an exact argument reduction for every float32) within 1 ulp; ``erf_float32``
+``cos`` (an exact argument reduction for every float32) within 1 ulp, and their table-free
+twins for loops whose arguments are all below 2**19 (``SMALL_TWINS``) the same values; ``erf_float32``
 (``math.erf`` in float32 kernels: GELU and its gradient) within 2 ulp.
 """
 
@@ -22,7 +23,7 @@ import math
 
 import numpy as np
 from numba import types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 
 @intrinsic
@@ -272,15 +273,35 @@ def log_float32(x):
 def sin_quarter_turns(x, turns):
     # sin(pi/2 (|x| 2/pi + turns)) for a float32 x: turns 0 gives sin |x|, 1 gives cos x.
     # |x| 2/pi + turns mod 4 from TWO_OVER_PI (exact parts first), then reduced mod 2 to
-    # f in [-1, 1], r = f pi/2, sin(r + n pi) = (-1)**n sin r, sin r by its Taylor series to
-    # r**15 (the rest is below 7e-12 of it on [-pi/2, pi/2])
+    # f in [-1, 1], r = f pi/2 (sin_turned)
     e = max((float32_bits(np.float32(x)) >> 23) & 0xFF, 1)
     a = abs(np.float64(x))
     p0 = a * TWO_OVER_PI[0, e] + turns
     p0 = p0 - 4.0 * np.floor(p0 * 0.25)
     p1 = a * TWO_OVER_PI[1, e]
     n = np.floor((p0 + p1) * 0.5 + 0.5)
-    r = ((p0 - (n + n)) + p1 + a * TWO_OVER_PI[2, e]) * 1.5707963267948966
+    return sin_turned(((p0 - (n + n)) + p1 + a * TWO_OVER_PI[2, e]) * 1.5707963267948966, n)
+
+
+@in_float64
+def sin_quarter_turns_small(x, turns):
+    # sin_quarter_turns for |x| < SMALL_BELOW, without the table (whose lookups are gathers
+    # in a vector loop: 2.9 against 0.8 ns a value): m = 2n - turns, the multiple of pi/2
+    # next to |x|, and r = |x| - m pi/2 with pi/2 in three parts (Cody and Waite) of 32, 32
+    # and 53 bits, so that m P1 and m P2 are exact for m < 2**21 and so is |x| - m P1 next to a
+    # multiple; r's error is then ~2**-96, far below the least |r| of any float32 there. The
+    # same values as sin_quarter_turns over every float32 below the bound (checked whole).
+    a = abs(np.float64(x))
+    n = np.floor((a * 0.6366197723675814 + turns) * 0.5 + 0.5)
+    m = (n + n) - turns
+    return sin_turned(((a - m * 1.5707963267341256) - m * 6.077100506303966e-11)
+                      - m * 2.0222662487959506e-21, n)
+
+
+@in_float64
+def sin_turned(r, n):
+    # sin(r + n pi) = (-1)**n sin r for |r| <= pi/2, sin r by its Taylor series to r**15
+    # (the rest is below 7e-12 of it there)
     z = r * r
     p = -7.647163731819816e-13
     p = p * z + 1.6059043836821613e-10
@@ -302,6 +323,50 @@ def sin_float32(x):
 @in_float64
 def cos_float32(x):
     return np.float32(sin_quarter_turns(x, 1.0))
+
+
+# sin_float32 and cos_float32 for arguments below SMALL_BELOW in magnitude: a loop whose every
+# argument of them is (``codegen.split_ranges``) calls these instead
+@in_float64
+def sin_small_float32(x):
+    return np.float32(sin_quarter_turns_small(x, 0.0) * math.copysign(1.0, np.float64(x)))
+
+
+@in_float64
+def cos_small_float32(x):
+    return np.float32(sin_quarter_turns_small(x, 1.0))
+
+
+def all_below(x, bound):
+    """Whether every value of ``x`` (an array or a number) is below ``bound`` in magnitude
+    (NaN is not): the test before a loop that calls the small twins (kernel source only)."""
+    raise NotImplementedError("all_below is compiled into kernels only")
+
+
+@overload(all_below, jit_options={"error_model": "numpy"})
+def _all_below(x, bound):
+    if isinstance(x, types.Array):
+        if x.ndim == 1:
+            def below(x, bound):  # (an and over the whole array: the loop vectorizes)
+                ok = True
+                for j in range(x.shape[0]):
+                    ok &= abs(x[j]) < bound
+                return ok
+        else:
+            def below(x, bound):
+                ok = True
+                for v in np.nditer(x):
+                    ok &= abs(v.item()) < bound
+                return ok
+        return below
+    if isinstance(x, (types.Float, types.Integer, types.Boolean)):
+        return lambda x, bound: abs(x) < bound
+    return lambda x, bound: False
+
+
+SMALL_BELOW = 524288.0  # 2**19
+SMALL_TWINS = {"sin_float32": ("sin_small_float32", SMALL_BELOW),
+               "cos_float32": ("cos_small_float32", SMALL_BELOW)}
 
 
 def erf_float32(x):
@@ -358,5 +423,6 @@ ROUTES = {
 }
 HELPERS = (exp_float32, expm1_reduced, exp_float64, expm1_float64, expm1_float32, tanh_float64,
            tanh_float32, log_float64, log_float32, log1p_float64, log1p_float32, erf_float32,
-           sin_quarter_turns, sin_float32, cos_float32)
+           sin_quarter_turns, sin_turned, sin_float32, cos_float32, sin_quarter_turns_small,
+           sin_small_float32, cos_small_float32)
 
