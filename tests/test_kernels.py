@@ -33,11 +33,40 @@ def test_one_compiled_kernel_serves_every_shape_and_layout():
     big = ng.tensor(np.random.rand(64, 32, 16))
     for t in (big.transpose(0, 2), big[:, ::2, :], big[:, :1].expand(64, 32, 16)):
         np.testing.assert_allclose(t.tanh().numpy(), np.tanh(t.numpy()))
-    # contiguous inputs of any shape share one compile of ``flat_a`` and broadcast scalars one
-    # of ``flat_s`` (serial sizes here: no ``par_*``)
+    # contiguous inputs of one rank share one compile: 1-d ones (and the dense copies) of
+    # ``flat_a``, those of ranks 0, 2 and 3 one each of ``flatn_a``; broadcast scalars one of
+    # ``flat_s`` (serial sizes here: no ``par_*``)
     assert len(mod.kernel.signatures) == 1
     assert len(mod.FLAT["a"].signatures) == 1 and len(mod.FLAT["s"].signatures) == 1
+    assert sorted(sig[0].ndim for sig in mod.FLATN["a"].signatures) == [0, 2, 3]
     assert all(not k.signatures for k in mod.PAR.values())
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (3, 4), (2, 3, 2), (1, 2, 1, 3, 1)])
+def test_fast_path_loops_of_every_rank_give_values_and_gradients(shape):
+    # the fast path runs ``flat_*`` on 1-d operands and ``flatn_*`` (one compile per rank) on
+    # the others, forward and in the lean nodes' rules; a single value broadcast either way
+    rng = np.random.default_rng(len(shape))
+    a = rng.uniform(0.5, 2.0, shape).astype(np.float32)
+    b = rng.uniform(0.5, 2.0, shape).astype(np.float32)
+    x = ng.from_numpy(a.copy()).requires_grad_()
+    y = ng.from_numpy(b.copy()).requires_grad_()
+    out = ((x * y + 0.5).sin() + ng.addcmul(x, x, y, value=0.5) - x.sigmoid() ** 2) / y
+    want = (np.sin(a * b + 0.5) + (a + 0.5 * a * b) - (1 / (1 + np.exp(-a))) ** 2) / b
+    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-5, atol=1e-6)
+    assert out.shape == shape
+    out.sum().backward()
+    sg = 1 / (1 + np.exp(-a))
+    gx = (np.cos(a * b + 0.5) * b + 1 + 0.5 * b - 2 * sg * sg * (1 - sg)) / b
+    gy = (np.cos(a * b + 0.5) * a + 0.5 * a) / b - want / b
+    np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(y.grad.numpy(), gy, rtol=1e-4, atol=1e-5)
+    # one value against the rank's array, either side (``x + b`` with b of one value)
+    s1 = ng.tensor([2.0])
+    for left, right, ref in ((x, s1, a * 2), (s1, x, 2 * a)):
+        np.testing.assert_allclose((left * right).detach().numpy(), ref, rtol=1e-6)
+    z = ng.tensor(np.float32(3.0))  # a 0-d operand against the rank's array
+    np.testing.assert_allclose((z - x).detach().numpy(), 3 - a, rtol=1e-6)
 
 
 def test_broadcast_binary_matches_numpy_on_strided_operands():

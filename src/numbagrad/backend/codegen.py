@@ -207,7 +207,8 @@ def split_ranges(src: str, twins: dict, test: str) -> str:
 
     A call's argument traces when it is a parameter of the helper that makes the call, passed
     on as one by each caller, up to a loop function, where it is a parameter or a name assigned
-    only from items or slices of one (``v0 = w0[j]``, ``w0 = a0[lo:hi]``). A loop that calls a
+    only from items, slices or reshaped views of one (``v0 = w0[j]``, ``w0 = a0[lo:hi]``,
+    ``f0 = a0.reshape(a0.size)``). A loop that calls a
     twinned function on anything else (``sin(pi * x)``, an intermediate value), or that writes
     into an array whose values it tests, keeps its one loop."""
     tree = ast.parse(src)
@@ -276,6 +277,9 @@ def split_ranges(src: str, twins: dict, test: str) -> str:
         def root(e, seen):
             if isinstance(e, ast.Subscript):
                 return root(e.value, seen)
+            if (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute)
+                    and e.func.attr == "reshape"):  # (a view of the same values)
+                return root(e.func.value, seen)
             if not isinstance(e, ast.Name):
                 return None
             if e.id in params:

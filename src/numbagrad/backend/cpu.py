@@ -136,7 +136,8 @@ def _rows_source(fname: str, n_in: int, n_params: int) -> str:
 
 
 def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
-    """Loops over contiguous operands of one size: ``flat_<pattern>`` and ``par_<pattern>``.
+    """Loops over contiguous operands of one size: ``flat_<pattern>`` and ``par_<pattern>``
+over 1-d operands, ``flatn_<pattern>`` (serial) over operands of one shape of another rank.
 
     A pattern has one letter per input: ``a`` an array read at ``j``, ``s`` one broadcast
     value passed as a scalar (a gradient expanded from a sum, ``x * 2``); a first letter ``i``
@@ -150,13 +151,15 @@ def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
         pattern = "".join("s" if k >> i & 1 else "a" for i in range(n_in))
         args = ["out"] + [f"a{i}" for i in range(n_in)] + params
         call = [f"a{i}[j]" if c == "a" else f"a{i}" for i, c in enumerate(pattern)] + params
-        variants = [(pattern, args, call)]
+        arrays = [f"a{i}" for i, c in enumerate(pattern) if c == "a"]
+        variants = [(pattern, args, call, arrays)]
         if pattern[0] == "a":
             # the in-place loop (``x.mul_(2)``, an optimizer's step): the output is operand 0,
             # which it reads as ``out`` (an output that is also an input would keep LLVM's
             # overlap check from taking the vectorized loop: 1.5x slower)
-            variants.append(("i" + pattern[1:], ["out"] + args[2:], ["out[j]"] + call[1:]))
-        for name, args, call in variants:
+            variants.append(("i" + pattern[1:], ["out"] + args[2:], ["out[j]"] + call[1:],
+                             arrays[1:]))
+        for name, args, call, arrays in variants:
             patterns.append(name)
             for prefix, loop, extra in (("flat", "range", ""),
                                         ("par", "prange", ", parallel=True")):
@@ -165,10 +168,21 @@ def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
                     f"    for j in {loop}(out.shape[0]):\n"
                     f"        out[j] = {fname}({', '.join(call)})"
                 )
+            # ``flatn``: the same on C-contiguous operands of one shape of any other rank,
+            # each read through a 1-d view Numba makes without a copy (12 ns an operand,
+            # where NumPy's ``ravel`` costs 50 to the caller; in a 1-d loop the views would
+            # cost those 12 ns for nothing)
+            views = "".join(f"    {a} = {a}_.reshape({a}_.size)\n" for a in ["out"] + arrays)
+            nargs = [f"{a}_" if a == "out" or a in arrays else a for a in args]
+            out.append(
+                f"{codegen.jit_line()}\ndef flatn_{name}({', '.join(nargs)}):\n{views}"
+                f"    for j in range(out.shape[0]):\n"
+                f"        out[j] = {fname}({', '.join(call)})"
+            )
     if n_in == 2:
         # (serial only: a large broadcast with threads takes ``rows``)
         out += _broadcast_sources(fname, params)
-    for prefix in ("flat", "par"):
+    for prefix in ("flat", "par", "flatn"):
         table = ", ".join(f"{p!r}: {prefix}_{p}" for p in patterns)
         if prefix == "flat" and n_in == 2:
             table += ", " + ", ".join(f"{p!r}: flat_{p}" for p in BROADCASTS)
@@ -768,20 +782,24 @@ def is_small_flat(arrays, dtype, par_min) -> bool:
 
 def flat_entry(mod, key, out, values, dtype):
     """Run ``mod``'s serial flat loop for ``key`` on ``out`` and ``values``, and return the
-    loop's compiled entry point, kept in ``mod.ENTRIES[key]`` for the next calls.
+    loop's compiled entry point, kept in ``mod.ENTRIES`` for the next calls: under ``key`` for
+    1-d arrays, under ``(key, ndim)`` for arrays of another rank.
 
-    ``key`` has a letter per operand (``a`` a 1-d C-contiguous array, ``s`` a number), then
-    ``p`` per parameter. Numba's dispatcher spends about 0.2 us per call finding the compiled
+    ``key`` has a letter per operand (``a`` a C-contiguous array of ``out``'s shape, ``s`` a
+    number), then ``p`` per parameter. Arrays of a rank other than 1 run ``flatn``, compiled
+    once per rank (about 0.15 s, then loaded from the disk cache): a 2-d operand read through
+    ``ravel`` cost the caller 50 ns a view, three or four views a small op and its gradient. Numba's dispatcher spends about 0.2 us per call finding the compiled
     function from the argument types; a caller that fixes those types by its own checks (each
     array of the module's dtype, ``out`` of the output dtype) calls the entry point directly.
     Numbers are typed as ``dtype`` for the first call; the entry point converts the Python
     numbers of later calls to that type itself.
     """
-    loop = mod.FLAT[key.rstrip("p")]
+    loop = (mod.FLAT if out.ndim == 1 else mod.FLATN)[key.rstrip("p")]
     args = [out] + [v if type(v) is np.ndarray else dtype.type(v) for v in values]
     loop(*args)  # compiles or loads the loop on first use
     compiled = loop.overloads.get(tuple([loop.typeof_pyval(v) for v in args]))
-    entry = mod.ENTRIES[key] = getattr(compiled, "entry_point", None) or loop
+    entry = getattr(compiled, "entry_point", None) or loop
+    mod.ENTRIES[key if out.ndim == 1 else (key, out.ndim)] = entry
     return entry
 
 

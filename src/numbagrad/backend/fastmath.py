@@ -346,8 +346,15 @@ def all_below(x, bound):
 @overload(all_below, jit_options={"error_model": "numpy"})
 def _all_below(x, bound):
     if isinstance(x, types.Array):
-        if x.ndim == 1:
+        if x.layout == "C":
             def below(x, bound):  # (an and over the whole array: the loop vectorizes)
+                v = x.reshape(x.size)
+                ok = True
+                for j in range(v.shape[0]):
+                    ok &= abs(v[j]) < bound
+                return ok
+        elif x.ndim == 1:
+            def below(x, bound):
                 ok = True
                 for j in range(x.shape[0]):
                     ok &= abs(x[j]) < bound

@@ -118,15 +118,12 @@ def make_function(op, operator=False, method=False):
                         plan = make_plan(op, a.dtype)
                     if plan and a.size < plan.small_below:
                         out = np.empty(a.shape, plan.out)
-                        if a.ndim != 1:
-                            a, flat = a.ravel(), out.ravel()
-                        else:
-                            flat = out
-                        entry = plan.entries.get("a")
+                        nd = a.ndim
+                        entry = plan.entries.get("a" if nd == 1 else ("a", nd))
                         if entry is None:
-                            first_launch(plan, "a", flat, (a,))
+                            first_launch(plan, "a", out, (a,))
                         else:
-                            entry(flat, a)
+                            entry(out, a)
                         result = _make(out)
                         if records and _grad_state.enabled and (
                                 input._requires_grad or input._base is not None):
@@ -150,15 +147,12 @@ def make_function(op, operator=False, method=False):
                         plan = make_plan(op, a.dtype)
                     if plan and a.size < plan.small_below:
                         out = np.empty(a.shape, plan.out)
-                        if a.ndim != 1:
-                            a, flat = a.ravel(), out.ravel()
-                        else:
-                            flat = out
-                        entry = plan.entries.get(key_)
+                        nd = a.ndim
+                        entry = plan.entries.get(key_ if nd == 1 else (key_, nd))
                         if entry is None:
-                            first_launch(plan, key_, flat, (a, *params))
+                            first_launch(plan, key_, out, (a, *params))
                         else:
-                            entry(flat, a, *params)
+                            entry(out, a, *params)
                         result = _make(out)
                         if records and _grad_state.enabled and (
                                 input._requires_grad or input._base is not None):
@@ -192,18 +186,13 @@ def make_function(op, operator=False, method=False):
                             plan = make_plan(op, a.dtype)
                         if plan and a.size < plan.small_below:
                             out = np.empty(a.shape, plan.out)
-                            if a.ndim != 1:
-                                a, flat = a.ravel(), out.ravel()
-                                if not key:
-                                    b = b.ravel()
-                            else:
-                                flat = out
                             pattern = "as" if key else "aa"
-                            entry = plan.entries.get(pattern)
+                            nd = a.ndim
+                            entry = plan.entries.get(pattern if nd == 1 else (pattern, nd))
                             if entry is None:
-                                first_launch(plan, pattern, flat, (a, b))
+                                first_launch(plan, pattern, out, (a, b))
                             else:
-                                entry(flat, a, b)
+                                entry(out, a, b)
                             result = _make(out)
                             if records and _grad_state.enabled and (
                                     input._requires_grad or input._base is not None or not key
@@ -245,7 +234,7 @@ def make_function(op, operator=False, method=False):
                                     or b.dtype is not a.dtype and (k or not first
                                                                    or b.dtype.kind != "b")):
                                 break
-                            values.append(b if b.ndim == 1 else b.ravel())
+                            values.append(b)
                             key += "a"
                         else:
                             break
@@ -255,12 +244,12 @@ def make_function(op, operator=False, method=False):
                             plan = make_plan(op, a.dtype)
                         if plan and a.size < plan.small_below:
                             out = np.empty(a.shape, plan.out)
-                            flat = out if out.ndim == 1 else out.ravel()
-                            entry = plan.entries.get(key)
+                            nd = a.ndim
+                            entry = plan.entries.get(key if nd == 1 else (key, nd))
                             if entry is None:
-                                first_launch(plan, key, flat, values)
+                                first_launch(plan, key, out, values)
                             else:
-                                entry(flat, *values)
+                                entry(out, *values)
                             result = _make(out)
                             if records and _grad_state.enabled:
                                 tensors = args[:n_in]
@@ -305,15 +294,16 @@ def call_broadcast(op, input, other, records):
         # one operand a single value (``x + b`` with b of shape (1,), a 0-d tensor's scale):
         # the flat loop that takes it as a number, through its entry point
         out = np.empty(shape, plan.out)
-        if b.size == 1:
-            pattern, values = "as", (a.ravel(), b.reshape(-1)[0])
+        if b.size == 1 and shape == a.shape:  # (an array operand has the result's shape)
+            pattern, values = "as", (a, b.reshape(-1)[0])
         else:
-            pattern, values = "sa", (a.reshape(-1)[0], b.ravel())
-        entry = plan.entries.get(pattern)
+            pattern, values = "sa", (a.reshape(-1)[0], b)
+        nd = out.ndim
+        entry = plan.entries.get(pattern if nd == 1 else (pattern, nd))
         if entry is None:
-            first_launch(plan, pattern, out.ravel(), values)
+            first_launch(plan, pattern, out, values)
         else:
-            entry(out.ravel(), *values)
+            entry(out, *values)
         result = _make(out)
     else:
         result = _make(cpu.run_elementwise(plan.kernels, [a, b], plan.out))

@@ -236,7 +236,7 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
              "            return None",
              "    if gdata.dtype is not cnp or gdata.shape != shape:",
              "        return None",
-             "    one_d = len(shape) == 1",
+             "    nd = len(shape)",
              "    saved = node._saved"]
     read = {}  # kept item -> the expression of its value as a rule's argument
 
@@ -258,8 +258,6 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
                 lines.append(f"    _, d{j}, c{j}, v{j} = saved[{j}]")
                 lines.append(f"    if c{j}[0] != v{j}:")
                 lines.append(f"        node._check({j})")
-                lines.append("    if not one_d:")
-                lines.append(f"        d{j} = d{j}.ravel()")
                 read[j] = f"d{j}"
         return read[j]
 
@@ -267,7 +265,6 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
         for j in range(len(kept)):
             item(j)
     out = []
-    flat_made = False
     for k in range(op.n_in):
         if not flags >> k & 1 or op.vjps[k] is None:
             out.append("None")
@@ -283,10 +280,7 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
         values, pattern = [], ""
         for name in op.vjp_args[k]:
             if name == "grad":
-                if not flat_made:  # (a 1-d view of the gradient, made once if a rule reads it)
-                    lines.append("    flat = gdata if one_d else gdata.ravel()")
-                    flat_made = True
-                values.append("flat")
+                values.append("gdata")
                 pattern += "a"
             elif name not in pnames:
                 j = names.index(name)
@@ -301,13 +295,13 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
         env[f"kernels{k}"] = kernels = op.vjp_kernel(k, compute)
         env[f"entries{k}"] = kernels.ENTRIES
         env[f"key{k}"] = pattern + "p" * len(pnames)
+        # (every array of the shape of the result, read by the loop of its rank)
         lines += [f"    g{k} = empty(shape, cnp)",
-                  f"    o = g{k} if one_d else g{k}.ravel()",
-                  f"    entry = entries{k}.get(key{k})",
+                  f"    entry = entries{k}.get(key{k} if nd == 1 else (key{k}, nd))",
                   "    if entry is None:  # (the first call finds the loop's entry point)",
-                  f"        first(kernels{k}, key{k}, o, [{args}], cnp)",
+                  f"        first(kernels{k}, key{k}, g{k}, [{args}], cnp)",
                   "    else:",
-                  f"        entry(o, {args})"]
+                  f"        entry(g{k}, {args})"]
         if (single | spread) >> k & 1:
             lines.append(f"    g{k} = sum_to(g{k}, node._shapes[{k}])")
         out.append(f"g{k}")
@@ -404,11 +398,11 @@ def _general_only(node, gdata, release, carried):
 
 
 def _spread(a, shape):
-    """Array ``a`` broadcast to ``shape``, as a new flat C-contiguous array (what a lean
-    node's rule loops read of an operand the result broadcast)."""
+    """Array ``a`` broadcast to ``shape``, as a new C-contiguous array (what a lean node's
+    rule loops read of an operand the result broadcast)."""
     out = np.empty(shape, a.dtype)
     out[...] = a
-    return out.reshape(-1)
+    return out
 
 
 def _as_lean(gdata, shape, cnp):
