@@ -69,6 +69,33 @@ def test_fast_path_loops_of_every_rank_give_values_and_gradients(shape):
     np.testing.assert_allclose((z - x).detach().numpy(), 3 - a, rtol=1e-6)
 
 
+def test_several_operand_ops_take_one_value_tensors_as_numbers_with_their_gradients():
+    # the n-operand fast path reads a tensor of one value (a mean's gradient, a 0-d weight) as
+    # a number; the result keeps the shape of the others, and the gradient of the one-value
+    # tensor is summed back to its shape; a (1, 1) operand of a 1-d x broadcasts the result
+    # to 2-d (the general path)
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    arrays = [rng.standard_normal(s) for s in ((3, 4), (), (3, 4), (1, 1), (4,))]
+    calls = [lambda L, a, b, c, d, e: L.addcmul(a, b, c, value=0.5),
+             lambda L, a, b, c, d, e: L.addcmul(b, a, c),
+             lambda L, a, b, c, d, e: L.lerp(a, c, b),
+             lambda L, a, b, c, d, e: L.addcdiv(a, c, d, value=2.0),
+             lambda L, a, b, c, d, e: L.addcmul(e, d, e)]
+    for call in calls:
+        results = []
+        for L in (ng, torch):
+            ts = [L.tensor(v, requires_grad=True) for v in arrays]
+            out = call(L, *ts)
+            (out * out).sum().backward()
+            results.append([out] + [t.grad for t in ts])
+        for a, b in zip(*results):
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert tuple(a.shape) == tuple(b.shape)
+                np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+
+
 def test_broadcast_binary_matches_numpy_on_strided_operands():
     a = ng.tensor(np.random.rand(3, 8))[:, ::3]
     b = ng.tensor(np.random.rand(4, 3)).t()  # (3, 4), not contiguous

@@ -169,6 +169,12 @@ ERRORS = {
     "huber_delta": lambda L: L.nn.functional.huber_loss(L.rand(3), L.rand(3), delta=0),
     "smooth_l1_beta": lambda L: L.nn.functional.smooth_l1_loss(L.rand(3), L.rand(3), beta=-1),
     "int_input": lambda L: L.nn.functional.nll_loss(L.tensor([[1, 2], [3, 4]]), L.tensor([0, 1])),
+    # (the first target out of the classes, in order; ignore_index is not one)
+    "nll_target_high": lambda L: L.nn.functional.nll_loss(
+        L.zeros(3, 4, requires_grad=True), L.tensor([1, 7, 9]), ignore_index=9),
+    "nll_target_negative": lambda L: L.nn.functional.cross_entropy(
+        L.zeros(2, 4, 2, 1), L.tensor([[[0], [-3]], [[1], [5]]])),
+    "nll_target_1d": lambda L: L.nn.functional.nll_loss(L.zeros(4), L.tensor(4)),
 }
 
 

@@ -545,33 +545,31 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class indices ``target`` under log-probabilities ``input``:
     input (C,) with a 0-d target, (N, C) with (N,), or (N, C, d1, ...) with (N, d1, ...)."""
-    reduction = _reduction(reduction, size_average, reduce)
-    if input.ndim == 0:
+    if reduction != "mean" or size_average is not None or reduce is not None:
+        reduction = _reduction(reduction, size_average, reduce)
+    # (the shapes read once: this runs once per step of every classifier)
+    shape, tshape = input.size(), target.size()
+    nd, tnd = len(shape), len(tshape)
+    if nd == 0:
         raise ValueError("Expected 1 or more dimensions (got 0)")
-    if input.ndim > 1 and (not target.ndim or input.shape[0] != target.shape[0]):
+    if nd > 1 and (not tnd or shape[0] != tshape[0]):
         raise ValueError(
-            f"Expected input batch_size ({input.shape[0]}) to match target batch_size "
-            f"({target.shape[0] if target.ndim else 1}).")
-    if target.ndim > 1 and input.ndim == 2 or target.ndim > 0 and input.ndim == 1 and (
-            target.shape[0] != 1):
+            f"Expected input batch_size ({shape[0]}) to match target batch_size "
+            f"({tshape[0] if tnd else 1}).")
+    if tnd > 1 and nd == 2 or tnd > 0 and nd == 1 and tshape[0] != 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
-    if input.ndim > 2 and target.shape != (input.shape[0], *input.shape[2:]):
+    if nd > 2 and tshape != (shape[0], *shape[2:]):
         raise RuntimeError(
-            f"Expected target size {[input.shape[0], *input.shape[2:]]}, got {list(target.shape)}")
-    if target.dtype is not _D.int64 and target.dtype is not _D.uint8:
+            f"Expected target size {[shape[0], *shape[2:]]}, got {list(tshape)}")
+    tdtype = target.dtype
+    if tdtype is not _D.int64 and tdtype is not _D.uint8:
         raise RuntimeError(
-            "expected target dtype to be Long or Byte, but got "
-            + _D.SCALAR_TYPE[target.dtype.name])
+            "expected target dtype to be Long or Byte, but got " + _D.SCALAR_TYPE[tdtype.name])
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f'"nll_loss_out_frame" not implemented for \'{_D.SCALAR_TYPE[input.dtype.name]}\'')
-    n_classes = input.shape[1] if input.ndim > 1 else input.shape[0]
-    w = _class_weight(weight, n_classes)
-    t = target._host()
-    bad = (t != ignore_index) & ((t < 0) | (t >= n_classes))
-    if bad.any():
-        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
-    if input.ndim == 3 or input.ndim > 4:
+    w = None if weight is None else _class_weight(weight, shape[1] if nd > 1 else shape[0])
+    if nd == 3 or nd > 4:
         # as PyTorch: the trailing dims folded into a 2-d image, the result viewed back
         n, c = input.shape[:2]
         out = nll_loss(input.reshape(n, c, 1, -1), target.reshape(n, 1, -1), weight,

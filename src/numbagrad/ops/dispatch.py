@@ -206,9 +206,10 @@ def make_function(op, operator=False, method=False):
     else:
         # three operands, or two with parameters (``addcmul``, ``lerp``, ``add`` with alpha,
         # a loss's backward kernel, ``where``): the same steps over any number of operands,
-        # each a tensor of the first one's shape and float dtype or a Python number, recorded
-        # by the general path's recorder. ``where``'s first operand is a bool tensor of that
-        # shape, and its second one gives the dtype.
+        # each a tensor of the first one's shape and float dtype, a tensor of that dtype and
+        # one value (a mean's gradient; read as a number), or a Python number, recorded by the
+        # general path's recorder. ``where``'s first operand is a bool tensor of that shape,
+        # and its second one gives the dtype.
         n_in = op.n_in
         n_args = n_in + n_params
         first = 1 if op.dtype_rule == "where" else 0
@@ -218,6 +219,8 @@ def make_function(op, operator=False, method=False):
             if (len(args) == n_args
                     and (type(input) is Tensor or type(input) in PLAIN_SUBCLASSES)):
                 a = input._data
+                if type(a) is np.ndarray and a.size == 1 and not first:
+                    a = _shape_giver(args, n_in, a)  # (``loss_backward(grad, x, target)``)
                 if type(a) is np.ndarray and a.flags.carray and a.dtype.kind == "f":
                     values = []
                     key = ""
@@ -229,11 +232,17 @@ def make_function(op, operator=False, method=False):
                             key += "s" if k < n_in else "p"
                         elif k < n_in and (kind is Tensor or kind in PLAIN_SUBCLASSES):
                             b = v._data
-                            if (type(b) is not np.ndarray or b.shape != a.shape
-                                    or not b.flags.carray
+                            if (type(b) is not np.ndarray or not b.flags.carray
                                     or b.dtype is not a.dtype and (k or not first
                                                                    or b.dtype.kind != "b")):
                                 break
+                            if b.shape != a.shape:
+                                # one value the result broadcasts, of a's dtype: a number
+                                if b.size != 1 or b.ndim > a.ndim or b.dtype is not a.dtype:
+                                    break
+                                values.append(b.reshape(-1)[0])
+                                key += "s"
+                                continue
                             values.append(b)
                             key += "a"
                         else:
@@ -368,6 +377,18 @@ def write_into(op, x, args) -> bool:
     else:
         entry(flat, *values)
     return True
+
+
+def _shape_giver(args, n_in, a):
+    """The array of the first tensor among the first ``n_in`` of ``args`` with more than one
+    value (the result's shape, for ``a`` of one value), else ``a``."""
+    for k in range(n_in):
+        v = args[k]
+        if isinstance(v, Tensor):
+            b = v._data
+            if type(b) is np.ndarray and b.size != 1:
+                return b
+    return a
 
 
 def _numbers(params, dtype) -> bool:

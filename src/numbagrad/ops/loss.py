@@ -15,6 +15,8 @@ import numpy as np
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import no_grad
+from ..backend import cpu
+from ..backend import kernels_loss as KL
 from . import elementwise as E
 from . import reduce as R
 from .forward import linear, refused
@@ -171,29 +173,60 @@ def _target_positions(shape, target):
     return (grid[0], target, *grid[1:])
 
 
+def _as_rows(shape):
+    """(N, C, S): an nll_loss input of ``shape`` read as its batch, its classes and its
+    trailing dims flattened (``kernels_loss``): (C,) is (1, C, 1), (N, C) is (N, C, 1)."""
+    if len(shape) == 1:
+        return 1, shape[0], 1
+    s = 1
+    for d in shape[2:]:
+        s *= d
+    return shape[0], shape[1], s
+
+
 @composite("nll_loss", node="NllLossBackward0")
 def nll_loss(ctx, input, target, reduction="mean", weight=None, ignore_index=-100):
     """``-weight[t] * input[n, t, ...]`` for the class index ``t`` of each target, reduced (the
-    mean divides by the summed weights); targets equal to ``ignore_index`` count nothing.
-    ``weight``: a host array of one weight per class, or None. Checked by the caller."""
+    mean divides by the summed weights); targets equal to ``ignore_index`` count nothing, one
+    outside the classes raises IndexError. ``weight``: a host array of one weight per class,
+    or None. The rest is checked by the caller."""
+    if input.ndim == 4:
+        ctx.node_name = "NllLoss2DBackward0"
+    # (PyTorch's node saves its input: writing it in place before backward is an error)
+    ctx.save(x=input)
+    ctx.args = (target, weight, ignore_index)
+    ctx.reduction = reduction
+    a = input._data
+    if type(a) is np.ndarray:  # one pass of kernels_loss.nll_forward
+        n, c, s = _as_rows(a.shape)
+        t = np.ascontiguousarray(target._host(), np.int64).reshape(n, s)
+        w = np.empty(0, a.dtype) if weight is None else np.ascontiguousarray(weight, a.dtype)
+        terms = np.empty((n, s), a.dtype)
+        sums, bad = np.empty(3), np.zeros(2, np.int64)
+        cpu.get_reduce_kernel(KL.nll_forward, a.dtype)(
+            np.ascontiguousarray(a).reshape(n, c, s), t, w, ignore_index, terms, sums, bad)
+        if bad[0]:
+            raise IndexError(f"Target {bad[1]} is out of bounds.")
+        ctx.targets, ctx.total = (t, w, ignore_index), sums[1]
+        if reduction == "none":
+            return terms.reshape(target.shape)
+        return np.array(sums[2] if reduction == "mean" else sums[0], a.dtype)
     t = target._host()
     ignored = t == ignore_index
+    bad = ~ignored & ((t < 0) | (t >= (input.shape[1] if input.ndim > 1 else input.shape[0])))
+    if bad.any():
+        raise IndexError(f"Target {int(t[bad][0])} is out of bounds.")
     some_ignored = ignored.any()
     if some_ignored:
         t = np.where(ignored, 0, t)
     index = _target_positions(input.shape, t)
     picked = Tensor._make(input._data[index].reshape(t.shape))  # (either backend's array)
-    if input.ndim == 4:
-        ctx.node_name = "NllLoss2DBackward0"
     w = None
     if weight is not None or some_ignored:
         w = np.ones(t.shape, input.dtype.np) if weight is None else weight[t].astype(input.dtype.np)
         w[ignored] = 0
-    ctx.index, ctx.kept, ctx.reduction = index, ~ignored, reduction
+    ctx.targets, ctx.index, ctx.kept = None, index, ~ignored
     ctx.weight = w = None if w is None else Tensor._make(w).to(input.device)
-    # (PyTorch's node saves its input: writing it in place before backward is an error)
-    ctx.save(x=input)
-    ctx.args = (target, weight, ignore_index)
     with no_grad():
         loss = E.neg(_weighted(picked, w))
         if reduction == "mean" and w is not None:
@@ -216,6 +249,17 @@ def nll_loss_vjp(ctx, grad):
 
 def _nll_gradient(ctx, grad, shape):
     """nll_loss's gradient of its input (of ``shape``) from ``grad``; ``ctx``: the loss's."""
+    g = grad._data
+    if ctx.targets is not None and type(g) is np.ndarray:  # kernels_loss.nll_backward
+        t, w, ignore = ctx.targets
+        n, c, s = _as_rows(shape)
+        each = ctx.reduction == "none"
+        out = np.empty((n, c, s), g.dtype)
+        cpu.get_reduce_kernel(KL.nll_backward, g.dtype)(
+            np.ascontiguousarray(g).reshape(n, s) if each else g.reshape(1, 1), each, t,
+            w.astype(g.dtype, copy=False), ignore, g.dtype.type(ctx.total),
+            ctx.reduction == "mean", out)
+        return Tensor._make(out.reshape(shape))
     # the targets' positions, a constant: the gradient is -grad * weight there
     mask = np.zeros(shape, np.bool_)
     mask[ctx.index] = ctx.kept
@@ -233,8 +277,10 @@ class _NllSpec:
     """What nll_loss_backward reads of the loss's ctx (not the ctx: its saved input)."""
 
     def __init__(self, ctx):
-        self.index, self.kept, self.reduction = ctx.index, ctx.kept, ctx.reduction
-        self.weight, self.total, self.args = ctx.weight, ctx.total, ctx.args
+        self.targets, self.reduction, self.total, self.args = (
+            ctx.targets, ctx.reduction, ctx.total, ctx.args)
+        if ctx.targets is None:
+            self.index, self.kept, self.weight = ctx.index, ctx.kept, ctx.weight
 
 
 @composite("nll_loss_backward")
