@@ -572,6 +572,17 @@ OPS = [
     U("bce_with_logits_elementwise", lambda x, y: ng.ops.elementwise.bce_with_logits_elementwise(x, y),
       lambda a, b: (1 - b) * a + np.log1p(np.exp(-np.abs(a))) + np.maximum(-a, 0), 2, B2,
       node="BceWithLogitsElementwiseBackward0"),
+    # the elementwise binary cross-entropy of probabilities and its backward kernel (with a
+    # weight and the mean's count; the weight has no gradient)
+    U("binary_cross_entropy_elementwise",
+      lambda x, y: ng.ops.elementwise.binary_cross_entropy_elementwise(x, y),
+      lambda a, b: (b - 1) * np.log1p(-a) - b * np.log(a), 2, B2, domain=(0.1, 0.9),
+      node="BinaryCrossEntropyElementwiseBackward0"),
+    U("binary_cross_entropy_backward",
+      lambda g, x, y: ng.ops.elementwise.binary_cross_entropy_backward(g, x, y, 0.5, 3.0),
+      lambda g, a, b: g * (a - b) / ((1 - a) * a) * 0.5 / 3.0, 3,
+      [((), "transposed", (2, 3)), ((2, 3), (2, 3), (2, 3))], domain=(0.1, 0.9),
+      node="BinaryCrossEntropyBackwardBackward0"),
     U("binary_cross_entropy",
       lambda x, y: ng.nn.functional.binary_cross_entropy(x, y, weight=ng.tensor([1.0, 0.5, 2.0],
                                                                                dtype=x.dtype)),

@@ -175,6 +175,10 @@ ERRORS = {
     "nll_target_negative": lambda L: L.nn.functional.cross_entropy(
         L.zeros(2, 4, 2, 1), L.tensor([[[0], [-3]], [[1], [5]]])),
     "nll_target_1d": lambda L: L.nn.functional.nll_loss(L.zeros(4), L.tensor(4)),
+    "bce_target_range": lambda L: L.nn.functional.binary_cross_entropy(
+        L.tensor([0.5, 0.2]), L.tensor([1.0, 1.5])),
+    "bce_input_nan": lambda L: L.nn.functional.binary_cross_entropy(
+        L.tensor([0.5, float("nan")]), L.tensor([1.0, 0.5])),
 }
 
 
@@ -250,5 +254,34 @@ def test_piecewise_loss_second_derivatives_and_node_names_match_torch(name, delt
 
     (ours, our_name), (theirs, their_name) = run(ng), run(torch)
     assert our_name == their_name
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_cross_entropy_second_derivatives_and_node_names_match_torch(reduction, weighted):
+    # one kernel each way (binary_cross_entropy_elementwise, binary_cross_entropy_backward):
+    # PyTorch's values at the log floor (x of 0 or 1) and the denominator's floor, its node
+    # BinaryCrossEntropyBackwardBackward0 under create_graph, and its second derivatives
+    values = np.array([0.0, 1.0, 0.3, 0.6, 0.999, 1e-7])
+    targets = np.array([1.0, 0.0, 0.5, 1.0, 0.2, 0.0])
+    weights = np.array([1.0, 0.5, 2.0, 1.5, 0.25, 3.0])
+
+    def run(lib):
+        x = lib.tensor(values[2:], requires_grad=True)
+        t = lib.tensor(targets[2:], requires_grad=True)
+        w = lib.tensor(weights[2:]) if weighted else None
+        loss = lib.nn.functional.binary_cross_entropy(x, t, weight=w, reduction=reduction)
+        gx, gt = lib.autograd.grad(loss.sum(), (x, t), create_graph=True)
+        (gx.sum() + 2 * gt.sum()).backward()
+        edge = lib.tensor(values[:2], requires_grad=True)
+        floor = lib.nn.functional.binary_cross_entropy(edge, lib.tensor(targets[:2]),
+                                                       reduction="sum")
+        floor.backward()
+        return [loss, gx, gt, x.grad, t.grad, floor, edge.grad], type(gx.grad_fn).__name__
+
+    (ours, our_name), (theirs, their_name) = run(ng), run(torch)
+    assert our_name == their_name == "BinaryCrossEntropyBackwardBackward0"
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)

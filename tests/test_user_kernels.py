@@ -464,12 +464,14 @@ PARAMS = {"pow": [(2.0,), (3.0,), (0.5,), (-1.5,), (0.0,)], "softplus": [(1.0, 2
           "hardshrink": [(0.5,)], "hardshrink_backward": [(0.5,)], "softshrink": [(0.5,)],
           "softshrink_backward": [(0.5,)], "smooth_l1_elementwise": [(0.7,)],
           "smooth_l1_loss_backward": [(0.7,)], "huber_elementwise": [(0.7,)],
-          "huber_loss_backward": [(0.7,)]}
+          "huber_loss_backward": [(0.7,)], "binary_cross_entropy_backward": [(2.0,)]}
 POSITIVE = {"log", "log1p", "sqrt", "rsqrt", "pow", "pow_bool_exponent", "pow_tensor",
             "reciprocal", "div", "remainder", "log2", "log10", "special_entr"}
 # samples drawn from (lo, hi) instead of (-2, 2), for the ops defined on less
 DOMAINS = {"asin": (-0.9, 0.9), "acos": (-0.9, 0.9), "atanh": (-0.9, 0.9), "acosh": (1.1, 3.0),
-           "logit": (0.05, 0.95), "erfinv": (-0.9, 0.9)}
+           "logit": (0.05, 0.95), "erfinv": (-0.9, 0.9),
+           "binary_cross_entropy_elementwise": (0.1, 0.9),
+           "binary_cross_entropy_backward": (0.1, 0.9)}
 # the built-ins whose scalar source the deriver cannot read (their rules are hand-written)
 NOT_DERIVED = {
     "trunc": "int(x): an integer conversion",
@@ -506,6 +508,8 @@ NOT_COMPARED = {
     "hardsigmoid": "PyTorch's gradient is 1/6 rounded to float, in float64 too",
     "rrelu_with_noise": "the noise input is not differentiable (PyTorch's)",
     "rrelu_with_noise_": "the noise input is not differentiable (PyTorch's)",
+    "binary_cross_entropy_backward": "the weight input is not differentiable (PyTorch's)",
+    "binary_cross_entropy_elementwise": "PyTorch's second derivative adds 1e-12 to x and 1 - x",
 }
 
 

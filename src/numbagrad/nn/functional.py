@@ -631,9 +631,10 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight=None, size_averag
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {_D.SCALAR_TYPE[target.dtype.name]} but expected "
                            f"{_D.SCALAR_TYPE[input.dtype.name]}")
-    x = input._host()
-    if x.size and not ((x >= 0) & (x <= 1)).all():
-        raise RuntimeError("all elements of input should be between 0 and 1")
+    for name, t in (("input", input), ("target", target)):
+        v = t._host()
+        if v.size and not ((v >= 0) & (v <= 1)).all():
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
     _not_differentiable("binary_cross_entropy", weight=weight)
     if weight is not None:
         weight = weight.expand(input.shape)

@@ -535,6 +535,62 @@ def bce_with_logits_vjp_x(grad, x, target):
 bce_with_logits_elementwise.defvjp(bce_with_logits_vjp_x, lambda grad, x: -x * grad)
 
 
+@binary("binary_cross_entropy_elementwise")
+def binary_cross_entropy_elementwise(x, target):
+    """PyTorch's binary cross-entropy of probabilities ``x`` (ops/loss.py weights and reduces
+    it): ``(target - 1) max(log(1 - x), -100) - target max(log(x), -100)``."""
+    log_1mx = math.log1p(-x)
+    log_x = math.log(x)
+    return ((target - 1) * (-100.0 if log_1mx < -100 else log_1mx)
+            - target * (-100.0 if log_x < -100 else log_x))
+
+
+def binary_cross_entropy_vjp_x(grad, x, target):
+    return binary_cross_entropy_backward(grad, x, target, 1.0, 1.0)
+
+
+def binary_cross_entropy_vjp_target(grad, x, target):
+    # PyTorch's binary_cross_entropy_target_backward: -logit(x) times the gradient
+    return -log(x / (1 - x)) * grad
+
+
+binary_cross_entropy_elementwise.defvjp(binary_cross_entropy_vjp_x,
+                                        binary_cross_entropy_vjp_target)
+
+
+@binary("binary_cross_entropy_backward", node="BinaryCrossEntropyBackwardBackward0", n_in=4)
+def binary_cross_entropy_backward(grad_output, x, target, weight, divisor):
+    """PyTorch's binary_cross_entropy_backward: ``grad_output (x - target) / max((1 - x) x,
+    EPSILON)``, times the weight, over ``divisor`` (the mean's element count, else 1)."""
+    # (PyTorch's EPSILON is the float 1e-12f, also in double kernels)
+    d = (1 - x) * x
+    return (grad_output * (x - target) / (9.999999960041972e-13 if d < 9.999999960041972e-13
+                                          else d) * weight / divisor)
+
+
+# its derivatives, PyTorch's binary_cross_entropy_double_backward* (the weight has none)
+def binary_cross_entropy_backward_vjp_grad_output(grad, grad_output, x, target, weight,
+                                                  divisor):
+    return (x - target) / ((x + 1e-12) * (1 - x + 1e-12)) * grad * weight / divisor
+
+
+def binary_cross_entropy_backward_vjp_x(grad, grad_output, x, target, weight, divisor):
+    a = x + 1e-12
+    b = 1 - x + 1e-12
+    return ((x * x - 2 * x * target + target) / (a * a * (b * b)) * (grad * grad_output)
+            * weight / divisor)
+
+
+def binary_cross_entropy_backward_vjp_target(grad, grad_output, x, target, weight, divisor):
+    d = (1 - x) * x
+    return -grad * grad_output * weight / where(d < 1e-12, 1e-12, d) / divisor
+
+
+binary_cross_entropy_backward.defvjp(binary_cross_entropy_backward_vjp_grad_output,
+                                     binary_cross_entropy_backward_vjp_x,
+                                     binary_cross_entropy_backward_vjp_target, None)
+
+
 @unary("mish", dtype="float")
 def mish(x):
     """``x * tanh(softplus(x))``."""

@@ -303,38 +303,33 @@ def nll_loss_backward_vjp(ctx, grad):
     return g_out, Tensor._make(ctx.backend.zeros(tuple(grad.shape), grad._data.dtype))
 
 
-# PyTorch clamps the logarithms of binary cross-entropy here, so a certain wrong prediction costs
-# 100, not infinity, and the gradient's denominator at ``EPSILON`` (a float32 1e-12 there)
-LOG_FLOOR = -100.0
-EPSILON = float(np.float32(1e-12))
-
-
-def _clamped_logs(x):
-    return E.clamp(E.log(x), LOG_FLOOR, math.inf), E.clamp(E.log1p(E.neg(x)), LOG_FLOOR, math.inf)
-
-
 @composite("binary_cross_entropy", node="BinaryCrossEntropyBackward0")
 def binary_cross_entropy(ctx, input, target, reduction="mean", weight=None):
-    """``-weight * (t log x + (1 - t) log(1 - x))``; ``weight`` broadcasts to the input."""
+    """``-weight * (t log x + (1 - t) log(1 - x))`` (each log at least -100); ``weight``
+    broadcasts to the input. One kernel each way (binary_cross_entropy_elementwise,
+    binary_cross_entropy_backward), as PyTorch's."""
     ctx.save(x=input, target=target)
     ctx.reduction, ctx.weight = reduction, weight
     with no_grad():
-        log_x, log_1mx = _clamped_logs(input)
-        # t log x + (1 - t) log(1 - x), written to keep one multiplication by t (the input's
-        # terms first: the result is laid out as the input, as PyTorch's empty_like(input))
-        ll = E.add(E.mul(E.sub(log_x, log_1mx), target), log_1mx)
-        return _reduce(E.neg(_weighted(ll, weight)), reduction)._data
+        loss = E.binary_cross_entropy_elementwise(input, target)
+        return _reduce(_weighted(loss, weight), reduction)._data
 
 
 @binary_cross_entropy.defvjp
 def binary_cross_entropy_vjp(ctx, grad):
     x, t = ctx["x"], ctx["target"]
-    g = _weighted(_scaled(ctx, grad, x.numel()), ctx.weight)
-    denom = E.clamp(E.mul(E.sub(1.0, x), x), EPSILON, math.inf)
-    gx = E.div(E.mul(E.sub(x, t), g), denom)
-    log_x, log_1mx = _clamped_logs(x)
-    gt = E.mul(E.sub(log_1mx, log_x), g)
-    return sum_to(gx, ctx.input_shapes[0]), sum_to(gt, ctx.input_shapes[1])
+    n = x.numel() if ctx.reduction == "mean" else 1
+    w = ctx.weight
+    gx = gt = None
+    if ctx.needs_grad(0):
+        gx = sum_to(E.binary_cross_entropy_backward(grad, x, t, 1.0 if w is None else w, n),
+                    ctx.input_shapes[0])
+    if ctx.needs_grad(1):
+        # PyTorch's binary_cross_entropy_target_backward: -logit(x) times the gradient,
+        # weighted, over the mean's count
+        gt = _weighted(E.mul(E.neg(E.logit(x, -1.0)), grad), w)
+        gt = sum_to(E.div(gt, n) if n != 1 else gt, ctx.input_shapes[1])
+    return gx, gt
 
 
 def _softplus_neg(x):
