@@ -720,23 +720,19 @@ def _first_num_threads():
 num_threads = _first_num_threads  # the thread count numba.set_num_threads last set
 
 
-def _broadcast_launch(mod, arrays, shape, out, params):
-    """Run a ``BROADCASTS`` loop when one of two C-contiguous operands has the result's shape
-    and the other is a row or a column of it (the result is new or C-contiguous, of a size
-    without threads); False otherwise."""
-    if len(arrays) != 2 or out.size >= mod.PARALLEL_MIN and num_threads() > 1:
-        return False
-    a, b = arrays
-    if a.shape == shape:
-        first, part = True, b
-    elif b.shape == shape:
-        first, part = False, a
+def _row_or_column(sa: tuple, sb: tuple, shape: tuple):
+    """The ``BROADCASTS`` loop for C-contiguous operands of shapes ``sa`` and ``sb`` whose
+    result has ``shape``: ``"ar"`` / ``"ra"`` when one has the result's shape and the other is
+    a row of it (``x + b`` with b of shape (n,) or (1, n)), ``"ac"`` / ``"ca"`` a column (one
+    value per row: ``x - x.mean(1, keepdim=True)``); None for any other broadcast."""
+    if sa == shape:
+        first, part = True, sb
+    elif sb == shape:
+        first, part = False, sa
     else:
-        return False
-    if not (a.flags.c_contiguous and b.flags.c_contiguous):
-        return False
+        return None
     nd = len(shape)
-    padded = (1,) * (nd - part.ndim) + part.shape
+    padded = (1,) * (nd - len(part)) + part
     lead = 0  # the part's leading dims of size 1: a row
     while lead < nd and padded[lead] == 1:
         lead += 1
@@ -747,14 +743,27 @@ def _broadcast_launch(mod, arrays, shape, out, params):
         while trail and padded[trail - 1] == 1:
             trail -= 1
         if padded[:trail] != shape[:trail]:
-            return False
+            return None
         kind = "c"
-    flat = out if out.ndim == 1 else out.ravel()
-    if first and out is a:  # written in place (a bias added to a new product)
-        mod.FLAT["i" + kind](flat, b.ravel(), *params)
-    else:
-        mod.FLAT["a" + kind if first else kind + "a"](flat, a.ravel(), b.ravel(), *params)
-    return True
+    return "a" + kind if first else kind + "a"
+
+
+_PATTERNS: dict = {}  # (shape, shape) -> broadcast_pattern's answer
+
+
+def broadcast_pattern(sa: tuple, sb: tuple):
+    """(the broadcast shape of ``sa`` and ``sb``, their ``_row_or_column`` loop or None),
+    kept per pair of shapes (a step makes the same broadcasts again: working them out cost
+    1.5 us of a 5 us ``x + b``); PyTorch's error when they do not broadcast."""
+    key = (sa, sb)
+    found = _PATTERNS.get(key)
+    if found is None:
+        shape = broadcast_shapes(sa, sb)
+        found = (shape, _row_or_column(sa, sb, shape))
+        if len(_PATTERNS) >= 4096:  # (a bound on programs of ever new shapes)
+            _PATTERNS.clear()
+        _PATTERNS[key] = found
+    return found
 
 
 def loops_for(mod, n):
@@ -880,13 +889,30 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
                 loop(out.ravel(), *[a.ravel() for a in arrays], *params)
             return out
     if not same:
-        shape = broadcast_shapes(*[a.shape for a in arrays])
+        if len(arrays) == 2:
+            b = arrays[1]
+            shape, pattern = broadcast_pattern(shape, b.shape)
+            if (pattern is not None and a0.size != 1 and b.size != 1
+                    and (out is None or out.shape == shape and out.flags.carray)
+                    and a0.flags.carray and b.flags.carray):
+                # a row or a column of the other (a bias, a mean kept over a dim): the loop
+                # over the result's rows (a large one threads by ``rows``, below)
+                if out is None:
+                    out = np.empty(shape, out_dtype)
+                if out.size < mod.PARALLEL_MIN or num_threads() == 1:
+                    flat = out.ravel()
+                    if pattern[0] == "a" and out is a0:  # (a bias added to a new product)
+                        mod.FLAT["i" + pattern[1]](flat, b.ravel(), *params)
+                    else:
+                        mod.FLAT[pattern](flat, a0.ravel(), b.ravel(), *params)
+                    return out
+        else:
+            shape = broadcast_shapes(*[a.shape for a in arrays])
     if out is None:
         strides = result_strides(arrays, shape)
         if strides is None:
             out = empty(shape, out_dtype)
-            if out.size and (_flat_launch(mod, arrays, shape, out, params)
-                             or _broadcast_launch(mod, arrays, shape, out, params)):
+            if out.size and _flat_launch(mod, arrays, shape, out, params):
                 return out
         else:
             out = empty_strided(shape, strides, out_dtype)
@@ -894,9 +920,7 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
         raise RuntimeError(
             f"output with shape {list(out.shape)} doesn't match the broadcast shape {list(shape)}"
         )
-    elif out.size and out.flags.carray and (
-            _flat_launch(mod, arrays, shape, out, params)
-            or _broadcast_launch(mod, arrays, shape, out, params)):
+    elif out.size and out.flags.carray and _flat_launch(mod, arrays, shape, out, params):
         return out
     if out.size == 0:
         return out

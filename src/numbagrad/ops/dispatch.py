@@ -293,7 +293,8 @@ def call_broadcast(op, input, other, records):
     if not plan:
         return op._call((input, other))
     b = other._data
-    shape = cpu.broadcast_shapes(a.shape, b.shape)  # (PyTorch's error if they don't)
+    # (PyTorch's error if they don't broadcast)
+    shape, pattern = cpu.broadcast_pattern(a.shape, b.shape)
     size = 1
     for n in shape:
         size *= n
@@ -313,6 +314,17 @@ def call_broadcast(op, input, other, records):
             first_launch(plan, pattern, out, values)
         else:
             entry(out, *values)
+        result = _make(out)
+    elif pattern is not None:
+        # a row or a column of the other's shape (``x + b``, ``x - x.mean(1, keepdim=True)``):
+        # the loop over the result's rows (cpu.BROADCASTS) through its entry point
+        out = np.empty(shape, plan.out)
+        values = (a.ravel(), b.ravel())
+        entry = plan.entries.get(pattern)
+        if entry is None:
+            first_launch(plan, pattern, out.ravel(), values)
+        else:
+            entry(out.ravel(), *values)
         result = _make(out)
     else:
         result = _make(cpu.run_elementwise(plan.kernels, [a, b], plan.out))
