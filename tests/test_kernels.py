@@ -503,3 +503,32 @@ def test_small_lean_launches_call_the_compiled_loop_directly(dtype):
     flat = E.mul.kernel(D.from_numpy_dtype(np.dtype(dtype))).FLAT["aa"]
     assert entries["aa"] is not flat and callable(entries["aa"])  # the compiled function itself
     assert len(flat.signatures) == 1  # and no second compile of the loop
+
+
+def test_permuted_dense_operands_run_over_their_memory_with_pytorchs_layout():
+    # an elementwise op on a permuted dense tensor (x.permute, x.t()) and operands laid out
+    # alike or of one value: the flat loop over their memory (cpu.dense_order), the result in
+    # their layout, as PyTorch's; its whole sum reads the memory in order
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal((3, 4, 5, 2))
+    other = rng.standard_normal((3, 4, 5, 2))
+    calls = [lambda L, p, q: p * 2,
+             lambda L, p, q: L.sin(p) + q,
+             lambda L, p, q: p - L.tensor(0.5, dtype=L.float64),
+             lambda L, p, q: p * q.contiguous(),  # (another layout: the general path)
+             lambda L, p, q: L.exp(p).sum(),
+             lambda L, p, q: (p * q).sum()]
+    for call in calls:
+        results = []
+        for L in (ng, torch):
+            x = L.tensor(base, requires_grad=True)
+            y = L.tensor(other)
+            p, q = x.permute(2, 0, 3, 1), y.permute(2, 0, 3, 1)
+            out = call(L, p, q)
+            (out * out).sum().backward()
+            results.append((out, x.grad))
+        (a, ga), (b, gb) = results
+        assert a.stride() == b.stride() and tuple(a.shape) == tuple(b.shape)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(ga.numpy(), gb.numpy(), rtol=1e-12)

@@ -241,13 +241,25 @@ def max_pool_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, KD, KH, KW, OD, OH, O
         ws, we = _taps(ow, st_w, pad_w, KW, dil_w, W)
         best = _c(-np.inf)
         k = (ds * H + hs) * W + ws
-        for d in range(ds, de, dil_d):
-            for h in range(hs, he, dil_h):
-                for w in range(ws, we, dil_w):
-                    v = x[_u(src + d * sd + h * sh + w * sw)]
-                    if v > best or v != v:
-                        best = v
-                        k = (d * H + h) * W + w
+        # (while loops: a range with a step that is a variable divides to find its length,
+        # three times per output, which took most of a small pooling's time)
+        d = ds
+        while d < de:
+            h = hs
+            while h < he:
+                row = src + d * sd + h * sh
+                w = ws
+                at = (d * H + h) * W
+                while w < we:
+                    v = x[_u(row + w * sw)]
+                    # (selects, not a branch: on random values the branch is mispredicted
+                    # one time in two)
+                    better = (v > best) | (v != v)
+                    k = at + w if better else k
+                    best = v if better else best
+                    w += dil_w
+                h += dil_h
+            d += dil_d
         out[_u(i * OW + ow)] = best
         idx[_u(i * OW + ow)] = k
 

@@ -164,6 +164,11 @@ def whole(op, kernel, setup=None):
     def lean(x, *args, **kwargs):
         if type(x) is Tensor or type(x) in PLAIN_SUBCLASSES:
             a = x._data
+            if type(a) is np.ndarray and not a.flags.carray and not args and not kwargs:
+                # a permuted dense array: its memory in order (TensorIterator's order too)
+                dense = cpu.dense_order(a)
+                if dense is not None:
+                    a = a.transpose(dense[0])
             if (not args and not kwargs and type(a) is np.ndarray and a.flags.carray
                     and 0 < a.size < cpu.WHOLE_BLOCKS_FROM):
                 entry = cpu.whole_entry(kernel, a.dtype)
