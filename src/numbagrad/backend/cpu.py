@@ -1202,8 +1202,18 @@ def run_row_kernel(fn, rows: int, work: int, args, dtype) -> None:
 def flat_view(a: np.ndarray):
     """(flat buffer, element offset, element strides) addressing ``a``'s elements without a
     copy (a kernel reads ``buf[offset + sum(index * stride)]``); the GPU's has the same form."""
+    if a.flags.carray:  # (C order's strides, kept per shape: a pooling or a conv asks thrice)
+        strides = _C_ELEMENT_STRIDES.get(a.shape)
+        if strides is None:
+            if len(_C_ELEMENT_STRIDES) >= 4096:
+                _C_ELEMENT_STRIDES.clear()
+            strides = _C_ELEMENT_STRIDES[a.shape] = tuple(_flat_operand(a, a.shape)[1])
+        return a.reshape(-1), 0, strides
     flat, strides = _flat_operand(a, a.shape)
     return flat, 0, tuple(strides)
+
+
+_C_ELEMENT_STRIDES: dict = {}  # shape -> flat_view's strides of a C-contiguous array
 
 
 # ---------------------------------------------------------------- array helpers
