@@ -230,11 +230,14 @@ def max_pool_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, KD, KH, KW, OD, OH, O
     # position inside the input
     oh = i % OH
     r = i // OH
-    od = r % OD
-    r = r // OD
-    c = r % C
-    n = r // C
-    src = xo + n * sn + c * sc
+    od = 0
+    if OD != 1:  # (integer divisions take most of a small window's time: two, not six)
+        od = r % OD
+        r = r // OD
+    if sn == C * sc:  # (n, c) is plane r of a contiguous batch
+        src = xo + r * sc
+    else:
+        src = xo + (r // C) * sn + (r % C) * sc
     ds, de = _taps(od, st_d, pad_d, KD, dil_d, D)
     hs, he = _taps(oh, st_h, pad_h, KH, dil_h, H)
     for ow in range(OW):
