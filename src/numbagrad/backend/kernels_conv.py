@@ -228,16 +228,7 @@ def max_pool_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, KD, KH, KW, OD, OH, O
     # row i = (n, c, od, oh); an index counts positions in the input's D * H * W volume. As
     # PyTorch: a NaN wins (the last one), and a window of -inf gives the index of its first
     # position inside the input
-    oh = i % OH
-    r = i // OH
-    od = 0
-    if OD != 1:  # (integer divisions take most of a small window's time: two, not six)
-        od = r % OD
-        r = r // OD
-    if sn == C * sc:  # (n, c) is plane r of a contiguous batch
-        src = xo + r * sc
-    else:
-        src = xo + (r // C) * sn + (r % C) * sc
+    od, oh, src = _row_origin(i, xo, sn, sc, C, OD, OH)
     ds, de = _taps(od, st_d, pad_d, KD, dil_d, D)
     hs, he = _taps(oh, st_h, pad_h, KH, dil_h, H)
     for ow in range(OW):
@@ -265,6 +256,21 @@ def max_pool_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, KD, KH, KW, OD, OH, O
             d += dil_d
         out[_u(i * OW + ow)] = best
         idx[_u(i * OW + ow)] = k
+
+
+def _row_origin(i, xo, sn, sc, C, OD, OH):
+    # a pooling row i = (n, c, od, oh): (od, oh, the offset of its (n, c) plane). Integer
+    # divisions take most of a small window's time: two here, not six, for 2-d planes of a
+    # contiguous batch
+    oh = i % OH
+    r = i // OH
+    od = 0
+    if OD != 1:
+        od = r % OD
+        r = r // OD
+    if sn == C * sc:  # (n, c) is plane r
+        return od, oh, xo + r * sc
+    return od, oh, xo + (r // C) * sn + (r % C) * sc
 
 
 def _taps(o, st, pad, K, dil, N):
@@ -307,13 +313,7 @@ def _window(o, st, pad, K, N):
 def avg_pool_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, KD, KH, KW, OD, OH, OW, st_d, st_h,
                  st_w, pad_d, pad_h, pad_w, include_pad, divisor, out):
     # row i = (n, c, od, oh); ``divisor`` 0 means none given (PyTorch's divisor_override)
-    oh = i % OH
-    r = i // OH
-    od = r % OD
-    r = r // OD
-    c = r % C
-    n = r // C
-    src = xo + n * sn + c * sc
+    od, oh, src = _row_origin(i, xo, sn, sc, C, OD, OH)
     ds, de, pd = _window(od, st_d, pad_d, KD, D)
     hs, he, ph = _window(oh, st_h, pad_h, KH, H)
     for ow in range(OW):
@@ -369,13 +369,7 @@ def _adaptive(o, N, ON):
 
 def adaptive_avg_pool_row(i, x, xo, sn, sc, sd, sh, sw, C, D, H, W, OD, OH, OW, out):
     # row i = (n, c, od, oh)
-    oh = i % OH
-    r = i // OH
-    od = r % OD
-    r = r // OD
-    c = r % C
-    n = r // C
-    src = xo + n * sn + c * sc
+    od, oh, src = _row_origin(i, xo, sn, sc, C, OD, OH)
     ds, de = _adaptive(od, D, OD)
     hs, he = _adaptive(oh, H, OH)
     for ow in range(OW):
