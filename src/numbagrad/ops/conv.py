@@ -924,9 +924,25 @@ _POOL3D_WHERE = {"max_pool3d": "max_pool3d_with_indices_out_cpu_template()",
                  "avg_pool3d": "avg_pool3d()"}
 
 
+_POOL_CHECKED: dict = {}  # (shape, dtype, geometry, function) -> _check_pool's sizes
+
+
 def _check_pool(input, geom, fn):
     """Check an n-d pooling call as PyTorch does (pooling_output_shape along each dim, then
-    its pool2d_shape_check or pool3d_shape_check); the output's spatial size."""
+    its pool2d_shape_check or pool3d_shape_check); the output's spatial size. A call that
+    passed is kept (a CNN's step pools the same shapes again: the checks cost 4 us)."""
+    key = (input.shape, input.dtype, geom, fn)
+    sizes = _POOL_CHECKED.get(key)
+    if sizes is None:
+        sizes = _check_pool_args(input, geom, fn)
+        if len(_POOL_CHECKED) >= 4096:
+            _POOL_CHECKED.clear()
+        _POOL_CHECKED[key] = sizes
+    return sizes
+
+
+def _check_pool_args(input, geom, fn):
+    """``_check_pool`` itself."""
     n = len(geom.kernel)
     _check_rank(input, n)
     sizes = []
