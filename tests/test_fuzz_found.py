@@ -600,6 +600,12 @@ PROGRAMS = {
         loss = (v * -0.331 + w).sum()
         loss.backward()  # compare: c.grad
         """,
+    # a number that does not fit the dtype raises before the index is read (seed 242943:
+    # a negative step raised its ValueError first)
+    "setitem_converts_the_value_before_the_index": """
+        x = torch.tensor(np.array([2, 2], dtype=np.uint8))
+        x[2::-1] = -0.25
+        """,
 }
 
 

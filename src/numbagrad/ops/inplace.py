@@ -721,6 +721,10 @@ def _fills_nonfloat(x, where, value, advanced):
 
 
 def setitem(x, index, value):
+    # a number is converted to x's dtype first, as PyTorch's setitem does before it reads the
+    # index (a value that does not fit raises before a bad index or a refused write)
+    if type(value) is int or isinstance(value, float) and x.dtype.np.kind in "iu":
+        value = D.number(value, x.dtype)
     if _grad_state.enabled and x._base is None and x._grad_fn is None and x._requires_grad:
         # x[i] = v writes through a view of x, as PyTorch words it
         basic = M._normalize_index(x, index)[1].isdisjoint({"advanced"})
@@ -729,16 +733,11 @@ def setitem(x, index, value):
             and not (isinstance(value, Tensor) and value.ndim)):
         # PyTorch fills through one mask with masked_fill_, which takes bool masks only
         raise M.mask_error("masked_fill_", index)
-    if type(value) is int:
-        value = D.number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
     # the index becomes arrays here, once: an index Tensor must not count as an input of the
     # node (its gradient slot would take the value's gradient). A bad index raises its
     # IndexError first, as in PyTorch, then a write PyTorch refuses its RuntimeError
     where = M._Index.of(x, index)
     check_inplace(x)
-    if isinstance(value, float) and x.dtype.np.kind in "iu":
-        # (PyTorch's checked conversion, as fill_'s: out of range, or NaN, is a RuntimeError)
-        value = D.number(value, x.dtype)
     if where.staged is not None:  # integers first, as PyTorch: a view, then the rest
         first, then = where.staged
         return setitem(M.getitem(x, first), then, value)
