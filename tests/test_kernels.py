@@ -14,6 +14,7 @@ import pytest
 
 import numbagrad as ng
 from numbagrad import dtypes as D
+from numbagrad.backend import cpu
 from numbagrad.backend import kernels_reduce as KR
 from numbagrad.ops import elementwise as E
 from numbagrad.ops.registry import REGISTRY
@@ -22,6 +23,10 @@ from threads import on_one_and_two_threads
 
 def test_one_compiled_kernel_serves_every_shape_and_layout():
     mod = E.tanh.kernel(D.float64)
+    # (ranks whose own loop an earlier test in this process compiled stay compiled; the others
+    # count their calls from here)
+    ranks = sorted(sig[0].ndim for sig in mod.FLATN["a"].signatures)
+    mod.SEEN.clear()
     x = ng.tensor(np.random.rand(4, 5, 6))
     for t in (ng.tensor(1.0, dtype=ng.float64), x, x[0], x.transpose(0, 2), x[:, ::2, 1:],
               x[:, :1].expand(4, 3, 6), ng.zeros(0, 3, dtype=ng.float64), ng.rand(7, 3).double(),
@@ -33,12 +38,19 @@ def test_one_compiled_kernel_serves_every_shape_and_layout():
     big = ng.tensor(np.random.rand(64, 32, 16))
     for t in (big.transpose(0, 2), big[:, ::2, :], big[:, :1].expand(64, 32, 16)):
         np.testing.assert_allclose(t.tanh().numpy(), np.tanh(t.numpy()))
-    # contiguous inputs of one rank share one compile: 1-d ones (and the dense copies) of
-    # ``flat_a``, those of ranks 0, 2 and 3 one each of ``flatn_a``; broadcast scalars one of
-    # ``flat_s`` (serial sizes here: no ``par_*``)
+    # contiguous inputs share one compile of ``flat_a`` (1-d ones, the dense copies, and those
+    # of another rank called fewer than FLATN_AFTER times, through 1-d views), broadcast
+    # scalars one of ``flat_s`` (serial sizes here: no ``par_*``)
     assert len(mod.kernel.signatures) == 1
     assert len(mod.FLAT["a"].signatures) == 1 and len(mod.FLAT["s"].signatures) == 1
-    assert sorted(sig[0].ndim for sig in mod.FLATN["a"].signatures) == [0, 2, 3]
+    assert sorted(sig[0].ndim for sig in mod.FLATN["a"].signatures) == ranks
+    # a rank called again and again compiles its own loop, once (``flatn_a``)
+    for _ in range(cpu.FLATN_AFTER):
+        for t in (x, x[0], ng.rand(2, 3).double()):
+            np.testing.assert_allclose(t.tanh().numpy(), np.tanh(t.numpy()))
+    compiled = sorted(sig[0].ndim for sig in mod.FLATN["a"].signatures)
+    assert compiled == sorted(set(ranks) | {2, 3})
+    assert len(mod.FLAT["a"].signatures) == 1
     assert all(not k.signatures for k in mod.PAR.values())
 
 
@@ -51,16 +63,21 @@ def test_fast_path_loops_of_every_rank_give_values_and_gradients(shape):
     b = rng.uniform(0.5, 2.0, shape).astype(np.float32)
     x = ng.from_numpy(a.copy()).requires_grad_()
     y = ng.from_numpy(b.copy()).requires_grad_()
-    out = ((x * y + 0.5).sin() + ng.addcmul(x, x, y, value=0.5) - x.sigmoid() ** 2) / y
     want = (np.sin(a * b + 0.5) + (a + 0.5 * a * b) - (1 / (1 + np.exp(-a))) ** 2) / b
-    np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-5, atol=1e-6)
-    assert out.shape == shape
-    out.sum().backward()
     sg = 1 / (1 + np.exp(-a))
     gx = (np.cos(a * b + 0.5) * b + 1 + 0.5 * b - 2 * sg * sg * (1 - sg)) / b
     gy = (np.cos(a * b + 0.5) * a + 0.5 * a) / b - want / b
-    np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(y.grad.numpy(), gy, rtol=1e-4, atol=1e-5)
+    for _ in range(cpu.FLATN_AFTER + 1):  # (the 1-d views first, then the rank's own loops)
+        x.grad = y.grad = None
+        out = ((x * y + 0.5).sin() + ng.addcmul(x, x, y, value=0.5) - x.sigmoid() ** 2) / y
+        np.testing.assert_allclose(out.detach().numpy(), want, rtol=1e-5, atol=1e-6)
+        assert out.shape == shape
+        out.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), gx, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(y.grad.numpy(), gy, rtol=1e-4, atol=1e-5)
+    if len(shape) != 1:
+        mod = E.mul.kernel(D.float32)
+        assert len(shape) in [sig[0].ndim for sig in mod.FLATN["aa"].signatures]
     # one value against the rank's array, either side (``x + b`` with b of one value)
     s1 = ng.tensor([2.0])
     for left, right, ref in ((x, s1, a * 2), (s1, x, 2 * a)):

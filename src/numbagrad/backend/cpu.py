@@ -345,6 +345,7 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
     mod = codegen.cached_kernel(_kernels, key, np_dtype, body, attr=None)
     if not hasattr(mod, "ENTRIES"):
         mod.ENTRIES = {}  # compiled entry points of the flat loops (see ``flat_entry``)
+        mod.SEEN = {}  # (key, rank) -> calls on operands of that rank before ENTRIES has it
     return mod
 
 
@@ -796,20 +797,38 @@ def flat_entry(mod, key, out, values, dtype):
 
     ``key`` has a letter per operand (``a`` a C-contiguous array of ``out``'s shape, ``s`` a
     number), then ``p`` per parameter. Arrays of a rank other than 1 run ``flatn``, compiled
-    once per rank (about 0.15 s, then loaded from the disk cache): a 2-d operand read through
-    ``ravel`` cost the caller 50 ns a view, three or four views a small op and its gradient. Numba's dispatcher spends about 0.2 us per call finding the compiled
+    once per rank (about 0.15 s, then loaded from the disk cache), from their ``FLATN_AFTER``-th
+    call on: until then they run the 1-d loop on ``ravel`` views (50 ns each for the caller,
+    three or four a small op and its gradient), and None is returned. So a loop compiles its
+    ranks for code that calls it again and again (a training step), not for each shape a
+    program or a test suite meets once (the suite's cold run took 2.5 minutes more). Numba's dispatcher spends about 0.2 us per call finding the compiled
     function from the argument types; a caller that fixes those types by its own checks (each
     array of the module's dtype, ``out`` of the output dtype) calls the entry point directly.
     Numbers are typed as ``dtype`` for the first call; the entry point converts the Python
     numbers of later calls to that type itself.
     """
-    loop = (mod.FLAT if out.ndim == 1 else mod.FLATN)[key.rstrip("p")]
+    nd = out.ndim
+    if nd != 1:
+        seen = mod.SEEN.get((key, nd), 0) + 1
+        if seen < FLATN_AFTER:
+            mod.SEEN[(key, nd)] = seen
+            flat = [v.ravel() if type(v) is np.ndarray else v for v in values]
+            entry = mod.ENTRIES.get(key)
+            if entry is None:
+                flat_entry(mod, key, out.ravel(), flat, dtype)
+            else:
+                entry(out.ravel(), *flat)
+            return None
+    loop = (mod.FLAT if nd == 1 else mod.FLATN)[key.rstrip("p")]
     args = [out] + [v if type(v) is np.ndarray else dtype.type(v) for v in values]
     loop(*args)  # compiles or loads the loop on first use
     compiled = loop.overloads.get(tuple([loop.typeof_pyval(v) for v in args]))
     entry = getattr(compiled, "entry_point", None) or loop
-    mod.ENTRIES[key if out.ndim == 1 else (key, out.ndim)] = entry
+    mod.ENTRIES[key if nd == 1 else (key, nd)] = entry
     return entry
+
+
+FLATN_AFTER = 8  # the calls of a loop on operands of a rank other than 1 before its own compile
 
 
 def launch_small(mod, arrays, out_dtype, params):
