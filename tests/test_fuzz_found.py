@@ -602,6 +602,23 @@ PROGRAMS = {
         """,
     # a number that does not fit the dtype raises before the index is read (seed 242943:
     # a negative step raised its ValueError first)
+    # a one-value operand of a higher rank broadcasts a permuted dense operand's result (seed
+    # 247414: the memory-order loop kept the operand's shape)
+    "permuted_operand_minus_a_one_value_tensor_of_higher_rank": """
+        x = torch.tensor([[-2.305, -1.223], [2.264, 1.14]], requires_grad=True)
+        v = x.mT.relu()
+        w = v.sub(torch.tensor([[[0.5]]]))
+        w.sum().backward()  # compare: w, x.grad
+        """,
+    # binary_cross_entropy's second derivative in x: a rule of five arrays (seed 249708: the
+    # general path's loop table stopped at four)
+    "binary_cross_entropy_second_derivative_of_a_0d_input": """
+        c = torch.tensor(1.827, requires_grad=True)
+        t = torch.tensor(np.array(1.0, dtype=np.float32))
+        loss = F.binary_cross_entropy(torch.sigmoid(c * 0.5), t)
+        loss.backward(create_graph=True)
+        gg = torch.autograd.grad((c.grad * 0.995).sum(), [c])
+        """,
     "setitem_converts_the_value_before_the_index": """
         x = torch.tensor(np.array([2, 2], dtype=np.uint8))
         x[2::-1] = -0.25

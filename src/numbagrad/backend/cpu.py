@@ -137,7 +137,7 @@ def _rows_source(fname: str, n_in: int, n_params: int) -> str:
 
 def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
     """Loops over contiguous operands of one size: ``flat_<pattern>`` and ``par_<pattern>``
-over 1-d operands, ``flatn_<pattern>`` (serial) over operands of one shape of another rank.
+    over 1-d operands, ``flatn_<pattern>`` (serial) over operands of one shape of another rank.
 
     A pattern has one letter per input: ``a`` an array read at ``j``, ``s`` one broadcast
     value passed as a scalar (a gradient expanded from a sum, ``x * 2``); a first letter ``i``
@@ -681,7 +681,7 @@ def _coalesce(shape, stride_lists):
     return new_shape, new_strides
 
 
-_ALL_ARRAYS = ("", "a", "aa", "aaa", "aaaa")
+_ALL_ARRAYS = tuple("a" * n for n in range(9))  # (a rule may read up to eight arrays)
 
 
 def _flat_launch(mod, arrays, shape, out, params):
@@ -760,11 +760,17 @@ def broadcast_pattern(sa: tuple, sb: tuple):
     found = _PATTERNS.get(key)
     if found is None:
         shape = broadcast_shapes(sa, sb)
-        found = (shape, _row_or_column(sa, sb, shape))
-        if len(_PATTERNS) >= 4096:  # (a bound on programs of ever new shapes)
-            _PATTERNS.clear()
-        _PATTERNS[key] = found
+        found = remember(_PATTERNS, key, (shape, _row_or_column(sa, sb, shape)))
     return found
+
+
+def remember(cache: dict, key, value):
+    """``cache[key] = value``, the cache emptied first once it holds 4096 entries (a bound
+    on what a program of ever new shapes keeps); returns ``value``."""
+    if len(cache) >= 4096:
+        cache.clear()
+    cache[key] = value
+    return value
 
 
 def loops_for(mod, n):
@@ -801,9 +807,11 @@ def flat_entry(mod, key, out, values, dtype):
     call on: until then they run the 1-d loop on ``ravel`` views (50 ns each for the caller,
     three or four a small op and its gradient), and None is returned. So a loop compiles its
     ranks for code that calls it again and again (a training step), not for each shape a
-    program or a test suite meets once (the suite's cold run took 2.5 minutes more). Numba's dispatcher spends about 0.2 us per call finding the compiled
-    function from the argument types; a caller that fixes those types by its own checks (each
-    array of the module's dtype, ``out`` of the output dtype) calls the entry point directly.
+    program or a test suite meets once (the suite's cold run took 2.5 minutes more).
+
+    Numba's dispatcher spends about 0.2 us per call finding the compiled function from the
+    argument types; a caller that fixes those types by its own checks (each array of the
+    module's dtype, ``out`` of the output dtype) calls the entry point directly.
     Numbers are typed as ``dtype`` for the first call; the entry point converts the Python
     numbers of later calls to that type itself.
     """
@@ -897,9 +905,7 @@ def dense_order(a):
                 for k, d in enumerate(order):
                     inverse[d] = k
                 found = (tuple(order), tuple(inverse), tuple([a.shape[d] for d in order]))
-        if len(_DENSE) >= 4096:
-            _DENSE.clear()
-        _DENSE[key] = found
+        remember(_DENSE, key, found)
     return found
 
 
@@ -942,7 +948,7 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
             for a in arrays:
                 if a.shape == shape and a.strides == a0.strides:
                     ops.append(a.transpose(order))
-                elif a.size == 1:
+                elif a.size == 1 and a.ndim <= a0.ndim:  # (one that leaves the shape as it is)
                     ops.append(a)
                 else:
                     break
@@ -1224,9 +1230,7 @@ def flat_view(a: np.ndarray):
     if a.flags.carray:  # (C order's strides, kept per shape: a pooling or a conv asks thrice)
         strides = _C_ELEMENT_STRIDES.get(a.shape)
         if strides is None:
-            if len(_C_ELEMENT_STRIDES) >= 4096:
-                _C_ELEMENT_STRIDES.clear()
-            strides = _C_ELEMENT_STRIDES[a.shape] = tuple(_flat_operand(a, a.shape)[1])
+            strides = remember(_C_ELEMENT_STRIDES, a.shape, tuple(_flat_operand(a, a.shape)[1]))
         return a.reshape(-1), 0, strides
     flat, strides = _flat_operand(a, a.shape)
     return flat, 0, tuple(strides)

@@ -13,8 +13,8 @@ to inf, underflow to 0 and NaN; ``tanh`` and ``log`` in float32 computed in floa
 once (correctly rounded but for rare double roundings), in float64 within 3 and 2 ulp;
 ``expm1`` and ``log1p`` likewise in float32, within 4 ulp in float64; float32 ``sin`` and
 ``cos`` (an exact argument reduction for every float32) within 1 ulp, and their table-free
-twins for loops whose arguments are all below 2**19 (``SMALL_TWINS``) the same values; ``erf_float32``
-(``math.erf`` in float32 kernels: GELU and its gradient) within 2 ulp.
+twins for loops whose arguments are all below 2**19 (``SMALL_TWINS``) the same values;
+``erf_float32`` (``math.erf`` in float32 kernels: GELU and its gradient) within 2 ulp.
 """
 
 from __future__ import annotations

@@ -934,10 +934,7 @@ def _check_pool(input, geom, fn):
     key = (input.shape, input.dtype, geom, fn)
     sizes = _POOL_CHECKED.get(key)
     if sizes is None:
-        sizes = _check_pool_args(input, geom, fn)
-        if len(_POOL_CHECKED) >= 4096:
-            _POOL_CHECKED.clear()
-        _POOL_CHECKED[key] = sizes
+        sizes = cpu.remember(_POOL_CHECKED, key, _check_pool_args(input, geom, fn))
     return sizes
 
 
