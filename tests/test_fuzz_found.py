@@ -619,6 +619,14 @@ PROGRAMS = {
         loss.backward(create_graph=True)
         gg = torch.autograd.grad((c.grad * 0.995).sum(), [c])
         """,
+    # PyTorch's integer pow: a zero base to a negative power is 0 (seed 247816: INT_MIN, C's
+    # inf made an integer), tensor or number base; a float zero base still gives inf
+    "integer_zero_to_a_negative_power_is_zero": """
+        e = torch.tensor([-1, 3, 4, 0])
+        a = 0 ** e
+        b = torch.tensor([0, 0, 2, -1]) ** torch.tensor([-1, -2, -1, -3])
+        c = 0.0 ** e.float()
+        """,
     "setitem_converts_the_value_before_the_index": """
         x = torch.tensor(np.array([2, 2], dtype=np.uint8))
         x[2::-1] = -0.25

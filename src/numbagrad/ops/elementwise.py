@@ -1151,6 +1151,8 @@ pow_bool_exponent.defvjp(lambda grad, x, exponent: grad * (exponent * pow(x, exp
 @unary("rpow", node="PowBackward2")
 def rpow(x, base):
     """``base ** x`` for a scalar base."""
+    if x < 0 and base == 0 and 0.5 == 0:  # (as pow_tensor: PyTorch's integer 0 ** -n is 0)
+        return 0
     return base**x
 
 
@@ -1262,6 +1264,11 @@ div_scalar.defvjp(lambda grad, other: grad / other)
 
 @binary("pow_tensor", node="PowBackward1", refuse_bool=_no_kernel("pow"))
 def pow_tensor(x, y):
+    # PyTorch's integer pow: a negative exponent of a zero base gives 0, where x**y gives
+    # INT_MIN (C's inf). Only an integer kernel has 0.5 == 0 (literals take its dtype); a
+    # float's zero base keeps its inf
+    if y < 0 and x == 0 and 0.5 == 0:
+        return 0
     return x**y
 
 
