@@ -86,6 +86,7 @@ CUDA_CASES = [
     ("W1 n=1e6", lambda lib: W.w1(lib, 10**6, device="cuda")),
     ("W1 n=1e7", lambda lib: W.w1(lib, 10**7, device="cuda")),
     ("W1 n=1e7 f64", lambda lib: W.w1(lib, 10**7, "float64", device="cuda")),
+    ("W1 n=1e8", lambda lib: W.w1(lib, 10**8, device="cuda")),
     ("W2 MLP", lambda lib: W.w2(lib, device="cuda")),
     ("W4 sum", lambda lib: W.w4(lib, "sum", device="cuda")),
     ("W4 mean", lambda lib: W.w4(lib, "mean", device="cuda")),

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The checks a session runs when it is lent a GPU: the CUDA tests for real, W1 at 1e8 against
+# the device's copy bandwidth, and the CUDA workloads side by side with torch.cuda. Written for
+# an image whose python3 holds numba, numba-cuda, torch and pytest-xdist, with a NumPy < 2.5
+# wheel in .whl/ (numba-cuda 0.30 compiles no kernel under NumPy 2.5). Logs go to $OUT.
+set -u
+OUT=${OUT:-/tmp/gpu-check}
+mkdir -p "$OUT"
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site .whl/*.whl || exit 1
+export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+python3 -c 'import sys, importlib.metadata as md
+print("python", sys.version.split()[0], *(f"{p} {md.version(p)}" for p in
+      ("numpy", "numba", "numba-cuda", "torch")))'
+# (pytest-benchmark in such an image warns when xdist runs, and -W error makes that fatal)
+timeout "${TEST_S:-240}" python3 -m pytest -q -m cuda -n 8 --dist loadfile -p no:benchmark \
+    -p no:cacheprovider --maxfail=50 -r fE > "$OUT/pytest.log" 2>&1
+echo "pytest rc $?"; tail -n 25 "$OUT/pytest.log"
+timeout "${BW_S:-100}" python3 benchmarks/gpu_bandwidth.py 2>&1 | tee "$OUT/bandwidth.log"
+timeout "${CMP_S:-180}" python3 benchmarks/compare.py --device cuda 2>&1 | tee "$OUT/compare.log"
