@@ -3828,6 +3828,10 @@ class Gen:
                     return
                 if p == 2 or p == 3:
                     factor = 10.0
+                    if diff.numel() >= LARGE and (t.requires_grad or self.val(y).requires_grad):
+                        # a norm over many terms: its second derivative cancels them to
+                        # rounding (seed 249179: 0 exactly, 0.02 in PyTorch's float32)
+                        self.big_curved_reduce = True
         elif op == "kron":
             if t.numel() > 64 or t.stride() != self.torch.empty(t.shape).stride():
                 # (PyTorch's kron of some non-contiguous layouts fails a view: seed 12190; of a

@@ -627,6 +627,18 @@ PROGRAMS = {
         b = torch.tensor([0, 0, 2, -1]) ** torch.tensor([-1, -2, -1, -3])
         c = 0.0 ** e.float()
         """,
+    # smooth_l1 and huber's second derivatives multiply by the mask of the quadratic region,
+    # as PyTorch's double backward does: an infinite gradient outside it gives NaN, not 0
+    # (seed 251883: -inf)
+    "smooth_l1_and_huber_second_derivative_with_an_infinite_gradient": """
+        x = torch.tensor([2.5, 2.0, 0.1], requires_grad=True)
+        t = torch.tensor([0.4, 1.9, 0.3], requires_grad=True)
+        w = torch.tensor([np.inf, 2.0, -np.inf])
+        gx, gt = torch.autograd.grad(F.smooth_l1_loss(x, t, beta=0.5), (x, t), create_graph=True)
+        a = torch.autograd.grad((gx * w).sum() + (gt * w).sum(), (x, t))
+        hx, ht = torch.autograd.grad(F.huber_loss(x, t), (x, t), create_graph=True)
+        b = torch.autograd.grad((hx * w).sum() + (ht * 0.5).sum(), (x, t))
+        """,
     "setitem_converts_the_value_before_the_index": """
         x = torch.tensor(np.array([2, 2], dtype=np.uint8))
         x[2::-1] = -0.25

@@ -746,12 +746,14 @@ def smooth_l1_loss_backward(grad_output, x, target, beta):
     return -grad_output if d <= -beta else (grad_output if d >= beta else d * grad_output / beta)
 
 
+# (PyTorch's smooth_l1_loss_double_backward multiplies by the mask, not a select: an infinite
+# gradient outside it gives NaN)
 def smooth_l1_loss_backward_vjp_x(grad, grad_output, x, target, beta):
-    return where(abs(x - target) < beta, grad * grad_output / beta, 0)
+    return grad * grad_output * where(abs(x - target) < beta, 1, 0) / beta
 
 
 def smooth_l1_loss_backward_vjp_target(grad, grad_output, x, target, beta):
-    return where(abs(x - target) < beta, -(grad * grad_output) / beta, 0)
+    return -(grad * grad_output * where(abs(x - target) < beta, 1, 0) / beta)
 
 
 smooth_l1_loss_backward.defvjp(smooth_l1_vjp_x, smooth_l1_loss_backward_vjp_x,
@@ -786,11 +788,11 @@ def huber_loss_backward(grad_output, x, target, delta):
 
 
 def huber_loss_backward_vjp_x(grad, grad_output, x, target, delta):
-    return where(abs(x - target) < delta, grad * grad_output, 0)
+    return grad * grad_output * where(abs(x - target) < delta, 1, 0)
 
 
 def huber_loss_backward_vjp_target(grad, grad_output, x, target, delta):
-    return where(abs(x - target) < delta, -(grad * grad_output), 0)
+    return -(grad * grad_output * where(abs(x - target) < delta, 1, 0))
 
 
 huber_loss_backward.defvjp(huber_vjp_x, huber_loss_backward_vjp_x, huber_loss_backward_vjp_target)
