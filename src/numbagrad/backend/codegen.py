@@ -47,6 +47,13 @@ _c = np.{np_name}
 JIT = "@njit(error_model='numpy', cache=True, nogil=True{extra})"
 
 
+def kernel_dtype(v):
+    """``v`` as its kernel's dtype: a definition writes ``_c(v)`` (``int(x)`` added back to a
+    float32 ``x`` would otherwise be float64 arithmetic). Each kernel module binds ``_c`` to its
+    dtype (``HEADER``); a definition run as Python calls this one."""
+    return v
+
+
 def cache_dir() -> Path:
     """Where generated kernel modules (and Numba's cache of them) live."""
     env = os.environ.get("NUMBAGRAD_CACHE_DIR")

@@ -454,27 +454,51 @@ HEADER = "from numba import cuda\n"
 DEVICE_FN = "" if SIMULATOR else "@njit(inline='always')\n"
 
 
+# Elements a thread takes per step of its grid-stride loop. Their loads are written before any
+# of their stores: a store may alias a load, so the compiler keeps each element's load, compute
+# and store in order otherwise, and a warp waits out one element's memory latency at a time
+# (seen in the PTX of x * y: two loads, the product, its store, four times over).
+UNROLL = 4
+
+
+def _positions_source(u: int, n_in: int) -> list:
+    """Lines setting element ``j{u}``'s position in the output (``q{u}``) and each operand's
+    (``q{u}_{k}``). The outermost index is what is left of ``j``: a rank-1 run, what most
+    calls coalesce to, divides nothing (an integer division is tens of instructions on a GPU,
+    dearer than most elements' arithmetic)."""
+    ops = [("q{u}", "oo", "so")] + [(f"q{{u}}_{k}", f"o{k}", f"s{k}") for k in range(n_in)]
+    ops = [(q.format(u=u), o, st) for q, o, st in ops]
+    lines = [f"        r = j{u}"] + [f"        {q} = {o}" for q, o, _ in ops]
+    lines += ["        for d in range(len(shape) - 1, 0, -1):",
+              "            c = r % shape[d]",
+              "            r = r // shape[d]"]
+    lines += [f"            {q} += c * {st}[d]" for q, _, st in ops]
+    lines += [f"        {q} += r * {st}[0]" for q, _, st in ops]
+    return lines
+
+
 def _elementwise_source(fname: str, n_in: int, n_params: int) -> str:
     ins = [f"a{i}, o{i}, s{i}" for i in range(n_in)]
     params = [f"p{i}" for i in range(n_params)]
     args = ", ".join(["n, shape", "out, oo, so"] + ins + params)
-    call = ", ".join([f"a{i}[q{i}]" for i in range(n_in)] + params)
     lines = [
         HEADER + "@cuda.jit(cache=True)",
         f"def kernel({args}):",
-        "    for i in range(cuda.grid(1), n, cuda.gridsize(1)):",
-        "        r = i",
-        "        q = oo",
+        "    g = cuda.gridsize(1)",
+        f"    for i in range(cuda.grid(1), n, {UNROLL} * g):",
     ]
-    lines += [f"        q{i} = o{i}" for i in range(n_in)]
-    lines += [
-        "        for d in range(len(shape) - 1, -1, -1):",
-        "            c = r % shape[d]",
-        "            r = r // shape[d]",
-        "            q += c * so[d]",
-    ]
-    lines += [f"            q{i} += c * s{i}[d]" for i in range(n_in)]
-    lines += [f"        out[q] = {fname}({call})"]
+    # elements i, i + g, ...: past the end a step re-reads element n - 1 (its loads stay
+    # unconditional, issued together) and stores nothing
+    for u in range(UNROLL):
+        lines.append(f"        j{u} = i" if u == 0 else f"        j{u} = min(i + {u} * g, n - 1)")
+        lines += _positions_source(u, n_in)
+        lines += [f"        x{u}_{k} = a{k}[q{u}_{k}]" for k in range(n_in)]
+    for u in range(UNROLL):
+        call = ", ".join([f"x{u}_{k}" for k in range(n_in)] + params)
+        lines.append(f"        y{u} = {fname}({call})")
+    lines.append("        out[q0] = y0")
+    for u in range(1, UNROLL):
+        lines += [f"        if i + {u} * g < n:", f"            out[q{u}] = y{u}"]
     return "\n".join(lines)
 
 

@@ -22,7 +22,7 @@ import textwrap
 
 import numpy as np
 
-from ..backend.codegen import function_source
+from ..backend.codegen import function_source, kernel_dtype
 from .registry import REGISTRY, Elementwise
 
 # ---------------------------------------------------------------- what a function may call
@@ -213,8 +213,9 @@ class _Normalize(ast.NodeTransformer):
             return node
         if isinstance(node.ctx, ast.Load) and node.id not in self.bound:
             obj = self.lookup(node.id)
-            if obj is getattr(builtins, node.id, _MISSING) or node.id in self.ops:
-                return node  # (abs, min, max; a rule's bare op names)
+            if obj is getattr(builtins, node.id, _MISSING) or node.id in self.ops or (
+                    node.id == "_c" and obj is kernel_dtype):
+                return node  # (abs, min, max; a rule's bare op names; the dtype cast)
             if obj is np:
                 return ast.copy_location(ast.Name("np", ast.Load()), node)
             new = None if obj is _MISSING else self.replacement(obj, node)

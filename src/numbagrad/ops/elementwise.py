@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 from .. import dtypes as D
+from ..backend.codegen import kernel_dtype as _c
 from .registry import binary, public, unary
 
 # PyTorch's refusals of bool tensors, by op (the message names its CPU kernel where PyTorch's
@@ -1065,7 +1066,7 @@ def trunc(x):
     t = int(x)
     if t == 0:
         return x * 0
-    return x - x + t
+    return x - x + _c(t)  # (x's dtype: an int would make the sum float64 in a float32 kernel)
 
 
 @unary("floor")
