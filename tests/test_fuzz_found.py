@@ -639,6 +639,39 @@ PROGRAMS = {
         hx, ht = torch.autograd.grad(F.huber_loss(x, t), (x, t), create_graph=True)
         b = torch.autograd.grad((hx * w).sum() + (ht * 0.5).sum(), (x, t))
         """,
+    # one value through one bool mask among slices is PyTorch's masked_fill_(mask,
+    # value.item()): cast with its checked conversion, whatever the value's dtype (seed 254567:
+    # -1.464 into uint8 was wrapped; x[:, m] = tensor(2.7) was refused)
+    "setitem_one_value_through_a_mask_is_masked_fill": """
+        x = torch.tensor([[1, 0, 4], [2, 3, 5]], dtype=torch.uint8)
+        x[:, torch.tensor([False, True, True])] = torch.tensor(2.7)
+        x[..., torch.tensor([True, False, False])] = torch.tensor([7.0])
+        x[torch.tensor([False, True])] = torch.tensor(-1.464)
+        y = torch.zeros(2, 3)
+        v = torch.tensor(2.5, dtype=torch.float64, requires_grad=True)
+        y[None, torch.tensor([[True, False, True], [False, False, True]])] = v
+        y.sum().backward()  # compare: y, v.grad
+        z = torch.zeros(2)
+        z[torch.tensor([True, False])] = torch.tensor(1e300, dtype=torch.float64)
+        """,
+    # an ellipsis stands for the dims the masks leave (x[..., m] was "too many indices"), and
+    # a mask of the wrong shape raises PyTorch's IndexError
+    "ellipsis_with_a_mask": """
+        x = torch.arange(24.0).reshape(2, 3, 4)
+        a = x[..., torch.tensor([True, False, True, True])]
+        b = x[torch.tensor([[True, False, True], [False, True, True]]), ...]
+        c = x[0, ..., torch.tensor([False, True, True, False])]
+        d = x[:, torch.tensor([True, False])]
+        e = x[..., torch.tensor([[True, False, True], [False, True, True]])]
+        """,
+    "fill_values_past_float32_range": """
+        a = torch.full((2,), 1e300)
+        b = torch.zeros(2).fill_(-1e39)
+        c = torch.zeros(2).masked_fill(torch.tensor([True, False]), 1e300)
+        x = torch.zeros(3)
+        x[1] = 1e300
+        d = torch.full((2,), float('inf'))
+        """,
     "setitem_converts_the_value_before_the_index": """
         x = torch.tensor(np.array([2, 2], dtype=np.uint8))
         x[2::-1] = -0.25

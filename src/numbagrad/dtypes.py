@@ -141,6 +141,9 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     return from_._kind <= to._kind
 
 
+_F32_MAX = float(np.finfo(np.float32).max)
+
+
 def number(value, dt: dtype, type_name: str | None = None):
     """The Python number ``value`` as a NumPy scalar of ``dt``, PyTorch's checked conversion of
     a number written into a tensor (``full``, ``fill_``, ``x[i] = v``, ``clamp``'s bounds): an
@@ -154,6 +157,11 @@ def number(value, dt: dtype, type_name: str | None = None):
             raise RuntimeError(f"value cannot be converted to type "
                                f"{type_name or _CHECKED_TYPE[dt.name]} without overflow")
         return dt.np.type(int(value))
+    if dt is float32 and isinstance(value, (int, float)) and not -_F32_MAX <= value <= _F32_MAX \
+            and value - value == 0:
+        # (a finite number past float's range: infinities and NaN pass, as in PyTorch)
+        raise RuntimeError(f"value cannot be converted to type {type_name or 'float'} without "
+                           "overflow")
     try:
         return dt.np.type(value)
     except OverflowError:  # (NumPy refuses any integer out of the dtype's range)

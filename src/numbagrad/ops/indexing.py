@@ -779,6 +779,7 @@ def masked_fill(ctx, x, mask, value):
         ctx.node_name = "MaskedFillBackward1"
         value = value._host()[()].item()
     cpu.broadcast_shapes(tuple(mask.shape), tuple(x.shape))  # (PyTorch's error when they don't)
+    D.number(value, x.dtype)  # (PyTorch's checked conversion: a value that does not fit raises)
     ctx.mask = mask
     with no_grad():
         out = E.where(mask, value, x)

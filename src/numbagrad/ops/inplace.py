@@ -706,8 +706,12 @@ def view_inplace(x, op, node, *args):
 
 
 def _one_mask(where):
-    """Whether the index is one bool mask."""
-    return len(where.index) == 1 and getattr(where.index[0], "dtype", None) == np.bool_
+    """Whether the index is one bool mask among slices, None and Ellipsis: PyTorch's
+    index_put_ fills through it with masked_fill_ when the value has one element."""
+    arrays = [i for i in where.index if isinstance(i, np.ndarray)]
+    return len(arrays) == 1 and arrays[0].dtype == np.bool_ and all(
+        i is None or i is Ellipsis or isinstance(i, slice) or i is arrays[0]
+        for i in where.index)
 
 
 def _fills_nonfloat(x, where, value, advanced):
@@ -725,6 +729,8 @@ def setitem(x, index, value):
     # index (a value that does not fit raises before a bad index or a refused write)
     if type(value) is int or isinstance(value, float) and x.dtype.np.kind in "iu":
         value = D.number(value, x.dtype)
+    elif isinstance(value, float):
+        D.number(value, x.dtype)  # (a finite float past float32's range raises)
     if _grad_state.enabled and x._base is None and x._grad_fn is None and x._requires_grad:
         # x[i] = v writes through a view of x, as PyTorch words it
         basic = M._normalize_index(x, index)[1].isdisjoint({"advanced"})
@@ -773,9 +779,11 @@ def setitem(x, index, value):
             if "none" in where.kinds:
                 region = M.unsqueezed_as_pytorch(x._data, where.index, region)
             check_no_partial_overlap(Tensor._make(region), (value,))
-    if (advanced and isinstance(value, Tensor) and value.dtype is not x.dtype
-            and not (value.numel() == 1 and _one_mask(where))):
-        # (one value through a single bool mask is masked_fill in PyTorch: it casts)
+    if advanced and isinstance(value, Tensor) and value.numel() == 1 and _one_mask(where):
+        # one value through a single bool mask is masked_fill_(mask, value.item()) in
+        # PyTorch: cast with its checked conversion
+        D.number(value.item(), x.dtype)
+    elif advanced and isinstance(value, Tensor) and value.dtype is not x.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
             f"{_CAST_NAMES[x.dtype.name]} for the destination and "

@@ -700,12 +700,13 @@ def _normalize_index(x, index):
     kinds = set()
     dim = 0
     n_real = 0
+    mask_dims = 0  # (the dims masks take: an ellipsis stands for the rest)
     for i in index:
         kind = type(i)
-        if kind is int or kind is slice or not (
-                i is None or i is Ellipsis or kind is bool
-                or isinstance(i, Tensor) and i.dtype in _MASKS
-                or isinstance(i, np.ndarray) and i.dtype == np.bool_):
+        if isinstance(i, Tensor) and i.dtype in _MASKS or (
+                isinstance(i, np.ndarray) and i.dtype == np.bool_):
+            mask_dims += i.ndim
+        elif kind is int or kind is slice or not (i is None or i is Ellipsis or kind is bool):
             n_real += 1
     if n_real > ndim:  # (before any other complaint about the index, as PyTorch)
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
@@ -747,12 +748,21 @@ def _normalize_index(x, index):
             if item.dtype.kind == "f":
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             kinds.add("advanced")
-            dim += item.ndim if item.dtype == np.bool_ else 1
+            if item.dtype == np.bool_:
+                for j, n in enumerate(item.shape):
+                    if dim + j < ndim and n != x.shape[dim + j]:
+                        raise IndexError(
+                            f"The shape of the mask {list(item.shape)} at index {j} does not "
+                            f"match the shape of the indexed tensor {list(x.shape)} at index "
+                            f"{dim + j}")
+                dim += item.ndim
+            else:
+                dim += 1
         elif item is None:
             kinds.add("none")
         elif item is Ellipsis:
             kinds.add("ellipsis")
-            dim += ndim - n_real
+            dim += max(ndim - n_real - mask_dims, 0)
         elif isinstance(item, (bool, np.bool_)):
             kinds.add("advanced")
         elif isinstance(item, (int, np.integer)):
