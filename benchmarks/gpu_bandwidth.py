@@ -12,7 +12,10 @@ numba-cuda's copy, and through PyTorch's where it has CUDA), then for numbagrad 
   Neither library fuses W1's kernels, so this figure is far under the copy's for both; the
   single ops say how near each kernel comes.
 
-Times are medians of ``--repeat`` calls, each ended by a synchronize. Needs a CUDA GPU.
+Times are medians of ``--repeat`` batches of ``--batch`` calls launched back to back, each
+batch ended by a synchronize: the device's queue stays full, so the figure is the kernels' time,
+not the host's launch latency (a single call followed by a synchronize also times the ~50 us the
+host takes to launch it, during which the GPU waits). Needs a CUDA GPU.
 """
 
 from __future__ import annotations
@@ -32,15 +35,17 @@ except ImportError:  # PyTorch is only the reference
     torch = None
 
 
-def median_seconds(fn, sync, repeat):
+def median_seconds(fn, sync, repeat, batch=1):
+    """Median seconds per call of ``fn`` over ``repeat`` batches of ``batch`` calls."""
     fn()
     sync()
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
-        fn()
+        for _ in range(batch):
+            fn()
         sync()
-        times.append(time.perf_counter() - start)
+        times.append((time.perf_counter() - start) / batch)
     return statistics.median(times)
 
 
@@ -63,7 +68,7 @@ def copy_bandwidth(n, repeat):
     return 8 * n / best
 
 
-def rows(lib, n, repeat):
+def rows(lib, n, repeat, batch):
     """(label, seconds, bytes) for the single ops and W1 in ``lib`` at n float32."""
     gen = np.random.default_rng(0)
     x = lib.tensor(gen.standard_normal(n, dtype=np.float32), device="cuda")
@@ -71,16 +76,16 @@ def rows(lib, n, repeat):
     sync = lib.cuda.synchronize
     out = []
     with lib.no_grad():
-        out.append(("x * y", median_seconds(lambda: x * y, sync, repeat), 12 * n))
-        out.append(("exp(x)", median_seconds(lambda: lib.exp(x), sync, repeat), 8 * n))
-        out.append(("x.sum()", median_seconds(lambda: x.sum(), sync, repeat), 4 * n))
+        out.append(("x * y", median_seconds(lambda: x * y, sync, repeat, batch), 12 * n))
+        out.append(("exp(x)", median_seconds(lambda: lib.exp(x), sync, repeat, batch), 8 * n))
+        out.append(("x.sum()", median_seconds(lambda: x.sum(), sync, repeat, batch), 4 * n))
     leaf = x.clone().requires_grad_(True)
 
     def w1():
         leaf.grad = None
         (leaf**2 * lib.exp(leaf)).sum().backward()
 
-    out.append(("W1 (fewest bytes)", median_seconds(w1, sync, repeat), 12 * n))
+    out.append(("W1 (fewest bytes)", median_seconds(w1, sync, repeat, batch), 12 * n))
     return out
 
 
@@ -88,26 +93,28 @@ def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=10**8)
     p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--batch", type=int, default=10)
     args = p.parse_args(argv)
     if not numbagrad.cuda.is_available() or numbagrad.cuda.is_simulator():
         sys.exit("needs a CUDA GPU (the simulator's timings mean nothing)")
     n = args.n
     copy = copy_bandwidth(n, args.repeat)
-    print(f"{numbagrad.cuda.get_device_name()}: n = {n:.0e} float32, median of {args.repeat}")
+    print(f"{numbagrad.cuda.get_device_name()}: n = {n:.0e} float32, median of {args.repeat} "
+          f"batches of {args.batch} calls")
     print(f"device-to-device copy (numba-cuda): {copy / 1e12:.2f} TB/s (read + written)")
     libs = [("numbagrad", numbagrad)]
     if torch is not None and torch.cuda.is_available():
         libs.append(("PyTorch", torch))
         a = torch.ones(n, device="cuda")
         b = torch.empty_like(a)
-        t = median_seconds(lambda: b.copy_(a), torch.cuda.synchronize, args.repeat)
+        t = median_seconds(lambda: b.copy_(a), torch.cuda.synchronize, args.repeat, args.batch)
         print(f"device-to-device copy (PyTorch {torch.__version__}): {8 * n / t / 1e12:.2f} TB/s")
         del a, b
     print()
     print("| op | library | time | bandwidth | of the copy's |")
     print("|---|---|---|---|---|")
     for name, lib in libs:
-        for label, seconds, nbytes in rows(lib, n, args.repeat):
+        for label, seconds, nbytes in rows(lib, n, args.repeat, args.batch):
             bw = nbytes / seconds
             print(f"| {label} | {name} | {seconds * 1e3:.3g} ms | {bw / 1e12:.2f} TB/s "
                   f"| {bw / copy:.0%} |", flush=True)
