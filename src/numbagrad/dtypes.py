@@ -157,8 +157,7 @@ def number(value, dt: dtype, type_name: str | None = None):
             raise RuntimeError(f"value cannot be converted to type "
                                f"{type_name or _CHECKED_TYPE[dt.name]} without overflow")
         return dt.np.type(int(value))
-    if dt is float32 and isinstance(value, (int, float)) and not -_F32_MAX <= value <= _F32_MAX \
-            and value - value == 0:
+    if dt is float32 and not -_F32_MAX <= value <= _F32_MAX and value - value == 0:
         # (a finite number past float's range: infinities and NaN pass, as in PyTorch)
         raise RuntimeError(f"value cannot be converted to type {type_name or 'float'} without "
                            "overflow")
