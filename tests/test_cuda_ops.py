@@ -122,3 +122,17 @@ def test_cuda_ops_and_rules_of_one_formula_share_one_kernel():
     xv, yv = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
     np.testing.assert_allclose(x.grad.cpu().numpy(), yv * np.exp(xv) * (1 + xv), rtol=1e-6)
     np.testing.assert_allclose(y.grad.cpu().numpy(), xv * np.exp(xv), rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(1,), (255,), (257,), (1000,), (3, 97), (5, 1, 7)])
+def test_unrolled_elementwise_kernels_cover_every_element(shape):
+    # each thread takes four elements a grid stride apart (gpu.UNROLL): sizes around and past
+    # a step's span, ranks 1-3, a transposed and a broadcast operand, every element written
+    r = np.random.default_rng(len(shape) * 1000 + shape[-1])
+    a = r.standard_normal(shape).astype(np.float32)
+    b = r.standard_normal(shape[::-1]).astype(np.float32)
+    c = r.standard_normal(shape[-1:]).astype(np.float32)
+    got = ng.tensor(a, device="cuda") * ng.tensor(b, device="cuda").permute(
+        *range(len(shape) - 1, -1, -1)) + ng.sin(ng.tensor(c, device="cuda"))
+    want = a * np.transpose(b) + np.sin(c)
+    np.testing.assert_allclose(got.cpu().numpy(), want, rtol=1e-5, atol=1e-6)

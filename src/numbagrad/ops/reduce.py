@@ -182,7 +182,7 @@ def whole(op, kernel, setup=None):
                         ctx.saved = {}
                         ctx.backend = cpu
                         ctx.dims = _ALL_DIMS[a.ndim]
-                        ctx.shape = x.shape
+                        ctx.shape = x._data.shape  # (a tuple: a Size costs 0.2 us)
                         ctx.keepdim = False
                         if setup is not None:
                             setup(ctx, x)
