@@ -909,6 +909,17 @@ def dense_order(a):
     return found
 
 
+def _compact(a):
+    """``a`` with each dim it repeats (a zero stride over more than one element) cut to one
+    element, as a writeable C-contiguous array when that is what is left."""
+    st = a.strides
+    if 0 not in st:
+        return a
+    c = a[tuple([slice(0, 1) if s == 0 and n > 1 else slice(None)
+                 for s, n in zip(st, a.shape)])]
+    return c.copy() if c.flags.c_contiguous and not c.flags.writeable else c
+
+
 def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
     """Run the elementwise kernels of ``mod`` over broadcast ``arrays``; returns ``out`` (new
     if None). Contiguous operands take a flat loop, anything else the strided ``kernel``."""
@@ -956,6 +967,14 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
                 res = np.empty(dense_shape, out_dtype)
                 if _flat_launch(mod, ops, dense_shape, res, params):
                     return res.transpose(inverse)
+    if len(arrays) == 2 and out is None and (0 in a0.strides or 0 in arrays[1].strides):
+        # an expanded operand (a dim sum's gradient spread over the dim) as the row or column
+        # it repeats: the loops over rows below broadcast it, where the strided kernel reads
+        # each element through its strides ((1000, 100) fwd + bwd of ``f(x).sum(1).mean()``)
+        c0, c1 = _compact(a0), _compact(arrays[1])
+        if broadcast_shapes(c0.shape, c1.shape) == broadcast_shapes(shape, arrays[1].shape):
+            arrays, a0, shape = [c0, c1], c0, c0.shape
+            same = shape == c1.shape
     if not same:
         if len(arrays) == 2:
             b = arrays[1]
