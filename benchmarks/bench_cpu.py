@@ -241,3 +241,16 @@ class W11LossFunctions:
 
     def time_w11(self, loss):
         self.run()
+
+
+class W12TwoD:
+    """A (1000, 100) tensor's forward and backward in 2-d spellings (workloads.w12)."""
+
+    params = ["w1", "rows", "softmax"]
+    param_names = ["which"]
+
+    def setup(self, which):
+        self.run = W.w12(ng, which)
+
+    def time_w12(self, which):
+        self.run()

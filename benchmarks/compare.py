@@ -78,6 +78,10 @@ CASES = [
     ("W11 smooth_l1_loss 1e5", lambda lib: W.w11(lib, "smooth_l1_loss"), 1e6, "us", None),
     ("W11 bce_with_logits 1e5",
      lambda lib: W.w11(lib, "binary_cross_entropy_with_logits"), 1e6, "us", None),
+    # a (1000, 100) tensor: 2-d spellings of the 1e5 workloads (no targets were set for these)
+    ("W12 2-d W1", lambda lib: W.w12(lib, "w1"), 1e6, "us", None),
+    ("W12 2-d sum(1).mean()", lambda lib: W.w12(lib, "rows"), 1e6, "us", None),
+    ("W12 2-d softmax", lambda lib: W.w12(lib, "softmax"), 1e6, "us", None),
 ]
 # On a GPU: the workloads whose size makes sense there. The targets are the CPU issue's; on a
 # GPU the table only reports (no targets were set for CUDA).

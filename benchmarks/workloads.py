@@ -411,6 +411,26 @@ def w11(lib, loss, n=10**5, dtype="float32", device="cpu"):
     return run
 
 
+def w12(lib, which, shape=(1000, 100), dtype="float32", device="cpu"):
+    """A 2-d tensor's forward and backward at 1e5 elements, spelled as scripts write them:
+    ``"w1"`` W1's expression, ``"rows"`` the same summed per row then averaged
+    (``.sum(1).mean()``), ``"softmax"`` ``(softmax(x, 1) * x).sum()``."""
+    x = _leaf(lib, _data(shape, 15), dtype, device)
+    forward = {
+        "w1": lambda: (x**2 * lib.exp(x)).sum(),
+        "rows": lambda: (x**2 * lib.exp(x)).sum(1).mean(),
+        "softmax": lambda: (lib.softmax(x, 1) * x).sum(),
+    }[which]
+
+    def run():
+        x.grad = None
+        forward().backward()
+        _sync(lib, device)
+
+    run()
+    return run
+
+
 # W6 runs in a new interpreter: the import plus one W1 at n = 1e3.
 W6_SOURCE = """\
 import {module} as lib
