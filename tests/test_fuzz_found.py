@@ -672,6 +672,16 @@ PROGRAMS = {
         x[1] = 1e300
         d = torch.full((2,), float('inf'))
         """,
+    # an op's number past float32's range is inf, on every path (only a fill checks it)
+    "op_numbers_past_float32_range": """
+        x = torch.tensor([[0.5, -0.5], [2.0, 0.25]], requires_grad=True)
+        a = x.t() ** 1e300
+        b = torch.fmod(x.t(), 1e300)
+        c = x.t() % 1e300
+        d = x.t() * 1e300
+        e = torch.nan_to_num(x.t(), 1e300)
+        g, = torch.autograd.grad((x ** 1e300).sum(), x)
+        """,
     "setitem_converts_the_value_before_the_index": """
         x = torch.tensor(np.array([2, 2], dtype=np.uint8))
         x[2::-1] = -0.25

@@ -158,9 +158,8 @@ def number(value, dt: dtype, type_name: str | None = None):
                                f"{type_name or _CHECKED_TYPE[dt.name]} without overflow")
         return dt.np.type(int(value))
     if dt is float32 and not -_F32_MAX <= value <= _F32_MAX and value - value == 0:
-        # (a finite number past float's range: infinities and NaN pass, as in PyTorch)
-        raise RuntimeError(f"value cannot be converted to type {type_name or 'float'} without "
-                           "overflow")
+        with np.errstate(over="ignore"):  # (an op's number past float32 is inf, silently)
+            return dt.np.type(value)
     try:
         return dt.np.type(value)
     except OverflowError:  # (NumPy refuses any integer out of the dtype's range)
@@ -171,9 +170,23 @@ def number(value, dt: dtype, type_name: str | None = None):
                            f"{type_name or _CHECKED_TYPE[dt.name]} without overflow") from None
 
 
+def fill_number(value, dt: dtype, type_name: str | None = None):
+    """``number`` for a value that fills a tensor (``full``, ``fill_``, ``masked_fill``,
+    ``index_fill``, ``x[i] = v``), where PyTorch also refuses a finite number past float32's
+    range (an op's number, ``x * 1e300`` or ``x ** 1e300``, is not checked)."""
+    if dt is float32 and not -_F32_MAX <= value <= _F32_MAX and value - value == 0:
+        raise RuntimeError(f"value cannot be converted to type {type_name or 'float'} without "
+                           "overflow")
+    return number(value, dt, type_name)
+
+
 def wrapped(value, dt: dtype):
     """The Python number ``value`` as a NumPy scalar of ``dt`` the way PyTorch casts a number
-    operand of an op (``u8 + 300``): an integer outside ``dt``'s range wraps around."""
+    operand of an op (``u8 + 300``): an integer outside ``dt``'s range wraps around, a number
+    past float32's range is inf (without NumPy's warning)."""
+    if dt is float32 and not -_F32_MAX <= value <= _F32_MAX and value - value == 0:
+        with np.errstate(over="ignore"):
+            return dt.np.type(value)
     try:
         return dt.np.type(value)
     except OverflowError:

@@ -829,7 +829,8 @@ def flat_entry(mod, key, out, values, dtype):
                 entry(out.ravel(), *flat)
             return None
     loop = (mod.FLAT if nd == 1 else mod.FLATN)[key.rstrip("p")]
-    args = [out] + [v if type(v) is np.ndarray else dtype.type(v) for v in values]
+    with np.errstate(over="ignore"):  # (a number past float32's range is inf, as PyTorch's)
+        args = [out] + [v if type(v) is np.ndarray else dtype.type(v) for v in values]
     loop(*args)  # compiles or loads the loop on first use
     compiled = loop.overloads.get(tuple([loop.typeof_pyval(v) for v in args]))
     entry = getattr(compiled, "entry_point", None) or loop

@@ -569,7 +569,7 @@ def index_fill(ctx, x, dim, index, value):
         ctx.node_name = "IndexFillBackward1"
         value = value._host()[()]
     else:
-        value = D.number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
+        value = D.fill_number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
     ctx.dim = d
     ctx.save(index=index)
     out = x._data.copy()
@@ -779,7 +779,7 @@ def masked_fill(ctx, x, mask, value):
         ctx.node_name = "MaskedFillBackward1"
         value = value._host()[()].item()
     cpu.broadcast_shapes(tuple(mask.shape), tuple(x.shape))  # (PyTorch's error when they don't)
-    D.number(value, x.dtype)  # (PyTorch's checked conversion: a value that does not fit raises)
+    D.fill_number(value, x.dtype)  # (PyTorch's checked conversion: a value must fit)
     ctx.mask = mask
     with no_grad():
         out = E.where(mask, value, x)
