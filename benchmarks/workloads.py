@@ -163,7 +163,11 @@ def w4(lib, which, n=10**7, dtype="float32", device="cpu"):
         "mean": lambda: x.mean(),
         "max": lambda: (x * x).max(),
     }[which]
+    return _backward_of(lib, x, forward, device)
 
+
+def _backward_of(lib, x, forward, device):
+    """A warmed-up step: ``forward()`` (a loss of leaf ``x``) and its backward."""
     def run():
         x.grad = None
         forward().backward()
@@ -421,14 +425,7 @@ def w12(lib, which, shape=(1000, 100), dtype="float32", device="cpu"):
         "rows": lambda: (x**2 * lib.exp(x)).sum(1).mean(),
         "softmax": lambda: (lib.softmax(x, 1) * x).sum(),
     }[which]
-
-    def run():
-        x.grad = None
-        forward().backward()
-        _sync(lib, device)
-
-    run()
-    return run
+    return _backward_of(lib, x, forward, device)
 
 
 # W6 runs in a new interpreter: the import plus one W1 at n = 1e3.
