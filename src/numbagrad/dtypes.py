@@ -144,6 +144,11 @@ def can_cast(from_: dtype, to: dtype) -> bool:
 _F32_MAX = float(np.finfo(np.float32).max)
 
 
+def _past_float32(value) -> bool:
+    """Whether the number ``value`` is finite and past float32's range (PyTorch's overflow)."""
+    return not -_F32_MAX <= value <= _F32_MAX and value - value == 0
+
+
 def number(value, dt: dtype, type_name: str | None = None):
     """The Python number ``value`` as a NumPy scalar of ``dt``, PyTorch's checked conversion of
     a number written into a tensor (``full``, ``fill_``, ``x[i] = v``, ``clamp``'s bounds): an
@@ -157,7 +162,7 @@ def number(value, dt: dtype, type_name: str | None = None):
             raise RuntimeError(f"value cannot be converted to type "
                                f"{type_name or _CHECKED_TYPE[dt.name]} without overflow")
         return dt.np.type(int(value))
-    if dt is float32 and not -_F32_MAX <= value <= _F32_MAX and value - value == 0:
+    if dt is float32 and _past_float32(value):
         with np.errstate(over="ignore"):  # (an op's number past float32 is inf, silently)
             return dt.np.type(value)
     try:
@@ -174,7 +179,7 @@ def fill_number(value, dt: dtype, type_name: str | None = None):
     """``number`` for a value that fills a tensor (``full``, ``fill_``, ``masked_fill``,
     ``index_fill``, ``x[i] = v``), where PyTorch also refuses a finite number past float32's
     range (an op's number, ``x * 1e300`` or ``x ** 1e300``, is not checked)."""
-    if dt is float32 and not -_F32_MAX <= value <= _F32_MAX and value - value == 0:
+    if dt is float32 and _past_float32(value):
         raise RuntimeError(f"value cannot be converted to type {type_name or 'float'} without "
                            "overflow")
     return number(value, dt, type_name)
@@ -184,7 +189,7 @@ def wrapped(value, dt: dtype):
     """The Python number ``value`` as a NumPy scalar of ``dt`` the way PyTorch casts a number
     operand of an op (``u8 + 300``): an integer outside ``dt``'s range wraps around, a number
     past float32's range is inf (without NumPy's warning)."""
-    if dt is float32 and not -_F32_MAX <= value <= _F32_MAX and value - value == 0:
+    if dt is float32 and _past_float32(value):
         with np.errstate(over="ignore"):
             return dt.np.type(value)
     try:

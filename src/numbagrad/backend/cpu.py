@@ -1340,6 +1340,12 @@ def _small_mm_entry(dt):
 # the pool's own is free.
 
 POOL_MIN_BYTES = 1 << 20
+_POOL_MIN_ITEMS = POOL_MIN_BYTES // 16  # complex128 is the widest item
+POOL_LIMIT_BYTES = int(os.environ.get("NUMBAGRAD_CPU_POOL_MB", "2048")) << 20
+_pool: dict[int, list] = {}
+_pool_bytes = [0]
+_pool_lock = threading.Lock()
+
 
 # Arrays under the pool's size come from malloc. glibc gives the free top of its heap back to
 # the system (trims it) and maps it again on the next step, whose writes then page-fault on
@@ -1370,11 +1376,6 @@ def _keep_heap_top() -> None:
 
 
 _keep_heap_top()
-_POOL_MIN_ITEMS = POOL_MIN_BYTES // 16  # complex128 is the widest item
-POOL_LIMIT_BYTES = int(os.environ.get("NUMBAGRAD_CPU_POOL_MB", "2048")) << 20
-_pool: dict[int, list] = {}
-_pool_bytes = [0]
-_pool_lock = threading.Lock()
 
 
 def empty(shape, dtype):
