@@ -12,7 +12,8 @@ numba-cuda's copy, and through PyTorch's where it has CUDA), then for numbagrad 
   Neither library fuses W1's kernels, so this figure is far under the copy's for both; the
   single ops say how near each kernel comes.
 
-Times are medians of ``--repeat`` batches of ``--batch`` calls launched back to back, each
+The last column is the first call's time: for numbagrad, compiling its kernels (NVVM), which
+bounds the real-GPU test suite. Times are medians of ``--repeat`` batches of ``--batch`` calls launched back to back, each
 batch ended by a synchronize: the device's queue stays full, so the figure is the kernels' time,
 not the host's launch latency (a single call followed by a synchronize also times the ~50 us the
 host takes to launch it, during which the GPU waits). Needs a CUDA GPU.
@@ -36,9 +37,12 @@ except ImportError:  # PyTorch is only the reference
 
 
 def median_seconds(fn, sync, repeat, batch=1):
-    """Median seconds per call of ``fn`` over ``repeat`` batches of ``batch`` calls."""
+    """(median seconds per call of ``fn`` over ``repeat`` batches of ``batch`` calls, seconds
+    of the first call: its kernels' compile when not cached)."""
+    start = time.perf_counter()
     fn()
     sync()
+    first = time.perf_counter() - start
     times = []
     for _ in range(repeat):
         start = time.perf_counter()
@@ -46,7 +50,7 @@ def median_seconds(fn, sync, repeat, batch=1):
             fn()
         sync()
         times.append((time.perf_counter() - start) / batch)
-    return statistics.median(times)
+    return statistics.median(times), first
 
 
 def copy_bandwidth(n, repeat):
@@ -69,7 +73,8 @@ def copy_bandwidth(n, repeat):
 
 
 def rows(lib, n, repeat, batch):
-    """(label, seconds, bytes) for the single ops and W1 in ``lib`` at n float32."""
+    """(label, (seconds, first call's seconds), bytes) for the single ops and W1 in ``lib`` at
+    n float32."""
     gen = np.random.default_rng(0)
     x = lib.tensor(gen.standard_normal(n, dtype=np.float32), device="cuda")
     y = lib.tensor(gen.standard_normal(n, dtype=np.float32), device="cuda")
@@ -107,17 +112,19 @@ def main(argv=None):
         libs.append(("PyTorch", torch))
         a = torch.ones(n, device="cuda")
         b = torch.empty_like(a)
-        t = median_seconds(lambda: b.copy_(a), torch.cuda.synchronize, args.repeat, args.batch)
+        t, _ = median_seconds(lambda: b.copy_(a), torch.cuda.synchronize, args.repeat,
+                              args.batch)
         print(f"device-to-device copy (PyTorch {torch.__version__}): {8 * n / t / 1e12:.2f} TB/s")
+        copy = max(copy, 8 * n / t)  # the faster copy is the device's rate
         del a, b
     print()
-    print("| op | library | time | bandwidth | of the copy's |")
-    print("|---|---|---|---|---|")
+    print("| op | library | time | bandwidth | of the copy's | first call |")
+    print("|---|---|---|---|---|---|")
     for name, lib in libs:
-        for label, seconds, nbytes in rows(lib, n, args.repeat, args.batch):
+        for label, (seconds, first), nbytes in rows(lib, n, args.repeat, args.batch):
             bw = nbytes / seconds
             print(f"| {label} | {name} | {seconds * 1e3:.3g} ms | {bw / 1e12:.2f} TB/s "
-                  f"| {bw / copy:.0%} |", flush=True)
+                  f"| {bw / copy:.0%} | {first:.3g} s |", flush=True)
         if name == "numbagrad":
             numbagrad.cuda.empty_cache()
 
