@@ -682,6 +682,89 @@ PROGRAMS = {
         e = torch.nan_to_num(x.t(), 1e300)
         g, = torch.autograd.grad((x ** 1e300).sum(), x)
         """,
+    # a Scalar parameter (clamp's bounds, alpha, value, an activation's slope, where's value)
+    # past float32's range raises with a float32 tensor, on every path; softshrink's lambd and
+    # pow's exponent do not (noted in the ninth session, built in the tenth)
+    "op_parameters_past_float32_range": """
+        x = torch.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
+        big = torch.ones(300, 200)
+        a = torch.clamp(x, max=1e300)
+        b = x.t().clamp(min=-1e300)
+        c = torch.nn.functional.leaky_relu(x, 1e300)
+        d = torch.add(x, x, alpha=1e300)
+        e = torch.addcmul(x, x, x, value=-1e300)
+        f = torch.lerp(x, x, 1e300)
+        g = torch.where(x > 0, x, 1e300)
+        h = torch.nn.functional.hardtanh(x, -1e300, 1.0)
+        i = torch.nn.functional.threshold(x, 1e300, 0.0)
+        j = torch.nn.functional.elu(x, 1e300)
+        k = torch.nn.functional.softplus(x, 1, 1e300)
+        l = torch.nn.functional.rrelu(x, 1e300, 1e301, training=False)
+        m = torch.zeros(3).scatter_(0, torch.tensor([0]), 1e300)
+        n = torch.addmm(x, x, x, beta=1e300)
+        o = x.detach().clone().add_(x.detach(), alpha=1e300)
+        p = big.clamp(max=1e300)
+        q = torch.nn.functional.leaky_relu(big, 1e300)
+        r = torch.nn.functional.softshrink(x, 1e300)
+        s = x ** 1e300
+        t = torch.clamp(x.double(), max=1e300)
+        u = torch.clamp(x, max=float('inf'))
+        """,
+    # a Python int beyond int64 and uint64 is refused by PyTorch's argument parser
+    "ints_past_the_scalar_range": """
+        x = torch.tensor([0.5, -1.0, 2.0])
+        a = x * 2**70
+        b = x + 2**64
+        c = x * (2**64 - 1)
+        d = x * (-2**63 - 1)
+        e = torch.full((2,), 2**70)
+        f = torch.clamp(x, max=2**70)
+        g = torch.tensor([1, 2]) + 2**63
+        h = torch.ones(100000) * 2**70
+        i = torch.where(x > 0, x, 2**70)
+        """,
+    # clamp with tensor bounds (PyTorch's clamp.Tensor: ClampBackward0) raised "Boolean value
+    # of Tensor with more than one value is ambiguous"
+    "clamp_with_tensor_bounds": """
+        x = torch.tensor([[float('nan'), 1.0, 5.0], [-5.0, 1.0, 3.0]], requires_grad=True)
+        lo = torch.tensor([0.0, 2.0, 2.0], requires_grad=True)
+        hi = torch.tensor([[2.0], [1.0]], requires_grad=True)
+        a = torch.clamp(x, lo, hi)
+        b = x.clamp(min=lo)
+        c = torch.clamp(x, max=hi)
+        g = torch.autograd.grad((a * a).sum() + b.sum() + c.sum(), (x, lo, hi))
+        d = torch.clamp(torch.tensor([1, 5, 9]), torch.tensor([2, 2, 2]), torch.tensor([6, 6, 6]))
+        e = torch.clamp(torch.tensor([1, 5, 9], dtype=torch.uint8), torch.tensor([2], dtype=torch.int8))
+        y = torch.tensor([1.0, 5.0, 9.0])
+        y.clamp_(torch.tensor([2.0, 2.0, 2.0], dtype=torch.float64))
+        z = torch.tensor([1.0, 5.0, 9.0]).clamp_(torch.tensor([[2.0], [3.0]]))
+        """,
+    # polygamma of a huge order looped over n! to the order (a hang), and its poles had no sign
+    "polygamma_of_a_huge_order_and_its_poles": """
+        x = torch.tensor([0.5, 2.0, -1.0, 0.0, -3.0])
+        a = torch.polygamma(200, x)
+        b = torch.polygamma(2, x)
+        c = torch.polygamma(3, x.double())
+        """,
+    # float32 scans ran in float32 (logcumsumexp drifted by 1.6e-4 over 1e5 elements, seeds
+    # 278385, 279626); PyTorch's CPU scans accumulate in double
+    "float32_scans_accumulate_in_double": """
+        x = torch.tensor(np.random.default_rng(348).uniform(-4, 4, (120000,)).astype(np.float32))
+        a = x.logcumsumexp(0)
+        b = torch.cumsum(x, 0)
+        c = torch.cumprod(x[:3000] / 80 + 1, 0)
+        """,
+    # huber_loss's backward refuses a target of another dtype (PyTorch's kernel: seed
+    # 281755); soft_margin_loss's result has the input's dtype
+    "huber_backward_refuses_mixed_dtypes": """
+        x = torch.tensor([0.5, 2.0], dtype=torch.float64, requires_grad=True)
+        t = torch.tensor([1.5, 1.0])
+        y = torch.nn.functional.huber_loss(x, t)
+        g = torch.autograd.grad(y, x)
+        z = torch.nn.functional.smooth_l1_loss(x, t)
+        h = torch.autograd.grad(z, x)
+        w = torch.nn.functional.soft_margin_loss(x.float(), t.double())
+        """,
     "setitem_converts_the_value_before_the_index": """
         x = torch.tensor(np.array([2, 2], dtype=np.uint8))
         x[2::-1] = -0.25

@@ -141,12 +141,23 @@ def can_cast(from_: dtype, to: dtype) -> bool:
     return from_._kind <= to._kind
 
 
-_F32_MAX = float(np.finfo(np.float32).max)
+F32_MAX = float(np.finfo(np.float32).max)
+# PyTorch's Scalar holds a Python int from int64's minimum to uint64's maximum: its argument
+# parser refuses any other with OverflowError
+INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
 
 
 def _past_float32(value) -> bool:
     """Whether the number ``value`` is finite and past float32's range (PyTorch's overflow)."""
-    return not -_F32_MAX <= value <= _F32_MAX and value - value == 0
+    return not -F32_MAX <= value <= F32_MAX and value - value == 0
+
+
+def check_scalar(value):
+    """PyTorch's argument parser's refusal of a Python int it cannot hold as a Scalar."""
+    if type(value) is int and not INT_MIN <= value <= INT_MAX:
+        # (its message for a negative one comes from its try of uint64 after int64)
+        raise OverflowError("int too big to convert" if value > 0 else
+                            "can't convert negative int to unsigned")
 
 
 def number(value, dt: dtype, type_name: str | None = None):
@@ -156,6 +167,7 @@ def number(value, dt: dtype, type_name: str | None = None):
     maximum, wrapped (-1 is 255 as uint8), else PyTorch's RuntimeError, which names the type
     ``type_name`` (its C++ name by default). A float written into an integer dtype must lie in
     its range (NaN does not; -0.5 does not fit uint8) and is truncated."""
+    check_scalar(value)
     if isinstance(value, float) and dt.np.kind in "iu":
         info = np.iinfo(dt.np)
         if not info.min <= value <= info.max:
@@ -175,20 +187,29 @@ def number(value, dt: dtype, type_name: str | None = None):
                            f"{type_name or _CHECKED_TYPE[dt.name]} without overflow") from None
 
 
-def fill_number(value, dt: dtype, type_name: str | None = None):
+def checked_number(value, dt: dtype, type_name: str | None = None):
     """``number`` for a value that fills a tensor (``full``, ``fill_``, ``masked_fill``,
-    ``index_fill``, ``x[i] = v``), where PyTorch also refuses a finite number past float32's
-    range (an op's number, ``x * 1e300`` or ``x ** 1e300``, is not checked)."""
-    if dt is float32 and _past_float32(value):
+    ``index_fill``, ``x[i] = v``) or is an op's Scalar parameter (``clamp``'s bounds, ``add``'s
+    alpha: ``Elementwise.checked_params``), where PyTorch also refuses a finite number past
+    float32's range (a number operand, ``x * 1e300`` or ``x ** 1e300``, is not checked)."""
+    check_overflow(value, dt, type_name)
+    return number(value, dt, type_name)
+
+
+def check_overflow(value, dt: dtype, type_name: str | None = None):
+    """PyTorch's refusal of a finite number past float32's range as a Scalar of a float32
+    computation (``checked_number``'s check, where the number is not converted here:
+    ``addmm``'s beta, ``rrelu``'s bounds)."""
+    if dt is float32 and type(value) is not int and _past_float32(value):
         raise RuntimeError(f"value cannot be converted to type {type_name or 'float'} without "
                            "overflow")
-    return number(value, dt, type_name)
 
 
 def wrapped(value, dt: dtype):
     """The Python number ``value`` as a NumPy scalar of ``dt`` the way PyTorch casts a number
     operand of an op (``u8 + 300``): an integer outside ``dt``'s range wraps around, a number
     past float32's range is inf (without NumPy's warning)."""
+    check_scalar(value)
     if dt is float32 and _past_float32(value):
         with np.errstate(over="ignore"):
             return dt.np.type(value)

@@ -231,7 +231,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
 def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
     device = _check_device(device)
     dt = _dt(dtype, _infer_dtype(fill_value))
-    return _filled(_shape((size,), "full"), D.fill_number(fill_value, dt), dt.np, requires_grad,
+    return _filled(_shape((size,), "full"), D.checked_number(fill_value, dt), dt.np, requires_grad,
                    device)
 
 

@@ -42,6 +42,7 @@ import math
 import numpy as np
 from numba import njit
 _c = np.{np_name}
+_acc = np.{acc_name}
 """
 
 JIT = "@njit(error_model='numpy', cache=True, nogil=True{extra})"
@@ -389,7 +390,10 @@ def load_module(np_name: str, body: str):
     When the cache directory cannot be used the module is compiled in memory instead, without
     Numba's disk cache (see ``_import_kernel``).
     """
-    source = HEADER.format(np_name=np_name) + "\n\n" + body + "\n"
+    # (``_acc``: the type a CPU kernel accumulates a running value in, PyTorch's CPU acc_type:
+    # double for a float dtype, int64 for the others)
+    acc_name = "float64" if np_name.startswith("float") else "int64"
+    source = HEADER.format(np_name=np_name, acc_name=acc_name) + "\n\n" + body + "\n"
     digest = hashlib.sha1(source.encode()).hexdigest()[:20]
     modname = f"numbagrad_k_{digest}"
     with _lock:

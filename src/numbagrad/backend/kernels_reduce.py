@@ -12,6 +12,7 @@ import numpy as np  # noqa: F401
 from numba import prange  # noqa: F401  (the parallel kernels' loops)
 
 _c = np.float64  # replaced by the kernel dtype in generated modules
+_acc = np.float64  # ... by its accumulator type (codegen.HEADER)
 
 
 def jit_options(extra):
@@ -368,8 +369,9 @@ def prod_others_rows(x, out):
 
 
 def cumsum_rows(x, out):
+    # (a float32 row summed in float64, each running sum rounded: PyTorch's CPU cumsum)
     for i in range(x.shape[0]):
-        acc = _c(0)
+        acc = _acc(0)
         for j in range(x.shape[1]):
             acc += x[i, j]
             out[i, j] = acc
@@ -378,7 +380,7 @@ def cumsum_rows(x, out):
 def rcumsum_rows(x, out):
     # the sums from each element to the end of its row (cumsum's gradient)
     for i in range(x.shape[0]):
-        acc = _c(0)
+        acc = _acc(0)
         for j in range(x.shape[1] - 1, -1, -1):
             acc += x[i, j]
             out[i, j] = acc

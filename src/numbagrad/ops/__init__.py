@@ -394,6 +394,8 @@ def square(x):
 def clamp(x, min=None, max=None):
     if min is None and max is None:
         raise RuntimeError("numbagrad.clamp: At least one of 'min' or 'max' must not be None")
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensors(x, min, max)
     dt = D.result_type(x, *(v for v in (min, max) if v is not None))
     if dt is not x.dtype:
         x = x.to(dt)
@@ -406,6 +408,28 @@ def clamp(x, min=None, max=None):
 
 
 clamp.inplace_op = E.clamp
+
+
+def _clamp_tensors(x, min, max):
+    """``clamp`` with tensor bounds (PyTorch's clamp.Tensor overload: both bounds tensors or
+    None), computed in the dtype all three promote to."""
+    for v in (min, max):
+        if v is not None and not isinstance(v, Tensor):
+            given = ", ".join([f"{k}={type(v).__name__ if not isinstance(v, Tensor) else 'Tensor'}"
+                               for k, v in (("max", max), ("min", min)) if v is not None])
+            raise TypeError(
+                f"clamp() received an invalid combination of arguments - got (Tensor, {given}), "
+                "but expected one of:\n * (Tensor input, Tensor min = None, Tensor max = None, "
+                "*, Tensor out = None)\n * (Tensor input, Number min = None, Number max = None, "
+                "*, Tensor out = None)\n")
+    bounds = [v for v in (min, max) if v is not None]
+    dt = D.result_type(x, *bounds)
+    x, *bounds = [t if t.dtype is dt else t.to(dt) for t in (x, *bounds)]
+    if min is None:
+        return E.clamp_tensor_max(x, *bounds)
+    if max is None:
+        return E.clamp_tensor_min(x, *bounds)
+    return E.clamp_tensor(x, *bounds)
 
 
 @public("function method")

@@ -5,6 +5,7 @@ checks; ``nn.functional`` builds on them."""
 
 from __future__ import annotations
 
+from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..random import numpy_rng
@@ -128,6 +129,8 @@ def _rrelu_noise(input, lower, upper, training, generator):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     check_float(input, "rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu")
+    D.check_overflow(lower, input.dtype)  # (PyTorch's Scalar bounds)
+    D.check_overflow(upper, input.dtype)
     if not training:
         return (lower + upper) / 2
     u = numpy_rng(generator).random(tuple(input.shape))

@@ -141,7 +141,7 @@ def make_function(op, operator=False, method=False):
             if type(input) is Tensor or type(input) in PLAIN_SUBCLASSES:
                 a = input._data
                 if (type(a) is np.ndarray and a.flags.carray and len(params) == n_params
-                        and _numbers(params, a.dtype)):
+                        and _numbers(params, a.dtype, op.checked_params)):
                     plan = plans.get(a.dtype)
                     if plan is None:
                         plan = make_plan(op, a.dtype)
@@ -167,7 +167,7 @@ def make_function(op, operator=False, method=False):
                 a = input._data
                 if type(a) is np.ndarray and a.flags.carray:
                     kind = type(other)
-                    if kind is float or kind is int:
+                    if kind is float or kind is int and _INT_MIN <= other <= _INT_MAX:
                         # its value, as the tensor's dtype (a float tensor's)
                         b, key = other, _NUMBER_OTHER if a.dtype.kind == "f" else -1
                     elif kind is Tensor or kind in PLAIN_SUBCLASSES:
@@ -227,7 +227,8 @@ def make_function(op, operator=False, method=False):
                     for k in range(n_args):
                         v = args[k]
                         kind = type(v)
-                        if (kind is float or kind is int) and k != first:
+                        if ((kind is float or kind is int) and k != first
+                                and _fits(v, op.checked_params if k >= n_in else first)):
                             values.append(v)  # (the entry point converts it to a's dtype)
                             key += "s" if k < n_in else "p"
                         elif k < n_in and (kind is Tensor or kind in PLAIN_SUBCLASSES):
@@ -370,7 +371,8 @@ def write_into(op, x, args) -> bool:
                 return False
             values.append(b if b.ndim == 1 else b.ravel())
             key += "a"
-        elif (kind is float or kind is int) and a.dtype.kind == "f":
+        elif ((kind is float or kind is int) and a.dtype.kind == "f"
+              and _fits(v, k >= n_other and op.checked_params)):
             values.append(v)  # (the entry point converts it to the tensor's dtype)
             key += "s" if k < n_other else "p"
         else:
@@ -403,16 +405,53 @@ def _shape_giver(args, n_in, a):
     return a
 
 
-def _numbers(params, dtype) -> bool:
-    """Whether ``params`` may go to the fast path's loop as they are: Python numbers with a
-    float tensor (the loop's entry point converts each to the tensor's dtype)."""
+# The Python numbers a fast path's loop takes as they are (its entry point converts each to
+# the tensor's dtype). Any other goes to the general path, whose ``check_numbers`` raises as
+# PyTorch does: an int outside PyTorch's Scalar range; a checked number (a parameter of an op
+# with ``checked_params``, ``where``'s value) past float32's range, with a float32 tensor.
+_INT_MIN, _INT_MAX, _F32_MAX = D.INT_MIN, D.INT_MAX, D.F32_MAX
+
+
+def _fits(v, checked) -> bool:
+    """Whether the Python number ``v`` goes to a fast path's loop (see above)."""
+    if type(v) is int:
+        return _INT_MIN <= v <= _INT_MAX
+    return not checked or -_F32_MAX <= v <= _F32_MAX
+
+
+def _numbers(params, dtype, checked) -> bool:
+    """Whether ``params`` may go to the fast path's loop as they are: Python numbers (that
+    ``_fits``) with a float tensor."""
     if dtype.kind != "f":
         return False
     for p in params:
         kind = type(p)
-        if kind is not float and kind is not int:
+        if kind is float:
+            if checked and not -_F32_MAX <= p <= _F32_MAX:
+                return False
+        elif kind is not int or not _INT_MIN <= p <= _INT_MAX:
             return False
     return True
+
+
+def check_numbers(op, tensors, params):
+    """PyTorch's refusals of the Python numbers among an op's operands ``tensors`` and its
+    ``params``: an int it cannot hold as a Scalar (OverflowError), and with a float32 result a
+    checked number past float32's range (``op.checked_params``; ``where``'s values)."""
+    for v in tensors:
+        if type(v) is int and not _INT_MIN <= v <= _INT_MAX:
+            D.check_scalar(v)
+    checked = params if op.checked_params else ()
+    if op.dtype_rule == "where":
+        checked = tensors[1:]
+    for v in params:
+        if type(v) is int and not _INT_MIN <= v <= _INT_MAX:
+            D.check_scalar(v)
+    for v in checked:
+        if type(v) is float and not -_F32_MAX <= v <= _F32_MAX and v - v == 0:
+            if op.compute_dtype(tensors) is D.float32:
+                raise RuntimeError("value cannot be converted to type float without overflow")
+            break
 
 
 # ---------------------------------------------------------------- the general path
@@ -497,14 +536,15 @@ def call_general(op, args):
     if len(args) != n:
         raise TypeError(f"{op.name}() takes {n} positional argument{'s' * (n > 1)} but "
                         f"{len(args)} were given")
-    if op._defers:
-        lazy = _defer(op, args)
-        if lazy is not None:
-            return lazy
     if len(args) == op.n_in:
         tensors, params = args, ()
     else:
         tensors, params = args[: op.n_in], args[op.n_in :]
+    check_numbers(op, tensors, params)
+    if op._defers:
+        lazy = _defer(op, args)
+        if lazy is not None:
+            return lazy
     be = device_backend(tensors, scalars_ok=True)
     compute = op.compute_dtype(tensors)
     arrays = []

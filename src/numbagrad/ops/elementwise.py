@@ -1847,8 +1847,8 @@ def polygamma(x, n):
     1/(x+k)^(n+1)``, the terms summed up to ``x + k >= 20`` and the rest by Euler-Maclaurin."""
     if x != x:
         return x
-    if x <= 0 and x == trunc(x):
-        return math.inf
+    if x <= 0 and x == trunc(x):  # (a pole: PyTorch's sign (-1)^(n+1) times zeta's inf)
+        return math.inf if n % 2 == 1 else -math.inf
     m = n + 1
     s = 0.0
     while x < 20:
@@ -1871,7 +1871,7 @@ def polygamma(x, n):
         tail += c / 47900160
     f = 1.0
     k = 2.0
-    while k <= n:
+    while k <= n and f - f == 0:  # (n! is inf from n = 171 on: no loop to a huge n)
         f *= k
         k += 1
     return (f if n % 2 == 1 else -f) * (s + tail)
@@ -2102,6 +2102,51 @@ def clamp_max_vjp_y(grad, x, y):
 clamp_max_tensor.defvjp(clamp_max_vjp_x, clamp_max_vjp_y)
 
 
+# ``clamp`` with tensor bounds, PyTorch's clamp.Tensor (ClampBackward0): a NaN in any operand
+# gives NaN; with both bounds the gradient follows PyTorch's clamp_backward_min_max (a min
+# above the max gives the max, which takes the gradient there); with one, clamp_min's or
+# clamp_max's rules
+@binary("clamp_tensor", node="ClampBackward0", n_in=3)
+def clamp_tensor(x, min, max):
+    if min != min or max != max:
+        return min + max
+    if x < min:
+        x = min
+    if x > max:
+        x = max
+    return x  # (NaN stays NaN)
+
+
+def clamp_tensor_vjp_min(grad, x, min, max):
+    return where(x < min, where(min < max, grad, 0), 0)
+
+
+def clamp_tensor_vjp_max(grad, x, min, max):
+    return where(x > max, grad, where(max < min, grad, 0))
+
+
+clamp_tensor.defvjp(lambda grad, x, min, max: where(x >= min, where(x <= max, grad, 0), 0),
+                    clamp_tensor_vjp_min, clamp_tensor_vjp_max)
+
+
+@binary("clamp_tensor_min", node="ClampBackward0")
+def clamp_tensor_min(x, y):
+    if y != y:
+        return y
+    return y if x < y else x
+
+
+@binary("clamp_tensor_max", node="ClampBackward0")
+def clamp_tensor_max(x, y):
+    if y != y:
+        return y
+    return y if x > y else x
+
+
+clamp_tensor_min.defvjp(clamp_min_vjp_x, clamp_min_vjp_y)
+clamp_tensor_max.defvjp(clamp_max_vjp_x, clamp_max_vjp_y)
+
+
 @binary("addcmul", n_in=3)
 def addcmul(x, y, z, value):
     """``x + value * y * z``."""
@@ -2136,3 +2181,14 @@ def addcdiv_vjp_z(grad, y, z, value):
 addcdiv.defvjp(lambda grad: grad, addcdiv_vjp_y, addcdiv_vjp_z)
 # (three tensors and a parameter take the general path, which computes at once)
 addcmul._defers = addcdiv._defers = False
+
+
+# Numbers PyTorch does not convert with its overflow check (``Elementwise.checked_params``):
+# operands of its Scalar overloads (``x * 1e300`` is inf), numbers its kernels read as doubles,
+# integer counts, and the losses' widths
+for _op in (mul_scalar, div_scalar, fmod_scalar, remainder_scalar, rsub, pow, pow_bool_exponent,
+            rpow, softshrink, softshrink_backward, nan_to_num, smooth_l1_elementwise,
+            smooth_l1_loss_backward, huber_elementwise, huber_loss_backward, polygamma,
+            polygamma_, round_decimals, binary_cross_entropy_backward):
+    _op.checked_params = False
+del _op

@@ -249,7 +249,8 @@ def scatter(ctx, x, dim, index, src=None, *, value=None, reduce=None):
     if not idx.size:
         return out
     idx1, out1 = _atleast_1d(idx), _atleast_1d(out)
-    values = _atleast_1d(src._data)[_region(idx1.shape)] if tensor else src
+    values = (_atleast_1d(src._data)[_region(idx1.shape)] if tensor
+              else D.checked_number(src, x.dtype))  # (PyTorch's conversion of a Scalar value)
     where = _coords(idx1, d)
     if reduce == "multiply":
         _cpu_only(ctx, "scatter(reduce='multiply')")
@@ -569,7 +570,7 @@ def index_fill(ctx, x, dim, index, value):
         ctx.node_name = "IndexFillBackward1"
         value = value._host()[()]
     else:
-        value = D.fill_number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
+        value = D.checked_number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
     ctx.dim = d
     ctx.save(index=index)
     out = x._data.copy()
@@ -779,7 +780,7 @@ def masked_fill(ctx, x, mask, value):
         ctx.node_name = "MaskedFillBackward1"
         value = value._host()[()].item()
     cpu.broadcast_shapes(tuple(mask.shape), tuple(x.shape))  # (PyTorch's error when they don't)
-    D.fill_number(value, x.dtype)  # (PyTorch's checked conversion: a value must fit)
+    D.checked_number(value, x.dtype)  # (PyTorch's checked conversion: a value must fit)
     ctx.mask = mask
     with no_grad():
         out = E.where(mask, value, x)
@@ -1328,7 +1329,7 @@ def cumprod(ctx, x, dim, *, dtype=None):
     ctx.save_outputs = {"result": 0}
     if x.ndim == 0:
         return _device(ctx, a.copy())
-    return _device(ctx, np.cumprod(a, axis=ctx.dim))
+    return _device(ctx, _accumulated(np.cumprod, a, ctx.dim))
 
 
 @cumprod.defvjp
@@ -1493,7 +1494,16 @@ def logcumsumexp(ctx, x, dim):
     a = _host(ctx, x)
     # (C-contiguous whatever x's layout, as PyTorch's result)
     return _device(ctx, a.copy() if x.ndim == 0
-                   else np.ascontiguousarray(np.logaddexp.accumulate(a, axis=d)))
+                   else np.ascontiguousarray(_accumulated(np.logaddexp.accumulate, a, d)))
+
+
+def _accumulated(scan, a, axis):
+    """``scan(a, axis=axis)``, a running sum or product, carried in float64 for a float32
+    ``a`` and each running value rounded: PyTorch's CPU scans accumulate in its acc_type
+    (over 1e5 elements a float32 running value drifts by 1e-4 of itself)."""
+    if a.dtype == np.float32:
+        return scan(a.astype(np.float64), axis=axis).astype(np.float32)
+    return scan(a, axis=axis)
 
 
 @logcumsumexp.defjvp

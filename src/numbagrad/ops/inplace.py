@@ -652,7 +652,7 @@ def fill_(x, value):
         if isinstance(value, Tensor):
             value = cpu.without_fp_warnings(np.array(value.item()).astype, x.dtype.np)[()].item()
         _writable(x)[...] = (value.item() if hasattr(value, "item")
-                             else D.fill_number(value, x.dtype))
+                             else D.checked_number(value, x.dtype))
         x._bump()
         return x
     return assign_inplace(x, fill(x, value))
@@ -729,9 +729,9 @@ def setitem(x, index, value):
     # a number is converted to x's dtype first, as PyTorch's setitem does before it reads the
     # index (a value that does not fit raises before a bad index or a refused write)
     if type(value) is int or isinstance(value, float) and x.dtype.np.kind in "iu":
-        value = D.fill_number(value, x.dtype)
+        value = D.checked_number(value, x.dtype)
     elif isinstance(value, float):
-        D.fill_number(value, x.dtype)  # (a finite float past float32's range raises)
+        D.checked_number(value, x.dtype)  # (a finite float past float32's range raises)
     if _grad_state.enabled and x._base is None and x._grad_fn is None and x._requires_grad:
         # x[i] = v writes through a view of x, as PyTorch words it
         basic = M._normalize_index(x, index)[1].isdisjoint({"advanced"})
@@ -783,7 +783,7 @@ def setitem(x, index, value):
     if advanced and isinstance(value, Tensor) and value.numel() == 1 and _one_mask(where):
         # one value through a single bool mask is masked_fill_(mask, value.item()) in
         # PyTorch: cast with its checked conversion
-        D.fill_number(value.item(), x.dtype)
+        D.checked_number(value.item(), x.dtype)
     elif advanced and isinstance(value, Tensor) and value.dtype is not x.dtype:
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "

@@ -316,6 +316,8 @@ def _plain(t):
 def _scaled_sum(ctx, input, product, beta, alpha):
     """``beta * input + alpha * product`` (``input`` ignored when ``beta`` is 0, NaN included,
     as in PyTorch); saves what the backward reads."""
+    D.check_overflow(beta, product.dtype)
+    D.check_overflow(alpha, product.dtype)
     ctx.beta, ctx.alpha = beta, alpha
     out = product if alpha == 1 else E.mul(product, alpha)
     if beta != 0:

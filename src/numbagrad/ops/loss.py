@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 
+from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import no_grad
@@ -135,12 +136,17 @@ def _piecewise_forward(ctx, input, target, reduction, width, loss):
         return _reduce(loss(input, target, width), reduction)._data
 
 
-def _piecewise_vjp(backward):
+def _piecewise_vjp(backward, same_dtypes=False):
     """The vjp of a piecewise loss whose elementwise gradient is PyTorch's ``backward`` kernel
-    (its node under create_graph: SmoothL1LossBackwardBackward0, HuberLossBackwardBackward0)."""
+    (its node under create_graph: SmoothL1LossBackwardBackward0, HuberLossBackwardBackward0).
+    ``same_dtypes``: PyTorch's kernel (huber's) refuses a target of another dtype than the
+    input's, in backward only."""
 
     def vjp(ctx, grad):
         x, target = ctx["x"], ctx["target"]
+        if same_dtypes and target.dtype is not x.dtype:
+            raise RuntimeError(f"Found dtype {D.SCALAR_TYPE[target.dtype.name]} but expected "
+                               f"{D.SCALAR_TYPE[x.dtype.name]}")
         g = _scaled(ctx, grad, math.prod(np.broadcast_shapes(x.shape, target.shape)))
         shapes = ctx.input_shapes
         gx = sum_to(backward(g, x, target, ctx.width), shapes[0]) if ctx.needs_grad(0) else None
@@ -161,7 +167,7 @@ def huber_loss(ctx, input, target, reduction="mean", delta=1.0):
 
 
 smooth_l1_loss.defvjp(_piecewise_vjp(E.smooth_l1_loss_backward))
-huber_loss.defvjp(_piecewise_vjp(E.huber_loss_backward))
+huber_loss.defvjp(_piecewise_vjp(E.huber_loss_backward, same_dtypes=True))
 
 
 def _target_positions(shape, target):
@@ -392,7 +398,9 @@ def soft_margin_loss(ctx, input, target, reduction="mean"):
     ctx.save(x=input, target=target)
     ctx.reduction = reduction
     with no_grad():
-        return _reduce(E.log1p(E.exp(E.mul(E.neg(input), target))), reduction)._data
+        # (in the input's dtype, whatever the target's: PyTorch's result takes its options)
+        return _reduce(E.log1p(E.exp(E.mul(E.neg(input), target))), reduction).to(
+            input.dtype)._data
 
 
 @soft_margin_loss.defvjp

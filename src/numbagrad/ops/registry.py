@@ -96,6 +96,12 @@ class Elementwise(OpDef):
         # the same for one bool operand (a tensor or a Python bool) among others (sub). Bool
         # operands never take the lean or lazy paths, so the general path's check suffices
         self.refuse_bool_operand = refuse_bool_operand
+        # whether a number parameter is a Scalar PyTorch converts to the op's dtype with its
+        # overflow check (``clamp(x, max=1e300)`` on float32 raises, as ``add``'s alpha and an
+        # activation's slope): not where its kernel reads the number as a double (``pow``'s
+        # exponent, ``softshrink``'s lambd) or it is an operand (``mul_scalar``: ``x * 1e300`` is
+        # inf)
+        self.checked_params = True
         # whether a gradient that does not vary with the saved values is still recorded as their
         # function (derivative zero), as PyTorch's formula for the op is (relu's)
         self.zero_second_order = False
