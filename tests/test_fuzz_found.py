@@ -723,6 +723,23 @@ PROGRAMS = {
         h = torch.ones(100000) * 2**70
         i = torch.where(x > 0, x, 2**70)
         """,
+    # the factories' and draws' numbers: linspace's ends and pad's value are checked Scalars,
+    # uniform_'s bounds must fit the dtype, randint's and random_'s must fit int64, and a draw
+    # or a power past the dtype's range is inf (NumPy's overflow warning was printed)
+    "factories_and_draws_check_their_numbers": """
+        a = torch.linspace(0, 1e300, 3)
+        b = torch.linspace(0, 1e300, 3, dtype=torch.float64)
+        c = torch.logspace(0, 50, 3)
+        d = torch.nn.functional.pad(torch.tensor([1.0, 2.0]), (1, 1), value=1e300)
+        e = torch.nn.functional.pad(torch.tensor([1, 2], dtype=torch.uint8), (1, 1), value=-1)
+        f = torch.nn.functional.pad(torch.tensor([1, 2]), (1, 1), value=2.7)
+        g = torch.empty(2).uniform_(-1e300, 1)
+        h = torch.empty(2).uniform_(-3e38, 3e38)
+        i = torch.randint(0, 2**63, (2,))
+        j = torch.randint(5, 2, (2,))
+        k = torch.empty(2).random_(2**70)
+        l = torch.empty(3).normal_(0.0, 1e300).abs()
+        """,
     # clamp with tensor bounds (PyTorch's clamp.Tensor: ClampBackward0) raised "Boolean value
     # of Tensor with more than one value is ambiguous"
     "clamp_with_tensor_bounds": """

@@ -147,6 +147,14 @@ F32_MAX = float(np.finfo(np.float32).max)
 INT_MIN, INT_MAX = -(1 << 63), (1 << 64) - 1
 
 
+def check_int64(*values):
+    """PyTorch's argument parser's refusal of a Python int past int64 where it takes an int64
+    (``randint``'s bounds, ``random_``'s)."""
+    for v in values:
+        if type(v) is int and not INT_MIN <= v < 1 << 63:
+            raise ValueError("Overflow when unpacking long long")
+
+
 def _past_float32(value) -> bool:
     """Whether the number ``value`` is finite and past float32's range (PyTorch's overflow)."""
     return not -F32_MAX <= value <= F32_MAX and value - value == 0

@@ -257,7 +257,18 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) ->
     device = _check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    return _finish(np.linspace(start, end, int(steps)).astype(_dt(dtype).np), requires_grad, device)
+    dt = _ends_checked(start, end, dtype)
+    with np.errstate(over="ignore"):
+        return _finish(np.linspace(start, end, int(steps)).astype(dt.np), requires_grad, device)
+
+
+def _ends_checked(start, end, dtype):
+    """linspace's and logspace's dtype, once their ``start`` and ``end`` (PyTorch's Scalars
+    converted to it) are checked."""
+    dt = _dt(dtype)
+    D.checked_number(start, dt)
+    D.checked_number(end, dt)
+    return dt
 
 
 def logspace(start, end, steps, base=10.0, dtype=None, device=None,
@@ -266,8 +277,10 @@ def logspace(start, end, steps, base=10.0, dtype=None, device=None,
     device = _check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
-    values = np.power(float(base), np.linspace(start, end, int(steps)))
-    return _finish(values.astype(_dt(dtype).np), requires_grad, device)
+    dt = _ends_checked(start, end, dtype)
+    with np.errstate(over="ignore"):  # (past the dtype's range: inf, as PyTorch's)
+        values = np.power(float(base), np.linspace(start, end, int(steps))).astype(dt.np)
+    return _finish(values, requires_grad, device)
 
 
 def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -334,6 +347,10 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     device = _check_device(device)
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
+    D.check_int64(low, high)
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
     dt = _dt(dtype, D.default_int)
     data = _rng(generator).integers(low, high, size=_shape((size,), "randint")).astype(dt.np)
     return _finish(data, requires_grad, device)

@@ -1038,7 +1038,9 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
                            "dimension but got padding length "
                            f"{len(pad)} and input of dimension {input.ndim}")
     if mode == "constant":
-        return _F.normalization.constant_pad_nd(input, pad, 0 if value is None else value)
+        # (its value is a float, as PyTorch's pad takes it: -1 does not fit uint8 there)
+        return _F.normalization.constant_pad_nd(input, pad,
+                                                0 if value is None else float(value))
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     if value is not None and value != 0:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..backend import cpu
@@ -398,7 +399,8 @@ def constant_pad_nd(ctx, x, pad, value=0):
         src[d] = slice(max(-before, 0), shape[d] - max(-after, 0))
         dst[d] = slice(max(before, 0), new - max(after, 0))
         shape[d] = new
-    out = ctx.backend.full(tuple(shape), value, x._data.dtype)
+    # (the value is PyTorch's Scalar, converted to x's dtype with its check)
+    out = ctx.backend.full(tuple(shape), D.checked_number(value, x.dtype), x._data.dtype)
     out[tuple(dst)] = x._data[tuple(src)]
     return out
 

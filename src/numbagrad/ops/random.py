@@ -44,7 +44,8 @@ random_fill.defjvp(constant)
 def _fill(x, node, values):
     """Write host array ``values`` into ``x`` in place (PyTorch's version bump and node)."""
     check_inplace(x)
-    values = _on(np.ascontiguousarray(values, dtype=x.dtype.np), x.device)
+    with np.errstate(over="ignore"):  # (a draw past the dtype's range is inf, as PyTorch's)
+        values = _on(np.ascontiguousarray(values, dtype=x.dtype.np), x.device)
     if _tracked(x):
         return assign_inplace(x, random_fill(x, values, node))
     a = _writable(x)
@@ -73,9 +74,18 @@ def normal_fill(x, mean=0.0, std=1.0, *, generator=None):
 def uniform_fill(x, from_=0.0, to=1.0, *, generator=None, **kwargs):
     from_ = kwargs.pop("from", from_)  # (PyTorch's keyword is ``from``, a Python keyword)
     _random_float(x.dtype, "check_uniform_bounds")
+    top = float(np.finfo(x.dtype.np).max)
+    for name, v in (("from", from_), ("to", to)):
+        if not -top <= v <= top:
+            raise RuntimeError(f"{name} is out of bounds for {D.C_TYPE[x.dtype.name]}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={_fmt(from_)} > to={_fmt(to)}")
+    if to - from_ > top:
+        raise RuntimeError(
+            f"uniform_ expects to-from <= std::numeric_limits<{D.SCALAR_TYPE[x.dtype.name]}>"
+            f"::max(), but found to={_fmt(to)} and from={_fmt(from_)} which result in to-from "
+            "to exceed the limit")
     rng = _generator_rng(generator)
     return _fill(x, "UniformBackward0", rng.uniform(from_, to, x.shape))
 
@@ -89,6 +99,7 @@ def random_fill_(x, from_=None, to=None, *, generator=None, **kwargs):
     """Integers drawn uniformly from [from, to); ``random_(to)`` is [0, to); ``random_()`` is
     [0, 2**mantissa] for floats and [0, max] for integers."""
     from_ = kwargs.pop("from", from_)
+    D.check_int64(from_, to)
     if to is None:
         from_, to = 0, (from_ if from_ is not None else _RANDOM_TOP[x.dtype.name] + 1)
     if from_ >= to:
@@ -185,7 +196,8 @@ def normal(ctx, mean, std=1.0, size=None, *, generator=None, dtype=None, device=
     m = mean._host() if tm else mean
     s = std._host() if ts else std
     values = m + s * _generator_rng(generator).standard_normal(shape)
-    return _on(np.asarray(values, dtype=dt.np), dev)
+    with np.errstate(over="ignore"):
+        return _on(np.asarray(values, dtype=dt.np), dev)
 
 
 normal.defvjp(_zeros_for)
