@@ -1444,8 +1444,15 @@ def as_strided(a, shape, strides):
     return np.lib.stride_tricks.as_strided(a, tuple(shape), tuple(strides))
 
 
+def _quiet_cast(src_dtype, dtype) -> bool:
+    """Whether a cast from float ``src_dtype`` to ``dtype`` may overflow (to an integer, or to
+    a narrower float): PyTorch casts without a warning (inf past float32's range), NumPy
+    warns."""
+    return src_dtype.kind in "fc" and (dtype.kind in "iu" or dtype.itemsize < src_dtype.itemsize)
+
+
 def copyto(dst, src):
-    if dst.dtype.kind in "iu" and getattr(src, "dtype", dst.dtype).kind in "fc":
+    if _quiet_cast(getattr(src, "dtype", dst.dtype), dst.dtype):
         without_fp_warnings(dst.__setitem__, Ellipsis, src)  # (see matmul)
     else:
         dst[...] = src
@@ -1457,7 +1464,7 @@ def clone(a, dtype=None):
     if a.flags.c_contiguous:
         if dtype is None:
             return a.copy()
-        if a.dtype.kind in "fc" and np.dtype(dtype).kind in "iu":  # (see matmul)
+        if _quiet_cast(a.dtype, np.dtype(dtype)):  # (see matmul)
             return without_fp_warnings(a.astype, dtype)
         return a.astype(dtype)
     out = empty_strided(a.shape, layout.clone_strides(a.shape, [st // a.itemsize

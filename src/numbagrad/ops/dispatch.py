@@ -416,7 +416,8 @@ def _fits(v, checked) -> bool:
     """Whether the Python number ``v`` goes to a fast path's loop (see above)."""
     if type(v) is int:
         return _INT_MIN <= v <= _INT_MAX
-    return not checked or -_F32_MAX <= v <= _F32_MAX
+    # (inf and NaN fit: clamp's missing bound is inf)
+    return not checked or -_F32_MAX <= v <= _F32_MAX or v - v != 0
 
 
 def _numbers(params, dtype, checked) -> bool:
@@ -427,7 +428,7 @@ def _numbers(params, dtype, checked) -> bool:
     for p in params:
         kind = type(p)
         if kind is float:
-            if checked and not -_F32_MAX <= p <= _F32_MAX:
+            if checked and not -_F32_MAX <= p <= _F32_MAX and p - p == 0:
                 return False
         elif kind is not int or not _INT_MIN <= p <= _INT_MAX:
             return False
