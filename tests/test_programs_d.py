@@ -14,7 +14,13 @@ with orthogonal init and an antialiased resize, fast neural style (reflection pa
 instance norm, Gram matrices), the parametrizations tutorial with ``orthogonal``, a siamese
 network with contrastive and triplet losses, fast.ai's matmul/backprop/minibatch notebooks from
 scratch, and learning-rate schedules (a range test, warmup lambdas, one-cycle, cyclic, warm
-restarts)."""
+restarts); from pytorch/examples, the word language model (tied encoder/decoder weights,
+batchify/get_batch, repackage_hidden, clip_grad_norm_, the manual ``p.data.add_(p.grad,
+alpha=-lr)`` update, the whole model saved, loaded and ``flatten_parameters()``), polynomial
+regression (torch.cat of powers, smooth_l1_loss), the actor-critic (Categorical log_prob,
+normalised discounted returns, torch.stack of the losses) and a graph attention network
+(torch.where masking, heads by permute/view and by torch.cat with masked_fill(-inf), boolean
+train masks, Adam with weight decay)."""
 
 import os
 import sys
@@ -32,7 +38,7 @@ PROGRAMS = ["cifar_cnn", "resnet", "autoencoder", "seq2seq_attention", "lstm_cla
             "forward_ad", "d2l_scratch", "d2l_attention", "ntk_ensembling", "distillation", "dcgan",
             "text_classification", "translation_transformer", "time_sequence", "super_resolution",
             "fast_neural_style", "parametrizations", "siamese", "fastai_from_scratch",
-            "lr_schedules"]
+            "lr_schedules", "word_lm", "poly_regression", "actor_critic", "gat"]
 
 
 def _run_fresh(name, backend):

@@ -56,17 +56,25 @@ def _finish(data, requires_grad: bool, dev=None) -> Tensor:
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False) -> Tensor:
     """A new tensor holding a copy of ``data``."""
+    if isinstance(data, Tensor):
+        warn_copy_construct("numbagrad.tensor")
+    return copy_of(data, dtype, device, requires_grad)
+
+
+def warn_copy_construct(spelling):
+    """PyTorch's warning when ``spelling(sourceTensor)`` copies a tensor, at its caller's
+    line."""
+    warnings.warn(
+        "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+        "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+        f"{spelling}(sourceTensor).", UserWarning, stacklevel=3)
+
+
+def copy_of(data, dtype=None, device=None, requires_grad=False) -> Tensor:
+    """``tensor(data)`` without its warning: ``Tensor.new_tensor`` warns in its own words."""
     if device is None and isinstance(data, Tensor):
         device = data.device
     device = _check_device(device)
-    if isinstance(data, Tensor):
-        warnings.warn(
-            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
-            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
-            "numbagrad.tensor(sourceTensor).",
-            UserWarning,
-            stacklevel=2,
-        )
     dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data, numpy_scalars=True)
     data = _unwrap(data)
     try:

@@ -231,8 +231,10 @@ class _Methods:
         return self.resize_(the_template.shape)
 
     def new_tensor(self, data, dtype=None, requires_grad=False):
-        return factory.tensor(data, dtype=dtype or self.dtype, device=self.device,
-                      requires_grad=requires_grad)
+        if isinstance(data, Tensor):
+            factory.warn_copy_construct("tensor.new_tensor")
+        return factory.copy_of(data, dtype=dtype or self.dtype, device=self.device,
+                               requires_grad=requires_grad)
 
     def new_zeros(self, *size, dtype=None):
         return factory.zeros(*size, dtype=dtype or self.dtype, device=self.device)

@@ -77,6 +77,19 @@ class RNNBase(Module):
     def reset_parameters(self) -> None:
         _init_uniform(self, self.hidden_size)
 
+    def flatten_parameters(self) -> None:
+        """PyTorch packs the weights into one cuDNN buffer here; numbagrad's kernels read them
+        where they are, so there is nothing to do (as in PyTorch on the CPU)."""
+
+    @property
+    def all_weights(self) -> list:
+        """Each layer's (and direction's) parameters in PyTorch's order: ``weight_ih``,
+        ``weight_hh``, then the biases and ``weight_hr`` where it has them."""
+        names = self._flat_weights_names
+        n = len(names) // (self.num_layers * (2 if self.bidirectional else 1))
+        return [[getattr(self, name) for name in names[i:i + n]]
+                for i in range(0, len(names), n)]
+
     def _weights(self, layer, direction):
         suffix = f"_l{layer}" + ("_reverse" if direction else "")
         get = lambda name: getattr(self, name + suffix, None)  # noqa: E731
