@@ -1,7 +1,8 @@
 """More of ``nn`` against PyTorch: padded and packed sequences (``nn.utils.rnn``) and the
 recurrent layers on packed input; ``RMSNorm``; ``nn.init``'s ``dirac_``, ``sparse_`` and
 deprecated names; ``get_total_norm``, ``clip_grads_with_norm_`` and ``clip_grad_norm``;
-``EmbeddingBag``; ``gumbel_softmax``; ``LazyLinear``; ``weight_norm`` (hook and parametrization)
+``EmbeddingBag``; ``gumbel_softmax``; ``LazyLinear`` and the lazy convolutions and
+normalisations; ``weight_norm`` (hook and parametrization)
 and ``parametrize``."""
 
 import math
@@ -486,6 +487,59 @@ def test_lazy_linear_loads_a_state_dict(lib):
     assert type(lazy) is lib.nn.LazyLinear and tuple(lazy.weight.shape) == (3, 5)
     assert lazy(lib.ones(1, 5)).tolist() == [[5.0, 5.0, 5.0]]
     assert type(lazy) is lib.nn.Linear and lazy.weight.tolist() == [[1.0] * 5] * 3
+
+
+def _lenet(nn):
+    """d2l's LeNet, spelled with lazy layers as its PyTorch edition writes it."""
+    return nn.Sequential(nn.LazyConv2d(6, kernel_size=5, padding=2), nn.LazyBatchNorm2d(),
+                         nn.Sigmoid(), nn.AvgPool2d(kernel_size=2, stride=2), nn.Flatten(),
+                         nn.LazyLinear(10))
+
+
+def test_lazy_conv_and_norms_take_their_sizes_from_the_first_input(lib):
+    nn = lib.nn
+    assert repr(nn.LazyConv2d(6, 5, padding=2)) == (
+        "LazyConv2d(0, 6, kernel_size=(5, 5), stride=(1, 1), padding=(2, 2))")
+    assert repr(nn.LazyConvTranspose2d(4, 3, stride=2)) == (
+        "LazyConvTranspose2d(0, 4, kernel_size=(3, 3), stride=(2, 2))")
+    # (PyTorch's lazy instance norm is affine and tracks running statistics by default)
+    assert repr(nn.LazyInstanceNorm2d()) == (
+        "LazyInstanceNorm2d(0, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+        "track_running_stats=True)")
+    bn = nn.LazyBatchNorm2d()
+    assert type(bn.running_mean) is nn.UninitializedBuffer
+    assert list(bn.state_dict()) == ["weight", "bias", "running_mean", "running_var",
+                                     "num_batches_tracked"]
+    net = _lenet(nn)
+    x = lib.tensor(rng.standard_normal((2, 3, 8, 8)), dtype=lib.float32)
+    assert tuple(net(x).shape) == (2, 10)
+    assert [type(m).__name__ for m in net] == ["Conv2d", "BatchNorm2d", "Sigmoid", "AvgPool2d",
+                                               "Flatten", "Linear"]
+    assert [tuple(p.shape) for p in net.parameters()] == [(6, 3, 5, 5), (6,), (6,), (6,),
+                                                          (10, 96), (10,)]
+    assert type(net[1].running_mean) is lib.Tensor and int(net[1].num_batches_tracked) == 1
+    conv1d = nn.LazyConv1d(4, 3)
+    assert tuple(conv1d(lib.ones(3, 10)).shape) == (4, 8)  # (unbatched: channels are dim 0)
+    assert repr(conv1d) == "Conv1d(3, 4, kernel_size=(3,), stride=(1,))"
+    with pytest.raises(RuntimeError, match=r"^Expected 3D \(unbatched\) or 4D \(batched\) "
+                                           r"input to LazyConv2d, but got input of size: "):
+        nn.LazyConv2d(6, 5)(lib.ones(8, 8))
+    with pytest.raises(ValueError, match="^in_channels must be divisible by groups$"):
+        nn.LazyConv2d(6, 3, groups=2)(lib.ones(1, 3, 8, 8))
+
+
+def test_lazy_modules_load_a_trained_state_dict(lib):
+    nn = lib.nn
+    x = lib.tensor(rng.standard_normal((2, 3, 8, 8)), dtype=lib.float32)
+    trained = _lenet(nn)
+    trained(x)
+    fresh = _lenet(nn)
+    assert str(fresh.load_state_dict(trained.state_dict())) == "<All keys matched successfully>"
+    trained.eval()
+    fresh.eval()
+    assert np.array_equal(fresh(x).detach().numpy(), trained(x).detach().numpy())
+    # (as PyTorch's: a loaded conv keeps in_channels 0, a loaded Linear reads its input's)
+    assert repr(fresh[0]).startswith("Conv2d(0, 6,") and fresh[5].in_features == 96
 
 
 # ---------------------------------------------------------------- weight_norm

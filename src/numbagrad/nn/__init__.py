@@ -4,7 +4,7 @@
 from . import functional, grad, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 
 __all__ = ["functional", "grad", "init", "parallel", "utils", "Parameter", "Buffer",
-           "UninitializedParameter", *_modules_all]
+           "UninitializedParameter", "UninitializedBuffer", *_modules_all]

@@ -1,5 +1,6 @@
 """``Parameter``: a leaf Tensor that a Module registers as one of its parameters; ``Buffer``;
-``UninitializedParameter``: a parameter whose shape a lazy module learns at its first call."""
+``UninitializedParameter`` and ``UninitializedBuffer``: a parameter or buffer whose shape a
+lazy module learns at its first call."""
 
 from __future__ import annotations
 
@@ -61,19 +62,13 @@ PLAIN_SUBCLASSES.add(Parameter)
 serialization.register_tensor_class(Parameter)
 
 
-class UninitializedParameter(Parameter):
-    """A parameter with no shape yet (it holds an empty tensor of its dtype and device) until
-    ``materialize`` gives it one and makes it a ``Parameter``: a lazy module's, before its
-    first call."""
+class UninitializedTensorMixin:
+    """A parameter or buffer with no shape yet (it holds an empty tensor of its dtype and
+    device) until ``materialize`` gives it one and makes it its ``cls_to_become``: a lazy
+    module's, before its first call."""
 
     __slots__ = ()
-    cls_to_become = Parameter
-
-    def __new__(cls, requires_grad=True, device=None, dtype=None):
-        return super().__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
-
-    def __init__(self, requires_grad=True, device=None, dtype=None):
-        pass
+    cls_to_become: type
 
     @property
     def shape(self):
@@ -84,8 +79,8 @@ class UninitializedParameter(Parameter):
             "before accessing their attributes.")
 
     def materialize(self, shape, device=None, dtype=None) -> None:
-        """Give the parameter memory of ``shape`` (uninitialized values), on ``device`` and of
-        ``dtype`` (by default its own), and make it a ``Parameter``."""
+        """Give it memory of ``shape`` (uninitialized values), on ``device`` and of ``dtype``
+        (by default its own), and make it its ``cls_to_become``."""
         device = self.device if device is None else device
         dtype = self.dtype if dtype is None else dtype
         self.data = empty(shape, device=device, dtype=dtype)
@@ -96,17 +91,48 @@ class UninitializedParameter(Parameter):
         return self
 
     def __repr__(self) -> str:
-        return "<UninitializedParameter>"
+        return f"<{type(self).__name__}>"
 
     __str__ = __repr__
 
     def __reduce_ex__(self, proto):
-        return (UninitializedParameter, (self._requires_grad,))
+        return (type(self), (self._requires_grad,))
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
             memo[id(self)] = type(self)(self._requires_grad, self.device, self.dtype)
         return memo[id(self)]
+
+
+def is_lazy(t) -> bool:
+    """Whether ``t`` is a parameter or buffer without its shape yet."""
+    return isinstance(t, UninitializedTensorMixin)
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return Parameter.__new__(cls, empty(0, device=device, dtype=dtype), requires_grad)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        b = cls._make(empty(0, device=device, dtype=dtype)._data)
+        b.persistent = persistent
+        if requires_grad:
+            b._requires_grad = True
+        return b
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        pass
 
 
 class Buffer(Tensor):

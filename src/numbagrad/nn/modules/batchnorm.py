@@ -4,11 +4,16 @@ training and running statistics (buffers) in eval mode, as PyTorch's."""
 from __future__ import annotations
 
 from ... import dtypes, factory
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
-from .normalization import _affine_parameters
+from .. import init
+from ..parameter import UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .module import Module
+from .normalization import _affine_parameters
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d"]
 
 
 class _NormBase(Module):
@@ -38,6 +43,13 @@ class _NormBase(Module):
             self.running_mean.zero_()
             self.running_var.fill_(1)
             self.num_batches_tracked.zero_()
+
+    def reset_parameters(self) -> None:
+        self.reset_running_stats()
+        if self.affine:
+            init.ones_(self.weight)
+            if self.bias is not None:
+                init.zeros_(self.bias)
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
@@ -74,3 +86,49 @@ class BatchNorm2d(_BatchNorm):
 
 class BatchNorm3d(_BatchNorm):
     _dims, _dims_text = (5,), "5D"
+
+
+class _LazyNormBase(LazyModuleMixin, _NormBase):
+    """A normalisation whose ``num_features`` is its first input's dim 1: until then its
+    parameters and running statistics are uninitialized (PyTorch's defaults: affine, with
+    running statistics, for instance norm too); then it is its ``cls_to_become``."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None) -> None:
+        super().__init__(0, eps, momentum, False, False, device, dtype)
+        self.affine, self.track_running_stats = affine, track_running_stats
+        kw = {"device": device, "dtype": dtype}
+        if affine:
+            self.weight = UninitializedParameter(**kw)
+            self.bias = UninitializedParameter(**kw)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(**kw)
+            self.running_var = UninitializedBuffer(**kw)
+            self.num_batches_tracked = factory.tensor(0, dtype=dtypes.int64, device=device)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input) -> None:
+        if self.has_uninitialized_params():
+            self.num_features = n = input.shape[1]
+            with no_grad():
+                if self.affine:
+                    self.weight.materialize((n,))
+                    self.bias.materialize((n,))
+                if self.track_running_stats:
+                    self.running_mean.materialize((n,))
+                    self.running_var.materialize((n,))
+                self.reset_parameters()
+
+
+def lazy_norm(base):
+    """The lazy class of normalisation ``base`` (``LazyBatchNorm2d`` of ``BatchNorm2d``)."""
+    lazy = type("Lazy" + base.__name__, (_LazyNormBase, base), {"cls_to_become": base})
+    lazy.__module__ = base.__module__
+    return lazy
+
+
+LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d = map(lazy_norm, (BatchNorm1d, BatchNorm2d,
+                                                                    BatchNorm3d))

@@ -3,12 +3,16 @@ initialisation, padding modes and repr over ``nn.functional``'s convolutions."""
 
 from __future__ import annotations
 
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
+from ..parameter import UninitializedParameter
+from .lazy import LazyModuleMixin
 from .linear import reset_fan_in_uniform, weight_and_bias
 from .module import Module
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d"]
+           "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -164,3 +168,82 @@ class ConvTranspose2d(_ConvTransposeNd):
 class ConvTranspose3d(_ConvTransposeNd):
     _n = 3
     _conv = staticmethod(F.conv_transpose3d)
+
+
+# ---------------------------------------------------------------- lazy
+
+
+class _LazyConvMixin(LazyModuleMixin):
+    """A convolution whose ``in_channels`` is its first input's channel count (dim 1, or dim 0
+    of an unbatched input): until then its weight and bias are ``UninitializedParameter``;
+    then it is its ``cls_to_become``."""
+
+    def _lazy_init(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self) -> None:
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def _get_in_channels(self, input) -> int:
+        batched = self._n + 2
+        if input.dim() not in (batched - 1, batched):
+            raise RuntimeError(
+                f"Expected {batched - 1}D (unbatched) or {batched}D (batched) input to "
+                f"{type(self).__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == batched else input.shape[0]
+
+    def initialize_parameters(self, input, *args, **kwargs) -> None:
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            rows, cols = ((self.in_channels, self.out_channels) if self._transposed
+                          else (self.out_channels, self.in_channels))
+            with no_grad():
+                self.weight.materialize((rows, cols // self.groups, *self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
+
+
+def _lazy_conv(base):
+    """The lazy class of convolution ``base`` (``LazyConv2d`` of ``Conv2d``), PyTorch's
+    signature without ``in_channels``."""
+
+    class Lazy(_LazyConvMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                     groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                             padding_mode, device, dtype)
+            self._lazy_init(out_channels, bias, device, dtype)
+
+    Lazy.__name__ = Lazy.__qualname__ = "Lazy" + base.__name__
+    return Lazy
+
+
+def _lazy_conv_transpose(base):
+    """``_lazy_conv`` for a transposed convolution (its own order of arguments)."""
+
+    class Lazy(_LazyConvMixin, base):
+        cls_to_become = base
+
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                     groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                     dtype=None):
+            super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                             dilation, padding_mode, device, dtype)
+            self._lazy_init(out_channels, bias, device, dtype)
+
+    Lazy.__name__ = Lazy.__qualname__ = "Lazy" + base.__name__
+    return Lazy
+
+
+LazyConv1d, LazyConv2d, LazyConv3d = map(_lazy_conv, (Conv1d, Conv2d, Conv3d))
+LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d = map(
+    _lazy_conv_transpose, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d))

@@ -6,9 +6,10 @@ from __future__ import annotations
 import warnings
 
 from .. import functional as F
-from .batchnorm import _NormBase
+from .batchnorm import _NormBase, lazy_norm
 
-__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+__all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm1d",
+           "LazyInstanceNorm2d", "LazyInstanceNorm3d"]
 
 
 class _InstanceNorm(_NormBase):
@@ -54,3 +55,7 @@ class InstanceNorm2d(_InstanceNorm):
 
 class InstanceNorm3d(_InstanceNorm):
     _no_batch_dim = 4
+
+
+LazyInstanceNorm1d, LazyInstanceNorm2d, LazyInstanceNorm3d = map(
+    lazy_norm, (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d))

@@ -1,11 +1,12 @@
-"""``LazyModuleMixin``: a module whose parameters are ``UninitializedParameter`` until its first
-call, which gives them their shapes from the input (``initialize_parameters``) and makes the
-module its ``cls_to_become`` (``LazyLinear`` becomes ``Linear``), as PyTorch's."""
+"""``LazyModuleMixin``: a module whose parameters (and buffers) are ``UninitializedParameter``
+(``UninitializedBuffer``) until its first call, which gives them their shapes from the input
+(``initialize_parameters``) and makes the module its ``cls_to_become`` (``LazyLinear`` becomes
+``Linear``), as PyTorch's."""
 
 from __future__ import annotations
 
 from ...autograd.grad_mode import no_grad
-from ..parameter import UninitializedParameter
+from ..parameter import is_lazy
 
 __all__ = ["LazyModuleMixin"]
 
@@ -22,7 +23,7 @@ class LazyModuleMixin:
                                                                with_kwargs=True)
 
     def has_uninitialized_params(self) -> bool:
-        return any(isinstance(p, UninitializedParameter) for p in self._parameters.values())
+        return any(is_lazy(t) for t in (*self._parameters.values(), *self._buffers.values()))
 
     def initialize_parameters(self, *args, **kwargs) -> None:
         raise NotImplementedError(
@@ -40,12 +41,12 @@ class LazyModuleMixin:
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
                               unexpected_keys, error_msgs) -> None:
-        # (a loaded entry gives an uninitialized parameter its shape; the copy comes after)
-        for name, param in self._parameters.items():
+        # (a loaded entry gives an uninitialized parameter or buffer its shape; the copy comes
+        # after)
+        for name, t in (*self._parameters.items(), *self._buffers.items()):
             value = state_dict.get(prefix + name)
-            if isinstance(param, UninitializedParameter) and value is not None and not (
-                    isinstance(value, UninitializedParameter)):
+            if is_lazy(t) and value is not None and not is_lazy(value):
                 with no_grad():
-                    param.materialize(value.shape)
+                    t.materialize(value.shape)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)

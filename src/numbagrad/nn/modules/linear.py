@@ -103,6 +103,12 @@ class LazyLinear(LazyModuleMixin, Linear):
                 if self.bias is not None:
                     self.bias.materialize((self.out_features,))
                 self.reset_parameters()
+        if self.in_features == 0:  # (its parameters came from a loaded state_dict)
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(
+                    f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                    f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]
 
 
 class Bilinear(Module):

@@ -12,7 +12,7 @@ from ... import dtypes as D
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import HookDict, RemovableHandle
 from ...tensor import Tensor, device
-from ..parameter import Buffer, Parameter, UninitializedParameter
+from ..parameter import Buffer, Parameter, is_lazy
 from ._hooks import BackwardHook, warn_non_full_backward_hook
 
 __all__ = ["Module"]
@@ -511,8 +511,7 @@ class Module:
                     f"Tensor-like object from checkpoint but received {type(value)}"
                 )
                 continue
-            if isinstance(param, UninitializedParameter) and isinstance(
-                    value, UninitializedParameter):
+            if is_lazy(param) and is_lazy(value):
                 continue  # (a lazy module's into a lazy module: nothing to copy yet)
             if param.ndim == 0 and value.ndim == 1:
                 value = value[0]  # (PyTorch's compatibility with 0.3's 1-element scalars)
