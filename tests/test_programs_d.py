@@ -20,7 +20,22 @@ alpha=-lr)`` update, the whole model saved, loaded and ``flatten_parameters()``)
 regression (torch.cat of powers, smooth_l1_loss), the actor-critic (Categorical log_prob,
 normalised discounted returns, torch.stack of the losses) and a graph attention network
 (torch.where masking, heads by permute/view and by torch.cat with masked_fill(-inf), boolean
-train masks, Adam with weight decay)."""
+train masks, Adam with weight decay); the Bi-LSTM CRF tutorial (log_sum_exp by a max expanded
+with ``view(1, -1).expand``, transitions set through ``.data[...] = -10000``, the forward
+algorithm as a Python loop of ``torch.cat(alphas_t)``, Viterbi backpointers read by .item(),
+SGD with weight decay), the word-embeddings tutorial (an N-gram language model on
+``view((1, -1))`` embeddings with NLLLoss, and the CBOW exercise summing context embeddings),
+the sequence-models tutorial (an LSTM stepped and run whole, the LSTMTagger with scores
+before and after training, and a character-level LSTM whose final hidden state is joined to
+each word embedding by torch.cat), makemore's WaveNet (hand-written Linear, BatchNorm1d with
+running buffers over dims (0, 1), FlattenConsecutive, Sequential, ``p.data += -lr * p.grad``,
+``layer.training = False`` for the split losses), d2l's seq2seq (a GRU encoder-decoder with the
+context repeated over time steps, sequence_mask by ``X[~mask] = value``, a
+MaskedSoftmaxCELoss subclassing nn.CrossEntropyLoss with ``reduction='none'`` on a 3-d input,
+grad_clipping's ``p.grad[:] *= theta / norm``, Adam, greedy decoding by ``argmax(dim=2)``) and
+d2l's modern CNN blocks (NiN with AdaptiveAvgPool2d and Flatten, an Inception block of four
+concatenated branches, a DenseNet dense and transition block, BatchNorm2d's running statistics
+in eval mode)."""
 
 import os
 import sys
@@ -38,7 +53,8 @@ PROGRAMS = ["cifar_cnn", "resnet", "autoencoder", "seq2seq_attention", "lstm_cla
             "forward_ad", "d2l_scratch", "d2l_attention", "ntk_ensembling", "distillation", "dcgan",
             "text_classification", "translation_transformer", "time_sequence", "super_resolution",
             "fast_neural_style", "parametrizations", "siamese", "fastai_from_scratch",
-            "lr_schedules", "word_lm", "poly_regression", "actor_critic", "gat"]
+            "lr_schedules", "word_lm", "poly_regression", "actor_critic", "gat", "bilstm_crf",
+            "ngram_cbow", "pos_tagger", "makemore_wavenet", "d2l_seq2seq", "d2l_cnn_blocks"]
 
 
 def _run_fresh(name, backend):

@@ -954,3 +954,18 @@ def test_split_output_written_under_no_grad_refuses_its_node_after_its_base_stop
     w = h[1:]
     h.detach_()
     assert type(w.grad_fn).__name__ == "SliceBackward0"
+
+
+def test_a_one_line_repr_wraps_its_suffixes_where_pytorchs_does(lib):
+    # (the line is measured with its "tensor(" prefix, and numbagrad's dtype names as
+    # PyTorch's: numbagrad wrapped these one line later)
+    w = lib.tensor([[0.1225, -0.2059, -0.4106, -0.4324, 0.2802]], requires_grad=True)
+    assert repr(w.view(1, 5)) == (
+        "tensor([[ 0.1225, -0.2059, -0.4106, -0.4324,  0.2802]],\n"
+        "       grad_fn=<ViewBackward0>)")
+    ints = repr(lib.arange(13, dtype=lib.int32)).replace(lib.__name__ + ".", "torch.")
+    assert ints == ("tensor([ 0,  1,  2,  3,  4,  5,  6,  7,  8,  9, 10, 11, 12], "
+                    "dtype=torch.int32)")
+    x = lib.tensor([-1.0, -0.5, 0.0, 0.5, 1.0], dtype=lib.float64, requires_grad=True) * 2
+    assert repr(x).replace(lib.__name__ + ".", "torch.") == (
+        "tensor([-2., -1.,  0.,  1.,  2.], dtype=torch.float64, grad_fn=<MulBackward0>)")

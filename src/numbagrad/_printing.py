@@ -158,16 +158,22 @@ class _BoolFormatter:
         return (self.max_width - len(s)) * " " + s
 
 
+_LONGER_NAME = len("numbagrad") - len("torch")
+
+
 def _add_suffixes(tensor_str, suffixes, indent):
     out = [tensor_str]
     last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
     for suffix in suffixes:
-        if last_line_len + len(suffix) + 2 > PRINT_OPTS.linewidth:
+        # (measured as PyTorch's "dtype=torch.int32": a script's output then wraps where
+        # PyTorch's does, the module's name aside)
+        width = len(suffix) - _LONGER_NAME * suffix.count("numbagrad.")
+        if last_line_len + width + 2 > PRINT_OPTS.linewidth:
             out.append(",\n" + " " * indent + suffix)
-            last_line_len = indent + len(suffix)
+            last_line_len = indent + width
         else:
             out.append(", " + suffix)
-            last_line_len += len(suffix) + 2
+            last_line_len += width + 2
     out.append(")")
     return "".join(out)
 
@@ -199,4 +205,4 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return prefix + _add_suffixes(body, suffixes, indent)
+    return _add_suffixes(prefix + body, suffixes, indent)  # (the line measured with its prefix)
