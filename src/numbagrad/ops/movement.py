@@ -1007,6 +1007,33 @@ def index_select_any(ctx, x, idx):
     return out
 
 
+_BASIC = frozenset(("int", "slice", "narrow"))  # the kinds of an index of ints and slices
+
+
+def _getitem_lean(x, idx):
+    """``index_select_any``'s lean hook: ``x[0]``, ``x[:, 1:3]`` (ints and slices) of a CPU
+    tensor, the view and its node made by ``record_view`` (the general call costs 3 us more,
+    a model's step indexes on every call)."""
+    kinds = idx.kinds
+    a = _cpu_array(x)
+    if a is None or not kinds <= _BASIC:
+        return None
+    index = idx.index
+    try:
+        out = a[index]
+    except IndexError:  # (the general path's error)
+        return None
+    if type(out) is not np.ndarray:  # (every dim selected: NumPy gives a scalar)
+        out = a[index + (Ellipsis,)]
+    name = ("SelectBackward0" if kinds is _SELECT else "SliceBackward0" if idx.bare_slice
+            else _last_view_node(index, a.shape) if kinds else "AliasBackward0")
+    return record_view(index_select_any, x, out, name, index=index, bare_slice=idx.bare_slice,
+                       view=True)
+
+
+index_select_any.lean = _getitem_lean
+
+
 def unsqueezed_as_pytorch(a, index, out):
     """``out``, NumPy's view ``a[index]`` of a basic ``index`` holding None, with PyTorch's
     strides in the dims None makes (NumPy's are 0): PyTorch unsqueezes where it meets a None,
