@@ -457,7 +457,7 @@ def test_autograd_grad_unused_inputs():
     with pytest.raises(RuntimeError) as e:
         ng.autograd.grad((a * 2).sum(), [a, other])
     assert str(e.value) == (
-        "One of the differentiated Tensors appears to not have been used in the graph. Set "
+        "The differentiated Tensor at index 1 appears to not have been used in the graph. Set "
         "allow_unused=True if this is the desired behavior."
     )
     ga, go = ng.autograd.grad((a * 2).sum(), [a, other], allow_unused=True)

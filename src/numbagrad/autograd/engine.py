@@ -22,7 +22,7 @@ from .graph import running_passes as _running
 
 ERR_NO_GRAD = "element {i} of tensors does not require grad and does not have a grad_fn"
 ERR_UNUSED = (
-    "One of the differentiated Tensors appears to not have been used in the graph. "
+    "The differentiated Tensor at index {k} appears to not have been used in the graph. "
     "Set allow_unused=True if this is the desired behavior."
 )
 
@@ -173,10 +173,10 @@ def run_backward(
                     accumulate_into_grad(t, results[id(t)])
         return None
     out = []
-    for t in inputs:
+    for k, t in enumerate(inputs):
         g = results.get(id(t))
         if g is None and not allow_unused:
-            raise RuntimeError(ERR_UNUSED)
+            raise RuntimeError(ERR_UNUSED.format(k=k))
         out.append(g)
     return tuple(out)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Iterable
 
 import numpy as np
 
@@ -891,6 +892,51 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     return _F.loss.multi_margin_loss(input, target, p, margin,
                                      None if weight is None else weight._host(), reduction)
 
+
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
+                           reduction: str = "mean") -> Tensor:
+    """Multi-label hinge loss: ``sum_j sum_i max(0, 1 - (x[y_j] - x[i])) / C`` over each
+    sample's targets ``y_j`` (its row of ``target`` up to the first -1) and the classes ``i``
+    that are none of them. Composed of gather and elementwise ops: its node is theirs, not
+    PyTorch's MultilabelMarginLossBackward0, and it has a second derivative."""
+    reduction = _reduction(reduction, size_average, reduce)
+    shape = list(input.shape)
+    if not (input.ndim == 2 and shape[1] or input.ndim == 1 and shape[0] or input.ndim == 0):
+        raise RuntimeError(
+            f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: {shape}")
+    c = shape[-1] if shape else 1
+    if (list(target.shape) != shape if input.ndim == 2
+            else target.ndim > 1 or target.numel() != c):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{shape}")
+    t = target._host().reshape(-1, c)
+    # (PyTorch checks the targets' range before the dtypes)
+    if ((t < -1) | (t >= c)).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
+                                  f"for '{_D.SCALAR_TYPE[input.dtype.name]}'")
+    if target.dtype is not _D.int64:
+        raise RuntimeError("expected scalar type Long but found "
+                           + _D.SCALAR_TYPE[target.dtype.name])
+    n = t.shape[0]
+    listed = np.cumprod(t != -1, axis=1).astype(bool)  # (the entries before a row's first -1)
+    k = int(listed.sum(1).max()) if n else 0  # (columns past the longest list pair nothing)
+    t, listed = t[:, :k], listed[:, :k]
+    is_target = np.zeros((n, c), bool)
+    rows, cols = np.nonzero(listed)
+    is_target[rows, t[rows, cols]] = True
+    # pairs (n, j, i) of a listed target j (a repeated one counts twice, as PyTorch) and a
+    # class i that is not a target
+    pairs = factory.tensor(listed[:, :, None] & ~is_target[:, None, :], device=input.device)
+    x = input.reshape(n, c)
+    picked = x.gather(1, factory.tensor(np.where(listed, t, 0), device=input.device))
+    z = x.unsqueeze(1) - picked.unsqueeze(2) + 1
+    # (where, not clamp: PyTorch's gradient is zero at z == 0)
+    loss = _F.where(pairs & (z > 0), z, 0.0).sum((1, 2)) / c
+    return _weighted_mean(loss if input.ndim == 2 else loss.reshape(()), reduction)
+
+
 # ---------------------------------------------------------------- normalisation, padding
 
 
@@ -1425,6 +1471,30 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     return out.contiguous()  # (a gather's result is not laid out row-major; PyTorch's is)
 
 
+def _deprecated_upsample(name: str) -> None:
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=3)
+
+
+def upsample(input: Tensor, size=None, scale_factor=None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """``interpolate`` under its deprecated name (with PyTorch's warning)."""
+    _deprecated_upsample("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """``interpolate(..., mode="nearest")`` under its deprecated name."""
+    _deprecated_upsample("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size=None, scale_factor=None) -> Tensor:
+    """``interpolate(..., mode="bilinear", align_corners=True)`` under its deprecated name."""
+    _deprecated_upsample("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
 def _per_dim(value, spatial: int, in_sizes: list, what: str, letter: str) -> list:
     """``value`` (one number or one per spatial dim) as a list of ``spatial`` numbers."""
     if not isinstance(value, (list, tuple)):
@@ -1592,3 +1662,217 @@ def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
     if input.ndim < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     return _feature_dropout(input, p, training, inplace, 1)
+
+
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
+    """Zero whole channels of a (N, C, D, H, W) or (C, D, H, W) input with probability ``p``
+    (other ranks, with PyTorch's warning, have their dim 0 as the channels)."""
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(
+            f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and "
+            "will result in an error in a future release. To retain the behavior and silence "
+            "this warning, please use dropout instead. Note that dropout3d exists to provide "
+            "channel-wise dropout on inputs with 3 spatial dimensions, a channel dimension, "
+            "and an optional batch dimension (i.e. 4D or 5D inputs).", stacklevel=2)
+    if input.ndim == 5:
+        return dropout_impl(input, p, training, inplace, 1)
+    # as PyTorch: any other rank gets a batch of one (so a 0-d input is refused as 1-d, and
+    # the result is a view even in eval mode)
+    batched = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    out = dropout_impl(batched, p, training, inplace, 1)
+    return out.squeeze_(0) if inplace else out.squeeze(0)
+
+
+# ---------------------------------------------------------------- pooling, composed
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = False):
+    """``max_pool1d(..., return_indices=True)``: (values, indices), whatever
+    ``return_indices`` says (as PyTorch)."""
+    return _F.FUNCTIONAL["max_pool1d"](input, kernel_size, stride, padding, dilation,
+                                       ceil_mode, True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = False):
+    """``max_pool2d(..., return_indices=True)``: (values, indices)."""
+    return _F.FUNCTIONAL["max_pool2d"](input, kernel_size, stride, padding, dilation,
+                                       ceil_mode, True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode: bool = False, return_indices: bool = False):
+    """``max_pool3d(..., return_indices=True)``: (values, indices)."""
+    return _F.FUNCTIONAL["max_pool3d"](input, kernel_size, stride, padding, dilation,
+                                       ceil_mode, True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """``adaptive_max_pool1d(..., return_indices=True)``: (values, indices)."""
+    return _F.FUNCTIONAL["adaptive_max_pool1d"](input, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """``adaptive_max_pool2d(..., return_indices=True)``: (values, indices)."""
+    return _F.FUNCTIONAL["adaptive_max_pool2d"](input, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size, return_indices: bool = False):
+    """``adaptive_max_pool3d(..., return_indices=True)``: (values, indices)."""
+    return _F.FUNCTIONAL["adaptive_max_pool3d"](input, output_size, True)
+
+
+def _lp_pool(n: int, input: Tensor, norm_type, kernel_size, stride, ceil_mode: bool,
+             window) -> Tensor:
+    """PyTorch's power-average pooling: ``(sum over the window of x ** p) ** (1 / p)``, the
+    sum being the average pool times ``window`` (so a ``ceil_mode`` window cut short at the
+    edge is scaled as a whole one); p = +-inf is the max pool of ``|x|`` (of ``-|x|``,
+    negated)."""
+    max_pool = _F.FUNCTIONAL[f"max_pool{n}d"]
+    if norm_type == math.inf:
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = _F.FUNCTIONAL[f"avg_pool{n}d"](input.pow(norm_type), kernel_size, stride, 0,
+                                         ceil_mode)
+    # (sign * relu(abs) is the mean itself; PyTorch's form, kept for its gradient, zero where
+    # the mean is)
+    return (_F.sign(out) * relu(_F.abs(out))).mul(window).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input: Tensor, norm_type, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """1-d power-average pooling of (N, C, L) or (C, L)."""
+    # (the kernel size as given: PyTorch multiplies by it, so a sequence is refused by mul)
+    return _lp_pool(1, input, norm_type, kernel_size, stride, ceil_mode, kernel_size)
+
+
+def lp_pool2d(input: Tensor, norm_type, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """2-d power-average pooling of (N, C, H, W) or (C, H, W)."""
+    kh, kw = _ntuple(kernel_size, 2)
+    return _lp_pool(2, input, norm_type, kernel_size, stride, ceil_mode, kh * kw)
+
+
+def lp_pool3d(input: Tensor, norm_type, kernel_size, stride=None,
+              ceil_mode: bool = False) -> Tensor:
+    """3-d power-average pooling of (N, C, D, H, W) or (C, D, H, W)."""
+    kd, kh, kw = _ntuple(kernel_size, 3)
+    return _lp_pool(3, input, norm_type, kernel_size, stride, ceil_mode, kd * kh * kw)
+
+
+def _ntuple(value, n: int) -> tuple:
+    """An iterable as a tuple, anything else repeated ``n`` times (PyTorch's ``_pair``...)."""
+    return tuple(value) if isinstance(value, Iterable) else (value,) * n
+
+
+def _unpool_output_size(input: Tensor, kernel: tuple, stride: tuple, padding: tuple,
+                        output_size) -> list:
+    """A max unpooling's spatial output size: ``output_size`` (its spatial part, checked to
+    be within a stride of the default) or by default the size max pooling with these
+    arguments maps onto the input's."""
+    n = len(kernel)
+    default = [(input.shape[d - n] - 1) * stride[d] + kernel[d] - 2 * padding[d]
+               for d in range(n)]
+    if output_size is None:
+        size = default
+    else:
+        if len(output_size) == n + 2:
+            output_size = output_size[2:]
+        if len(output_size) != n:
+            raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} "
+                             f"elements, but it has a length of '{len(output_size)}'")
+        for d in range(n):
+            low, high = default[d] - stride[d], default[d] + stride[d]
+            if not low < output_size[d] < high:
+                raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be between '
+                                 f"{low} and {high})")
+        size = list(output_size)
+    for d in range(n):
+        if size[d] < 0:
+            raise ValueError("max_unpooling: output_size must contain non-negative spatial "
+                             f"dimensions, but got output_size[{d}]={size[d]}")
+    return size
+
+
+def _max_unpool(n: int, input: Tensor, indices: Tensor, output_size: list,
+                stride: tuple = (), padding: tuple = ()) -> Tensor:
+    """PyTorch's max_unpool2d/max_unpool3d op, checked in its words and order: each value of
+    ``input`` (N, C, *spatial) or (C, *spatial) put at its index into the flattened plane (or
+    volume) of size ``output_size``, zeros elsewhere. A scatter, so the input's gradient is
+    the gather of the output's at ``indices``. ``stride`` and ``padding`` (3-d only) are
+    checked, not used."""
+    dims = ("two elements (height, width)", "three elements (depth, height, width)")[n - 2]
+    if len(output_size) != n:
+        raise RuntimeError(f"There should be exactly {dims} in output_size, but got "
+                           f"{len(output_size)} elements.")
+    if n == 3:
+        for what, v in (("stride", stride), ("padding", padding)):
+            if len(v) != 3:
+                raise RuntimeError(f"There should be exactly {dims} in {what}, but got: "
+                                   f"{len(v)} elements.")
+    if indices.dtype is not _D.int64:
+        raise RuntimeError("elements in indices should be type int64" + (
+            f" but got: {_D.SCALAR_TYPE[indices.dtype.name]}" if n == 2 else ""))
+    if input.ndim not in (n + 1, n + 2):
+        raise RuntimeError(f"Input to max_unpooling{n}d should be a {n + 1}d or {n + 2}d "
+                           f"Tensor, but got a tensor with {input.ndim} dimensions.")
+    if tuple(input.shape) != tuple(indices.shape):
+        raise RuntimeError(
+            "Expected shape of indices to be same as that of the input tensor "
+            f"({list(input.shape)}) but got indices tensor with shape: {list(indices.shape)}")
+    for d in range(input.ndim - n - 1, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(
+                f"max_unpooling{n}d_forward_out_cpu(): Expected input to have non-zero size for "
+                f"non-batch dimensions, but got {list(input.shape)} with dimension {d} being "
+                "empty.")
+    if n == 3 and min(stride) <= 0:
+        raise RuntimeError(f"strides should be greater than zero, but got stride: {list(stride)}")
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"max_unpool{n}d" not implemented for '
+                                  f"'{_D.SCALAR_TYPE[input.dtype.name]}'")
+    volume = math.prod(output_size)
+    flat = indices._host().reshape(-1)
+    bad = (flat < 0) | (flat >= volume)
+    if bad.any():  # (PyTorch's kernel, run on one thread, reports the last one)
+        raise RuntimeError(f"Found an invalid max index: {flat[bad][-1]} (output volumes are of "
+                           f"size {'x'.join(map(str, output_size))})")
+    lead, plane = tuple(input.shape[:-n]), math.prod(input.shape[-n:])
+    out = input.new_zeros(*lead, volume).scatter(-1, indices.reshape(*lead, plane),
+                                                 input.reshape(*lead, plane))
+    return out.reshape(*lead, *output_size)
+
+
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """The inverse of ``max_pool1d`` given its indices, on (N, C, L) or (C, L): the 2-d one
+    over a width of 1, as PyTorch (whose errors then speak of 2-d)."""
+    kernel = _ntuple(kernel_size, 1)
+    stride = kernel if stride is None else _ntuple(stride, 1)
+    size = _unpool_output_size(input, kernel, stride, _ntuple(padding, 1), output_size)
+    return _max_unpool(2, input.unsqueeze(-1), indices.unsqueeze(-1), [*size, 1]).squeeze(-1)
+
+
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """The inverse of ``max_pool2d`` given its indices, on (N, C, H, W) or (C, H, W): zeros
+    but at the maxima's places; ``output_size`` picks among the sizes that pool to the
+    input's."""
+    kernel = _ntuple(kernel_size, 2)
+    stride = kernel if stride is None else _ntuple(stride, 2)
+    size = _unpool_output_size(input, kernel, stride, _ntuple(padding, 2), output_size)
+    return _max_unpool(2, input, indices, size)
+
+
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size, stride=None, padding=0,
+                 output_size=None) -> Tensor:
+    """The inverse of ``max_pool3d`` given its indices, on (N, C, D, H, W) or (C, D, H, W)."""
+    kernel = _ntuple(kernel_size, 3)
+    stride = kernel if stride is None else _ntuple(stride, 3)
+    padding = _ntuple(padding, 3)
+    size = _unpool_output_size(input, kernel, stride, padding, output_size)
+    return _max_unpool(3, input, indices, size, stride, padding)

@@ -1074,6 +1074,9 @@ def max_pool1d_(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mod
         size = pool_out(input.shape[-1], k, s, p, d, ceil_mode)
         if size <= 0:
             raise RuntimeError(f"max_pool1d() Invalid computed output size: {size}")
+    elif input.ndim not in (2, 3):  # (max_pool1d_with_indices's words, before the 2-d ones)
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor "
+                           "for argument #1 'self' (while checking arguments for max_pool1d)")
     args = [(1, _one(v)) if v is not None else v for v in (kernel_size, stride)]
     if isinstance(stride, (tuple, list)) and not stride:
         args[1] = None

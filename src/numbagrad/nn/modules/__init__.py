@@ -13,7 +13,7 @@ from .conv import (Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, Con
                    LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d,
                    LazyConvTranspose3d)
 from .distance import CosineSimilarity, PairwiseDistance
-from .dropout import Dropout, Dropout1d, Dropout2d
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .flatten import Flatten, Unflatten
 from .fold import Fold, Unfold
 from .instancenorm import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d,
@@ -21,9 +21,9 @@ from .instancenorm import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyI
 from .linear import Bilinear, Identity, LazyLinear, Linear, NonDynamicallyQuantizableLinear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
-                   MarginRankingLoss, MSELoss, MultiLabelSoftMarginLoss, MultiMarginLoss, NLLLoss,
-                   PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss, TripletMarginLoss,
-                   TripletMarginWithDistanceLoss)
+                   MarginRankingLoss, MSELoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                   MultiMarginLoss, NLLLoss, NLLLoss2d, PoissonNLLLoss, SmoothL1Loss,
+                   SoftMarginLoss, TripletMarginLoss, TripletMarginWithDistanceLoss)
 from .module import Module
 from .normalization import GroupNorm, LayerNorm, LocalResponseNorm, RMSNorm
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
@@ -33,7 +33,8 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
 from .pixelshuffle import PixelShuffle, PixelUnshuffle
 from .pooling import (AdaptiveAvgPool1d, AdaptiveAvgPool2d, AdaptiveAvgPool3d, AdaptiveMaxPool1d,
                       AdaptiveMaxPool2d, AdaptiveMaxPool3d, AvgPool1d, AvgPool2d, AvgPool3d,
-                      MaxPool1d, MaxPool2d, MaxPool3d)
+                      LPPool1d, LPPool2d, LPPool3d, MaxPool1d, MaxPool2d, MaxPool3d, MaxUnpool1d,
+                      MaxUnpool2d, MaxUnpool3d)
 from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding, EmbeddingBag
 from .transformer import (Transformer, TransformerDecoder, TransformerDecoderLayer,
@@ -69,5 +70,7 @@ __all__ = [
     "Threshold", "Hardtanh", "ReLU6", "LogSigmoid", "SELU", "CELU", "Mish", "Softsign",
     "Hardswish", "Hardsigmoid", "GLU", "Softmin", "Softmax2d", "Tanhshrink", "Softshrink",
     "Hardshrink", "PReLU", "RReLU", "ChannelShuffle", "TripletMarginWithDistanceLoss",
-    "AdaptiveLogSoftmaxWithLoss",
+    "AdaptiveLogSoftmaxWithLoss", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+    "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "NLLLoss2d",
+    "MultiLabelMarginLoss",
 ]

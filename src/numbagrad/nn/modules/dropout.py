@@ -1,4 +1,5 @@
-"""``Dropout``: zeroes elements with probability ``p`` in training mode; identity in eval."""
+"""The dropout layers: zero elements (or whole channels) with probability ``p`` in training
+mode; identity in eval."""
 
 from __future__ import annotations
 
@@ -6,7 +7,8 @@ from ...tensor import Tensor
 from .. import functional as F
 from .module import Module
 
-__all__ = ["Dropout", "Dropout1d", "Dropout2d"]
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+           "FeatureAlphaDropout"]
 
 
 class _DropoutNd(Module):
@@ -38,3 +40,26 @@ class Dropout2d(_DropoutNd):
 
     def forward(self, input: Tensor) -> Tensor:
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(_DropoutNd):
+    """Zeroes whole channels of (N, C, D, H, W) or (C, D, H, W) inputs with probability
+    ``p``."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+
+class AlphaDropout(_DropoutNd):
+    """Alpha dropout (for SELU networks) of single elements; ``inplace`` is shown in the repr
+    but not used (as PyTorch)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels (dim 1); ``inplace`` not used (as PyTorch)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.feature_alpha_dropout(input, self.p, self.training)

@@ -3,6 +3,8 @@ in ``nn.functional``, as PyTorch's."""
 
 from __future__ import annotations
 
+import warnings
+
 from .. import functional as F
 from .distance import PairwiseDistance
 from .module import Module
@@ -12,6 +14,7 @@ __all__ = [
     "BCEWithLogitsLoss", "KLDivLoss", "MarginRankingLoss", "HingeEmbeddingLoss",
     "CosineEmbeddingLoss", "TripletMarginLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
     "PoissonNLLLoss", "GaussianNLLLoss", "MultiMarginLoss", "TripletMarginWithDistanceLoss",
+    "NLLLoss2d", "MultiLabelMarginLoss",
 ]
 
 
@@ -66,6 +69,17 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """``NLLLoss`` under its deprecated name (with PyTorch's FutureWarning)."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
+                 reduction: str = "mean") -> None:
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+                      "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_WeightedLoss):
@@ -185,6 +199,11 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
                                              reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class PoissonNLLLoss(_Loss):

@@ -7,7 +7,8 @@ from .module import Module
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d",
+           "LPPool1d", "LPPool2d", "LPPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -135,3 +136,66 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     def forward(self, input):
         return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class _MaxUnpoolNd(Module):
+    _n = 0
+    _unpool = None
+
+    def __init__(self, kernel_size, stride=None, padding=0) -> None:
+        super().__init__()
+        n = type(self)._n
+        self.kernel_size = F._ntuple(kernel_size, n)
+        self.stride = F._ntuple(stride if stride is not None else kernel_size, n)
+        self.padding = F._ntuple(padding, n)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+    def forward(self, input, indices, output_size=None):
+        return type(self)._unpool(input, indices, self.kernel_size, self.stride, self.padding,
+                                  output_size)
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    _n, _unpool = 1, staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    _n, _unpool = 2, staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    _n, _unpool = 3, staticmethod(F.max_unpool3d)
+
+
+class _LPPoolNd(Module):
+    _pool = None
+
+    def __init__(self, norm_type: float, kernel_size, stride=None,
+                 ceil_mode: bool = False) -> None:
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self) -> str:
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+    def forward(self, input):
+        return type(self)._pool(input, float(self.norm_type), self.kernel_size, self.stride,
+                                self.ceil_mode)
+
+
+class LPPool1d(_LPPoolNd):
+    _pool = staticmethod(F.lp_pool1d)
+
+
+class LPPool2d(_LPPoolNd):
+    _pool = staticmethod(F.lp_pool2d)
+
+
+class LPPool3d(_LPPoolNd):
+    _pool = staticmethod(F.lp_pool3d)
