@@ -782,6 +782,22 @@ PROGRAMS = {
         h = torch.autograd.grad(z, x)
         w = torch.nn.functional.soft_margin_loss(x.float(), t.double())
         """,
+    # binary cross-entropy saves its weight (and pos_weight) as PyTorch's node does: changed
+    # in place before backward, it is the version error (seed 299424)
+    "bce_saves_its_weights": """
+        x = torch.tensor([0.3, -0.2, 1.5], requires_grad=True)
+        w = torch.tensor([1.0, 2.0, 0.5])
+        pw = torch.tensor([0.5, 3.0, 1.0])
+        a = F.binary_cross_entropy_with_logits(x, torch.tensor([1.0, 0.0, 1.0]), weight=w, pos_weight=pw)
+        pw[0] = 2.0
+        a.backward()
+        p = torch.tensor([0.3, 0.6, 0.9], requires_grad=True)
+        b = F.binary_cross_entropy(p, torch.tensor([1.0, 0.0, 1.0]), weight=w)
+        b.backward()
+        c = F.binary_cross_entropy(p, torch.tensor([1.0, 0.0, 1.0]), weight=w)
+        w[1] = 0.0
+        c.backward()
+        """,
     "setitem_converts_the_value_before_the_index": """
         x = torch.tensor(np.array([2, 2], dtype=np.uint8))
         x[2::-1] = -0.25

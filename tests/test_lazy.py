@@ -522,3 +522,19 @@ def test_a_loops_constants_are_folded_and_the_rest_passed():
     assert [loop.param(v) for v in (-0.0, True, 2.5)] == ["p0", "p1", "p2"]
     assert [float(p) for p in loop.params] == [-0.0, 1.0, 2.5]
     assert np.signbit(loop.params[0])
+
+
+def test_node_by_node_evaluation_keeps_the_shape_of_broadcast_values(monkeypatch):
+    # past MAX_KERNELS new loops an expression runs op by op; one whose operands are all one
+    # broadcast value (an expanded gradient) gave a 0-d array for its shape (fuzz seed
+    # 305442: a second derivative through mse_loss of an expanded input, in a long run)
+    monkeypatch.setattr(lazy, "MAX_KERNELS", 0)
+    a = ng.tensor(2.0).expand(100000)
+    b = a * 3.0 + 1
+    assert tuple(b._data.shape) == (100000,) and float(b[5]) == 7.0 and float(b.sum()) == 7e5
+    x = ng.tensor(np.linspace(-1, 1, 100000), dtype=ng.float32, requires_grad=True)
+    t = ng.tensor(np.linspace(1, -1, 100000), dtype=ng.float32)
+    g, = ng.autograd.grad(ng.nn.functional.mse_loss(x[:1].expand(100000), t), x,
+                          create_graph=True)
+    gg, = ng.autograd.grad(g.sum(), x)
+    assert gg[0].item() == pytest.approx(2.0) and not gg[1:].any()

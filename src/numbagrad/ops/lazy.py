@@ -466,6 +466,8 @@ def _evaluate(e) -> np.ndarray:
         compute = D.from_numpy_dtype(e.np_dtype)
         out = cpu.run_elementwise(op.kernel(compute), arrays, e.np_dtype,
                                   op._param_values(compute, e.params))
+        if out.shape != e.shape:  # (every operand was one broadcast value)
+            out = np.ascontiguousarray(np.broadcast_to(out, e.shape))
     e.value = out
     e.args = None  # the leaves are no longer needed
     return out

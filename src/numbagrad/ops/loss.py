@@ -314,8 +314,10 @@ def binary_cross_entropy(ctx, input, target, reduction="mean", weight=None):
     """``-weight * (t log x + (1 - t) log(1 - x))`` (each log at least -100); ``weight``
     broadcasts to the input. One kernel each way (binary_cross_entropy_elementwise,
     binary_cross_entropy_backward), as PyTorch's."""
-    ctx.save(x=input, target=target)
-    ctx.reduction, ctx.weight = reduction, weight
+    # (the weight saved too, as PyTorch's node: an in-place change of it before backward is
+    # an error)
+    ctx.save(x=input, target=target, weight=weight)
+    ctx.reduction = reduction
     with no_grad():
         loss = E.binary_cross_entropy_elementwise(input, target)
         return _reduce(_weighted(loss, weight), reduction)._data
@@ -323,9 +325,8 @@ def binary_cross_entropy(ctx, input, target, reduction="mean", weight=None):
 
 @binary_cross_entropy.defvjp
 def binary_cross_entropy_vjp(ctx, grad):
-    x, t = ctx["x"], ctx["target"]
+    x, t, w = ctx["x"], ctx["target"], _saved_or_none(ctx, "weight")
     n = x.numel() if ctx.reduction == "mean" else 1
-    w = ctx.weight
     gx = gt = None
     if ctx.needs_grad(0):
         gx = sum_to(E.binary_cross_entropy_backward(grad, x, t, 1.0 if w is None else w, n),
@@ -338,6 +339,12 @@ def binary_cross_entropy_vjp(ctx, grad):
     return gx, gt
 
 
+def _saved_or_none(ctx, name):
+    """The tensor the loss saved as ``name`` (checked against in-place changes), or None where
+    it was not given (an optional weight)."""
+    return ctx[name] if name in ctx.saved else None
+
+
 def _softplus_neg(x):
     """``log(1 + exp(-x))`` without overflow: ``log1p(exp(-|x|)) + max(-x, 0)``."""
     return E.add(E.log1p(E.exp(E.neg(E.abs(x)))), E.clamp(E.neg(x), 0.0, math.inf))
@@ -348,8 +355,8 @@ def binary_cross_entropy_with_logits(ctx, input, target, reduction="mean", weigh
                                      pos_weight=None):
     """``weight * ((1 - t) x + (1 + (pos_weight - 1) t) log(1 + exp(-x)))``: binary
     cross-entropy of ``sigmoid(x)``, computed from the logit ``x``."""
-    ctx.save(x=input, target=target)
-    ctx.reduction, ctx.weight, ctx.pos_weight = reduction, weight, pos_weight
+    ctx.save(x=input, target=target, weight=weight, pos_weight=pos_weight)
+    ctx.reduction = reduction
     with no_grad():
         if pos_weight is None:
             loss = E.bce_with_logits_elementwise(input, target)  # (one kernel)
@@ -368,11 +375,12 @@ def binary_cross_entropy_with_logits(ctx, input, target, reduction="mean", weigh
 def binary_cross_entropy_with_logits_vjp(ctx, grad):
     # PyTorch's binary_cross_entropy_with_logits_backward and its target's, in its order: the
     # elementwise factor times grad, times the weight, over n for a mean (DivBackward1)
-    x, t, pw = ctx["x"], ctx["target"], ctx.pos_weight
+    x, t, pw = ctx["x"], ctx["target"], _saved_or_none(ctx, "pos_weight")
+    w = _saved_or_none(ctx, "weight")
     n = max(math.prod(np.broadcast_shapes(x.shape, t.shape)), 1)
 
     def finish(d, shape):
-        d = _weighted(E.mul(d, grad), ctx.weight)
+        d = _weighted(E.mul(d, grad), w)
         return sum_to(E.div_scalar(d, n) if ctx.reduction == "mean" else d, shape)
 
     gx = gt = None

@@ -292,8 +292,11 @@ COMPOSITE = {
     "AddmmBackward0": {"mat1": saved_tensor("x", needs=2), "mat2": saved_tensor("y", needs=1)},
     "ConvolutionBackward0": {"input": _SELF, "weight": saved_tensor("w")},
     "MseLossBackward0": {"self": _SELF, "target": saved_tensor("target")},
-    "BinaryCrossEntropyBackward0": {"self": _SELF, "target": saved_tensor("target")},
-    "BinaryCrossEntropyWithLogitsBackward0": {"self": _SELF, "target": saved_tensor("target")},
+    "BinaryCrossEntropyBackward0": {"self": _SELF, "target": saved_tensor("target"),
+                                    "weight": saved_tensor("weight")},
+    "BinaryCrossEntropyWithLogitsBackward0": {"self": _SELF, "target": saved_tensor("target"),
+                                              "weight": saved_tensor("weight"),
+                                              "pos_weight": saved_tensor("pos_weight")},
     "NllLossBackward0": {"self": _SELF},
     # (PyTorch's normalisation nodes also save the statistics, which numbagrad recomputes)
     "NativeLayerNormBackward0": {"input": _SELF},
