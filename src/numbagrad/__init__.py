@@ -21,7 +21,8 @@ from .autograd.grad_mode import (  # noqa: F401
     set_grad_enabled,
 )
 from .dtypes import bool_ as bool  # noqa: F401
-from .dtypes import dtype, float32, float64, int8, int16, int32, int64, uint8  # noqa: F401
+from .dtypes import (bfloat16, dtype, float16, float32, float64, int8, int16, int32,  # noqa: F401
+                     int64, uint8)
 from .dtypes import finfo, iinfo, layout, strided  # noqa: F401
 # (the submodule tensor first: its import would rebind ``numbagrad.tensor``, which is the
 # factory function below)
@@ -69,6 +70,7 @@ from . import testing  # noqa: E402, F401
 
 float = float32
 double = float64
+half = float16
 long = int64
 int = int32
 short = int16

@@ -37,7 +37,27 @@ float32 = dtype("float32", np.float32, 2)
 float64 = dtype("float64", np.float64, 2)
 
 ALL = (bool_, uint8, int8, int16, int32, int64, float32, float64)
-_BY_NAME = {d.name: d for d in ALL}
+
+
+class _NoTensors(dtype):
+    """A PyTorch dtype numbagrad has no tensors of (half precision). A script may name it (a
+    table of dtypes, ``autocast``'s argument, ``finfo``) and choose another; a tensor of it
+    raises NotImplementedError (``as_dtype``)."""
+
+    __slots__ = ()
+
+    def __init__(self, name: str):
+        self.name, self.np, self.itemsize, self._kind = name, None, 2, 2
+        self.is_floating_point = self.is_signed = True
+
+    def refuse(self):
+        raise NotImplementedError(f"numbagrad has no {self.name} tensors (half precision is "
+                                  "not supported yet): use float32")
+
+
+float16 = _NoTensors("float16")
+bfloat16 = _NoTensors("bfloat16")
+_BY_NAME = {d.name: d for d in (*ALL, float16, bfloat16)}
 # each dtype's name in PyTorch's messages ("expected scalar type Long but found Float"); its
 # legacy tensor type is this name and "Tensor" (x.type() is "torch.ByteTensor")
 SCALAR_TYPE = {"float32": "Float", "float64": "Double", "int64": "Long", "int32": "Int",
@@ -106,6 +126,8 @@ def from_numpy_dtype(np_dtype) -> dtype:
 def as_dtype(d) -> dtype:
     """Accept a numbagrad dtype, a NumPy dtype or type, or a Python type."""
     if isinstance(d, dtype):
+        if d.np is None:
+            d.refuse()
         return d
     if d is float:
         return float64
@@ -294,7 +316,13 @@ class finfo:
         if not isinstance(dt, dtype) or not dt.is_floating_point:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
-        f = np.finfo(dt.np)
+        f = np.finfo(np.float16 if dt is float16 else dt.np)
+        if dt is bfloat16:  # (NumPy has no bfloat16: its limits, as PyTorch gives them)
+            self.bits, self.eps, self.max, self.min = 16, 0.0078125, 3.3895313892515355e38, \
+                -3.3895313892515355e38
+            self.tiny = self.smallest_normal = 1.1754943508222875e-38
+            self.resolution, self.dtype = 0.01, "bfloat16"
+            return
         self.bits = int(f.bits)
         self.eps, self.max, self.min = float(f.eps), float(f.max), float(f.min)
         self.tiny = self.smallest_normal = float(f.smallest_normal)

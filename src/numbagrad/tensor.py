@@ -163,7 +163,10 @@ class _Methods:
         return self.to(D.bool_)
 
     def half(self):
-        raise TypeError("numbagrad has no float16 dtype (half); use float() for float32")
+        return self.to(D.float16)  # (which refuses: numbagrad has no half-precision tensors)
+
+    def bfloat16(self):
+        return self.to(D.bfloat16)
 
     # numbagrad's tensors are real and dense: each of these is the tensor itself, as PyTorch's
     # are on a real, dense tensor (no node, no copy)

@@ -1,6 +1,6 @@
 """``numbagrad.amp``: autocast and GradScaler, as ``torch.amp`` spells them.
 
-numbagrad has no float16 or bfloat16 dtype, so ``autocast`` cannot lower any op's precision:
+numbagrad has no float16 or bfloat16 tensors, so ``autocast`` cannot lower any op's precision:
 an enabled autocast runs its code unchanged and says so once (a warning); a disabled one is
 exactly PyTorch's, which also runs the code unchanged. ``GradScaler`` is PyTorch's algorithm
 in full (a scaled loss, gradients unscaled and checked for inf/NaN, a skipped step and a
@@ -22,7 +22,7 @@ from ..autograd.grad_mode import no_grad
 
 _DEVICE_TYPES = ("cpu", "cuda")
 WARN_NO_LOW_PRECISION = (
-    "numbagrad has no float16 or bfloat16 dtype: autocast runs the code in the tensors' own "
+    "numbagrad has no float16 or bfloat16 tensors: autocast runs the code in the tensors' own "
     "dtypes (it changes nothing)."
 )
 _warned = [False]
