@@ -70,8 +70,7 @@ PROGRAMS = ["cifar_cnn", "resnet", "autoencoder", "seq2seq_attention", "lstm_cla
             "ngram_cbow", "pos_tagger", "makemore_wavenet", "d2l_seq2seq", "d2l_cnn_blocks",
             "nanogpt_train",
             "char_rnn_generate",
-            pytest.param("realnvp_flow", marks=pytest.mark.xfail(strict=True, reason=(
-                "numbagrad.distributions has no MultivariateNormal"))),
+            "realnvp_flow",
             "gp_regression", "bow_classifier", "dynamic_net"]
 
 

@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import numpy as np
+
+from .. import dtypes
+from .. import factory
+
 __all__ = [
     "Constraint", "boolean", "dependent", "dependent_property", "greater_than",
     "greater_than_eq", "independent", "integer_interval", "interval", "half_open_interval",
-    "is_dependent", "less_than", "nonnegative", "nonnegative_integer", "one_hot", "positive",
-    "positive_integer", "real", "real_vector", "simplex", "unit_interval",
+    "is_dependent", "less_than", "lower_cholesky", "nonnegative", "nonnegative_integer",
+    "one_hot", "positive", "positive_definite", "positive_integer", "real", "real_vector",
+    "simplex", "symmetric", "unit_interval",
 ]
 
 
@@ -208,6 +214,48 @@ class _Simplex(Constraint):
         return (value >= 0).all(dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _LowerCholesky(Constraint):
+    """Lower-triangular square matrices with a positive diagonal."""
+
+    event_dim = 2
+
+    def check(self, value):
+        lower = (value.tril() == value).flatten(-2).all(-1)
+        positive_diagonal = (value.diagonal(dim1=-2, dim2=-1) > 0).all(-1)
+        return lower & positive_diagonal
+
+
+class _Symmetric(Constraint):
+    """Square matrices equal to their transpose (to 1e-6)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        if value.shape[-2] != value.shape[-1]:
+            return factory.full(tuple(value.shape[:-2]), False, dtype=dtypes.bool_,
+                                device=value.device)
+        return value.isclose(value.mT, atol=1e-6).flatten(-2).all(-1)
+
+
+class _PositiveDefinite(_Symmetric):
+    """Symmetric matrices whose Cholesky factorization succeeds."""
+
+    def check(self, value):
+        symmetric = super().check(value)
+        if not bool(symmetric.all()):
+            return symmetric
+        mats = value.detach().cpu().numpy()
+        flat = mats.reshape((-1,) + mats.shape[-2:])
+        ok = np.empty(len(flat), dtype=bool)
+        for i, m in enumerate(flat):  # PyTorch's test: cholesky_ex reports no failure
+            try:
+                np.linalg.cholesky(m)
+                ok[i] = True
+            except np.linalg.LinAlgError:
+                ok[i] = False
+        return factory.tensor(ok.reshape(mats.shape[:-2]), device=value.device)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -227,3 +275,6 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+lower_cholesky = _LowerCholesky()
+symmetric = _Symmetric()
+positive_definite = _PositiveDefinite()

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numbers
 import warnings
 
 from ..autograd.grad_mode import no_grad
 from ..tensor import Size, Tensor
 from . import constraints
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
 __all__ = ["Distribution"]
 
@@ -179,3 +180,44 @@ class Distribution:
             f"{p}: {self.__dict__[p] if self.__dict__[p].numel() == 1 else self.__dict__[p].size()}"
             for p in param_names)
         return self.__class__.__name__ + "(" + args_string + ")"
+
+
+class LocationScale(Distribution):
+    """What a location-scale family (``Normal``, ``Laplace``) shares: ``loc`` and ``scale``
+    broadcast to one batch shape (none for two numbers), its ``expand``, and its mean and
+    mode, ``loc``."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None) -> None:
+        self.loc, self.scale = broadcast_all(loc, scale)
+        if isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number):
+            batch_shape = Size()
+        else:
+            batch_shape = self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        # (the family's own class, as PyTorch's check of a subclass without its own expand)
+        new = self._get_checked_instance(self._family(), _instance)
+        batch_shape = Size(batch_shape)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        Distribution.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _family(self):
+        """The class of this family that ``self`` is (its first below LocationScale)."""
+        mro = type(self).__mro__
+        return mro[mro.index(LocationScale) - 1]
+
+    @property
+    def mean(self) -> Tensor:
+        return self.loc
+
+    @property
+    def mode(self) -> Tensor:
+        return self.loc

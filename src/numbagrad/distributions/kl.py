@@ -6,10 +6,12 @@ from __future__ import annotations
 import math
 import warnings
 
+from .. import linalg
 from ..nn.functional import softplus
 from .bernoulli import Bernoulli
 from .categorical import Categorical
 from .distribution import Distribution
+from .multivariate_normal import MultivariateNormal, _batch_mahalanobis, _half_log_det
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical
 from .uniform import Uniform
@@ -126,3 +128,16 @@ def _kl_uniform_uniform(p, q):
     result = ((q.high - q.low) / (p.high - p.low)).log()
     result[(q.low > p.low) | (q.high < p.high)] = math.inf
     return result
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with "
+                         "different event shapes cannot be computed")
+    Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    # tr(Sq^{-1} Sp) is the squared Frobenius norm of Lq^{-1} Lp
+    trace = linalg.solve_triangular(Lq, Lp, upper=False).pow(2).flatten(-2).sum(-1)
+    mahalanobis = _batch_mahalanobis(Lq, q.loc - p.loc)
+    half_log_det_ratio = _half_log_det(Lq) - _half_log_det(Lp)
+    return half_log_det_ratio + 0.5 * (trace + mahalanobis - p.event_shape[0])

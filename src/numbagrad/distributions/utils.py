@@ -11,6 +11,7 @@ from .. import factory
 from .. import ops
 from ..autograd.grad_mode import enable_grad
 from ..nn import functional as F
+from ..random import numpy_rng
 from ..tensor import Tensor
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
@@ -38,6 +39,22 @@ def broadcast_all(*values):
 
 def _standard_normal(shape, dtype, device) -> Tensor:
     return factory.empty(shape, dtype=dtype, device=device).normal_()
+
+
+def _numpy_sample(draw, shape, like: Tensor, *params: Tensor) -> Tensor:
+    """``draw(rng, *arrays)`` on host copies of ``params`` broadcast to ``shape``, with the
+    default generator's NumPy stream (the one ``manual_seed`` reseeds), as a tensor like
+    ``like``; outside the graph."""
+    arrays = [np.broadcast_to(p.detach().cpu().numpy(), shape) for p in params]
+    values = draw(numpy_rng(None), *arrays)
+    return factory.tensor(np.asarray(values, dtype=like.dtype.np), device=like.device)
+
+
+def _sum_rightmost(value: Tensor, dim: int) -> Tensor:
+    """Sums out the rightmost ``dim`` dimensions."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[: value.dim() - dim]) + (-1,)).sum(-1)
 
 
 def logits_to_probs(logits: Tensor, is_binary: bool = False) -> Tensor:
