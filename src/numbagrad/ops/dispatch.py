@@ -422,7 +422,8 @@ def _fits(v, checked) -> bool:
 
 def _numbers(params, dtype, checked) -> bool:
     """Whether ``params`` may go to the fast path's loop as they are: Python numbers (that
-    ``_fits``) with a float tensor."""
+    ``_fits``, its test written out: this runs on each call of an op with parameters) with a
+    float tensor."""
     if dtype.kind != "f":
         return False
     for p in params:
@@ -439,15 +440,10 @@ def check_numbers(op, tensors, params):
     """PyTorch's refusals of the Python numbers among an op's operands ``tensors`` and its
     ``params``: an int it cannot hold as a Scalar (OverflowError), and with a float32 result a
     checked number past float32's range (``op.checked_params``; ``where``'s values)."""
-    for v in tensors:
+    for v in (*tensors, *params):
         if type(v) is int and not _INT_MIN <= v <= _INT_MAX:
             D.check_scalar(v)
-    checked = params if op.checked_params else ()
-    if op.dtype_rule == "where":
-        checked = tensors[1:]
-    for v in params:
-        if type(v) is int and not _INT_MIN <= v <= _INT_MAX:
-            D.check_scalar(v)
+    checked = tensors[1:] if op.dtype_rule == "where" else params if op.checked_params else ()
     for v in checked:
         if type(v) is float and not -_F32_MAX <= v <= _F32_MAX and v - v == 0:
             if op.compute_dtype(tensors) is D.float32:
