@@ -125,6 +125,29 @@ def test_histc():
         _same_error(fn)
 
 
+def test_histogram():
+    x = RNG.standard_normal(50).astype(np.float32)
+
+    def same(fn):
+        (h, e), (th, te) = fn(ng, ng.tensor(x)), fn(torch, torch.tensor(x))
+        assert type(h) is ng.Tensor and h.dtype is ng.float32
+        assert np.allclose(h.numpy(), th.numpy()) and np.allclose(e.numpy(), te.numpy())
+
+    same(lambda lib, t: lib.histogram(t, bins=4))
+    same(lambda lib, t: t.histogram(7, range=(-1.0, 1.0), density=True))
+    same(lambda lib, t: lib.histogram(t, bins=lib.tensor([-3.0, 0.0, 0.5, 3.0]),
+                                      weight=t.abs()))
+    r = ng.histogram(ng.tensor([1.0, 1.0]), 2)
+    assert repr(r).startswith("numbagrad.return_types.histogram(\nhist=")
+    assert r.hist.tolist() == [0.0, 2.0] and r.bin_edges.tolist() == [0.5, 1.0, 1.5]
+    for fn in (lambda lib: lib.histogram(lib.tensor([1, 2]), 2),
+               lambda lib: lib.histogram(lib.tensor([1.0, 2.0]), bins=0),
+               lambda lib: lib.histogram(lib.tensor([1.0]), 2, range=(3.0, 1.0)),
+               lambda lib: lib.histogram(lib.tensor([1.0]), lib.tensor([0.0, 2.0], dtype=lib.float64)),
+               lambda lib: lib.histogram(lib.tensor([1.0]), 2, weight=lib.ones(2))):
+        _same_error(fn)
+
+
 def test_repeat_interleave():
     _assert_same(lambda lib, x: x.repeat_interleave(2), A)
     _assert_same(lambda lib, x: lib.repeat_interleave(x, 3, dim=1), A)

@@ -1903,6 +1903,55 @@ def histc(input, bins=100, min=0, max=0):
 
 
 @public("function method")
+def histogram(input, bins, *, range=None, weight=None, density=False):
+    """A histogram of every value of ``input``: ``bins`` equal bins over ``range`` (the data's
+    own, widened by 0.5 where it is one value), or the edges a 1-d tensor ``bins`` gives; the
+    last bin is closed. (hist, bin_edges) in ``input``'s float dtype, PyTorch's
+    ``return_types.histogram``: NumPy's ``histogram``, which bins as PyTorch does."""
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(
+            f"\"histogramdd\" not implemented for '{R._TYPE[input.dtype.name]}'")
+    dt = input._data.dtype
+    name = D.C_TYPE[input.dtype.name]
+    a = input._host().reshape(-1)
+    if isinstance(bins, Tensor):
+        if bins.ndim != 1:
+            raise RuntimeError("torch.histogramdd: bins tensor should have one dimension, but "
+                               f"got {bins.ndim} dimensions in the bins tensor for dimension 0")
+        if bins.dtype is not input.dtype:
+            raise RuntimeError(
+                "torch.histogramdd: input tensor and bins tensors should have the same dtype, "
+                f"but got input with dtype {name} and bins for dimension 0 with dtype "
+                f"{D.C_TYPE[bins.dtype.name]}")
+        edges = bins._host()
+    else:
+        if bins <= 0:
+            raise RuntimeError(
+                f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
+        if range is not None and range[0] > range[1]:
+            raise RuntimeError("torch.histogramdd: min should not exceed max, but got min "
+                               f"{range[0]:g} max {range[1]:g} for dimension 0")
+        edges = int(bins)
+    w = None
+    if weight is not None:
+        if weight.dtype is not input.dtype:
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided, input tensor and weight "
+                f"tensor should have the same dtype, but got input({name}), and "
+                f"weight({D.C_TYPE[weight.dtype.name]})")
+        if tuple(weight.shape) != tuple(input.shape):
+            raise RuntimeError(
+                "torch.histogramdd: if weight tensor is provided it should have the same shape "
+                "as the input tensor excluding its innermost dimension, but got input with "
+                f"shape {[a.size, 1]} and weight with shape {list(weight.shape)}")
+        w = weight._host().reshape(-1)
+    hist, edges = np.histogram(a, edges, range=range, weights=w, density=density)
+    return R._named("histogram", ("hist", "bin_edges"))(
+        Tensor._make(_on(hist.astype(dt), input.device)),
+        Tensor._make(_on(edges.astype(dt), input.device)))
+
+
+@public("function method")
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Each element (or slice along ``dim``) repeated ``repeats`` times in place; with
     ``input`` alone (int64 counts), the indices ``0, 1, ...`` each repeated that often.
