@@ -1,5 +1,6 @@
-"""``numbagrad.utils``: PyTorch's ``torch.utils`` namespace (``data``, ``checkpoint``)."""
+"""``numbagrad.utils``: PyTorch's ``torch.utils`` namespace (``data``, ``checkpoint``,
+``benchmark``)."""
 
-from . import checkpoint, data
+from . import benchmark, checkpoint, data
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["benchmark", "checkpoint", "data"]
