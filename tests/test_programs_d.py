@@ -48,7 +48,21 @@ the log-det-Jacobian, a MultivariateNormal prior); Gaussian-process regression b
 the bag-of-words classifier of "Creating Network Components" (``vec[word_to_ix[word]] += 1``,
 LongTensor targets, log_softmax, NLLLoss, SGD); and "Learning PyTorch with Examples"' hand-written
 gradients, Polynomial3 module and DynamicNet (a random count of reused-parameter terms, SGD with
-momentum where a parameter's grad can stay None)."""
+momentum where a parameter's grad can stay None); d2l's Builders' Guide (state_dict and
+named_parameters of a Sequential, a shared Linear whose ``weight.data[0, 0] = 100`` shows in both
+places, init by ``net.apply`` with constant_/zeros_, CenteredLayer and MyLinear, LazyLinear's
+UninitializedParameter, torch.save/torch.load of tensors, lists, dicts and a state_dict loaded
+into an eval() clone); d2l's weight decay from scratch and by SGD param groups, dropout from
+scratch on NumPy masks and nn.Dropout in eval mode, and k-fold get_k_fold_data with a clamped
+log_rmse; the state_dict recipes (optimizer.state_dict() keys and momentum buffers, a general
+checkpoint, warmstarting by load_state_dict(strict=False) with its missing/unexpected keys and
+renamed keys, several models in one file, zero_grad with and without set_to_none); makemore's
+"Activations & Gradients, BatchNorm" (the 5/3 kaiming gain, running BatchNorm statistics under
+no_grad, tanh saturation, torch.histc and torch.histogram of h, grad:data and update:data
+ratios); and small recipe idioms (manual_seed reproducibility within one library, no_grad
+beside inference_mode, freezing by requires_grad_(False), named_modules and children, forward
+and full backward hooks, parameters_to_vector / vector_to_parameters, clip_grad_value_,
+gradient accumulation matching one large batch)."""
 
 import os
 import sys
@@ -71,7 +85,9 @@ PROGRAMS = ["cifar_cnn", "resnet", "autoencoder", "seq2seq_attention", "lstm_cla
             "nanogpt_train",
             "char_rnn_generate",
             "realnvp_flow",
-            "gp_regression", "bow_classifier", "dynamic_net"]
+            "gp_regression", "bow_classifier", "dynamic_net",
+            "d2l_builders_guide", "d2l_regularization", "state_dict_recipes",
+            "makemore_batchnorm", "recipes_misc"]
 
 
 def _run_fresh(name, backend):
@@ -96,6 +112,9 @@ def _run_fresh(name, backend):
 # (np.array(tensor) on PyTorch's Tensor.__array__, which has no copy keyword)
 @pytest.mark.filterwarnings(
     "ignore:__array__ implementation doesn't accept a copy:DeprecationWarning")
+# (the recipes' full backward hook on a first layer whose input needs no grad: both libraries
+# warn that it fires with respect to the module's outputs)
+@pytest.mark.filterwarnings("ignore:Full backward hook is firing:UserWarning")
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_program_matches_torch(name):
     _assert_matches(_run_fresh(name, "numbagrad"), _run_fresh(name, "torch"))
