@@ -286,22 +286,29 @@ def test_training_on_the_device():
 
 
 @on_cuda
-@pytest.mark.parametrize("kw", [dict(lr=0.1), dict(lr=0.1, amsgrad=True, weight_decay=0.1,
-                                                   decoupled_weight_decay=True)])
-def test_adam_steps_on_the_device_as_on_the_cpu(kw):
-    """Adam's update kernel (kernels_optim.adam_row) run as CUDA threads: the same parameters
+@pytest.mark.parametrize("cls,kw", [
+    ("Adam", dict(lr=0.1)),
+    ("Adam", dict(lr=0.1, amsgrad=True, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("SGD", dict(lr=0.1, momentum=0.9, nesterov=True)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True)),
+    ("Adagrad", dict(lr=0.1)), ("Adadelta", dict(weight_decay=0.1)), ("Adamax", dict()),
+    ("NAdam", dict(weight_decay=0.1)), ("RAdam", dict(lr=0.1)), ("ASGD", dict(t0=1)),
+    ("Rprop", dict()),
+])
+def test_optimizer_steps_on_the_device_as_on_the_cpu(cls, kw):
+    """The optimizers' update kernels (kernels_optim) run as CUDA threads: the same parameters
     and state as on the CPU, including a parameter laid out by columns."""
     v = np.random.default_rng(2).standard_normal((5, 3))
     out = []
     for device in ("cpu", "cuda"):
         w = ng.tensor(v, dtype=ng.float64, device=device, requires_grad=True)
         b = ng.tensor(v.T.copy(), dtype=ng.float64, device=device).t().detach().requires_grad_()
-        opt = ng.optim.Adam([w, b], **kw)
+        opt = getattr(ng.optim, cls)([w, b], **kw)
         for _ in range(3):
             opt.zero_grad()
             ((w * w).sum() + (w * b).sum() * 0.5).backward()
             opt.step()
-        out.append([t.detach().cpu().numpy() for t in (w, b, opt.state[w]["exp_avg_sq"])])
+        out.append([t.detach().cpu().numpy() for t in (w, b, *opt.state[w].values())])
     for a, c in zip(*out):
         np.testing.assert_allclose(a, c, rtol=1e-12)
 

@@ -347,3 +347,59 @@ def test_adam_on_a_parameter_large_enough_for_threads_agrees_with_pytorch():
             opt.step()
         results.append(_np(p))
     np.testing.assert_allclose(results[0], results[1], **TOL["float32"])
+
+
+KERNEL_CASES = [
+    ("SGD", dict(lr=0.05)),
+    ("SGD", dict(lr=0.05, momentum=0.9, dampening=0.2, weight_decay=0.1)),
+    ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True, maximize=True)),
+    ("RMSprop", dict(lr=0.01, weight_decay=0.1)),
+    ("RMSprop", dict(lr=0.01, momentum=0.5, centered=True, alpha=0.3)),  # lerp's weight >= 0.5
+    ("Adagrad", dict(lr=0.1, lr_decay=0.01, weight_decay=0.1, maximize=True)),
+    ("Adadelta", dict(lr=0.5, rho=0.8, weight_decay=0.1)),
+    ("Adamax", dict(lr=0.1, weight_decay=0.1)),
+    ("NAdam", dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("NAdam", dict(lr=0.1, weight_decay=0.1, maximize=True)),
+    ("RAdam", dict(lr=0.1, weight_decay=0.1)),  # both branches (rho_t > 5 from step 6)
+    ("RAdam", dict(lr=0.1, weight_decay=0.1, decoupled_weight_decay=True)),
+    ("ASGD", dict(lr=0.05, t0=3, weight_decay=0.1)),
+    ("Rprop", dict(lr=0.01, maximize=True)),
+    ("Adam", dict(lr=0.1, weight_decay=0.1, amsgrad=True)),
+]
+
+
+@pytest.mark.parametrize("cls,kw", KERNEL_CASES,
+                         ids=[f"{c}-{i}" for i, (c, _) in enumerate(KERNEL_CASES)])
+def test_update_kernels_match_torch_float32_with_its_version_counts(cls, kw):
+    """Each optimizer's one update kernel (kernels_optim) against PyTorch's single-tensor
+    CPU update: float32 parameters and state after eight steps on random gradients (a
+    parameter laid out by columns among them; gradients of both signs and some zeros, for
+    Rprop's sign changes), and the version counters PyTorch's in-place ops leave. (Not bit for
+    bit: PyTorch's vectorized ``a + alpha * b`` is a fused multiply-add.)"""
+    rng = np.random.default_rng(11)
+    shapes = [(40, 30), (30,), (6, 5)]
+    values = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    grads = [[np.where(rng.random(s) < 0.1, 0, rng.standard_normal(s)).astype(np.float32)
+              for s in shapes] for _ in range(8)]
+    results = []
+    for lib in (ng, torch):
+        ps = [lib.tensor(values[0]), lib.tensor(values[1]),
+              lib.tensor(values[2].T.copy()).t()]  # (the last one by columns)
+        ps = [p.detach().requires_grad_() for p in ps]
+        opt = getattr(lib.optim, cls)(ps, **kw)
+        for step in grads:
+            for p, g in zip(ps, step):
+                p.grad = lib.tensor(g)
+            opt.step()
+        state = [{k: (_np(v), v._version) for k, v in opt.state[p].items()
+                  if k != "step" and v.dim() > 0} for p in ps]
+        results.append(([(_np(p), p._version) for p in ps], state))
+    tol = dict(rtol=1e-5, atol=1e-6)
+    for (a, va), (b, vb) in zip(results[0][0], results[1][0]):
+        np.testing.assert_allclose(a, b, **tol)
+        assert va == vb
+    for sa, sb in zip(results[0][1], results[1][1]):
+        assert sa.keys() == sb.keys()
+        for k in sa:
+            np.testing.assert_allclose(sa[k][0], sb[k][0], **tol, err_msg=k)
+            assert sa[k][1] == sb[k][1], k

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from .optimizer import (
-    Optimizer, add_scaled_, addcmul_, check_implementation_flags, new_step, next_step,
-)
+from ..backend import kernels_optim as K
+from .optimizer import Optimizer, check_implementation_flags, new_step, next_step, run_update
 
 
 class Adadelta(Optimizer):
@@ -33,13 +32,7 @@ class Adadelta(Optimizer):
             state["square_avg"] = p.new_zeros(p.shape)
             state["acc_delta"] = p.new_zeros(p.shape)
         next_step(state)
-        if group["maximize"]:
-            grad = -grad
-        rho, eps = group["rho"], group["eps"]
-        if group["weight_decay"] != 0:
-            grad = grad + p * group["weight_decay"]
-        square_avg = addcmul_(state["square_avg"].mul_(rho), grad, grad, 1 - rho)
-        std = (square_avg + eps).sqrt()
-        delta = (state["acc_delta"] + eps).sqrt().div_(std).mul_(grad)
-        addcmul_(state["acc_delta"].mul_(rho), delta, delta, 1 - rho)
-        add_scaled_(p, delta, -group["lr"])
+        rho = group["rho"]
+        run_update(K.adadelta_row, [p, state["square_avg"], state["acc_delta"]], [grad], (
+            group["maximize"], group["weight_decay"], rho, 1 - rho, group["eps"],
+            -group["lr"]), (1, 2, 2))

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from .optimizer import (
-    Optimizer, addcdiv_, addcmul_, check_implementation_flags, new_step, next_step,
-)
+from ..backend import kernels_optim as K
+from .optimizer import Optimizer, check_implementation_flags, new_step, next_step, run_update
 
 
 class Adagrad(Optimizer):
@@ -40,10 +39,6 @@ class Adagrad(Optimizer):
     def _update(self, p, grad, group) -> None:
         state = self.state[p]
         step = next_step(state)
-        if group["maximize"]:
-            grad = -grad
-        if group["weight_decay"] != 0:
-            grad = grad + p * group["weight_decay"]
         clr = group["lr"] / (1 + (step - 1) * group["lr_decay"])
-        state_sum = addcmul_(state["sum"], grad, grad)
-        addcdiv_(p, grad, state_sum.sqrt() + group["eps"], -clr)
+        run_update(K.adagrad_row, [p, state["sum"]], [grad], (
+            group["maximize"], group["weight_decay"], group["eps"], -clr), (1, 1))

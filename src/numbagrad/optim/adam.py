@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..backend import kernels_optim as K
 from .optimizer import (
     Optimizer, check_adam_arguments, check_implementation_flags, new_step, next_step, run_update,
+    weight_decay_numbers,
 )
 
 
@@ -35,15 +36,13 @@ class Adam(Optimizer):
                 state["max_exp_avg_sq"] = p.new_zeros(p.shape)
         step = next_step(state)
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        weight_decay = group["weight_decay"]
-        decoupled = group["decoupled_weight_decay"] and weight_decay != 0
+        decay, weight_decay = weight_decay_numbers(group)
         amsgrad = group["amsgrad"]
         weight = 1 - beta1
         written = [p, state["exp_avg"], state["exp_avg_sq"]]
         # (without AMSGrad the kernel's maximum is never read: exp_avg_sq stands in)
         written.append(state["max_exp_avg_sq"] if amsgrad else written[2])
         run_update(K.adam_row, written, [grad], (
-            amsgrad, group["maximize"], decoupled, 1 - lr * weight_decay, weight_decay,
-            abs(weight) < 0.5, weight, 1 - weight, 1 - beta2, beta2,
-            (1 - beta2**step) ** 0.5, group["eps"], -(lr / (1 - beta1**step))),
-            (1 + decoupled, 1, 2, 1 if amsgrad else 0))
+            amsgrad, group["maximize"], decay, weight_decay, abs(weight) < 0.5, weight,
+            1 - weight, 1 - beta2, beta2, (1 - beta2**step) ** 0.5, group["eps"],
+            -(lr / (1 - beta1**step))), (1 + (decay != 1), 1, 2, 1 if amsgrad else 0))

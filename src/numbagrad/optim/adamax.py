@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from ..backend import kernels_optim as K
 from .optimizer import (
-    Optimizer, addcdiv_, check_adam_arguments, check_implementation_flags, lerp_, new_step,
-    next_step,
+    Optimizer, check_adam_arguments, check_implementation_flags, new_step, next_step, run_update,
 )
 
 
@@ -27,13 +27,9 @@ class Adamax(Optimizer):
             state["step"] = new_step()
             state["exp_avg"] = p.new_zeros(p.shape)
             state["exp_inf"] = p.new_zeros(p.shape)
-        if group["maximize"]:
-            grad = -grad
         step = next_step(state)
-        (beta1, beta2), weight_decay = group["betas"], group["weight_decay"]
-        if weight_decay != 0:
-            grad = grad + p * weight_decay
-        exp_avg = lerp_(state["exp_avg"], grad, 1 - beta1)
-        exp_inf = state["exp_inf"]
-        exp_inf.copy_(exp_inf.mul_(beta2).maximum(grad.abs().add_(group["eps"])))
-        addcdiv_(p, exp_avg, exp_inf, -(group["lr"] / (1 - beta1**step)))
+        beta1, beta2 = group["betas"]
+        weight = 1 - beta1
+        run_update(K.adamax_row, [p, state["exp_avg"], state["exp_inf"]], [grad], (
+            group["maximize"], group["weight_decay"], abs(weight) < 0.5, weight, 1 - weight,
+            beta2, group["eps"], -(group["lr"] / (1 - beta1**step))), (1, 1, 2))

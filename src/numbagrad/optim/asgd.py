@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from ..factory import tensor
-from .optimizer import (
-    Optimizer, add_scaled_, check_implementation_flags, new_step, next_step,
-)
+from ..backend import kernels_optim as K
+from .optimizer import Optimizer, check_implementation_flags, new_step, next_step, run_update
 
 
 class ASGD(Optimizer):
@@ -33,20 +32,12 @@ class ASGD(Optimizer):
             state["eta"] = new_step(group["lr"])
             state["mu"] = new_step(1.0)
             state["ax"] = p.new_zeros(p.shape)
-        if group["maximize"]:
-            grad = -grad
         step = next_step(state)
-        lr, lambd, weight_decay = group["lr"], group["lambd"], group["weight_decay"]
-        if weight_decay != 0:
-            grad = grad + p * weight_decay
-        eta = state["eta"].item()
-        p.mul_(1 - lambd * eta)
-        add_scaled_(p, grad, -eta)
-        mu = state["mu"].item()
-        if mu != 1:
-            state["ax"].add_((p - state["ax"]).mul_(mu))
-        else:
-            state["ax"].copy_(p)
+        lr, lambd = group["lr"], group["lambd"]
+        eta, mu = state["eta"].item(), state["mu"].item()
+        run_update(K.asgd_row, [p, state["ax"]], [grad], (
+            group["maximize"], group["weight_decay"], 1 - lambd * eta, -eta, mu != 1, mu),
+            (2, 1))
         # through a tensor of the default dtype, as PyTorch's ``as_tensor``: rounded to float32
         # even where ``eta`` and ``mu`` are float64 (loaded for a float64 parameter)
         state["eta"].copy_(tensor(lr / ((1 + lambd * lr * step) ** group["alpha"])))

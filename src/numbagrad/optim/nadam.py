@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ..backend import kernels_optim as K
 from .optimizer import (
-    Optimizer, addcdiv_, addcmul_, check_adam_arguments, check_implementation_flags,
-    decayed_gradient, lerp_, new_step, next_step,
+    Optimizer, check_adam_arguments, check_implementation_flags, new_step, next_step,
+    run_update, weight_decay_numbers,
 )
 
 
@@ -34,15 +35,15 @@ class NAdam(Optimizer):
             state["mu_product"] = new_step(1.0)
             state["exp_avg"] = p.new_zeros(p.shape)
             state["exp_avg_sq"] = p.new_zeros(p.shape)
-        grad = decayed_gradient(p, grad, group)
         step = next_step(state)
         lr, (beta1, beta2) = group["lr"], group["betas"]
         momentum_decay = group["momentum_decay"]
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * momentum_decay)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * momentum_decay)))
         mu_product = state["mu_product"].mul_(mu).item()
-        exp_avg = lerp_(state["exp_avg"], grad, 1 - beta1)
-        exp_avg_sq = addcmul_(state["exp_avg_sq"].mul_(beta2), grad, grad, 1 - beta2)
-        denom = (exp_avg_sq / (1 - beta2**step)).sqrt().add_(group["eps"])
-        addcdiv_(p, grad, denom, -lr * (1.0 - mu) / (1.0 - mu_product))
-        addcdiv_(p, exp_avg, denom, (-lr * mu_next) / (1.0 - mu_product * mu_next))
+        decay, weight_decay = weight_decay_numbers(group)
+        weight = 1 - beta1
+        run_update(K.nadam_row, [p, state["exp_avg"], state["exp_avg_sq"]], [grad], (
+            group["maximize"], decay, weight_decay, abs(weight) < 0.5, weight, 1 - weight,
+            1 - beta2, beta2, 1 - beta2**step, group["eps"], -lr * (1.0 - mu) / (1.0 - mu_product),
+            (-lr * mu_next) / (1.0 - mu_product * mu_next)), (2 + (decay != 1), 1, 2))

@@ -115,19 +115,14 @@ def check_adam_arguments(lr, eps, betas, weight_decay) -> None:
         raise ValueError(f"Invalid weight_decay value: {weight_decay}")
 
 
-def decayed_gradient(p: Tensor, grad: Tensor, group) -> Tensor:
-    """``grad`` negated for ``maximize``, then with the group's weight decay: added to it (L2),
-    or, with ``decoupled_weight_decay``, taken from ``p`` itself in place (AdamW's), as NAdam
-    and RAdam do before their moments."""
-    if group["maximize"]:
-        grad = -grad
+def weight_decay_numbers(group) -> tuple:
+    """(decay, weight_decay) for an update kernel: the parameter is first multiplied by
+    ``decay`` (decoupled weight decay, AdamW's; 1 without), then ``weight_decay`` times it is
+    added to the gradient (L2; 0 with decoupled weight decay)."""
     weight_decay = group["weight_decay"]
-    if weight_decay != 0:
-        if group["decoupled_weight_decay"]:
-            p.mul_(1 - group["lr"] * weight_decay)
-        else:
-            grad = grad + p * weight_decay
-    return grad
+    if weight_decay != 0 and group.get("decoupled_weight_decay"):
+        return 1 - group["lr"] * weight_decay, 0
+    return 1, weight_decay
 
 
 def new_step(value: float = 0.0) -> Tensor:
@@ -147,30 +142,6 @@ def next_step(state) -> float:
     step_t.fill_(step)
     return step
 
-
-# PyTorch's fused in-place arithmetic, spelled with the ops numbagrad has (same order of
-# rounding as PyTorch's CPU kernels: ``value * t1`` first, then ``* t2`` or ``/ t2``)
-
-def add_scaled_(a: Tensor, b: Tensor, alpha: float) -> Tensor:
-    """``a.add_(b, alpha=alpha)``."""
-    return a.add_(b if alpha == 1 else b * alpha)
-
-
-def addcmul_(a: Tensor, t1: Tensor, t2: Tensor, value: float = 1) -> Tensor:
-    """``a.addcmul_(t1, t2, value=value)``: ``a + value * t1 * t2``."""
-    return a.add_((t1 if value == 1 else t1 * value) * t2)
-
-
-def addcdiv_(a: Tensor, t1: Tensor, t2: Tensor, value: float = 1) -> Tensor:
-    """``a.addcdiv_(t1, t2, value=value)``: ``a + value * t1 / t2``."""
-    return a.add_((t1 if value == 1 else t1 * value) / t2)
-
-
-def lerp_(a: Tensor, b: Tensor, weight: float) -> Tensor:
-    """``a.lerp_(b, weight)``, with PyTorch's two formulas (exact at both ends)."""
-    if abs(weight) < 0.5:
-        return a.add_((b - a) * weight)
-    return a.copy_(b - (b - a) * (1 - weight))
 
 
 class Optimizer:

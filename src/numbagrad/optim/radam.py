@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from ..backend import kernels_optim as K
 from .optimizer import (
-    Optimizer, addcmul_, check_adam_arguments, check_implementation_flags,
-    decayed_gradient, lerp_, new_step, next_step,
+    Optimizer, check_adam_arguments, check_implementation_flags, new_step, next_step,
+    run_update, weight_decay_numbers,
 )
 
 
@@ -30,19 +31,17 @@ class RAdam(Optimizer):
             state["step"] = new_step()
             state["exp_avg"] = p.new_zeros(p.shape)
             state["exp_avg_sq"] = p.new_zeros(p.shape)
-        grad = decayed_gradient(p, grad, group)
         step = next_step(state)
         lr, (beta1, beta2) = group["lr"], group["betas"]
-        exp_avg = lerp_(state["exp_avg"], grad, 1 - beta1)
-        exp_avg_sq = addcmul_(state["exp_avg_sq"].mul_(beta2), grad, grad, 1 - beta2)
         bias_correction2 = 1 - beta2**step
-        bias_corrected_exp_avg = exp_avg / (1 - beta1**step)
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * step * (beta2**step) / bias_correction2
-        if rho_t > 5.0:
-            rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
-                    / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-            adaptive_lr = (bias_correction2**0.5) / exp_avg_sq.sqrt().add_(group["eps"])
-            p.sub_(bias_corrected_exp_avg * lr * adaptive_lr * rect)
-        else:
-            p.sub_(bias_corrected_exp_avg * lr)
+        rectified = rho_t > 5.0
+        rect = ((rho_t - 4) * (rho_t - 2) * rho_inf
+                / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 if rectified else 1.0
+        decay, weight_decay = weight_decay_numbers(group)
+        weight = 1 - beta1
+        run_update(K.radam_row, [p, state["exp_avg"], state["exp_avg_sq"]], [grad], (
+            group["maximize"], decay, weight_decay, abs(weight) < 0.5, weight, 1 - weight,
+            1 - beta2, beta2, 1 - beta1**step, lr, rectified, bias_correction2**0.5,
+            group["eps"], rect), (1 + (decay != 1), 1, 2))

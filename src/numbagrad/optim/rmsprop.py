@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from .optimizer import (
-    Optimizer, addcdiv_, addcmul_, check_implementation_flags, lerp_, new_step, next_step,
-)
+from ..backend import kernels_optim as K
+from .optimizer import Optimizer, check_implementation_flags, new_step, next_step, run_update
 
 
 class RMSprop(Optimizer):
@@ -39,22 +38,14 @@ class RMSprop(Optimizer):
                 state["momentum_buffer"] = p.new_zeros(p.shape)
             if group["centered"]:
                 state["grad_avg"] = p.new_zeros(p.shape)
-        if group["maximize"]:
-            grad = -grad
         next_step(state)
-        alpha, weight_decay = group["alpha"], group["weight_decay"]
-        if weight_decay != 0:
-            grad = grad + p * weight_decay
-        square_avg = addcmul_(state["square_avg"].mul_(alpha), grad, grad, 1 - alpha)
-        if group["centered"]:
-            grad_avg = lerp_(state["grad_avg"], grad, 1 - alpha)
-            # PyTorch's square_avg.addcmul(grad_avg, grad_avg, value=-1), which rounds alike
-            avg = (square_avg - grad_avg * grad_avg).sqrt()
-        else:
-            avg = square_avg.sqrt()
-        avg = avg + group["eps"]
-        if group["momentum"] > 0:
-            buf = addcdiv_(state["momentum_buffer"].mul_(group["momentum"]), grad, avg)
-            p.add_(buf * -group["lr"])
-        else:
-            addcdiv_(p, grad, avg, -group["lr"])
+        alpha, momentum, centered = group["alpha"], group["momentum"], group["centered"]
+        square_avg = state["square_avg"]
+        # (a buffer the options leave unread is passed as square_avg, never written)
+        buf = state["momentum_buffer"] if momentum > 0 else square_avg
+        grad_avg = state["grad_avg"] if centered else square_avg
+        weight = 1 - alpha
+        run_update(K.rmsprop_row, [p, square_avg, buf, grad_avg], [grad], (
+            group["maximize"], group["weight_decay"], alpha, weight, 1 - weight,
+            abs(weight) < 0.5, centered, group["eps"], momentum, -group["lr"]),
+            (1, 2, 2 if momentum > 0 else 0, 1 if centered else 0))

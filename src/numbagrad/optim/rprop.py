@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .optimizer import Optimizer, addcmul_, check_implementation_flags, new_step, next_step
+from ..backend import kernels_optim as K
+from .optimizer import Optimizer, check_implementation_flags, new_step, next_step, run_update
 
 
 class Rprop(Optimizer):
@@ -29,17 +30,8 @@ class Rprop(Optimizer):
             state["step"] = new_step()
             state["prev"] = p.new_zeros(p.shape)
             state["step_size"] = p.new_full(p.shape, group["lr"])
-        if group["maximize"]:
-            grad = -grad
         next_step(state)
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
-        # the factor written over the sign in PyTorch's order (etaplus > 0 is not rewritten)
-        sign = (grad * state["prev"]).sign()
-        sign.masked_fill_(sign > 0, etaplus)
-        sign.masked_fill_(sign < 0, etaminus)
-        sign.masked_fill_(sign == 0, 1)
-        step_size = state["step_size"].mul_(sign).clamp_(step_size_min, step_size_max)
-        grad = grad.masked_fill(sign == etaminus, 0)
-        addcmul_(p, grad.sign(), step_size, -1)
-        state["prev"].copy_(grad)
+        run_update(K.rprop_row, [p, state["step_size"], state["prev"]], [grad], (
+            group["maximize"], etaminus, etaplus, step_size_min, step_size_max), (1, 2, 1))

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from .optimizer import Optimizer, add_scaled_, check_implementation_flags
+from ..backend import kernels_optim as K
+from .optimizer import Optimizer, check_implementation_flags, run_update
 
 
 class SGD(Optimizer):
@@ -27,18 +28,14 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, p, grad, group) -> None:
-        if group["maximize"]:
-            grad = -grad
-        weight_decay = group["weight_decay"]
-        if weight_decay != 0:
-            grad = grad + p * weight_decay
         momentum = group["momentum"]
+        buf, first = p, False  # (without momentum the kernel never reads its buffer)
         if momentum != 0:
             state = self.state[p]
             buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = grad.detach().clone()
-            else:
-                add_scaled_(buf.mul_(momentum), grad, 1 - group["dampening"])
-            grad = grad + buf * momentum if group["nesterov"] else buf
-        p.add_(grad, alpha=-group["lr"])
+            first = buf is None
+            if first:  # (the first step's buffer is the gradient itself, as a clone)
+                buf = state["momentum_buffer"] = p.new_empty(p.shape)
+        run_update(K.sgd_row, [p, buf], [grad], (
+            group["maximize"], group["weight_decay"], momentum, first, 1 - group["dampening"],
+            group["nesterov"], -group["lr"]), (1, 0 if first or momentum == 0 else 2))
