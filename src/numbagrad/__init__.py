@@ -61,6 +61,7 @@ from .ops.user import elementwise  # noqa: E402, F401
 from ._variable_functions import (  # noqa: E402, F401
     adaptive_max_pool1d, alpha_dropout, alpha_dropout_, batch_norm, bilinear,
     binary_cross_entropy_with_logits, constant_pad_nd, cosine_embedding_loss, cosine_similarity,
+    ctc_loss,
     dropout, dropout_, embedding, feature_alpha_dropout, feature_alpha_dropout_, feature_dropout,
     feature_dropout_, group_norm, hinge_embedding_loss, instance_norm, kl_div, layer_norm,
     margin_ranking_loss, max_pool1d_with_indices, pairwise_distance, poisson_nll_loss,

@@ -113,6 +113,14 @@ def _reduction(name: str, reduction, position: int) -> str:
     return _REDUCTIONS.get(reduction, "none")
 
 
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: int = 0, zero_infinity: bool = False) -> Tensor:
+    """ATen's ``ctc_loss``: called without a reduction it reduces nothing (PyTorch 2.13's
+    binding, whatever its signature prints)."""
+    return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                      _reduction("ctc_loss", reduction, 6), zero_infinity)
+
+
 def kl_div(input: Tensor, target: Tensor, reduction: int = 1, *,
            log_target: bool = False) -> Tensor:
     """ATen's ``kl_div``: ``reduction=1`` is the plain mean (no warning, no "batchmean")."""

@@ -14,6 +14,7 @@ from .. import ops as _F
 from .._tensor import _wrap_dim
 from ..ops import activation as _A
 from ..ops import attention as _attention
+from ..ops import ctc as _ctc
 from ..ops import reduce as _R
 from ..ops import elementwise as _E
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
@@ -935,6 +936,18 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None, red
     # (where, not clamp: PyTorch's gradient is zero at z == 0)
     loss = _F.where(pairs & (z > 0), z, 0.0).sum((1, 2)) / c
     return _weighted_mean(loss if input.ndim == 2 else loss.reshape(()), reduction)
+
+
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths, blank: int = 0,
+             reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """Connectionist temporal classification loss of ``targets`` under ``log_probs`` (T, N, C),
+    or (T, C) unbatched: targets padded (N, S) or one after another (sum(target_lengths),);
+    the lengths as tensors or as tuples of ints. ``mean`` divides each sequence's loss by its
+    target length (at least 1), then averages over the batch. See ops/ctc.py."""
+    if reduction not in _F.loss.REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _ctc.loss(log_probs, targets, input_lengths, target_lengths, blank, reduction,
+                     zero_infinity)
 
 
 # ---------------------------------------------------------------- normalisation, padding

@@ -19,7 +19,7 @@ from .fold import Fold, Unfold
 from .instancenorm import (InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, LazyInstanceNorm1d,
                            LazyInstanceNorm2d, LazyInstanceNorm3d)
 from .linear import Bilinear, Identity, LazyLinear, Linear, NonDynamicallyQuantizableLinear
-from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss,
+from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, CTCLoss,
                    GaussianNLLLoss, HingeEmbeddingLoss, HuberLoss, KLDivLoss, L1Loss,
                    MarginRankingLoss, MSELoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
                    MultiMarginLoss, NLLLoss, NLLLoss2d, PoissonNLLLoss, SmoothL1Loss,
@@ -72,5 +72,5 @@ __all__ = [
     "Hardshrink", "PReLU", "RReLU", "ChannelShuffle", "TripletMarginWithDistanceLoss",
     "AdaptiveLogSoftmaxWithLoss", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
     "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "NLLLoss2d",
-    "MultiLabelMarginLoss",
+    "MultiLabelMarginLoss", "CTCLoss",
 ]

@@ -4,6 +4,11 @@ every step with one ``linear``, then runs the steps of each direction as one op
 ``sigmoid``, ...). The parameters, their names, shapes, order and initialisation are PyTorch's;
 so are the gate orders (LSTM: input, forget, cell, output; GRU: reset, update, new).
 
+An LSTM with ``proj_size`` (a projected LSTM) carries ``h = (o * tanh(c)) @ weight_hr.T`` of
+``proj_size`` features from step to step; the fused layer kernel makes ``h`` as ``o * tanh(c)``
+of ``hidden_size`` features, so such a layer runs its steps as recorded cell ops instead
+(``_run_projected``).
+
 A packed input (``PackedSequence``) runs as PyTorch's: the steps where the same sequences are
 running are one layer op on just those rows, a finished sequence's state is kept as its final
 one, and the steps of padding are never computed."""
@@ -53,22 +58,29 @@ class RNNBase(Module):
             raise ValueError("hidden_size must be an integer greater than zero")
         if num_layers <= 0:
             raise ValueError("num_layers must be greater than zero")
-        if proj_size:
-            raise NotImplementedError("LSTM with proj_size is not supported by numbagrad")
+        if proj_size < 0:
+            raise ValueError("proj_size should be a positive integer or zero to disable "
+                             "projections")
+        if proj_size >= hidden_size:
+            raise ValueError("proj_size has to be smaller than hidden_size")
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
-        self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, 0
+        self.dropout, self.bidirectional = float(dropout), bidirectional
+        self.proj_size = proj_size
         directions = 2 if bidirectional else 1
         gate = _GATES[mode] * hidden_size
+        state = proj_size or hidden_size  # (the size of h: what w_hh reads, what a layer outputs)
         kw = {"device": device, "dtype": dtype}
         self._flat_weights_names = []
         for layer in range(num_layers):
             for direction in range(directions):
-                in_size = input_size if layer == 0 else hidden_size * directions
+                in_size = input_size if layer == 0 else state * directions
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
-                shapes = [("weight_ih", (gate, in_size)), ("weight_hh", (gate, hidden_size))]
+                shapes = [("weight_ih", (gate, in_size)), ("weight_hh", (gate, state))]
                 if bias:
                     shapes += [("bias_ih", (gate,)), ("bias_hh", (gate,))]
+                if proj_size:  # (after the biases, as in PyTorch's flat weights)
+                    shapes.append(("weight_hr", (proj_size, hidden_size)))
                 for name, shape in shapes:
                     setattr(self, name + suffix, Parameter(factory.empty(shape, **kw)))
                     self._flat_weights_names.append(name + suffix)
@@ -97,6 +109,8 @@ class RNNBase(Module):
 
     def extra_repr(self) -> str:
         s = f"{self.input_size}, {self.hidden_size}"
+        if self.proj_size != 0:
+            s += f", proj_size={self.proj_size}"
         if self.num_layers != 1:
             s += f", num_layers={self.num_layers}"
         if self.bias is not True:
@@ -116,10 +130,25 @@ class RNNBase(Module):
     def _run(self, x_proj, h, c, layer, direction):
         """One layer op: ``(out, h_T, c_T)`` (``c`` None but in an LSTM)."""
         _, w_hh, _, b_hh = self._weights(layer, direction)
+        if self.proj_size:
+            return self._run_projected(x_proj, h, c, w_hh, b_hh, layer, direction)
         op = _rec.LAYERS[self.mode]
         if self.mode == "LSTM":
             return op(x_proj, h, c, w_hh, b_hh, reverse=bool(direction))
         return (*op(x_proj, h, w_hh, b_hh, reverse=bool(direction)), None)
+
+    def _run_projected(self, x_proj, h, c, w_hh, b_hh, layer, direction):
+        """A projected LSTM layer's steps as recorded ops (the cell's, then ``h @ w_hr.T``), so
+        its gradients, of any order, are those of these ops."""
+        w_hr = getattr(self, f"weight_hr_l{layer}" + ("_reverse" if direction else ""))
+        steps = x_proj.shape[0]
+        seq = [None] * steps
+        for t in range(steps - 1, -1, -1) if direction else range(steps):
+            h, c = _rec.lstm_cell(x_proj[t], h, c, w_hh, b_hh)
+            h = F.linear(h, w_hr)
+            seq[t] = h
+        out = _ops.stack(seq) if steps else x_proj.new_zeros((0, *h.shape))
+        return out, h, c
 
     def _run_packed(self, x_proj, batch_sizes, h0, c0, layer, direction):
         """One layer and direction over packed data: ``(packed out, h_n, c_n)``. Each run of
@@ -151,22 +180,43 @@ class RNNBase(Module):
             c = None if c is None else _ops.cat([c, *done_c[::-1]])
         return out, h, c
 
+    def _check_state_dims(self, hx, batched):
+        """PyTorch's check that the states have the input's batchedness (3-D with a batched
+        input, 2-D without), made before the sizes are."""
+        dims = 3 if batched else 2
+        what = "batched 3-D" if batched else "unbatched 2-D"
+        if self.mode == "LSTM":
+            if hx[0].ndim != dims or hx[1].ndim != dims:
+                raise RuntimeError(f"For {what} input, hx and cx should also be {dims}-D but got "
+                                   f"({hx[0].ndim}-D, {hx[1].ndim}-D) tensors")
+        elif hx.ndim != dims:
+            raise RuntimeError(f"For {what} input, hx should also be {dims}-D but got "
+                               f"{hx.ndim}-D tensor")
+
     def _states(self, input, hx, batch, batched, permutation):
         """The initial states ``(h0, c0)`` (``c0`` None but in an LSTM), checked: zeros without
         ``hx``; ``permutation`` puts a packed input's states in its sorted order."""
         lstm = self.mode == "LSTM"
         directions = 2 if self.bidirectional else 1
         expected = (self.num_layers * directions, batch, self.hidden_size)
+        # (h has proj_size features in a projected LSTM; c always has hidden_size)
+        sizes = [expected[:2] + (self.proj_size,) if self.proj_size else expected]
+        if lstm:
+            sizes.append(expected)
         if hx is None:
             zeros = factory.zeros(expected, dtype=input.dtype, device=input.device)
-            return zeros, (zeros if lstm else None)
+            if not lstm:
+                return zeros, None
+            h0 = factory.zeros(sizes[0], dtype=input.dtype, device=input.device) \
+                if self.proj_size else zeros
+            return h0, zeros
         states = hx if lstm else (hx,)
         if not batched:
             states = tuple(s.unsqueeze(1) for s in states)
         if permutation is not None:
             states = tuple(s.index_select(1, permutation) for s in states)
-        for k, s in enumerate(states):
-            self._check_hidden(s, expected, f"[{k}]" if lstm else "")
+        for k, (s, size) in enumerate(zip(states, sizes)):
+            self._check_hidden(s, size, f"[{k}]" if lstm else "")
         return states[0], (states[1] if lstm else None)
 
     def _layers(self, input, h0, c0, batch_sizes):
@@ -203,9 +253,9 @@ class RNNBase(Module):
                                f"{self.input_size}, got {data.shape[-1]}")
         batch_sizes_list = batch_sizes.tolist()
         h0, c0 = self._states(data, hx, batch_sizes_list[0], True, sorted_indices)
-        if self.mode == "LSTM" and len(set(batch_sizes_list)) == 1:
+        if self.mode == "LSTM" and not self.proj_size and len(set(batch_sizes_list)) == 1:
             # (PyTorch's LSTM runs a packed input of equal lengths as a padded one and views
-            # its output as packed data)
+            # its output as packed data; not a projected one, which its oneDNN path lacks)
             steps = len(batch_sizes_list)
             out, h_n, c_n = self._layers(data.view(steps, batch_sizes_list[0], -1), h0, c0,
                                          None)
@@ -225,6 +275,8 @@ class RNNBase(Module):
         if input.ndim not in (2, 3):
             raise ValueError(f"{type(self).__name__}: Expected input to be 2D or 3D, got "
                              f"{input.ndim}D input instead")
+        if hx is not None:
+            self._check_state_dims(hx, batched)
         if input.shape[-1] != self.input_size:
             raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
                                f"{self.input_size}, got {input.shape[-1]}")
@@ -242,9 +294,21 @@ class RNNBase(Module):
         return (out, (h_n, c_n)) if self.mode == "LSTM" else (out, h_n)
 
 
+def _no_projection(kwargs):
+    """PyTorch's RNN and GRU take ``**kwargs`` and refuse ``proj_size`` by name, whatever its
+    value; any other unknown keyword is a TypeError, as from ``RNNBase.__init__``."""
+    if "proj_size" in kwargs:
+        raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+    if kwargs:
+        raise TypeError(f"RNNBase.__init__() got an unexpected keyword argument "
+                        f"'{next(iter(kwargs))}'")
+
+
 class RNN(RNNBase):
     def __init__(self, input_size, hidden_size, num_layers=1, nonlinearity="tanh", bias=True,
-                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 batch_first=False, dropout=0.0, bidirectional=False, device=None, dtype=None,
+                 **kwargs):
+        _no_projection(kwargs)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
                              "'relu'.")
@@ -263,7 +327,8 @@ class LSTM(RNNBase):
 
 class GRU(RNNBase):
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
-                 dropout=0.0, bidirectional=False, device=None, dtype=None):
+                 dropout=0.0, bidirectional=False, device=None, dtype=None, **kwargs):
+        _no_projection(kwargs)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, device=device, dtype=dtype)
 
