@@ -162,6 +162,53 @@ def _spd_np(a):
     return a @ np.swapaxes(a, -1, -2) + 3 * np.eye(a.shape[-1], dtype=a.dtype)
 
 
+def _dominant(x):  # (no row exchanges in its LU: the reference below does not pivot)
+    return x + 10 * ng.eye(x.shape[-1], dtype=x.dtype)
+
+
+def _dominant_np(a):
+    return a + 10 * np.eye(a.shape[-1], dtype=a.dtype)
+
+
+def _lu_np(a):
+    """LU factors of ``a`` without pivoting, packed as getrf leaves them."""
+    lu = np.array(a)
+    n = lu.shape[-1]
+    for j in range(n - 1):
+        lu[..., j + 1:, j] /= lu[..., j, j, None]
+        lu[..., j + 1:, j + 1:] -= lu[..., j + 1:, j, None] * lu[..., j, None, j + 1:]
+    return lu
+
+
+_CTC_TARGETS = [[1, 2], [1, 1]]
+
+
+def _ctc(x):
+    return NF.ctc_loss(x.log_softmax(-1), ng.tensor(_CTC_TARGETS), [x.shape[0]] * 2, [2, 2],
+                       reduction="none")
+
+
+def _ctc_np(a):
+    """Each sequence's CTC loss by the alpha recursion in log space (blank 0)."""
+    lp = a - np.log(np.exp(a).sum(-1, keepdims=True))
+    out = []
+    for b, target in enumerate(_CTC_TARGETS):
+        ext = [0]
+        for label in target:
+            ext += [label, 0]
+        alpha = np.full(len(ext), -np.inf)
+        alpha[:2] = lp[0, b, ext[:2]]
+        for t in range(1, lp.shape[0]):
+            prev = alpha.copy()
+            for s in range(len(ext)):
+                terms = [prev[s]] + ([prev[s - 1]] if s > 0 else [])
+                if s > 1 and ext[s] != 0 and ext[s] != ext[s - 2]:
+                    terms.append(prev[s - 2])
+                alpha[s] = np.logaddexp.reduce(terms) + lp[t, b, ext[s]]
+        out.append(-np.logaddexp(alpha[-1], alpha[-2]))
+    return np.array(out, a.dtype)
+
+
 def _expm_np(a):
     """exp of (diagonalisable) matrices through their eigendecomposition."""
     w, v = np.linalg.eig(a)
@@ -927,6 +974,32 @@ OPS = [
     U("linalg_lstsq", lambda x, y: ng.linalg.lstsq(x, y).solution,
       lambda a, b: np.linalg.pinv(a) @ b, 2, [((3, 2), (3, 2)), ((2, 3, 2), (2, 3, 1))],
       node="LinalgLstsqBackward0", rtol32=1e-4),
+    U("linalg_lu_factor_ex", lambda x: ng.linalg.lu_factor_ex(_dominant(x)).LU,
+      lambda a: _lu_np(_dominant_np(a)), shapes=[(3, 3), (2, 2, 2)],
+      node="LinalgLuFactorExBackward0", rtol32=1e-4),
+    U("linalg_lu", lambda x: ng.linalg.lu(_dominant(x)).U,
+      lambda a: np.triu(_lu_np(_dominant_np(a))), shapes=[(3, 3), (2, 2, 2)],
+      node="LinalgLuBackward0", rtol32=1e-4),
+    U("lu_unpack", lambda x: ng.lu_unpack(x, ng.tensor([1, 2, 3], dtype=ng.int32)).L,
+      lambda a: np.tril(a, -1) + np.eye(3, dtype=a.dtype), shapes=[(3, 3), (2, 3, 3)],
+      node="LuUnpackBackward0"),
+    U("linalg_lu_solve",
+      lambda x, y: ng.linalg.lu_solve(_dominant(x), ng.tensor([1, 2, 3], dtype=ng.int32), y),
+      lambda a, b: np.linalg.solve(
+          (np.tril(_dominant_np(a), -1) + np.eye(3)) @ np.triu(_dominant_np(a)), b), 2,
+      [((3, 3), (3, 2)), ((3, 3), (2, 3, 1))], node="LinalgLuSolveBackward0", rtol32=1e-4),
+    U("linalg_inv_ex", lambda x: ng.linalg.inv_ex(_dominant(x)).inverse,
+      lambda a: np.linalg.inv(_dominant_np(a)), shapes=[(3, 3), (2, 2, 2)],
+      node="LinalgInvExBackward0", rtol32=1e-4),
+    U("linalg_solve_ex", lambda x, y: ng.linalg.solve_ex(_dominant(x), y).result,
+      lambda a, b: np.linalg.solve(_dominant_np(a), b), 2,
+      [((3, 3), (3, 2)), ((2, 2, 2), (2, 1))], node="LinalgSolveExBackward0", rtol32=1e-4),
+    U("linalg_cholesky_ex", lambda x: ng.linalg.cholesky_ex(_spd(x)).L,
+      lambda a: np.linalg.cholesky(_spd_np(a)), shapes=[(3, 3), (2, 2, 2)],
+      node="LinalgCholeskyExBackward0", rtol32=1e-4),
+    # (its second derivative raises, as PyTorch's)
+    U("_ctc_loss", _ctc, _ctc_np, shapes=[(4, 2, 3)], node="CtcLossBackward0",
+      gradgrad=False, rtol32=1e-4),
     U("cholesky_solve", lambda x, y: ng.cholesky_solve(x, _tri(y)),
       lambda a, b: np.linalg.solve(_tri_np(b) @ np.swapaxes(_tri_np(b), -1, -2), a), 2,
       [((3, 2), (3, 3)), ((2, 2, 1), (2, 2))], node="CholeskySolveBackward0", rtol32=1e-4),

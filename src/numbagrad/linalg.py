@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from . import dtypes as D
 from .ops import decompositions as F
 from .ops import reduce as R
@@ -23,24 +25,24 @@ from .ops.decompositions import (
 )
 from .ops.indexing import diagonal as _diagonal
 from .ops.indexing import where
-from .ops.linalg import (
-    _NAMES,
-    LinAlgError,
-    linalg_cross,
-    linalg_det,
-    linalg_inv,
-    linalg_solve,
-    matmul,
-    vdot,
+from .ops.linalg import LinAlgError, _matrices, linalg_cross, linalg_det, linalg_inv, matmul, vdot
+from .ops.lu import (
+    _failure, ldl_array, ldl_solve_array, linalg_cholesky_ex, linalg_inv_ex, linalg_lu,
+    linalg_lu_factor_ex, linalg_lu_solve, linalg_solve, linalg_solve_ex, multi_dot,
 )
+from .ops.registry import not_implemented
+from .tensor import Tensor
 from .ops.movement import cat
+from .ops.reduce import _named
 
 _SCALAR = D.SCALAR_TYPE  # (a dtype's name in PyTorch's messages: Long, Float)
 
-__all__ = ["LinAlgError", "cholesky", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh",
-           "householder_product", "inv", "lstsq", "matmul", "matrix_exp", "matrix_norm",
-           "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
-           "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
+           "eigvalsh", "householder_product", "inv", "inv_ex", "ldl_factor", "ldl_factor_ex",
+           "ldl_solve", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
+           "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals",
+           "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
 
 
 def cross(input, other, *, dim=-1):
@@ -60,10 +62,155 @@ def det(A):
 
 
 def solve(A, B, *, left=True):
-    """``X`` with ``A X = B`` (LinalgSolveExBackward0); ``B`` (..., n, k) or (..., n)."""
+    """``X`` with ``A X = B`` (not ``left``: ``X A = B``) (LinalgSolveExBackward0); ``B``
+    (..., n, k) or (..., n)."""
     if not left:
-        raise NotImplementedError("linalg.solve with left=False is not implemented in numbagrad")
+        return linalg_solve_ex(A, B, False, True, "torch.linalg.solve").result
     return linalg_solve(A, B)
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    """``(result, info)``: ``solve``'s solution and getrf's info of each matrix of ``A`` (its
+    own batch shape, int32); a singular matrix raises only with ``check_errors``."""
+    return linalg_solve_ex(A, B, left, check_errors)
+
+
+def inv_ex(A, *, check_errors=False):
+    """``(inverse, info)``: ``inv``'s inverses and getrf's info of each matrix (int32); a
+    singular matrix raises only with ``check_errors``."""
+    return linalg_inv_ex(A, check_errors)
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """``(L, info)``: ``cholesky``'s factors and potrf's info of each matrix (int32); a matrix
+    that is not positive-definite raises only with ``check_errors``."""
+    return linalg_cholesky_ex(A, upper, check_errors)
+
+
+# ---------------------------------------------------------------- LU
+
+
+def lu_factor(A, *, pivot=True):
+    """``(LU, pivots)``: the LU factors of each matrix of ``A`` (..., m, n) packed in one
+    matrix, and their row exchanges (int32, 1-based, as LAPACK's getrf); a zero pivot raises
+    (LinalgLuFactorExBackward0)."""
+    LU, pivots, _ = linalg_lu_factor_ex(A, pivot, True, "torch.linalg.lu_factor")
+    return _named("linalg_lu_factor", ("LU", "pivots"))(LU, pivots)
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    """``(LU, pivots, info)``: ``lu_factor``'s and getrf's info (int32: the column of the first
+    zero pivot, or 0); a zero pivot raises only with ``check_errors``."""
+    return _named("linalg_lu_factor_ex", ("LU", "pivots", "info"))(
+        *linalg_lu_factor_ex(A, pivot, check_errors))
+
+
+def lu(A, *, pivot=True):
+    """``(P, L, U)`` with ``A = P L U`` (LinalgLuBackward0)."""
+    return linalg_lu(A, pivot)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    """``X`` with ``A X = B`` given ``lu_factor(A)`` (``adjoint``: ``A^T X = B``; not
+    ``left``: ``X A = B``) (LinalgLuSolveBackward0)."""
+    return linalg_lu_solve(LU, pivots, B, left, adjoint)
+
+
+# ---------------------------------------------------------------- LDL (no derivatives in PyTorch)
+
+
+def _host(t):
+    return t._data if t.device.type == "cpu" else t._host()
+
+
+def _ldl(A, check_errors, op):
+    a = _matrices(A, "torch.linalg.ldl_factor_ex")
+    ld, piv, info = ldl_array(a)
+    if check_errors and info.any():
+        # (PyTorch's check fails on an internal assert here; these words are numbagrad's)
+        raise _failure(info, op, lambda k: (
+            f"D[{k},{k}] is zero and using it on ldl_solve would result in a division by "
+            "zero. If you still want to perform the factorization, consider calling "
+            "linalg.ldl_factor_ex(A)"), RuntimeError)
+    # (recorded without a derivative: a backward through LD raises, as PyTorch's)
+    LD = not_implemented(Tensor._make(ld).to(A.device), "aten::linalg_ldl_factor_ex", A)
+    return LD, Tensor._make(piv).to(A.device), Tensor._make(info).to(A.device)
+
+
+def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+    """``(LD, pivots, info)``: the Bunch-Kaufman factorization ``A = P L D L^T P^T`` of each
+    symmetric matrix of ``A`` (its lower triangle read) as LAPACK's sytrf packs it, its
+    pivots (int32, negative for 2x2 blocks) and info (int32: the first zero of ``D``, or 0);
+    a zero raises only with ``check_errors``. (Real matrices: ``hermitian`` changes
+    nothing.)"""
+    return _named("linalg_ldl_factor_ex", ("LD", "pivots", "info"))(
+        *_ldl(A, check_errors, "torch.linalg.ldl_factor_ex"))
+
+
+def ldl_factor(A, *, hermitian=False):
+    """``(LD, pivots)``: ``ldl_factor_ex``'s, a zero of ``D`` raising."""
+    LD, pivots, _ = _ldl(A, True, "torch.linalg.ldl_factor")
+    return _named("linalg_ldl_factor", ("LD", "pivots"))(LD, pivots)
+
+
+def ldl_solve(LD, pivots, B, *, hermitian=False):
+    """``X`` with ``A X = B`` given ``ldl_factor(A)``; batches broadcast."""
+    op = "torch.linalg.ldl_solve"
+    ld = _matrices(LD, op)
+    if B.ndim < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got "
+                         "-2)")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):
+        raise RuntimeError(f"{op}: Expected LD.shape[:-1] and pivots.shape to be the same, but "
+                           f"got pivots with shape {list(pivots.shape)} instead")
+    if B.dtype is not LD.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_SCALAR[B.dtype.name]} and A of type {_SCALAR[LD.dtype.name]} "
+                           "instead.")
+    n = LD.shape[-1]
+    if B.shape[-2] != n:
+        raise RuntimeError(f"Incompatible matrix sizes for {op}: each A matrix is {n} by {n} "
+                           f"but each b matrix is {B.shape[-2]} by {B.shape[-1]}")
+    out = ldl_solve_array(ld, _host(pivots).astype(np.int64), _host(B))
+    return not_implemented(Tensor._make(out).to(B.device), "aten::linalg_ldl_solve", LD, B)
+
+
+def tensorinv(A, ind=2):
+    """The inverse of ``A`` for ``tensordot(., ., ind)``: ``A``'s first ``ind`` dims and its
+    others, each group flattened, make a square matrix, whose inverse is reshaped to the
+    others' shape then the first's."""
+    if ind <= 0:
+        raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
+    if ind > A.ndim:  # (PyTorch's slice of A's shape fails)
+        raise RuntimeError(f"ArrayRef: invalid slice, N = {ind}; size = {A.ndim}")
+    rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
+    if math.prod(rows) != math.prod(cols):
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[ind:]) == "
+                           f"prod(self.shape[:ind]), but got {math.prod(cols)} != "
+                           f"{math.prod(rows)}")
+    # (a singular matrix is named as PyTorch's at::inverse names it)
+    inverse = linalg_inv_ex(A.reshape(math.prod(rows), -1), True, "inv").inverse
+    return inverse.reshape(cols + rows)
+
+
+def tensorsolve(A, B, dims=None):
+    """``X`` with ``tensordot(A, X, X.ndim) = B``: ``A``'s first ``B.ndim`` dims (after
+    ``dims`` are moved last) against the rest, solved as one square system."""
+    if dims is not None:
+        dims = [d % A.ndim if -A.ndim <= d < A.ndim else d for d in dims]
+        for d in dims:
+            if not -A.ndim <= d < A.ndim:
+                raise IndexError(f"Dimension out of range (expected to be in range of "
+                                 f"[{-A.ndim}, {A.ndim - 1}], but got {d})")
+        A = A.movedim(dims, list(range(A.ndim - len(dims), A.ndim)))
+    shape = tuple(A.shape[B.ndim:])
+    rows = math.prod(A.shape[:B.ndim])
+    if math.prod(shape) != rows:
+        raise RuntimeError("Expected self to satisfy the requirement prod(self.shape[other.ndim:]) "
+                           f"== prod(self.shape[:other.ndim]), but got {math.prod(shape)} != "
+                           f"{rows}")
+    # (B's own shape is not checked, only its size: PyTorch's reshape)
+    return linalg_solve(A.reshape(rows, rows), B.reshape(rows)).reshape(shape)
 
 
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
@@ -211,73 +358,6 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     atol, rtol = F._cutoff_rtol(A._data, atol, rtol)
     tol = (S.amax(-1, keepdim=True) * rtol).clamp_min(atol)
     return (S > tol).sum(-1)
-
-
-def multi_dot(tensors):
-    """The product of the matrices ``tensors`` (the first and last may be vectors) in the
-    order of fewest multiplications, as PyTorch's (mm's, then a view)."""
-    n = len(tensors)
-    if n < 2:
-        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {n}")
-    ts = list(tensors)
-    out_shape = []
-    for k, which, at in ((0, "first", 0), (n - 1, "last", -1)):
-        t = tensors[k]
-        if t.ndim == 1:
-            ts[k] = t.unsqueeze(at)
-        elif t.ndim == 2:
-            out_shape.append(t.shape[0 if k == 0 else 1])
-        else:
-            raise RuntimeError(f"multi_dot(): the {which} tensor must be 1D or 2D but got "
-                               f"{t.ndim}D")
-    for i in range(1, n - 1):
-        if tensors[i].ndim != 2:
-            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {tensors[i].ndim}D")
-    for i in range(1, n):
-        if ts[i].dtype is not ts[0].dtype:
-            raise RuntimeError("multi_dot(): all tensors must have be the same dtype but tensor 0 "
-                               f"is {_NAMES[ts[0].dtype.name]} and tensor {i} "
-                               f"{_NAMES[ts[i].dtype.name]}")
-        if ts[i - 1].shape[-1] != ts[i].shape[0]:
-            raise RuntimeError(f"multi_dot(): tensors {i - 1} and {i} with shapes "
-                               f"{list(tensors[i - 1].shape)} and {list(tensors[i].shape)} "
-                               "cannot be multiplied")
-    if n == 2:
-        result = ts[0].mm(ts[1])
-    elif n == 3:
-        a, b, c, d = ts[0].shape[0], ts[1].shape[0], ts[2].shape[0], ts[2].shape[1]
-        if a * c * (b + d) > b * d * (a + c):
-            result = ts[0].mm(ts[1].mm(ts[2]))
-        else:
-            result = ts[0].mm(ts[1]).mm(ts[2])
-    else:
-        result = _chain(ts, _chain_order(ts), 0, n - 1)
-    return result.view(out_shape)
-
-
-def _chain_order(ts):
-    """The matrix-chain split of least cost: ``split[i][j]``, where the product of matrices
-    i..j is best split (the first split of least cost, as PyTorch's)."""
-    n = len(ts)
-    p = [ts[0].shape[0]] + [t.shape[1] for t in ts]
-    cost = [[0] * n for _ in range(n)]
-    split = [[0] * n for _ in range(n)]
-    for length in range(1, n):
-        for i in range(n - length):
-            j = i + length
-            cost[i][j] = None
-            for k in range(i, j):
-                q = cost[i][k] + cost[k + 1][j] + p[i] * p[k + 1] * p[j + 1]
-                if cost[i][j] is None or q < cost[i][j]:
-                    cost[i][j], split[i][j] = q, k
-    return split
-
-
-def _chain(ts, split, i, j):
-    if i == j:
-        return ts[i]
-    k = split[i][j]
-    return _chain(ts, split, i, k).mm(_chain(ts, split, k + 1, j))
 
 
 def cond(A, p=None):

@@ -27,6 +27,7 @@ from . import grid  # noqa: F401 (declares its ops and functions)
 from . import indexing  # noqa: F401 (declares its ops)
 from . import random  # noqa: F401 (declares its ops)
 from . import linalg as L  # noqa: F401 (declares its ops)
+from . import lu  # noqa: F401 (declares its ops)
 from . import loss  # noqa: F401
 from . import normalization  # noqa: F401
 from . import recurrent  # noqa: F401 (declares its ops)

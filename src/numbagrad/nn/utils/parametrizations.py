@@ -9,7 +9,7 @@ from ... import factory
 from ...autograd.grad_mode import no_grad
 from ...dtypes import finfo
 from ...ops import add, allclose, cat, geqrf, matrix_exp, mv, orgqr, vdot
-from ...ops.linalg import linalg_solve
+from ...ops.lu import linalg_solve
 from ...tensor import Tensor
 from .. import functional as F
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
