@@ -13,7 +13,7 @@ from op_db import OP_DB, base_and_layout
 
 # the ops forward mode refuses (with PyTorch's error); every other one has a written rule or
 # the one derived from its VJP (ops/forward.py, through_vjp)
-NO_FORWARD = {"copy_slices", "multi_margin_loss"}
+NO_FORWARD = {"copy_slices", "multi_margin_loss", "_ctc_loss"}
 GRAD_ROWS = sorted(name for name, info in OP_DB.items() if info.grad)
 
 
