@@ -12,6 +12,7 @@ import ctypes
 import inspect
 import math
 import os
+import re
 import sys
 import threading
 import zlib
@@ -319,8 +320,24 @@ _kernels: dict[tuple, object] = {}
 # and waking them costs 20-40 us on the project's VM, which arithmetic repays from somewhat
 # above 1e5 elements (F.mse_loss at 1e5: 140 us on two threads, 104 on one; a CNN step's
 # 2e5-element activations still gain: with 2**19 here W8 took 6.9 ms on two threads, not 5.1).
+# A loop that calls libm (or fastmath.py's vectorized functions) costs 0.3 (exp, sigmoid) to
+# 1.2 ns (tanh) an element, so threads repay the wake-up from a few 1e4 elements
+# (docs/PERFORMANCE.md, "Threads for transcendental ops").
 PARALLEL_MIN = 1 << 17
-PARALLEL_MIN_HEAVY = 8192
+PARALLEL_MIN_HEAVY = 1 << 15
+
+# libm functions about as cheap as arithmetic (math.sqrt is one instruction): a loop calling
+# only these takes threads at arithmetic's size
+_CHEAP_MATH = frozenset({"sqrt", "fabs", "floor", "ceil", "trunc", "copysign", "isnan", "isinf",
+                         "isfinite"})
+_MATH_CALL = re.compile(r"\bmath\.(\w+)\(")
+
+
+def heavy_source(src: str) -> bool:
+    """Whether kernel source ``src`` calls a transcendental function (a libm call other than
+    ``_CHEAP_MATH``'s, a power, or fastmath.py's pasted functions)."""
+    return (fastmath_pasted(src) or "_pow(" in src
+            or any(f not in _CHEAP_MATH for f in _MATH_CALL.findall(src)))
 
 
 def get_elementwise_kernel(key: tuple, np_dtype, build_body):
@@ -340,7 +357,7 @@ def get_elementwise_kernel(key: tuple, np_dtype, build_body):
                 else line.replace("nogil=True", "nogil=True, fastmath={'contract'}")
                 for line in src.split("\n")
             )
-        heavy = "math." in src or "_pow(" in src or fastmath_pasted(src)
+        heavy = heavy_source(src)
         return f"PARALLEL_MIN = {PARALLEL_MIN_HEAVY if heavy else PARALLEL_MIN}\n\n\n" + src
 
     mod = codegen.cached_kernel(_kernels, key, np_dtype, body, attr=None)
