@@ -10,8 +10,11 @@ import itertools
 import threading
 import weakref
 
+import numpy as np
+
 from .._tensor import Tensor
-from ..backend.cpu import summed_dims
+from ..backend import kernels_reduce
+from ..backend.cpu import run_reduce, summed_dims
 from . import anomaly_mode as _anomaly
 from .grad_mode import _state as _grad_state
 from .accumulate import accumulate_into_grad, gradient_is_unshared, run_post_accumulate_grad_hooks
@@ -222,6 +225,13 @@ def sum_to(g, shape):
         return g.sum()  # (one node, SumBackward0, as PyTorch's sum_to to a 0-d shape)
     lead = len(have) - len(shape)
     dims = summed_dims(have, shape)
+    if dims and lead >= 0 and not _grad_state.enabled:
+        a = g._data if g._lazy is None else None
+        if type(a) is np.ndarray and a.dtype.kind == "f" and a.size:
+            # nothing records (a bias's gradient, once a step): the sum's kernel on the array,
+            # as ``g.sum(dims)`` runs it, without the op's dispatch around it
+            return _wrap(type(g), run_reduce(kernels_reduce.sum_rows, a, tuple(dims),
+                                             a.dtype).reshape(shape))
     if dims:
         g = g.sum(tuple(dims), True)  # (dim, keepdim)
         if lead >= 0 and not _grad_state.enabled:
