@@ -16,6 +16,8 @@ import sys
 import numpy as np
 import pytest
 
+import numbagrad as ng
+
 torch = pytest.importorskip("torch")
 
 HERE = os.path.join(os.path.dirname(__file__), "programs_b")
@@ -48,11 +50,17 @@ def _run(name, backend, here=HERE):
     argv, path = sys.argv, list(sys.path)
     sys.argv = [name + ".py", backend]
     sys.path.insert(0, here)
+    lib = torch if backend == "torch" else ng
+    dtype = lib.get_default_dtype()
     try:
         with contextlib.redirect_stdout(buf):
             runpy.run_path(os.path.join(here, name + ".py"), run_name="__main__")
     finally:
         sys.argv, sys.path[:] = argv, path
+        # (a program's process-wide settings end with it: style transfer sets the default
+        # device, which in PyTorch stays a function mode that later tests would run under)
+        lib.set_default_device(None)
+        lib.set_default_dtype(dtype)
     return _numbers(buf.getvalue())
 
 

@@ -24,6 +24,10 @@ from .dtypes import bool_ as bool  # noqa: F401
 from .dtypes import (bfloat16, dtype, float16, float32, float64, int8, int16, int32,  # noqa: F401
                      int64, uint8)
 from .dtypes import finfo, iinfo, layout, strided  # noqa: F401
+from . import _memory_format as _MF
+from . import factory as _factory
+from ._memory_format import (channels_last, channels_last_3d, contiguous_format,  # noqa: F401
+                             memory_format, preserve_format)
 # (the submodule tensor first: its import would rebind ``numbagrad.tensor``, which is the
 # factory function below)
 from .tensor import Size, Tensor, device, get_default_device, set_default_device  # noqa: F401
@@ -142,13 +146,23 @@ def typename(obj) -> str:
 
 
 def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None,
-                 requires_grad=False) -> Tensor:
+                 requires_grad=False, memory_format=preserve_format) -> Tensor:
     """Random integers in [low, high) of ``input``'s shape, dtype and device (or those
-    given): ``randint_like(x, high)`` or ``randint_like(x, low, high)``."""
+    given): ``randint_like(x, high)`` or ``randint_like(x, low, high)``; laid out as
+    ``memory_format`` says (as ``zeros_like``)."""
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
-                   device=device or input.device, requires_grad=requires_grad)
+    strides = None
+    if memory_format is not contiguous_format:
+        strides = _MF.like_strides(input, _MF.checked(memory_format, "randint_like",
+                                                      preserve_format))
+    out = randint(low, high, tuple(input.shape), dtype=dtype or input.dtype,
+                  device=device or input.device,
+                  requires_grad=requires_grad and strides is None)
+    if strides is None:
+        return out
+    return _factory._strided(tuple(input.shape), strides, out._data, out._data.dtype,
+                             requires_grad, out.device)
 
 
 vmap = func.vmap

@@ -8,10 +8,12 @@ import warnings
 
 import numpy as np
 
+from . import _memory_format as MF
 from . import backend
 from . import cuda
 from . import dtypes as D
 from .autograd.grad_mode import _state as _grad_state
+from .backend import layout
 from .backend.memory import escape
 
 _BY_NP = D._BY_NP
@@ -277,8 +279,13 @@ class Tensor:
         st = tuple(s // self._data.itemsize for s in self._data.strides)
         return st if dim is None else st[_wrap_dim(dim, self.ndim)]
 
-    def is_contiguous(self) -> bool:
-        return self._data.flags.c_contiguous
+    def is_contiguous(self, memory_format=MF.contiguous_format) -> bool:
+        """Whether the elements lie in memory in ``memory_format``'s order without gaps (C
+        order by default)."""
+        if memory_format is MF.contiguous_format:  # (the common case: NumPy's flag)
+            return self._data.flags.c_contiguous
+        fmt = MF.checked(memory_format, "is_contiguous")
+        return MF.is_contiguous(tuple(self._data.shape), self.stride(), fmt)
 
     def is_floating_point(self) -> bool:
         return self.dtype.is_floating_point
@@ -729,8 +736,14 @@ class LazyTensor(Tensor):
     def numel(self) -> int:
         return math.prod(self._lazy.shape)
 
-    def is_contiguous(self) -> bool:
-        return True
+    def is_contiguous(self, memory_format=MF.contiguous_format) -> bool:
+        # (its expression evaluates to a C-contiguous array)
+        if memory_format is MF.contiguous_format:
+            return True
+        fmt = MF.checked(memory_format, "is_contiguous")
+        shape = tuple(self._lazy.shape)
+        return MF.is_contiguous(shape, layout.permuted_strides(shape, range(len(shape) - 1,
+                                                                            -1, -1)), fmt)
 
 
 LazyTensor.__name__ = LazyTensor.__qualname__ = "Tensor"  # as PyTorch's users see it

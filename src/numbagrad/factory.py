@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import _memory_format as MF
 from . import backend
 from . import dtypes as D
 from ._tensor import Tensor, _check_device, _on, _unwrap, warn_once
@@ -215,9 +216,29 @@ def ones(*args, size=None, dtype=None, device=None, requires_grad=False) -> Tens
     return _filled(_size_arg(args, size, "ones"), 1, _dt(dtype).np, requires_grad, device)
 
 
-def empty(*args, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False,
+          memory_format=MF.contiguous_format) -> Tensor:
+    """An uninitialized tensor, laid out in ``memory_format`` (C order by default)."""
     device = _check_device(device)
-    return _filled(_size_arg(args, size, "empty"), None, _dt(dtype).np, requires_grad, device)
+    shape = _size_arg(args, size, "empty")
+    if memory_format is not MF.contiguous_format:
+        fmt = MF.checked(memory_format, "empty", MF.contiguous_format)
+        if fmt is MF.preserve_format:  # (no tensor to preserve the layout of)
+            raise RuntimeError("unsupported memory format Preserve")
+        strides = MF.format_strides(shape, fmt)
+        if strides is not None:
+            return _strided(shape, strides, None, _dt(dtype).np, requires_grad, device)
+    return _filled(shape, None, _dt(dtype).np, requires_grad, device)
+
+
+def _strided(shape, strides, value, np_dtype, requires_grad, dev) -> Tensor:
+    """A tensor of ``shape`` laid out with element ``strides``, holding ``value`` (None:
+    uninitialized; an array: its values, broadcast)."""
+    be = backend.cpu if dev is None or dev.type == "cpu" else backend.gpu_module()
+    data = be.empty_strided(shape, strides, np_dtype)
+    if value is not None:
+        be.copyto(data, value)
+    return _finish(data, requires_grad, dev)
 
 
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
@@ -370,27 +391,57 @@ def randperm(n, *, generator=None, dtype=None, device=None) -> Tensor:
     return Tensor._make(_on(data, device))
 
 
-def _like(fn):
-    def like(input, dtype=None, device=None, requires_grad=False, **kwargs):
-        return fn(tuple(input.shape), dtype=dtype or input.dtype,
-                  device=input.device if device is None else device,
-                  requires_grad=requires_grad, **kwargs)
+def _like(fn, fill=None):
+    """``fn``'s ``*_like``: a tensor of ``input``'s shape (and dtype and device unless given),
+    laid out as ``memory_format`` says: preserve_format keeps a dense layout of ``input``,
+    as PyTorch's. ``fill``: the value ``fn`` fills with (None: ``fn`` draws the values, which
+    are then laid out so)."""
+    name = fn.__name__ + "_like"
 
-    like.__name__ = fn.__name__ + "_like"
+    def like(input, dtype=None, device=None, requires_grad=False,
+             memory_format=MF.preserve_format, **kwargs):
+        dtype = dtype or input.dtype
+        device = input.device if device is None else device
+        strides = None
+        if memory_format is not MF.contiguous_format:
+            strides = MF.like_strides(input, MF.checked(memory_format, name,
+                                                        MF.preserve_format))
+        if strides is None:
+            return fn(tuple(input.shape), dtype=dtype, device=device,
+                      requires_grad=requires_grad, **kwargs)
+        if fill is not None or fn is empty:
+            return _strided(tuple(input.shape), strides, fill, _dt(dtype).np, requires_grad,
+                            _check_device(device))
+        values = fn(tuple(input.shape), dtype=dtype, device=device, **kwargs)
+        return _strided(tuple(input.shape), strides, values._data, values._data.dtype,
+                        requires_grad, values.device)
+
+    like.__name__ = like.__qualname__ = name
     return like
 
 
-zeros_like = _like(zeros)
-ones_like = _like(ones)
+zeros_like = _like(zeros, 0)
+ones_like = _like(ones, 1)
 empty_like = _like(empty)
 rand_like = _like(rand)
 randn_like = _like(randn)
 
 
-def full_like(input, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
-    return full(input.shape, fill_value, dtype=dtype or input.dtype,
-                device=input.device if device is None else device,
-                requires_grad=requires_grad)
+def full_like(input, fill_value, dtype=None, device=None, requires_grad=False,
+              memory_format=MF.preserve_format) -> Tensor:
+    """A tensor of ``input``'s shape holding ``fill_value``, laid out as ``memory_format``
+    says (as ``zeros_like``)."""
+    strides = None
+    if memory_format is not MF.contiguous_format:
+        strides = MF.like_strides(input, MF.checked(memory_format, "full_like",
+                                                    MF.preserve_format))
+    device = input.device if device is None else device
+    if strides is None:
+        return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device,
+                    requires_grad=requires_grad)
+    dt = _dt(dtype or input.dtype)
+    return _strided(tuple(input.shape), strides, D.checked_number(fill_value, dt), dt.np,
+                    requires_grad, _check_device(device))
 
 
 def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,

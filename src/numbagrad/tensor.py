@@ -11,6 +11,7 @@ from types import FunctionType
 
 import numpy as np
 
+from . import _memory_format as MF
 from . import cuda as _cuda
 from . import dtypes as D
 from . import factory
@@ -93,31 +94,52 @@ class _Methods:
     __str__ = __repr__
 
     def to(self, *args, **kwargs) -> Tensor:
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other)``."""
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other)``, each followed
+        by ``non_blocking`` and ``copy``; ``memory_format=`` lays out the copy (a tensor
+        already laid out so, of that dtype and device, is returned itself unless ``copy``)."""
         dt = kwargs.get("dtype")
         dev = kwargs.get("device")
+        copy = kwargs.get("copy", False)
+        n_flags = 0
         for a in args:
-            if isinstance(a, Tensor):
+            if a is True or a is False:  # (non_blocking, then copy)
+                n_flags += 1
+                if n_flags == 2:
+                    copy = a
+            elif isinstance(a, Tensor):
                 dt, dev = a.dtype, a.device
             elif isinstance(a, (str, device)):
                 dev = a
             elif a is not None:
                 dt = a
+        fmt = kwargs.get("memory_format")  # (None: preserve_format)
+        if fmt is not None and fmt is not MF.preserve_format:
+            fmt = MF.checked(fmt, "to")
+        else:
+            fmt = None
         dev = _check_device(dev) if dev is not None else None
+        dt = D.as_dtype(dt) if dt is not None else None
         out = self
         if dev is not None and dev != self.device:
-            out = _F.to_device(out, dev)
-        if dt is not None and D.as_dtype(dt) is not out.dtype:
-            out = _F.to_dtype(out, D.as_dtype(dt))
+            out = _F.to_device(out, dev)  # (laid out as self)
+            # (a new tensor already: copied again only for another dtype or layout)
+            copy = fmt is not None and not out.is_contiguous(memory_format=fmt)
+        elif fmt is not None and not copy:
+            # PyTorch's test of whether ``to`` returns the tensor itself: the format its
+            # strides suggest
+            copy = MF.suggest(tuple(self.shape), self.stride()) is not fmt
+        if dt is not None and dt is not out.dtype or copy:
+            out = _F.to_dtype(out, dt or out.dtype, fmt or MF.preserve_format)
         return out
 
-    def cuda(self, device=None, non_blocking=False):
+    def cuda(self, device=None, non_blocking=False, memory_format=MF.preserve_format):
         """A copy on the GPU (this tensor itself if it is there already)."""
         return self.to("cuda" if device is None else (
-            f"cuda:{device}" if isinstance(device, int) else device))
+            f"cuda:{device}" if isinstance(device, int) else device),
+            memory_format=memory_format)
 
-    def cpu(self):
-        return self.to(CPU)
+    def cpu(self, memory_format=MF.preserve_format):
+        return self.to(CPU, memory_format=memory_format)
 
     def type(self, dtype=None, non_blocking=False):
         """This tensor's type name (``"numbagrad.FloatTensor"``), or the tensor converted to
@@ -138,34 +160,38 @@ class _Methods:
             return self.to(dtype.dtype).cpu()
         return self.to(dtype)
 
-    def float(self):
-        return self.to(D.float32)
+    # (each a copy in ``memory_format``, or the tensor itself where ``to`` returns it)
+    def _converted(self, dt, memory_format, name):
+        return self.to(dt, memory_format=MF.checked(memory_format, name, MF.preserve_format))
 
-    def double(self):
-        return self.to(D.float64)
+    def float(self, memory_format=MF.preserve_format):
+        return self._converted(D.float32, memory_format, "float")
 
-    def long(self):
-        return self.to(D.int64)
+    def double(self, memory_format=MF.preserve_format):
+        return self._converted(D.float64, memory_format, "double")
 
-    def int(self):
-        return self.to(D.int32)
+    def long(self, memory_format=MF.preserve_format):
+        return self._converted(D.int64, memory_format, "long")
 
-    def short(self):
-        return self.to(D.int16)
+    def int(self, memory_format=MF.preserve_format):
+        return self._converted(D.int32, memory_format, "int")
 
-    def char(self):
-        return self.to(D.int8)
+    def short(self, memory_format=MF.preserve_format):
+        return self._converted(D.int16, memory_format, "short")
 
-    def byte(self):
-        return self.to(D.uint8)
+    def char(self, memory_format=MF.preserve_format):
+        return self._converted(D.int8, memory_format, "char")
 
-    def bool(self):
-        return self.to(D.bool_)
+    def byte(self, memory_format=MF.preserve_format):
+        return self._converted(D.uint8, memory_format, "byte")
 
-    def half(self):
+    def bool(self, memory_format=MF.preserve_format):
+        return self._converted(D.bool_, memory_format, "bool")
+
+    def half(self, memory_format=MF.preserve_format):
         return self.to(D.float16)  # (which refuses: numbagrad has no half-precision tensors)
 
-    def bfloat16(self):
+    def bfloat16(self, memory_format=MF.preserve_format):
         return self.to(D.bfloat16)
 
     # numbagrad's tensors are real and dense: each of these is the tensor itself, as PyTorch's
@@ -239,17 +265,22 @@ class _Methods:
         return factory.copy_of(data, dtype=dtype or self.dtype, device=self.device,
                                requires_grad=requires_grad)
 
-    def new_zeros(self, *size, dtype=None):
-        return factory.zeros(*size, dtype=dtype or self.dtype, device=self.device)
+    # (C order whatever this tensor's layout, as PyTorch's: they take no memory_format)
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return factory.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)
 
-    def new_ones(self, *size, dtype=None):
-        return factory.ones(*size, dtype=dtype or self.dtype, device=self.device)
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return factory.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
+                            requires_grad=requires_grad)
 
-    def new_full(self, size, fill_value, dtype=None):
-        return factory.full(size, fill_value, dtype=dtype or self.dtype, device=self.device)
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return factory.full(size, fill_value, dtype=dtype or self.dtype,
+                            device=device or self.device, requires_grad=requires_grad)
 
-    def new_empty(self, *size, dtype=None):
-        return factory.empty(*size, dtype=dtype or self.dtype, device=self.device)
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return factory.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
+                             requires_grad=requires_grad)
 
     def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False):
         return factory.empty_strided(size, stride, dtype=dtype or self.dtype,

@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 
+from .. import _memory_format as MF
 from .. import backend
 from .. import dtypes as D
 from .._tensor import PLAIN_SUBCLASSES, Tensor, _wrap_dim
@@ -628,14 +629,35 @@ alias.defjvp(linear(alias))
 
 
 @composite("clone", variants="function method")
-def clone(ctx, x):
-    return ctx.backend.clone(x._data)  # (laid out as x, as PyTorch's preserve_format)
+def clone(ctx, x, *, memory_format=MF.preserve_format):
+    a = x._data
+    if memory_format is MF.preserve_format:
+        if a.flags.c_contiguous and 1 not in a.shape:  # (like_strides' common case, inline)
+            return ctx.backend.clone(a)
+    else:
+        memory_format = MF.checked(memory_format, "clone", MF.preserve_format)
+    return _copy_as(ctx.backend, a, MF.like_strides(x, memory_format))
+
+
+def _copy_as(be, a, strides, dtype=None):
+    """A copy of array ``a`` (as ``dtype`` if given) in new memory with element ``strides``
+    (None: C order); it is always a copy, as clone's is, even where ``a`` is laid out so."""
+    if strides is None and a.flags.c_contiguous:
+        return be.clone(a, dtype)  # (NumPy's copy: the common case, at its speed)
+    dtype = a.dtype if dtype is None else dtype
+    out = be.empty(a.shape, dtype) if strides is None else be.empty_strided(a.shape, strides,
+                                                                             dtype)
+    be.copyto(out, a)
+    return out
 
 
 @composite("contiguous_copy", node="CloneBackward0")
-def contiguous_copy(ctx, x):
-    """A C-contiguous copy: PyTorch's ``contiguous()`` is a clone to contiguous_format."""
-    return ctx.backend.ascontiguousarray(x._data)
+def contiguous_copy(ctx, x, memory_format=MF.contiguous_format):
+    """A copy in ``memory_format`` (C order by default): PyTorch's ``contiguous()`` is a
+    clone to that format."""
+    if memory_format is MF.contiguous_format:
+        return ctx.backend.ascontiguousarray(x._data)
+    return _copy_as(ctx.backend, x._data, MF.format_strides(tuple(x.shape), memory_format))
 
 
 for _op in (clone, contiguous_copy):
@@ -645,17 +667,29 @@ del _op
 
 
 @public("method")
-def contiguous(x):
-    if x._data.flags.c_contiguous:
+def contiguous(x, *, memory_format=MF.contiguous_format):
+    """``x`` itself when it is laid out in ``memory_format`` already, else a copy that is."""
+    if memory_format is MF.contiguous_format:  # (the common case first)
+        if x._data.flags.c_contiguous:
+            return x
+        return contiguous_copy(x)
+    fmt = MF.checked(memory_format, "contiguous")
+    if x.is_contiguous(memory_format=fmt):
         return x
-    return contiguous_copy(x)
+    if fmt is MF.preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
+    return contiguous_copy(x, fmt)
 
 
 @composite("to_dtype", node="ToCopyBackward0")
-def to_dtype(ctx, x, dtype):
+def to_dtype(ctx, x, dtype, memory_format=MF.preserve_format):
+    """``x`` copied as ``dtype`` (PyTorch's ``_to_copy``), laid out in ``memory_format``."""
     if not dtype.is_floating_point:
         ctx.non_differentiable = (0,)
-    return ctx.backend.clone(x._data, dtype.np)  # (laid out as x, as clone)
+    a = x._data
+    if memory_format is MF.preserve_format and a.flags.c_contiguous and 1 not in a.shape:
+        return ctx.backend.clone(a, dtype.np)  # (like_strides' common case, inline)
+    return _copy_as(ctx.backend, a, MF.like_strides(x, memory_format), dtype.np)
 
 
 to_dtype.defvjp(lambda ctx, grad: grad)
@@ -667,8 +701,13 @@ def to_device(ctx, x, device):
     """A copy of ``x`` on ``device`` (host <-> GPU); the gradient goes back the other way."""
     ctx.source = x.device
     if device.type == "cpu":
-        return x._data.get()
-    return backend.gpu_module().to_device(x._data)
+        be, out = cpu, x._data.get()
+    else:
+        be = backend.gpu_module()
+        out = be.to_device(x._data)
+    # the transfer moves C order; the copy keeps x's layout (preserve_format), as PyTorch's
+    strides = MF.like_strides(x, MF.preserve_format)
+    return out if strides is None else _copy_as(be, out, strides)
 
 
 to_device.defvjp(lambda ctx, grad: grad.to(ctx.source))

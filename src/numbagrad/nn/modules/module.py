@@ -8,6 +8,7 @@ import warnings
 from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
+from ... import _memory_format as MF
 from ... import dtypes as D
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import HookDict, RemovableHandle
@@ -426,8 +427,13 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """``to(device)``, ``to(dtype)``, ``to(device, dtype)`` or ``to(tensor)``: floating
-        parameters and buffers take the dtype, all of them the device."""
+        parameters and buffers take the dtype, all of them the device; with
+        ``memory_format=``, the 4-d and 5-d ones that layout (a 5-d one refuses channels_last,
+        as PyTorch's)."""
         dev, dt = kwargs.get("device"), kwargs.get("dtype")
+        fmt = kwargs.get("memory_format")
+        if fmt is not None:
+            fmt = MF.checked(fmt, "to")
         for a in args:
             if isinstance(a, Tensor):
                 dev, dt = a.device, a.dtype
@@ -444,6 +450,9 @@ class Module:
                 )
 
         def convert(t):
+            if fmt is not None and t.ndim in (4, 5):
+                return t.to(device=dev, dtype=dt if t.is_floating_point() else None,
+                            memory_format=fmt)
             return t.to(device=dev, dtype=dt if t.is_floating_point() else None)
 
         return self._apply(convert)
