@@ -25,6 +25,7 @@ from .autograd.api import backward as _backward
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.graph import HookDict, RemovableHandle, grad_accumulator
 from .ops.dispatch import NUMBERS as _NUMBERS
+from .ops.movement import by_keyword
 
 # what an operator takes: a Tensor or a number (else NotImplemented: Python's TypeError)
 _OPERANDS = (Tensor, *_NUMBERS)
@@ -266,21 +267,21 @@ class _Methods:
                                requires_grad=requires_grad)
 
     # (C order whatever this tensor's layout, as PyTorch's: they take no memory_format)
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return factory.zeros(*size, dtype=dtype or self.dtype, device=device or self.device,
-                             requires_grad=requires_grad)
+    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+        return factory.zeros(*by_keyword(sizes, size), dtype=dtype or self.dtype,
+                             device=device or self.device, requires_grad=requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return factory.ones(*size, dtype=dtype or self.dtype, device=device or self.device,
-                            requires_grad=requires_grad)
+    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+        return factory.ones(*by_keyword(sizes, size), dtype=dtype or self.dtype,
+                            device=device or self.device, requires_grad=requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
         return factory.full(size, fill_value, dtype=dtype or self.dtype,
                             device=device or self.device, requires_grad=requires_grad)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return factory.empty(*size, dtype=dtype or self.dtype, device=device or self.device,
-                             requires_grad=requires_grad)
+    def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+        return factory.empty(*by_keyword(sizes, size), dtype=dtype or self.dtype,
+                             device=device or self.device, requires_grad=requires_grad)
 
     def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False):
         return factory.empty_strided(size, stride, dtype=dtype or self.dtype,

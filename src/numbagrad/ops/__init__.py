@@ -477,8 +477,8 @@ def norm_(x, p="fro", dim=None, keepdim=False):
 
 
 @public("function method")
-def broadcast_to(x, shape):
-    return M.expand(x, *shape) if isinstance(shape, (tuple, list)) else M.expand(x, shape)
+def broadcast_to(x, size):
+    return M.expand(x, *size) if isinstance(size, (tuple, list)) else M.expand(x, size)
 
 
 @public("method")

@@ -569,6 +569,12 @@ def call_composite(op, *args, **kwargs):
         out = op.lean(*args, **kwargs)
         if out is not None:
             return out
+    if kwargs:
+        for v in kwargs.values():
+            if isinstance(v, Tensor) or (isinstance(v, (list, tuple)) and v
+                                         and isinstance(v[0], Tensor)):
+                args, kwargs = op.positional(args, kwargs)
+                break
     ctx = object.__new__(CompositeCtx)  # (Ctx.__init__, without its call)
     ctx.saved = {}
     inputs = []

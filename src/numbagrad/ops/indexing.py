@@ -1140,8 +1140,8 @@ def outer(input, vec2):
 
 
 @composite("repeat", node="RepeatBackward0", variants="method")
-def repeat(ctx, x, *sizes):
-    sizes = M.parse_shape(sizes)
+def repeat(ctx, x, *sizes, repeats=None):
+    sizes = M.parse_shape(M.by_keyword(sizes, repeats))
     if len(sizes) < x.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
@@ -1197,8 +1197,8 @@ def tile(input, dims):
 
 
 @composite("flip", variants="function method")
-def flip(ctx, x, *dims):
-    dims = M.normalize_dims(list(M.parse_shape(dims)), x.ndim)
+def flip(ctx, x, *args, dims=None):
+    dims = M.normalize_dims(list(M.parse_shape(M.by_keyword(args, dims))), x.ndim)
     ctx.dims = dims
     a = x._data
     if not x.ndim:

@@ -30,7 +30,8 @@ def _same_dtype(a, b, names=("m1", "m2")):
 
 
 @composite("mm", variants="function method")
-def mm(ctx, x, y):
+def mm(ctx, x, mat2):
+    y = mat2
     a, b = x._data, y._data
     if a.ndim != 2:
         raise RuntimeError("self must be a matrix")
@@ -131,7 +132,8 @@ def addmm_vjp(ctx, grad):
 
 
 @composite("bmm", variants="function method")
-def bmm(ctx, x, y):
+def bmm(ctx, x, mat2):
+    y = mat2
     if x.ndim != 3:
         raise RuntimeError("batch1 must be a 3D tensor")
     if y.ndim != 3:
@@ -170,7 +172,8 @@ def bmm_vjp(ctx, grad):
 
 
 @composite("mv", variants="function method")
-def mv(ctx, x, v):
+def mv(ctx, x, vec):
+    v = vec
     if x.ndim != 2 or v.ndim != 1:
         raise RuntimeError(
             f"vector + matrix @ vector expected, got {v.ndim}, {x.ndim}, {v.ndim}"
@@ -196,7 +199,8 @@ def mv_vjp(ctx, grad):
 
 
 @composite("dot", variants="function method")
-def dot(ctx, x, y):
+def dot(ctx, x, tensor):
+    y = tensor
     if x.ndim != 1 or y.ndim != 1:
         raise RuntimeError(
             f"1D tensors expected, but got {x.ndim}D and {y.ndim}D tensors"
@@ -224,8 +228,9 @@ def dot_vjp(ctx, grad):
 
 
 @public("function method")
-def matmul(x, y):
-    """``x @ y`` with PyTorch's rules for 1-D operands and broadcast batch dimensions."""
+def matmul(x, other):
+    """``x @ other`` with PyTorch's rules for 1-D operands and broadcast batch dimensions."""
+    y = other
     if not isinstance(x, Tensor) or not isinstance(y, Tensor):
         raise TypeError("matmul(): argument 'other' must be Tensor")
     if x.ndim == 2 and y.ndim == 2:  # (the commonest first)

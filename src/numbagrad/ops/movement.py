@@ -127,9 +127,15 @@ def _unsqueeze_back(ctx, grad):
 # ---------------------------------------------------------------- views
 
 
+def by_keyword(args, given):
+    """Sizes or dims given as ``*args`` or, as PyTorch also takes them, by keyword
+    (``x.view(size=(2, 3))``, ``torch.flip(x, dims=(0,))``): ``given`` when not None."""
+    return args if given is None else (given,)
+
+
 @composite("view", view=True, variants="method")
-def view(ctx, x, *shape):
-    shape = infer_shape(parse_shape(shape), x.numel())
+def view(ctx, x, *shape, size=None):
+    shape = infer_shape(parse_shape(by_keyword(shape, size)), x.numel())
     out = _view_or_none(x._data, shape)
     if out is None:
         raise RuntimeError(
@@ -231,9 +237,9 @@ reshape_alias.defjvp(linear(reshape_alias))
 
 
 @public("function method")
-def reshape(x, *shape):
+def reshape(x, *sizes, shape=None):
     """A view when the layout allows one, else a copy (as in PyTorch)."""
-    shape = infer_shape(parse_shape(shape), x.numel())
+    shape = infer_shape(parse_shape(by_keyword(sizes, shape)), x.numel())
     a = x._data
     if a.flags.c_contiguous:
         return view(x, shape)
@@ -269,7 +275,8 @@ def ravel(input):
 
 
 @composite("permute", view=True, variants="function method")
-def permute(ctx, x, *dims):
+def permute(ctx, x, *args, dims=None):
+    dims = by_keyword(args, dims)
     if not dims:
         raise TypeError('permute() missing 1 required positional arguments: "dims"')
     dims = parse_shape(dims)
@@ -438,8 +445,8 @@ unsqueeze.lean = _unsqueeze_lean
 
 
 @composite("expand", view=True, variants="method")
-def expand(ctx, x, *sizes):
-    sizes = parse_shape(sizes)
+def expand(ctx, x, *sizes, size=None):
+    sizes = parse_shape(by_keyword(sizes, size))
     a = x._data
     have = a.shape
     if len(sizes) < len(have):

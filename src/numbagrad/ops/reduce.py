@@ -1170,7 +1170,7 @@ def _row_op(ctx, x, dim, name, cpu, cuda):
 
 
 @composite("softmax", variants="function method")
-def softmax(ctx, x, dim):
+def softmax(ctx, x, dim, dtype=None):
     return _row_op(ctx, x, dim, "softmax", cpu=KR.softmax_rows, cuda=_softmax_cuda)
 
 
@@ -1240,9 +1240,24 @@ def softmax_backward_data_vjp(ctx, grad):
 
 
 @composite("log_softmax", node="LogSoftmaxBackward0", variants="function method")
-def log_softmax(ctx, x, dim):
+def log_softmax(ctx, x, dim, dtype=None):
     return _row_op(ctx, x, dim, "log_softmax", cpu=KR.log_softmax_rows,
                    cuda=_log_softmax_cuda)
+
+
+def _cast_first(op):
+    """``op(x, dim, dtype=dt)`` as PyTorch's: ``x`` cast to ``dt`` (its own node), then the
+    op; the hook lets any other call through."""
+    def lean(x, dim=None, dtype=None, **kwargs):
+        if dtype is None or kwargs or dim is None:
+            return None
+        return op(x.to(dtype), dim)
+
+    op.lean = lean
+
+
+_cast_first(softmax)
+_cast_first(log_softmax)
 
 
 @log_softmax.defjvp

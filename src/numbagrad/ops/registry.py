@@ -320,6 +320,16 @@ class Composite(OpDef):
         self.view = view
         self.__doc__ = fn.__doc__
 
+    def positional(self, args, kwargs):
+        """``(args, kwargs)`` with every argument that ``forward`` takes by position moved
+        into ``args``: a tensor passed by its keyword (``x.mm(mat2=y)``) is then an input, with
+        its edge and its gradient, as one passed by position."""
+        sig = self.__dict__.get("_signature")
+        if sig is None:
+            sig = self._signature = inspect.signature(self.forward)
+        bound = sig.bind(None, *args, **kwargs)  # (None: the ctx)
+        return bound.args[1:], bound.kwargs
+
     def defvjp(self, fn):
         self.backward = fn
         return fn
