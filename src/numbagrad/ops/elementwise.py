@@ -195,8 +195,9 @@ sigmoid.defvjp(lambda grad, result: sigmoid_backward(grad, result))
 
 @binary("sigmoid_backward", dtype="float")
 def sigmoid_backward(grad_output, output):
-    """PyTorch's sigmoid_backward (SigmoidBackwardBackward0; see tanh_backward)."""
-    return grad_output * output * (1 - output)
+    """PyTorch's sigmoid_backward (SigmoidBackwardBackward0; see tanh_backward), in its
+    kernel's order of rounding: ``grad * (1 - y) * y``."""
+    return grad_output * (1 - output) * output
 
 
 def sigmoid_backward_vjp_output(grad, grad_output, output):
