@@ -906,6 +906,20 @@ def _dense_launch(mod, arrays, shape, out, params):
     return _flat_launch(mod, ops, dense_shape, out, params)
 
 
+def _across_memory(arrays, out) -> bool:
+    """Whether an operand of ``out``'s shape would be read across its memory order (``m +
+    m.t()``, into a C-contiguous ``out``): the strided kernel then loads a cache line for
+    every element it reads (3.4 ms for a 1000 x 1000 float32 sum, against 0.9 in PyTorch),
+    where ``_dense_launch`` copies it once in blocks NumPy's copy chooses."""
+    if not out.flags.c_contiguous or out.ndim < 2:
+        return False
+    for a in arrays:
+        if (a.shape == out.shape and a.shape[-1] > 1 and a.shape[-2] > 1
+                and abs(a.strides[-1]) > abs(a.strides[-2]) > 0):
+            return True
+    return False
+
+
 _DENSE: dict = {}  # (shape, strides) -> dense_order's answer
 
 
@@ -1030,7 +1044,8 @@ def run_elementwise(mod, arrays, out_dtype, params=(), out=None):
         return out
     if out.size == 0:
         return out
-    if out.size < DENSE_BELOW and _dense_launch(mod, arrays, shape, out, params):
+    if ((out.size < DENSE_BELOW or _across_memory(arrays, out))
+            and _dense_launch(mod, arrays, shape, out, params)):
         return out
     kernel = mod.kernel
     operands = [_flat_operand(out, shape)] + [_flat_operand(a, shape) for a in arrays]
