@@ -82,3 +82,36 @@ def test_a_tensor_passed_by_keyword_is_an_input_with_its_gradient(name):
         out.append((r.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
     for a, b in zip(*out):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.parametrize("fn", ["mse_loss", "l1_loss", "huber_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_weighted_regression_losses_as_pytorch(fn, reduction):
+    """``weight=`` of mse_loss and l1_loss: a mean divides by the weights' sum (huber_loss's
+    by the count), as PyTorch 2.13's; values and the gradients of input, target and weight."""
+    a, b, w = np.random.default_rng(0).random((3, 3, 4))
+    out = []
+    for lib in (ng, torch):
+        x, y, ww = (lib.tensor(v, requires_grad=True) for v in (a, b, w))
+        loss = getattr(lib.nn.functional, fn)(input=x, target=y, weight=ww, reduction=reduction)
+        loss.sum().backward()
+        out.append([loss.detach().numpy(), x.grad.numpy(), y.grad.numpy(), ww.grad.numpy()])
+    for p, q in zip(*out):
+        np.testing.assert_allclose(p, q, rtol=1e-12)
+    with pytest.raises(ValueError, match="^Weights and input must have the same size.$"):
+        getattr(ng.nn.functional, fn)(ng.ones(3), ng.ones(3), weight=ng.ones(2))
+
+
+def test_prod_casts_to_its_dtype_inside_the_op():
+    v = np.random.default_rng(2).random((2, 3))
+    out = []
+    for lib in (ng, torch):
+        x = lib.tensor(v, requires_grad=True)
+        y = lib.prod(x, dim=1, keepdim=True, dtype=lib.float32)
+        y.sum().backward()
+        out.append((y.detach().numpy(), str(y.dtype).split(".")[-1], y.grad_fn.name(),
+                    x.grad.numpy(), str(x.prod(dtype=lib.float32).dtype).split(".")[-1]))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-6)
+    np.testing.assert_allclose(out[0][3], out[1][3], rtol=1e-6)
+    assert out[0][1:3] == out[1][1:3] == ("float32", "ProdBackward1")
+    assert out[0][4] == out[1][4] == "float32"

@@ -493,12 +493,27 @@ def mse_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     _warn_target_size(input, target)
     reduction = _reduction(reduction, size_average, reduce)
     if weight is not None:
-        return _weighted_mean(_F.mul(weight, (input - target) ** 2), reduction)
+        return _weighted(input, (input - target) ** 2, weight, reduction, by_weight=True)
     return _F.loss.mse_loss(input, target, reduction)
 
 
 def _weighted_mean(loss: Tensor, reduction: str) -> Tensor:
     return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+
+
+def _weighted(input: Tensor, errors: Tensor, weight: Tensor, reduction: str,
+              by_weight: bool) -> Tensor:
+    """PyTorch's weighted losses (mse, l1, huber): ``errors * weight``, reduced; a mean
+    divides by the weights' sum where ``by_weight`` (mse, l1), by the count otherwise
+    (huber)."""
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = errors * weight
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return loss.sum()
+    return loss.sum() / weight.sum() if by_weight else loss.mean()
 
 
 def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
@@ -507,7 +522,9 @@ def l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
     _warn_target_size(input, target)
     reduction = _reduction(reduction, size_average, reduce)
     loss = _F.abs(input - target)
-    return _weighted_mean(loss if weight is None else _F.mul(weight, loss), reduction)
+    if weight is not None:
+        return _weighted(input, loss, weight, reduction, by_weight=True)
+    return _weighted_mean(loss, reduction)
 
 
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None, reduce=None,
@@ -528,8 +545,8 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is not None:
-        return _weighted_mean(_F.mul(weight, _F.loss.huber_loss(input, target, "none", float(delta))),
-                              reduction)
+        return _weighted(input, _F.loss.huber_loss(input, target, "none", float(delta)), weight,
+                         reduction, by_weight=False)
     return _F.loss.huber_loss(input, target, reduction, float(delta))
 
 

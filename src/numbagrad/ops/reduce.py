@@ -483,7 +483,11 @@ def prod(ctx, x, dim=None, keepdim=False, dtype=None):
         raise TypeError("prod(): argument 'dim' must be int, not tuple")
     dims = _setup(ctx, x, dim, keepdim)
     ctx.node_name = "ProdBackward0" if dim is None else "ProdBackward1"
-    a = x._data if x.dtype.is_floating_point else x._data.astype(np.int64)
+    if dtype is not None:  # (cast inside the op, as PyTorch's: its node reads x itself)
+        a = x._data.astype(D.as_dtype(dtype).np)
+    else:
+        a = x._data if x.dtype.is_floating_point else x._data.astype(np.int64)
+    ctx.dtype = dtype and D.as_dtype(dtype)
     out = _reduce(a, dims, a.dtype, cpu=KR.prod_rows, cuda=_prod_cuda)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
@@ -493,6 +497,8 @@ def prod(ctx, x, dim=None, keepdim=False, dtype=None):
 @prod.defvjp
 def prod_vjp(ctx, grad):
     x, result = ctx["x"], ctx["result"]
+    if getattr(ctx, "dtype", None) is not None and x.dtype is not ctx.dtype:
+        x = x.to(ctx.dtype)  # (PyTorch's prod_backward reads self in the result's dtype)
     if not ctx.dims:  # a 0-d tensor: its product is itself (the gradient passed on as it is)
         return grad if tuple(grad.shape) == tuple(ctx.shape) else grad.reshape(ctx.shape)
     with no_grad():
