@@ -234,3 +234,21 @@ def test_functional_call_swaps_parameters_and_buffers():
     assert float(net(x)) == pytest.approx(float(A.sum() * 2))  # its own parameters are back
     g = NF.grad(lambda p: NF.functional_call(net, p, x))({"layer.weight": w})
     np.testing.assert_allclose(g["layer.weight"].numpy(), np.repeat(A.sum(0)[:, None], 2, 1))
+
+
+def test_vmap_randomness_as_pytorch():
+    """vmap's ``randomness``: "error" (the default) refuses a draw from the default generator,
+    "same" gives every index the same draws, "different" its own; anything else is
+    PyTorch's RuntimeError."""
+    f = lambda x: x + ng.rand(())  # noqa: E731
+    with pytest.raises(RuntimeError, match="^vmap: called random operation while in "
+                                           "randomness error mode"):
+        ng.func.vmap(f)(ng.ones(3))
+    with pytest.raises(RuntimeError, match="^Only allowed values for randomness are 'error', "
+                                           "'different', or 'same'. Got bad$"):
+        ng.func.vmap(f, randomness="bad")(ng.ones(3))
+    same = ng.func.vmap(f, randomness="same")(ng.zeros(4))
+    assert len(set(same.tolist())) == 1
+    different = ng.func.vmap(f, randomness="different")(ng.zeros(4))
+    assert len(set(different.tolist())) == 4
+    assert ng.func.vmap(lambda x: x * 2)(ng.ones(3)).tolist() == [2.0, 2.0, 2.0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 
+from . import random as _random
 from ._tensor import Tensor
 from .autograd import forward_ad as fwAD
 from .autograd.api import grad as _autograd_grad
@@ -346,7 +347,12 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     for an argument passed whole), the results stacked at ``out_dims``.
 
     This is a Python loop: ``func`` runs once per index of the mapped dimension, so it costs
-    as many calls as the batch size (PyTorch's vmap runs ``func`` once on batched tensors)."""
+    as many calls as the batch size (PyTorch's vmap runs ``func`` once on batched tensors;
+    ``chunk_size``, which only bounds its memory, has nothing to bound here).
+
+    ``randomness``, for draws from the default generator inside ``func``: "error" refuses
+    them, "different" lets each index draw its own, "same" gives every index the same draws
+    (the generator's state is set back before each call), as PyTorch's."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -376,11 +382,22 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
         if len(set(sizes)) != 1:
             raise ValueError("vmap: Expected all tensors to have the same size in the mapped "
                              f"dimension, got sizes {sizes} for the mapped dimension")
+        if randomness not in ("error", "different", "same"):
+            raise RuntimeError("Only allowed values for randomness are 'error', 'different', "
+                               f"or 'same'. Got {randomness}")
+        state = _random.get_rng_state()
         results = []
         for i in range(sizes[0]):
             call = [a if d is None else _map(lambda t, d=d: t.select(d, i), a)
                     for a, d in zip(args, mapped)]
+            if randomness == "same" and i:
+                _random.set_rng_state(state)
             results.append(func(*call, **kwargs))
+            if randomness == "error" and not _random.get_rng_state().equal(state):
+                raise RuntimeError(
+                    "vmap: called random operation while in randomness error mode. Please "
+                    "either use the 'same' or 'different' randomness flags on vmap or perform "
+                    "the randomness operation out of vmap")
         first = results[0]
         leaves = [_leaves(r) for r in results]
         n_out = len(leaves[0])
