@@ -252,3 +252,21 @@ def test_vmap_randomness_as_pytorch():
     different = ng.func.vmap(f, randomness="different")(ng.zeros(4))
     assert len(set(different.tolist())) == 4
     assert ng.func.vmap(lambda x: x * 2)(ng.ones(3)).tolist() == [2.0, 2.0, 2.0]
+
+
+def test_grad_with_batched_grad_outputs_is_the_jacobian_as_pytorch():
+    """``autograd.grad(..., is_grads_batched=True)``: one vector-Jacobian product per row of
+    the grad_outputs, stacked (the Jacobian from the identity); and materialize_grads' zeros
+    require grad under create_graph, as PyTorch's."""
+    v = np.random.default_rng(4).random(3)
+    out = []
+    for lib in (ng, torch):
+        x = lib.tensor(v, requires_grad=True)
+        y = x ** 2 + x.sum() * x[0]
+        jac, = lib.autograd.grad(y, x, lib.eye(3, dtype=lib.float64), is_grads_batched=True)
+        z = lib.ones(2, requires_grad=True)
+        _, zero = lib.autograd.grad((x * x).sum(), [x, z], create_graph=True,
+                                    materialize_grads=True)
+        out.append((jac.numpy(), zero.requires_grad))
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12)
+    assert out[0][1] is out[1][1] is True

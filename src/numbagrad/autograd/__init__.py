@@ -9,7 +9,9 @@ from . import forward_ad, function, functional  # noqa: F401
 from .anomaly_mode import (  # noqa: F401
     detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly,
 )
-from .api import backward, grad
+from ..ops.movement import stack as _stack
+from .api import backward
+from .api import grad as _grad
 from .engine import queue_callback
 from .function import Function, FunctionCtx, once_differentiable  # noqa: F401
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -22,6 +24,24 @@ __all__ = [
     "AccumulateGrad", "Function", "FunctionCtx", "once_differentiable", "detect_anomaly",
     "set_detect_anomaly", "is_anomaly_enabled",
 ]
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched).
+    With ``is_grads_batched``, the first dim of each of ``grad_outputs`` is a batch of
+    vectors: one backward pass per vector (PyTorch's vmap over the pass), each gradient
+    stacked along a new first dim. (Here, above ``ops``, which stacks; ``api.grad`` is below.)"""
+    if not is_grads_batched:
+        return _grad(outputs, inputs, grad_outputs, retain_graph, create_graph, only_inputs,
+                     allow_unused, False, materialize_grads)
+    vectors = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+    n = vectors[0].shape[0]
+    keep = create_graph if retain_graph is None else retain_graph
+    rows = [_grad(outputs, inputs, [v[i] for v in vectors], keep or i < n - 1, create_graph,
+                  only_inputs, allow_unused, False, materialize_grads) for i in range(n)]
+    return tuple(None if rows[0][k] is None else _stack([r[k] for r in rows])
+                 for k in range(len(rows[0])))
 
 
 class _VariableMeta(type):

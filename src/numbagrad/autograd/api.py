@@ -138,5 +138,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     res = run_backward(outs, _make_grads(outs, grads), retain_graph, create_graph, inputs=ins,
                        accumulate=False, allow_unused=allow_unused)
     if materialize_grads:
-        res = tuple(factory.zeros_like(t) if g is None else g for t, g in zip(ins, res))
+        # (a zero that requires grad under create_graph, as PyTorch's)
+        res = tuple(factory.zeros_like(t, requires_grad=create_graph) if g is None else g
+                    for t, g in zip(ins, res))
     return res
