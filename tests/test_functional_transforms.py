@@ -258,6 +258,7 @@ def test_grad_with_batched_grad_outputs_is_the_jacobian_as_pytorch():
     """``autograd.grad(..., is_grads_batched=True)``: one vector-Jacobian product per row of
     the grad_outputs, stacked (the Jacobian from the identity); and materialize_grads' zeros
     require grad under create_graph, as PyTorch's."""
+    torch = pytest.importorskip("torch")
     v = np.random.default_rng(4).random(3)
     out = []
     for lib in (ng, torch):
