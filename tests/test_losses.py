@@ -285,3 +285,40 @@ def test_binary_cross_entropy_second_derivatives_and_node_names_match_torch(redu
     assert our_name == their_name == "BinaryCrossEntropyBackwardBackward0"
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+
+
+def test_class_weights_that_require_grad_are_refused_as_pytorch():
+    """nll_loss, cross_entropy (class indices) and multi_margin_loss have no gradient for their
+    weight: PyTorch refuses one that requires grad (under grad mode), where a silent zero
+    would mislead; soft-label cross entropy composes ops and takes it (DivBackward1 on top)."""
+    rng = np.random.default_rng(5)
+    v, wv = rng.standard_normal((3, 4)), rng.random(4)
+    calls = {
+        "nll_loss_forward": lambda L, x, w: L.nn.functional.nll_loss(x, L.tensor([0, 1, 2]),
+                                                                     weight=w),
+        "nll_loss_forward ": lambda L, x, w: L.nn.functional.cross_entropy(
+            x, L.tensor([0, 1, 2]), weight=w),
+        "multi_margin_loss": lambda L, x, w: L.nn.functional.multi_margin_loss(
+            x, L.tensor([0, 1, 2]), weight=w),
+        "nll_loss2d_forward": lambda L, x, w: L.nn.functional.nll_loss(
+            x.reshape(1, 4, 3, 1), L.zeros(1, 3, 1, dtype=L.int64), weight=w),
+    }
+    for name, call in calls.items():
+        for lib in (ng, torch):
+            x, w = lib.tensor(v, requires_grad=True), lib.tensor(wv, requires_grad=True)
+            with pytest.raises(RuntimeError, match=f"^The function '{name.strip()}' is not "
+                                                   "differentiable with respect to argument "
+                                                   "'weight'"):
+                call(lib, x, w)
+            with lib.no_grad():
+                call(lib, x, w)
+    out = []
+    for lib in (ng, torch):
+        x, w = lib.tensor(v, requires_grad=True), lib.tensor(wv, requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(x, x.softmax(1).detach(), weight=w)
+        loss.backward()
+        out.append((loss.item(), loss.grad_fn.name(), x.grad.numpy(), w.grad.numpy()))
+    assert out[0][1] == out[1][1] == "DivBackward1"
+    np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12)
+    for p, q in zip(out[0][2:], out[1][2:]):
+        np.testing.assert_allclose(p, q, rtol=1e-12)

@@ -550,13 +550,14 @@ def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: fl
     return _F.loss.huber_loss(input, target, reduction, float(delta))
 
 
-def _class_weight(weight, n_classes: int):
+def _class_weight(weight, n_classes: int, op: str = "nll_loss_forward"):
     if weight is None:
         return None
     if weight.ndim != 1 or weight.shape[0] != n_classes:
         raise RuntimeError(
             f"weight tensor should be defined either for all {n_classes} classes or no classes "
             f"but got weight tensor of shape: {list(weight.shape)}")
+    _not_differentiable(op, weight=weight)
     return weight._host()
 
 
@@ -587,7 +588,9 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
     if not input.dtype.is_floating_point:
         raise NotImplementedError(
             f'"nll_loss_out_frame" not implemented for \'{_D.SCALAR_TYPE[input.dtype.name]}\'')
-    w = None if weight is None else _class_weight(weight, shape[1] if nd > 1 else shape[0])
+    w = None if weight is None else _class_weight(
+        weight, shape[1] if nd > 1 else shape[0], "nll_loss2d_forward" if nd == 4 else
+        "nll_loss_forward")
     if nd == 3 or nd > 4:
         # as PyTorch: the trailing dims folded into a 2-d image, the result viewed back
         n, c = input.shape[:2]
@@ -618,7 +621,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
             return -terms.sum(dim)
         if reduction == "sum":
             return -terms.sum()
-        return -terms.sum() / (input.numel() / n_classes if input.numel() else math.nan)
+        # (a division by a number inside PyTorch's kernel: DivBackward1)
+        return _E.div_scalar(-terms.sum(), input.numel() / n_classes if input.numel()
+                             else math.nan)
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return loss
@@ -904,6 +909,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                            + _D.SCALAR_TYPE[target.dtype.name])
     if weight is not None and weight.numel() != c:
         raise RuntimeError(f"inconsistent weight size, expected {c} but got {list(weight.shape)}")
+    _not_differentiable("multi_margin_loss", weight=weight)
     t = target._host()
     if ((t < 0) | (t >= c)).any():
         raise RuntimeError("target out of range")
