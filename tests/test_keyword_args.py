@@ -115,3 +115,13 @@ def test_prod_casts_to_its_dtype_inside_the_op():
     np.testing.assert_allclose(out[0][3], out[1][3], rtol=1e-6)
     assert out[0][1:3] == out[1][1:3] == ("float32", "ProdBackward1")
     assert out[0][4] == out[1][4] == "float32"
+
+
+@pytest.mark.parametrize("op", ["cumsum_", "cumprod_"])
+def test_inplace_running_ops_refuse_another_dtype_as_pytorch(op):
+    for lib in (ng, torch):
+        with pytest.raises(RuntimeError, match="^Bad in-place call: input tensor dtype double and "
+                                               "output tensor dtype float should match$"):
+            getattr(lib.ones(3, dtype=lib.float64), op)(0, dtype=lib.float32)
+        assert getattr(lib.ones(3, dtype=lib.float64), op)(0, dtype=lib.float64).dtype \
+            == lib.float64

@@ -1332,6 +1332,9 @@ def cumprod(ctx, x, dim, *, dtype=None):
     return _device(ctx, _accumulated(np.cumprod, a, ctx.dim))
 
 
+cumprod.inplace_check = R.same_dtype_inplace
+
+
 @cumprod.defvjp
 def cumprod_vjp(ctx, grad):
     x, result, d = ctx["x"], ctx["result"], ctx.dim

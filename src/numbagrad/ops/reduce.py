@@ -926,26 +926,48 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return std_mean_op(input, dim, correction, keepdim)
 
 
-@composite("norm", node="LinalgVectorNormBackward0")
-def norm(ctx, x, dim=None, keepdim=False):
+def _norm_input(x, dtype):
+    """``x`` as a vector norm computes it: in ``dtype`` when given (``norm(x, dtype=...)``),
+    cast inside the op as PyTorch's ``linalg_vector_norm`` does, so no ToCopyBackward0 is
+    recorded; PyTorch's checks, in its order. The op saves ``x`` itself: its gradient rule,
+    in ``x``'s dtype and the result's, promotes to the result's, and the engine casts the
+    gradient back to ``x``'s dtype."""
     if not x.dtype.is_floating_point:
         raise RuntimeError(
             "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
             + _TYPE[x.dtype.name]
         )
+    if dtype is None or dtype is x.dtype:
+        return x
+    dtype = D.as_dtype(dtype)
+    if not dtype.is_floating_point:
+        raise RuntimeError("linalg.vector_norm: dtype should be floating point or complex, but "
+                           f"got {_TYPE.get(dtype.name, dtype.name)}")
+    if D.promote(x.dtype, dtype) is not dtype:
+        raise RuntimeError(
+            f"linalg.vector_norm: the dtype of the input ({_TYPE.get(x.dtype.name)}) should be "
+            "convertible without narrowing to the specified dtype "
+            f"({_TYPE.get(dtype.name, dtype.name)})")
+    with no_grad():
+        return M.to_dtype(x, dtype)
+
+
+@composite("norm", node="LinalgVectorNormBackward0")
+def norm(ctx, x, dim=None, keepdim=False, dtype=None):
+    x, source = _norm_input(x, dtype), x
     if isinstance(dim, (list, tuple)) and len(dim) > 2:
         # PyTorch's norm takes a pair of dims as a matrix norm, and no more
         raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got "
                            + " ".join(str(d) for d in dim))
     dims = _setup(ctx, x, dim, keepdim)
-    ctx.save(x=x)
+    ctx.save(x=source)
     ctx.save_outputs = {"result": 0}
     out = _reduce(x._data, dims, x._data.dtype, cpu=KR.norm2_rows, cuda=_norm2_cuda)
     return _finish(out, x.shape, dims, keepdim)
 
 
 @norm.defjvp
-def norm_jvp(result, tangents, x, dim=None, keepdim=False):
+def norm_jvp(result, tangents, x, dim=None, keepdim=False, dtype=None):
     dims = () if dim is None else dim
     return where(result == 0, 0, (x * tangents[0]).sum(dim=dims, keepdim=keepdim) / result)
 
@@ -960,21 +982,18 @@ def norm_vjp(ctx, grad):
 
 
 @composite("vector_norm", node="LinalgVectorNormBackward0")
-def vector_norm(ctx, x, ord=2, dim=None, keepdim=False):
+def vector_norm(ctx, x, ord=2, dim=None, keepdim=False, dtype=None):
     """``linalg.vector_norm`` of any order: ``sum(|x|**ord) ** (1/ord)``, the largest or
-    smallest ``|x|`` for +-inf, the count of nonzeros for 0 (``norm`` is the 2-norm's kernel)."""
-    if not x.dtype.is_floating_point:
-        raise RuntimeError(
-            "linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
-            + _TYPE[x.dtype.name]
-        )
+    smallest ``|x|`` for +-inf, the count of nonzeros for 0 (``norm`` is the 2-norm's kernel);
+    computed in ``dtype`` when given (``_norm_input``)."""
+    x, source = _norm_input(x, dtype), x
     dims = _setup(ctx, x, dim, keepdim)
     if math.isinf(ord) and x.numel() == 0 and (
             not x.ndim or any(x.shape[d] == 0 for d in (dims or range(x.ndim)))):
         raise RuntimeError("linalg.vector_norm cannot compute the inf norm on an empty tensor "
                            "because the operation does not have an identity")
     ctx.ord = ord
-    ctx.save(x=x)
+    ctx.save(x=source)
     ctx.save_outputs = {"result": 0}
     with no_grad():
         a = x.abs()
@@ -1122,6 +1141,17 @@ def cumsum(ctx, x, dim, *, dtype=None):
 
 
 cumsum.defjvp(linear(cumsum))
+
+
+def same_dtype_inplace(x, dim=None, *, dtype=None, **_):
+    """PyTorch's refusal of an in-place running sum or product (``cumsum_``, ``cumprod_``)
+    asked for a dtype other than the tensor's own."""
+    if dtype is not None and D.as_dtype(dtype) is not x.dtype:
+        raise RuntimeError(f"Bad in-place call: input tensor dtype {D.C_TYPE[x.dtype.name]} and "
+                           f"output tensor dtype {D.C_TYPE[D.as_dtype(dtype).name]} should match")
+
+
+cumsum.inplace_check = same_dtype_inplace
 
 
 @cumsum.defvjp
