@@ -100,7 +100,18 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    # ``with device("cuda"):``: the default device for the factories inside the block, as
+    # PyTorch's (the previous default back after it, blocks nesting)
+    def __enter__(self):
+        _DEVICE_STACK.append(_default_device)
+        set_default_device(self)
+        return self
 
+    def __exit__(self, *exc):
+        set_default_device(_DEVICE_STACK.pop())
+
+
+_DEVICE_STACK: list = []
 CPU = device("cpu")
 CUDA0 = device("cuda", 0)
 
@@ -129,10 +140,10 @@ def is_warn_always_enabled() -> bool:
     return _WARN_ALWAYS[0]
 
 
-def set_default_device(dev) -> None:
+def set_default_device(device) -> None:
     """Where factories put tensors when no ``device=`` is given (None: the CPU)."""
     global _default_device
-    _default_device = None if dev is None else _check_device(dev)
+    _default_device = None if device is None else _check_device(device)
 
 
 def get_default_device() -> device:

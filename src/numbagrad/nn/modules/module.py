@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 from ... import _memory_format as MF
 from ... import dtypes as D
+from ... import factory
 from ...autograd.grad_mode import no_grad
 from ...autograd.graph import HookDict, RemovableHandle
 from ...tensor import Tensor, device
@@ -106,6 +107,7 @@ class Module:
         setattr_(self, "_non_persistent_buffers_set", set())
         setattr_(self, "_forward_hooks", _HookTable())
         setattr_(self, "_forward_hooks_with_kwargs", {})
+        setattr_(self, "_forward_hooks_always_called", {})
         setattr_(self, "_forward_pre_hooks", _HookTable())
         setattr_(self, "_forward_pre_hooks_with_kwargs", {})
         setattr_(self, "_backward_pre_hooks", _HookTable())
@@ -342,8 +344,8 @@ class Module:
                 memo.add(module)
                 yield name, module
 
-    def modules(self):
-        for _, module in self.named_modules():
+    def modules(self, remove_duplicate: bool = True):
+        for _, module in self.named_modules(remove_duplicate=remove_duplicate):
             yield module
 
     def named_modules(self, memo: set | None = None, prefix: str = "",
@@ -456,6 +458,11 @@ class Module:
             return t.to(device=dev, dtype=dt if t.is_floating_point() else None)
 
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse: bool = True) -> Module:
+        """Parameters and buffers moved to ``device`` as uninitialized memory of their shapes
+        (the same Parameter objects), for a model whose values are loaded next."""
+        return self._apply(lambda t: factory.empty_like(t, device=device), recurse=recurse)
 
     def cuda(self, device=None) -> Module:
         return self._apply(lambda t: t.cuda(device))
@@ -603,13 +610,17 @@ class Module:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
         return handle
 
-    def register_forward_hook(self, hook, *, prepend: bool = False,
-                              with_kwargs: bool = False) -> RemovableHandle:
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
         """``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``) after
-        each forward; a non-None return replaces the output."""
+        each forward; a non-None return replaces the output. With ``always_call`` it also
+        runs when the call raises (a pre-hook or forward), its output then None."""
         handle = _add_hook(self._forward_hooks, hook, prepend)
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            # (a module unpickled from before this table existed makes it here)
+            self.__dict__.setdefault("_forward_hooks_always_called", {})[handle.id] = True
         return handle
 
     def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
@@ -643,6 +654,36 @@ class Module:
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
+        always = self.__dict__.get("_forward_hooks_always_called")
+        if not always:
+            return self._call_with_hooks(args, kwargs)
+        # (the arguments as the pre-hooks left them, and the hooks already run)
+        state = {"args": args, "kwargs": kwargs, "called": set()}
+        try:
+            return self._call_with_hooks(args, kwargs, state)
+        except Exception:
+            self._run_always_called_hooks(always, state)
+            raise
+
+    def _run_always_called_hooks(self, always, state):
+        """The forward hooks registered with ``always_call`` not run yet, after the call
+        raised: with the call's arguments and None for its output. One that raises in turn is
+        reported by a warning, the call's own exception going on."""
+        args, kwargs = state["args"], state["kwargs"]
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id not in always or hook_id in state["called"]:
+                continue
+            try:
+                if hook_id in self._forward_hooks_with_kwargs:
+                    hook(self, args, kwargs, None)
+                else:
+                    hook(self, args, None)
+            except Exception as e:
+                warnings.warn("a forward hook with always_call=True raised an exception, "
+                              "silenced as the call itself raised one: "
+                              f"{type(e).__name__}: {e}", stacklevel=3)
+
+    def _call_with_hooks(self, args, kwargs, state=None):
         full = self._is_full_backward_hook is True
         full_hooks = list(self._backward_hooks.values()) if full else []
         non_full_hooks = [] if full else list(self._backward_hooks.values())
@@ -666,8 +707,12 @@ class Module:
         if full_hooks or pre_hooks:
             bw_hook = BackwardHook(self, full_hooks, pre_hooks)
             args = bw_hook.setup_input_hook(args)
+        if state is not None:
+            state["args"], state["kwargs"] = args, kwargs
         result = self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_hooks.items()):
+            if state is not None:
+                state["called"].add(hook_id)  # (not run again if it raises)
             if hook_id in self._forward_hooks_with_kwargs:
                 out = hook(self, args, kwargs, result)
             else:
@@ -678,7 +723,7 @@ class Module:
             if not isinstance(result, (Tensor, tuple)):
                 warnings.warn("For backward hooks to be called, module output should be a "
                               f"Tensor or a tuple of Tensors but received {type(result)}",
-                              stacklevel=2)
+                              stacklevel=3)  # (the module's caller: __call__, then here)
             result = bw_hook.setup_output_hook(result)
         if non_full_hooks:
             var = result
