@@ -44,3 +44,30 @@ def test_to_empty_keeps_the_parameters_and_their_shapes():
         results.append((m[0].weight is w, m[0].weight.requires_grad, tuple(m[0].weight.shape),
                         m[1].running_mean.tolist(), sorted(m.state_dict())))
     assert results[0] == results[1]
+
+
+def test_inference_tensors_are_written_in_place_only_inside_inference_mode():
+    """PyTorch's rule: an inference tensor (or a view of one) written in place outside
+    inference_mode raises, whatever the grad mode; its detach() and .data may be written."""
+    calls = {
+        "add_": lambda t, L: t.add_(1), "setitem": lambda t, L: t.__setitem__(0, 5.0),
+        "zero_": lambda t, L: t.zero_(), "copy_": lambda t, L: t.copy_(L.zeros(2)),
+        "sigmoid_": lambda t, L: t.sigmoid_(),
+        "view": lambda t, L: t[0:1].mul_(2),
+        "index_add_": lambda t, L: t.index_add_(0, L.tensor([0]), L.ones(1)),
+    }
+    for lib in (ng, torch):
+        with lib.inference_mode():
+            t = lib.ones(2)
+        for name, call in calls.items():
+            with pytest.raises(RuntimeError, match="^Inplace update to inference tensor outside "
+                                                   "InferenceMode is not allowed"):
+                call(t, lib)
+            with lib.no_grad(), pytest.raises(RuntimeError, match="^Inplace update"):
+                call(t, lib)
+        with lib.inference_mode():
+            t.add_(1)
+            t[0] = 3.0
+        t.detach().add_(1)
+        t.data.mul_(2)
+        assert t.tolist() == [8.0, 6.0]

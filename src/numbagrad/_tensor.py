@@ -195,6 +195,9 @@ class Tensor:
     _retains_grad = False
     _lazy = None  # an unevaluated expression (only on a LazyTensor; see ops/lazy.py)
     _inference = False  # made under inference_mode(): keeps no version counter
+    # an inference tensor's ``detach()``/``.data`` made outside inference_mode: still an
+    # inference tensor, but PyTorch lets it be written in place
+    _inference_writable = False
     _fw_grad = None  # the forward-mode tangent, inside a dual level (ops/forward.py)
 
     # allow NumPy binary ops to defer to our reflected operators
@@ -532,6 +535,7 @@ class Tensor:
         # an alias: an inference tensor exactly when the source is one (as in PyTorch)
         if t._inference is not self._inference:
             t._inference = self._inference
+            t._inference_writable = not _grad_state.inference
         return t
 
     def detach_(self) -> Tensor:
@@ -548,6 +552,7 @@ class Tensor:
         t = Tensor._make(self._data)
         if t._inference is not self._inference:  # (an alias, as ``detach``)
             t._inference = self._inference
+            t._inference_writable = not _grad_state.inference
         return t
 
     @data.setter

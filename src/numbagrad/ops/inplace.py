@@ -92,8 +92,18 @@ ERR_PARTIAL_OVERLAP = (
 _CAST_NAMES = D.SCALAR_TYPE
 
 
+ERR_INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a "
+    "clone to get a normal tensor before doing inplace update.See "
+    "https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
 def check_inplace(x):
     """Refuse in-place changes autograd could not account for (PyTorch's rules and words)."""
+    if x._inference and not _grad_state.inference and not x._inference_writable:
+        # (an inference tensor keeps no version counter: a write to it could not be seen
+        # by a graph that saved it)
+        raise RuntimeError(ERR_INFERENCE_INPLACE)
     if not _grad_state.enabled:
         return
     base = x._base
@@ -658,7 +668,9 @@ def fill_(x, value):
     return assign_inplace(x, fill(x, value))
 
 
-def copy_(x, src):
+def copy_(x, src, non_blocking=False):
+    # (non_blocking: whether a copy between host and device may run asynchronously; the copies
+    # here finish before they return, as a blocking one does)
     check_inplace(x)
     if _is_same(x, src) and not _tracked(x, src):
         # a copy of x's own elements onto themselves: PyTorch returns before its overlap check
