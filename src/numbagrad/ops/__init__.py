@@ -21,6 +21,7 @@ from . import activation  # noqa: F401 (declares its op and functions)
 from . import attention  # noqa: F401 (declares its op)
 from . import conv  # noqa: F401 (declares its ops)
 from . import decompositions  # noqa: F401 (declares its ops)
+from . import differences  # noqa: F401 (declares its functions)
 from . import elementwise as E
 from . import embedding  # noqa: F401 (declares its op)
 from . import grid  # noqa: F401 (declares its ops and functions)
@@ -467,13 +468,15 @@ def std_(x, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 @public("function method", name="norm")
-def norm_(x, p="fro", dim=None, keepdim=False):
-    # (a number p is a vector norm over any dims, as PyTorch's; "fro" takes at most two)
+def norm_(input, p="fro", dim=None, keepdim=False, *, dtype=None):
+    # (a number p is a vector norm over any dims, as PyTorch's; "fro" takes at most two.
+    # ``dtype``: the norm computed in it, the cast inside the op, as PyTorch records it)
+    x = input
     if p == "fro" or p in (2, 2.0) and not (isinstance(dim, (tuple, list)) and len(dim) > 2):
-        return R.norm(x, dim, keepdim)
+        return R.norm(x, dim, keepdim, dtype)
     if isinstance(p, str):
         raise NotImplementedError(f"norm with p={p!r} is not implemented")
-    return R.vector_norm(x, p, dim, keepdim)
+    return R.vector_norm(x, p, dim, keepdim, dtype)
 
 
 @public("function method")
