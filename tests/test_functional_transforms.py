@@ -271,3 +271,22 @@ def test_grad_with_batched_grad_outputs_is_the_jacobian_as_pytorch():
         out.append((jac.numpy(), zero.requires_grad))
     np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-12)
     assert out[0][1] is out[1][1] is True
+
+
+def test_linearize_as_pytorch():
+    torch = pytest.importorskip("torch")
+    v = np.random.default_rng(6).random(3)
+
+    def f(a, b):
+        return (a * b).sin(), a.exp() + b
+
+    out = []
+    for lib in (ng, torch):
+        x = lib.tensor(v)
+        primal, jvp_fn = lib.func.linearize(f, x, x * 2)
+        t1, t2 = jvp_fn(lib.ones(3, dtype=lib.float64), lib.tensor(v))
+        with pytest.raises(RuntimeError, match="^tangent:0 with shape"):
+            jvp_fn(lib.ones(4, dtype=lib.float64), lib.ones(3, dtype=lib.float64))
+        out.append([t.numpy() for t in (*primal, t1, t2)])
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-12)

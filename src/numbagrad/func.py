@@ -21,7 +21,7 @@ from .factory import zeros, zeros_like
 from .ops.forward import set_tangent
 from .ops.movement import stack
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "vmap",
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call", "stack_module_state"]
 
 # ---------------------------------------------------------------- pytrees (tuples, lists, dicts)
@@ -261,6 +261,24 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if has_aux:
         return primal_out, tangent_out, aux
     return primal_out, tangent_out
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is the Jacobian-vector product of
+    ``func`` at ``primals``. (Each call runs ``func`` again in forward mode; PyTorch traces
+    it once into a graph.)"""
+    output = func(*primals)
+    p_leaves = _leaves(primals)
+
+    def jvp_fn(*tangents):
+        for k, (p, t) in enumerate(zip(p_leaves, _leaves(tangents))):
+            if p.shape != t.shape:
+                raise RuntimeError(
+                    f"tangent:{k} with shape {t.shape} in flattened pytree doesn't match the "
+                    f"shape {p.shape} of the corresponding primal.")
+        return jvp(func, primals, tangents)[1]
+
+    return output, jvp_fn
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
