@@ -273,6 +273,8 @@ def test_grad_with_batched_grad_outputs_is_the_jacobian_as_pytorch():
     assert out[0][1] is out[1][1] is True
 
 
+# (PyTorch's linearize traces f with torch.fx, which warns about a constant it folds)
+@pytest.mark.filterwarnings("ignore:Attempted to insert a get_attr Node:UserWarning")
 def test_linearize_as_pytorch():
     torch = pytest.importorskip("torch")
     v = np.random.default_rng(6).random(3)

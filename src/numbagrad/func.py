@@ -21,8 +21,8 @@ from .factory import zeros, zeros_like
 from .ops.forward import set_tangent
 from .ops.movement import stack
 
-__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call", "stack_module_state"]
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian",
+           "vmap", "functional_call", "stack_module_state"]
 
 # ---------------------------------------------------------------- pytrees (tuples, lists, dicts)
 
