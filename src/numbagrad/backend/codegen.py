@@ -203,6 +203,22 @@ def names_used(fn) -> set[str]:
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
+def _elementwise_update(f, name: str) -> bool:
+    """Whether loop function ``f`` reads and writes array ``name`` only element by element at
+    one index (``out[j] = g(out[j])``, an in-place op's loop): each element is then read before
+    it is written, so a test of the whole array made before the loop holds for every value the
+    loop reads."""
+    index = None
+    for n in ast.walk(f):
+        if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name) and n.value.id == name:
+            if not isinstance(n.slice, ast.Name) or index not in (None, n.slice.id):
+                return False
+            index = n.slice.id
+        elif isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+            return False
+    return index is not None
+
+
 def split_ranges(src: str, twins: dict, test: str) -> str:
     """Module source ``src`` with each loop whose calls of a function named in ``twins`` can be
     traced to its own parameters split in two: when every value of those parameters is below
@@ -218,7 +234,8 @@ def split_ranges(src: str, twins: dict, test: str) -> str:
     only from items, slices or reshaped views of one (``v0 = w0[j]``, ``w0 = a0[lo:hi]``,
     ``f0 = a0.reshape(a0.size)``). A loop that calls a
     twinned function on anything else (``sin(pi * x)``, an intermediate value), or that writes
-    into an array whose values it tests, keeps its one loop."""
+    into an array whose values it tests other than element by element at the index it reads
+    (``_elementwise_update``), keeps its one loop."""
     tree = ast.parse(src)
     funcs = {f.name: f for f in tree.body if isinstance(f, ast.FunctionDef)}
     untraced = object()
@@ -315,7 +332,10 @@ def split_ranges(src: str, twins: dict, test: str) -> str:
             if isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store):
                 r = root(n.value, frozenset())
                 written |= r if r is not None else params
-        return None if found & written else found
+        both = found & written
+        if both and not all(_elementwise_update(f, name) for name in both):
+            return None
+        return found
 
     renamed = {}  # a function -> the one its split loop calls
     for name in funcs:
