@@ -145,11 +145,12 @@ def typename(obj) -> str:
     return name if module == "builtins" else f"{module}.{name}"
 
 
-def randint_like(input: Tensor, low=0, high=None, *, dtype=None, device=None,
-                 requires_grad=False, memory_format=preserve_format) -> Tensor:
+def randint_like(input: Tensor, low=0, high=None, *, dtype=None, layout=None, device=None,
+                 pin_memory=False, requires_grad=False, memory_format=preserve_format) -> Tensor:
     """Random integers in [low, high) of ``input``'s shape, dtype and device (or those
     given): ``randint_like(x, high)`` or ``randint_like(x, low, high)``; laid out as
     ``memory_format`` says (as ``zeros_like``)."""
+    _factory.check_options("randint_like", layout, pin_memory)
     if high is None:
         low, high = 0, low
     strides = None
@@ -201,8 +202,8 @@ def real(input: Tensor) -> Tensor:
     return input.real
 
 
-def numel(t: Tensor) -> int:
-    return t.numel()
+def numel(input: Tensor) -> int:
+    return input.numel()
 
 
 def get_default_dtype():
@@ -223,8 +224,14 @@ inf = _math.inf
 nan = _math.nan
 
 
-def result_type(a, b):
-    return dtypes.result_type(a, b)
+def result_type(tensor=None, other=None, *, scalar=None, scalar1=None, scalar2=None):
+    """The dtype an op of the two operands computes in. By keyword, as PyTorch's overloads
+    name them: ``(tensor, other)``, ``(scalar, tensor)`` or ``(scalar1, scalar2)``."""
+    if scalar1 is not None or scalar2 is not None:
+        return dtypes.result_type(scalar1, scalar2)
+    if scalar is not None:
+        return dtypes.result_type(scalar, tensor)
+    return dtypes.result_type(tensor, other)
 
 
 def promote_types(type1, type2):

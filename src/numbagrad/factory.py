@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _memory_format as MF
 from . import backend
+from . import cuda as _cuda
 from . import dtypes as D
 from ._tensor import Tensor, _check_device, _on, _unwrap, warn_once
 from .backend.memory import escape
@@ -118,10 +119,11 @@ def _is_cuda_array(obj) -> bool:
     return type(obj).__name__ == "FakeCUDAArray"
 
 
-def from_dlpack(ext) -> Tensor:
+def from_dlpack(ext_tensor) -> Tensor:
     """A CPU tensor sharing memory with a DLPack producer (NumPy arrays, CPU torch tensors,
     ...), via NumPy's DLPack support. CUDA producers go through ``as_tensor`` and
     ``__cuda_array_interface__``."""
+    ext = ext_tensor
     dev = ext.__dlpack_device__()[0] if hasattr(ext, "__dlpack_device__") else 1
     if dev != 1 and _is_cuda_array(ext):
         return as_tensor(ext)
@@ -187,6 +189,21 @@ def _size_arg(args, size, name) -> tuple:
     return _shape((size,), name)
 
 
+def check_options(name, layout, pin_memory) -> None:
+    """PyTorch's ``layout=`` and ``pin_memory=`` of a factory. numbagrad's tensors are all
+    dense and strided: ``strided`` (or None) is the one layout taken. Pinned memory only
+    speeds up host-to-device copies, which numbagrad makes the same way pinned or not: with
+    CUDA, ``pin_memory=True`` changes nothing; without it, it raises as PyTorch does."""
+    if layout is not None and layout is not D.strided:
+        if not isinstance(layout, D.layout):
+            raise TypeError(f"{name}(): argument 'layout' must be torch.layout, not "
+                            f"{type(layout).__name__}")
+        raise RuntimeError(f"{name}(): numbagrad has no {layout} layout, only numbagrad.strided")
+    if pin_memory and not _cuda.is_available():
+        raise RuntimeError("pin_memory=True requires a CUDA or other accelerator backend; no "
+                           "pinned memory allocator is available on this system.")
+
+
 def _dt(dtype, default=None) -> D.dtype:
     return D.as_dtype(dtype) if dtype is not None else (default or D.default_float)
 
@@ -206,19 +223,24 @@ def _filled(shape, value, np_dtype, requires_grad, dev) -> Tensor:
     return _finish(data, requires_grad, dev)
 
 
-def zeros(*args, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def zeros(*args, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+          requires_grad=False) -> Tensor:
+    check_options("zeros", layout, pin_memory)
     device = _check_device(device)
     return _filled(_size_arg(args, size, "zeros"), 0, _dt(dtype).np, requires_grad, device)
 
 
-def ones(*args, size=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def ones(*args, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+         requires_grad=False) -> Tensor:
+    check_options("ones", layout, pin_memory)
     device = _check_device(device)
     return _filled(_size_arg(args, size, "ones"), 1, _dt(dtype).np, requires_grad, device)
 
 
-def empty(*args, size=None, dtype=None, device=None, requires_grad=False,
-          memory_format=MF.contiguous_format) -> Tensor:
+def empty(*args, size=None, dtype=None, layout=None, device=None, pin_memory=False,
+          requires_grad=False, memory_format=MF.contiguous_format) -> Tensor:
     """An uninitialized tensor, laid out in ``memory_format`` (C order by default)."""
+    check_options("empty", layout, pin_memory)
     device = _check_device(device)
     shape = _size_arg(args, size, "empty")
     if memory_format is not MF.contiguous_format:
@@ -241,9 +263,11 @@ def _strided(shape, strides, value, np_dtype, requires_grad, dev) -> Tensor:
     return _finish(data, requires_grad, dev)
 
 
-def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False) -> Tensor:
+def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                  pin_memory=False) -> Tensor:
     """An uninitialized tensor of ``size`` laid out with element ``stride``s (over as much
     memory as they reach)."""
+    check_options("empty_strided", layout, pin_memory)
     device = _check_device(device)
     shape = _shape((size,), "empty_strided")
     stride = tuple(int(st) for st in stride)
@@ -257,17 +281,27 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
     return _finish(be.empty_strided(shape, stride, _dt(dtype).np), requires_grad, device)
 
 
-def full(size, fill_value, dtype=None, device=None, requires_grad=False) -> Tensor:
+def full(size, fill_value, dtype=None, device=None, requires_grad=False, *, layout=None,
+         pin_memory=False) -> Tensor:
+    check_options("full", layout, pin_memory)
     device = _check_device(device)
     dt = _dt(dtype, _infer_dtype(fill_value))
     return _filled(_shape((size,), "full"), D.checked_number(fill_value, dt), dt.np, requires_grad,
                    device)
 
 
-def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False) -> Tensor:
+def arange(start=None, end=None, step=1, dtype=None, device=None, requires_grad=False, *,
+           layout=None, pin_memory=False) -> Tensor:
+    """``start, start + step, ...`` below ``end``: ``arange(end)`` (also ``arange(end=5)``) or
+    ``arange(start, end, step=1)``, as PyTorch's two overloads."""
+    check_options("arange", layout, pin_memory)
     device = _check_device(device)
     if end is None:
+        if start is None:
+            raise TypeError('arange() missing 1 required positional arguments: "end"')
         start, end = 0, start
+    elif start is None:
+        start = 0
     if step == 0:
         raise RuntimeError("step must be nonzero")
     if (end - start) * step < 0:
@@ -282,7 +316,9 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad=False
     return _finish(data, requires_grad, device)
 
 
-def linspace(start, end, steps, dtype=None, device=None, requires_grad=False) -> Tensor:
+def linspace(start, end, steps, dtype=None, device=None, requires_grad=False, *, layout=None,
+             pin_memory=False) -> Tensor:
+    check_options("linspace", layout, pin_memory)
     device = _check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -301,8 +337,9 @@ def _ends_checked(start, end, dtype):
 
 
 def logspace(start, end, steps, base=10.0, dtype=None, device=None,
-             requires_grad=False) -> Tensor:
+             requires_grad=False, *, layout=None, pin_memory=False) -> Tensor:
     """``base ** linspace(start, end, steps)``, computed in float64 and then cast."""
+    check_options("logspace", layout, pin_memory)
     device = _check_device(device)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
@@ -312,7 +349,9 @@ def logspace(start, end, steps, base=10.0, dtype=None, device=None,
     return _finish(values, requires_grad, device)
 
 
-def eye(n, m=None, dtype=None, device=None, requires_grad=False) -> Tensor:
+def eye(n, m=None, dtype=None, device=None, requires_grad=False, *, layout=None,
+        pin_memory=False) -> Tensor:
+    check_options("eye", layout, pin_memory)
     device = _check_device(device)
     return _finish(np.eye(n, n if m is None else m, dtype=_dt(dtype).np), requires_grad, device)
 
@@ -352,8 +391,9 @@ def _random_float(dt, kernel, shape=None):
         raise NotImplementedError(f'"{kernel}" not implemented for \'{name}\'')
 
 
-def rand(*args, size=None, generator=None, dtype=None, device=None,
-         requires_grad=False) -> Tensor:
+def rand(*args, size=None, generator=None, dtype=None, layout=None, device=None,
+         pin_memory=False, requires_grad=False) -> Tensor:
+    check_options("rand", layout, pin_memory)
     device = _check_device(device)
     dt = _dt(dtype)
     _random_float(dt, "check_uniform_bounds")
@@ -361,8 +401,9 @@ def rand(*args, size=None, generator=None, dtype=None, device=None,
     return _finish(data, requires_grad, device)
 
 
-def randn(*args, size=None, generator=None, dtype=None, device=None,
-          requires_grad=False) -> Tensor:
+def randn(*args, size=None, generator=None, dtype=None, layout=None, device=None,
+          pin_memory=False, requires_grad=False) -> Tensor:
+    check_options("randn", layout, pin_memory)
     device = _check_device(device)
     dt = _dt(dtype)
     shape = _size_arg(args, size, "randn")
@@ -371,8 +412,9 @@ def randn(*args, size=None, generator=None, dtype=None, device=None,
     return _finish(data, requires_grad, device)
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
-            requires_grad=False) -> Tensor:
+def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=None,
+            device=None, pin_memory=False, requires_grad=False) -> Tensor:
+    check_options("randint", layout, pin_memory)
     device = _check_device(device)
     if size is None:  # randint(high, size)
         low, high, size = 0, low, high
@@ -385,7 +427,9 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     return _finish(data, requires_grad, device)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None) -> Tensor:
+def randperm(n, *, generator=None, dtype=None, layout=None, device=None,
+             pin_memory=False) -> Tensor:
+    check_options("randperm", layout, pin_memory)
     device = _check_device(device)
     data = _rng(generator).permutation(int(n)).astype(_dt(dtype, D.default_int).np)
     return Tensor._make(_on(data, device))
@@ -399,7 +443,8 @@ def _like(fn, fill=None):
     name = fn.__name__ + "_like"
 
     def like(input, dtype=None, device=None, requires_grad=False,
-             memory_format=MF.preserve_format, **kwargs):
+             memory_format=MF.preserve_format, *, layout=None, pin_memory=False, **kwargs):
+        check_options(name, layout, pin_memory)
         dtype = dtype or input.dtype
         device = input.device if device is None else device
         strides = None
@@ -428,9 +473,10 @@ randn_like = _like(randn)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad=False,
-              memory_format=MF.preserve_format) -> Tensor:
+              memory_format=MF.preserve_format, *, layout=None, pin_memory=False) -> Tensor:
     """A tensor of ``input``'s shape holding ``fill_value``, laid out as ``memory_format``
     says (as ``zeros_like``)."""
+    check_options("full_like", layout, pin_memory)
     strides = None
     if memory_format is not MF.contiguous_format:
         strides = MF.like_strides(input, MF.checked(memory_format, "full_like",

@@ -25,7 +25,8 @@ from .ops.decompositions import (
 )
 from .ops.indexing import diagonal as _diagonal
 from .ops.indexing import where
-from .ops.linalg import LinAlgError, _matrices, linalg_cross, linalg_det, linalg_inv, matmul, vdot
+from .ops.linalg import LinAlgError, _matrices, linalg_cross, linalg_det, linalg_inv, vdot
+from .ops.linalg import matmul as _matmul
 from .ops.lu import (
     _failure, ldl_array, ldl_solve_array, linalg_cholesky_ex, linalg_inv_ex, linalg_lu,
     linalg_lu_factor_ex, linalg_lu_solve, linalg_solve, linalg_solve_ex, multi_dot,
@@ -81,10 +82,14 @@ def inv_ex(A, *, check_errors=False):
     return linalg_inv_ex(A, check_errors)
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False):
+# (the matrix argument is ``input`` where PyTorch's keyword is: cholesky, eigh, the norms, ...;
+# ``A`` where it is: det, inv, solve, lu, qr, svd)
+
+
+def cholesky_ex(input, *, upper=False, check_errors=False):
     """``(L, info)``: ``cholesky``'s factors and potrf's info of each matrix (int32); a matrix
     that is not positive-definite raises only with ``check_errors``."""
-    return linalg_cholesky_ex(A, upper, check_errors)
+    return linalg_cholesky_ex(input, upper, check_errors)
 
 
 # ---------------------------------------------------------------- LU
@@ -137,19 +142,19 @@ def _ldl(A, check_errors, op):
     return LD, Tensor._make(piv).to(A.device), Tensor._make(info).to(A.device)
 
 
-def ldl_factor_ex(A, *, hermitian=False, check_errors=False):
+def ldl_factor_ex(input, *, hermitian=False, check_errors=False):
     """``(LD, pivots, info)``: the Bunch-Kaufman factorization ``A = P L D L^T P^T`` of each
     symmetric matrix of ``A`` (its lower triangle read) as LAPACK's sytrf packs it, its
     pivots (int32, negative for 2x2 blocks) and info (int32: the first zero of ``D``, or 0);
     a zero raises only with ``check_errors``. (Real matrices: ``hermitian`` changes
     nothing.)"""
     return _named("linalg_ldl_factor_ex", ("LD", "pivots", "info"))(
-        *_ldl(A, check_errors, "torch.linalg.ldl_factor_ex"))
+        *_ldl(input, check_errors, "torch.linalg.ldl_factor_ex"))
 
 
-def ldl_factor(A, *, hermitian=False):
+def ldl_factor(input, *, hermitian=False):
     """``(LD, pivots)``: ``ldl_factor_ex``'s, a zero of ``D`` raising."""
-    LD, pivots, _ = _ldl(A, True, "torch.linalg.ldl_factor")
+    LD, pivots, _ = _ldl(input, True, "torch.linalg.ldl_factor")
     return _named("linalg_ldl_factor", ("LD", "pivots"))(LD, pivots)
 
 
@@ -175,10 +180,11 @@ def ldl_solve(LD, pivots, B, *, hermitian=False):
     return not_implemented(Tensor._make(out).to(B.device), "aten::linalg_ldl_solve", LD, B)
 
 
-def tensorinv(A, ind=2):
-    """The inverse of ``A`` for ``tensordot(., ., ind)``: ``A``'s first ``ind`` dims and its
-    others, each group flattened, make a square matrix, whose inverse is reshaped to the
-    others' shape then the first's."""
+def tensorinv(input=None, ind=2, *, a=None):
+    """The inverse of ``input`` (PyTorch also takes it as ``a=``) for ``tensordot(., ., ind)``:
+    its first ``ind`` dims and its others, each group flattened, make a square matrix, whose
+    inverse is reshaped to the others' shape then the first's."""
+    A = _one_operand("tensorinv", input, a, "a")
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     if ind > A.ndim:  # (PyTorch's slice of A's shape fails)
@@ -193,9 +199,11 @@ def tensorinv(A, ind=2):
     return inverse.reshape(cols + rows)
 
 
-def tensorsolve(A, B, dims=None):
-    """``X`` with ``tensordot(A, X, X.ndim) = B``: ``A``'s first ``B.ndim`` dims (after
-    ``dims`` are moved last) against the rest, solved as one square system."""
+def tensorsolve(input, other, dims=None):
+    """``X`` with ``tensordot(A, X, X.ndim) = B`` (``input``, ``other``): ``A``'s first
+    ``B.ndim`` dims (after ``dims`` are moved last) against the rest, solved as one square
+    system."""
+    A, B = input, other
     if dims is not None:
         dims = [d % A.ndim if -A.ndim <= d < A.ndim else d for d in dims]
         for d in dims:
@@ -213,18 +221,28 @@ def tensorsolve(A, B, dims=None):
     return linalg_solve(A.reshape(rows, rows), B.reshape(rows)).reshape(shape)
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
-    """The ``ord``-norm of ``x`` seen as a vector over ``dim`` (LinalgVectorNormBackward0)."""
-    if dtype is not None:
-        x = x.to(dtype)
+def _one_operand(name, given, alias, alias_name):
+    """The operand given as ``input`` or under PyTorch's other keyword for it."""
+    if (given is None) == (alias is None):
+        raise TypeError(f"{name}() takes its tensor once, as input or {alias_name}")
+    return alias if given is None else given
+
+
+def vector_norm(input=None, ord=2, dim=None, keepdim=False, *, dtype=None, x=None):
+    """The ``ord``-norm of ``input`` (PyTorch also takes it as ``x=``) seen as a vector over
+    ``dim`` (LinalgVectorNormBackward0; with ``dtype``, computed in it, the cast in that one
+    node as PyTorch's)."""
+    x = _one_operand("linalg_vector_norm", input, x, "x")
     if ord == 2 and (dim is None or isinstance(dim, int) or len(dim) <= 2):
-        return R.norm(x, dim, keepdim)  # (its own kernel; it reads 3 dims as an error)
-    return R.vector_norm(x, ord, dim, keepdim)
+        return R.norm(x, dim, keepdim, dtype)  # (its own kernel; it reads 3 dims as an error)
+    return R.vector_norm(x, ord, dim, keepdim, dtype)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
-    """The ``ord``-norm of the matrices of ``A`` over the two dims ``dim``: ``'fro'``, or the
-    induced 1 / inf norms (largest column / row sum of ``|A|``) and -1 / -inf (smallest)."""
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """The ``ord``-norm of the matrices of ``input`` over the two dims ``dim``: ``'fro'``, or
+    the induced 1 / inf norms (largest column / row sum of ``|A|``) and -1 / -inf
+    (smallest)."""
+    A = input
     if A.ndim < 2:
         raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
                            "dimensions.")
@@ -255,10 +273,11 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     return sums.amax(both, keepdim=keepdim) if ord > 0 else sums.amin(both, keepdim=keepdim)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):
     """``vector_norm`` or ``matrix_norm`` as PyTorch chooses: without ``ord``, the 2-norm of
-    ``A`` flattened (or over ``dim``); with ``ord``, the matrix norm for a 2-d ``A`` or two
-    ``dim`` and the vector norm for a 1-d ``A`` or one ``dim``."""
+    ``A`` (``input``) flattened (or over ``dim``); with ``ord``, the matrix norm for a 2-d
+    ``A`` or two ``dim`` and the vector norm for a 1-d ``A`` or one ``dim``."""
+    A = input
     if ord is None:
         return vector_norm(A, 2, dim, keepdim, dtype=dtype)
     if (dim is None and A.ndim == 2) or (dim is not None and not isinstance(dim, int)
@@ -297,26 +316,27 @@ def qr(A, mode="reduced"):
     return linalg_qr(A, mode)
 
 
-def householder_product(A, tau):
+def householder_product(input, tau):
     """The first ``n`` columns of the product of the Householder reflectors
-    ``I - tau_i v_i v_i^T`` stored below the diagonal of ``A`` (..., m, n), as ``geqrf``
+    ``I - tau_i v_i v_i^T`` stored below the diagonal of ``input`` (..., m, n), as ``geqrf``
     leaves them (LinalgHouseholderProductBackward0)."""
-    return linalg_householder_product(A, tau)
+    return linalg_householder_product(input, tau)
 
 
-def cholesky(A, *, upper=False):
-    """The lower-triangular ``L`` with ``A = L L^T`` (``upper``: ``L^T``)."""
-    return linalg_cholesky(A, upper)
+def cholesky(input, *, upper=False):
+    """The lower-triangular ``L`` with ``A = L L^T`` (``upper``: ``L^T``), ``A`` the
+    matrices of ``input``."""
+    return linalg_cholesky(input, upper)
 
 
-def eigh(A, UPLO="L"):
-    """The eigenvalues (ascending) and eigenvectors of the symmetric matrices of ``A``."""
-    return linalg_eigh(A, UPLO)
+def eigh(input, UPLO="L"):
+    """The eigenvalues (ascending) and eigenvectors of the symmetric matrices of ``input``."""
+    return linalg_eigh(input, UPLO)
 
 
-def eigvalsh(A, UPLO="L"):
-    """The eigenvalues (ascending) of the symmetric matrices of ``A``."""
-    return linalg_eigh(A, UPLO, F._needs_vectors(A)).eigenvalues
+def eigvalsh(input, UPLO="L"):
+    """The eigenvalues (ascending) of the symmetric matrices of ``input``."""
+    return linalg_eigh(input, UPLO, F._needs_vectors(input)).eigenvalues
 
 
 def slogdet(A):
@@ -324,29 +344,45 @@ def slogdet(A):
     return linalg_slogdet(A)
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
-    """The pseudo-inverse of each matrix of ``A`` (LinalgPinvBackward0)."""
-    return linalg_pinv(A, atol, rtol, hermitian)
+def _tolerance(name, old, old_name, atol, rtol):
+    """``(atol, rtol)`` of a call that may give PyTorch's older positional tolerance ``old``
+    instead: pinv's ``rcond`` (a relative one) or matrix_rank's ``tol`` (an absolute one)."""
+    if old is None:
+        return atol, rtol
+    if atol is not None or rtol is not None:
+        raise TypeError(f"{name}() takes {old_name} or atol and rtol, not both")
+    return (None, old) if old_name == "rcond" else (old, 0.0)
 
 
-def lstsq(A, B, rcond=None, *, driver=None):
-    """The least-squares solution of ``A X = B``: ``(solution, residuals, rank,
-    singular_values)``, filled as PyTorch fills them for ``driver`` (default 'gelsy')."""
-    return linalg_lstsq(A, B, rcond, driver)
+def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
+    """The pseudo-inverse of each matrix of ``input`` (LinalgPinvBackward0); ``rcond``:
+    PyTorch's older name of ``rtol``."""
+    atol, rtol = _tolerance("linalg_pinv", rcond, "rcond", atol, rtol)
+    return linalg_pinv(input, atol, rtol, hermitian)
 
 
-def solve_triangular(A, B, *, upper=None, left=True, unitriangular=False):
+def lstsq(input, b, rcond=None, *, driver=None):
+    """The least-squares solution of ``A X = B`` (``input``, ``b``): ``(solution, residuals,
+    rank, singular_values)``, filled as PyTorch fills them for ``driver`` (default
+    'gelsy')."""
+    return linalg_lstsq(input, b, rcond, driver)
+
+
+def solve_triangular(input, B, *, upper=None, left=True, unitriangular=False):
     """``X`` with ``A X = B`` (``left``) or ``X A = B``, ``A`` read as upper or lower
     triangular (LinalgSolveTriangularBackward0)."""
     if upper is None:  # (required: PyTorch's argument parser's words)
         raise TypeError('linalg_solve_triangular() missing 1 required positional arguments: '
                         '"upper"')
-    return linalg_solve_triangular(A, B, upper=upper, left=left, unitriangular=unitriangular)
+    return linalg_solve_triangular(input, B, upper=upper, left=left, unitriangular=unitriangular)
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
-    """The number of singular values of each matrix of ``A`` over ``max(atol, rtol * the
-    largest)`` (rtol by default eps * max(m, n) when atol is not given)."""
+def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None):
+    """The number of singular values of each matrix of ``input`` over ``max(atol, rtol * the
+    largest)`` (rtol by default eps * max(m, n) when atol is not given); ``tol``: PyTorch's
+    older absolute tolerance (atol, with rtol 0)."""
+    A = input
+    atol, rtol = _tolerance("linalg_matrix_rank", tol, "tol", atol, rtol)
     if A.ndim < 2:
         raise RuntimeError("torch.linalg.matrix_rank: The input tensor input must have at least "
                            "2 dimensions.")
@@ -360,9 +396,11 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False):
     return (S > tol).sum(-1)
 
 
-def cond(A, p=None):
-    """The condition number of each matrix of ``A`` in the ``p``-norm: the ratio of extreme
-    singular values (p None, 2, -2), else ``norm(A) * norm(A^-1)`` (inf for a singular A)."""
+def cond(input, p=None):
+    """The condition number of each matrix ``A`` of ``input`` in the ``p``-norm: the ratio of
+    extreme singular values (p None, 2, -2), else ``norm(A) * norm(A^-1)`` (inf for a
+    singular A)."""
+    A = input
     if A.ndim < 2:
         raise RuntimeError("linalg.cond: The input tensor must have at least 2 dimensions.")
     if A.numel() == 0:  # (NumPy has no condition number for 0 x 0 matrices: PyTorch's 0)
@@ -383,6 +421,11 @@ def cond(A, p=None):
     singular = singular[..., None, None]
     inverse = where(singular, math.inf, inv(where(singular, eye, A)))
     return (matrix_norm(A, p) * matrix_norm(inverse, p)).nan_to_num(math.nan, math.inf)
+
+
+def matmul(input, other):
+    """``torch.matmul`` under PyTorch's keywords for ``linalg.matmul``."""
+    return _matmul(input, other)
 
 
 def vecdot(x, y, *, dim=-1):

@@ -124,17 +124,19 @@ class _Writer:
             self.objects.append(obj)
         return k
 
-    def pickle_objects(self) -> bytes:
-        """``self.objects`` pickled, with the tensors inside them saved as tensor records (so
-        they keep their sharing with the rest of the archive) and named by index."""
+    def pickle_objects(self, pickle_module=pickle, protocol=None) -> bytes:
+        """``self.objects`` pickled (by ``pickle_module``'s Pickler, in ``protocol``: pickle's
+        highest by default), with the tensors inside them saved as tensor records (so they
+        keep their sharing with the rest of the archive) and named by index."""
         writer = self
 
-        class Pickler(pickle.Pickler):
+        class Pickler(pickle_module.Pickler):
             def persistent_id(self, obj):
                 return ("tensor", writer.tensor(obj)) if _has_record(obj) else None
 
         buf = io.BytesIO()
-        Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(self.objects)
+        Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL if protocol is None else protocol).dump(
+            self.objects)
         return buf.getvalue()
 
     def _container(self, obj, t):
@@ -166,8 +168,15 @@ def _is_path(f) -> bool:
     return isinstance(f, (str, os.PathLike))
 
 
-def save(obj, f) -> None:
+def save(obj, f, pickle_module=pickle, pickle_protocol=None,
+         _use_new_zipfile_serialization=True, _disable_byteorder_record=False) -> None:
     """Write ``obj`` to ``f`` (a path or a writable binary file object).
+
+    The archive is numbagrad's: JSON and ``.npy`` members, pickle only for the objects JSON
+    cannot describe. ``pickle_module`` and ``pickle_protocol`` (PyTorch's) pickle those; the
+    protocol is pickle's highest unless given (PyTorch's default, 2, is older than needed
+    here). PyTorch's two format switches change nothing: there is one format, whose arrays
+    record their byte order.
 
     >>> import io, numbagrad as torch
     >>> buf = io.BytesIO()
@@ -178,7 +187,8 @@ def save(obj, f) -> None:
     """
     writer = _Writer()
     root = writer.encode(obj)
-    objects = writer.pickle_objects() if writer.objects else None  # (adds tensor records)
+    objects = (writer.pickle_objects(pickle_module, pickle_protocol)  # (adds tensor records)
+               if writer.objects else None)
     description = {"format": FORMAT, "version": VERSION, "root": root,
                    "tensors": writer.tensors,
                    "storages": [f"data/{k}.npy" for k in range(len(writer.storages))]}

@@ -243,12 +243,13 @@ class _Methods:
             return factory.tensor(data, dtype=self.dtype, device=device)
         return factory.empty(*(args or (0,)), dtype=self.dtype, device=device)
 
-    def resize_(self, *sizes, memory_format=None):
+    def resize_(self, *sizes, size=None, memory_format=None):
         """PyTorch's ``resize_`` of a tensor that needs no gradient: the same shape leaves it
-        as it is; another lays it out contiguously over its memory from its first element."""
+        as it is; another lays it out contiguously over its memory from its first element.
+        The shape: ints, one sequence, or ``size=``."""
         if self.requires_grad:
             raise RuntimeError("cannot resize variables that require grad")
-        shape = factory._shape(sizes, "resize_")
+        shape = factory._size_arg(sizes, size, "resize_")
         if self.is_cuda:
             raise NotImplementedError("numbagrad's resize_ has no CUDA version yet: call it on a "
                                       "CPU tensor (x.cpu())")
@@ -266,26 +267,37 @@ class _Methods:
         return factory.copy_of(data, dtype=dtype or self.dtype, device=self.device,
                                requires_grad=requires_grad)
 
-    # (C order whatever this tensor's layout, as PyTorch's: they take no memory_format)
-    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+    # (C order whatever this tensor's layout, as PyTorch's: they take no memory_format;
+    # ``layout`` and ``pin_memory``: the factories' check, factory.check_options)
+    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
+                  layout=None, pin_memory=False):
         return factory.zeros(*by_keyword(sizes, size), dtype=dtype or self.dtype,
-                             device=device or self.device, requires_grad=requires_grad)
+                             device=device or self.device, requires_grad=requires_grad,
+                             layout=layout, pin_memory=pin_memory)
 
-    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
+                 layout=None, pin_memory=False):
         return factory.ones(*by_keyword(sizes, size), dtype=dtype or self.dtype,
-                            device=device or self.device, requires_grad=requires_grad)
+                            device=device or self.device, requires_grad=requires_grad,
+                            layout=layout, pin_memory=pin_memory)
 
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False, *,
+                 layout=None, pin_memory=False):
         return factory.full(size, fill_value, dtype=dtype or self.dtype,
-                            device=device or self.device, requires_grad=requires_grad)
+                            device=device or self.device, requires_grad=requires_grad,
+                            layout=layout, pin_memory=pin_memory)
 
-    def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+    def new_empty(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
+                  layout=None, pin_memory=False):
         return factory.empty(*by_keyword(sizes, size), dtype=dtype or self.dtype,
-                             device=device or self.device, requires_grad=requires_grad)
+                             device=device or self.device, requires_grad=requires_grad,
+                             layout=layout, pin_memory=pin_memory)
 
-    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False):
+    def new_empty_strided(self, size, stride, dtype=None, device=None, requires_grad=False, *,
+                          layout=None, pin_memory=False):
         return factory.empty_strided(size, stride, dtype=dtype or self.dtype,
-                                     device=device or self.device, requires_grad=requires_grad)
+                                     device=device or self.device, requires_grad=requires_grad,
+                                     layout=layout, pin_memory=pin_memory)
 
     # ------------------------------------------------------------ operators
     # (x + y, x * y, x - y and x / y are the ops' operator functions, bound below)
@@ -584,4 +596,4 @@ Tensor.__abs__ = _F.abs
 Tensor.add_ = _F.add_
 Tensor.zero_ = _F.zero_
 Tensor.fill_ = lambda self, value: _F.fill_(self, value)
-Tensor.copy_ = lambda self, src: _F.copy_(self, src)
+Tensor.copy_ = lambda self, src, non_blocking=False: _F.copy_(self, src, non_blocking)

@@ -381,8 +381,9 @@ def _embedding_renorm_(weight, input, max_norm, norm_type):
         weight[rows] = picked * scale
 
 
-def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
+def one_hot(input: Tensor, num_classes: int = -1) -> Tensor:
     """Class indices as int64 one-hot vectors along a new last dimension."""
+    tensor = input
     if tensor.dtype is not _D.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     idx = tensor._host()

@@ -443,8 +443,10 @@ def _not_implemented_for(t, kernel):
 
 
 @composite("cholesky_solve", variants="function method")
-def cholesky_solve(ctx, b, L, upper=False):
-    """``X`` with ``A X = B``, given ``A``'s Cholesky factor ``L`` (``upper``: ``U = L^T``)."""
+def cholesky_solve(ctx, input, input2, upper=False):
+    """``X`` with ``A X = B``, given ``B`` (``input``) and ``A``'s Cholesky factor ``L``
+    (``input2``; ``upper``: ``U = L^T``)."""
+    b, L = input, input2
     if b.ndim < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions "
                            "instead")
@@ -873,9 +875,9 @@ def matrix_exp(input):
 
 
 @public("function method")
-def orgqr(input, tau):
-    """``linalg.householder_product`` under LAPACK's name."""
-    return linalg_householder_product(input, tau)
+def orgqr(input, input2):
+    """``linalg.householder_product`` under LAPACK's name (``input2``: the ``tau``)."""
+    return linalg_householder_product(input, input2)
 
 
 @public("function")

@@ -91,9 +91,10 @@ def mm_vjp(ctx, grad):
 
 
 @composite("addmm", variants="function method inplace")
-def addmm(ctx, bias, x, y, *, beta=1, alpha=1):
-    """``beta * bias + alpha * (x @ y)``: ``F.linear``'s one node, as in PyTorch (the sum is
-    written into the product's new array)."""
+def addmm(ctx, input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)``: ``F.linear``'s one node, as in PyTorch (the
+    sum is written into the product's new array)."""
+    bias, x, y = input, mat1, mat2
     if beta != 1 or alpha != 1:
         if ctx.recorded:
             ctx.save(x=x, y=y)
@@ -435,9 +436,9 @@ addr.inplace_check = _addr_inplace_check
 
 
 @composite("vdot", variants="function method")
-def vdot(ctx, x, y):
+def vdot(ctx, input, other):
     """The dot product of two 1-d tensors (of real numbers: ``dot``), under its own node."""
-    return dot.forward(ctx, x, y)
+    return dot.forward(ctx, input, other)
 
 
 vdot.defvjp(dot_vjp)

@@ -562,10 +562,10 @@ def lu(A, pivot=True, get_infos=False):
 
 
 @public("function method")
-def lu_solve(b, LU_data, LU_pivots):
-    """``linalg.lu_solve(LU_data, LU_pivots, b)`` under its old name (deprecated)."""
+def lu_solve(input, LU_data, LU_pivots):
+    """``linalg.lu_solve(LU_data, LU_pivots, input)`` under its old name (deprecated)."""
     warn_once("lu_solve", WARN_LU_SOLVE, stacklevel=3)
-    return linalg_lu_solve(LU_data, LU_pivots, b)
+    return linalg_lu_solve(LU_data, LU_pivots, input)
 
 
 @public("function")

@@ -134,7 +134,8 @@ def by_keyword(args, given):
 
 
 @composite("view", view=True, variants="method")
-def view(ctx, x, *shape, size=None):
+def view(ctx, x, *shape, size=None, dtype=None):
+    # (``x.view(dtype)`` never reaches here: the lean hook below answers it, every time)
     shape = infer_shape(parse_shape(by_keyword(shape, size)), x.numel())
     out = _view_or_none(x._data, shape)
     if out is None:
@@ -172,6 +173,8 @@ def _lean_dim(d, n):
 
 
 def _view_lean(x, *shape, **kwargs):
+    if "dtype" in kwargs or len(shape) == 1 and type(shape[0]) is D.dtype:
+        return view_dtype(x, *shape, **kwargs)
     a = _cpu_array(x)
     if a is None or kwargs or not a.flags.c_contiguous:
         return None
@@ -185,6 +188,48 @@ def _view_lean(x, *shape, **kwargs):
 
 
 view.lean = _view_lean
+
+
+def view_dtype(x, *args, **kwargs):
+    """``x.view(dtype)``: ``x``'s bytes read as ``dtype``. The last dim is rescaled by the ratio
+    of the element sizes (which needs it contiguous and, for a larger element, a size and an
+    offset it divides), as PyTorch's. The result shares ``x``'s memory and version counter but
+    not its graph: PyTorch marks view.dtype not differentiable, whatever the dtypes (the
+    alias of ``detach``, read as another dtype)."""
+    given = (*args, *kwargs.values())
+    if len(given) != 1 or kwargs.keys() - {"dtype"}:
+        raise TypeError("view() received an invalid combination of arguments: it takes a size "
+                        "or a dtype")
+    dtype = D.as_dtype(given[0])
+    a = x._data
+    old, new = x.dtype.itemsize, dtype.itemsize
+    if old != new:
+        names = [D.SCALAR_TYPE.get(d.name, d.name) for d in (x.dtype, dtype)]
+        what = f"to view {names[0]} as {names[1]} (different element sizes)"
+        if x.ndim == 0:
+            raise RuntimeError(f"self.dim() cannot be 0 {what}")
+        strides = x.stride()
+        # (PyTorch's checks in its order; a larger element must also start, and each row
+        # must begin, on one of its own boundaries)
+        ratio = new // old
+        if new > old:
+            if x.shape[-1] % ratio:
+                raise RuntimeError(f"self.size(-1) must be divisible by {ratio} {what}, but got "
+                                   f"{x.shape[-1]}")
+            if x.storage_offset() % ratio:
+                raise RuntimeError(f"self.storage_offset() must be divisible by {ratio} {what}, "
+                                   f"but got {x.storage_offset()}")
+        if strides[-1] != 1:
+            raise RuntimeError(f"self.stride(-1) must be 1 {what}, but got {strides[-1]}")
+        for d, st in enumerate(strides[:-1]):
+            if new > old and st % ratio:
+                raise RuntimeError(f"self.stride({d}) must be divisible by {ratio} {what}, but "
+                                   f"got {st}")
+    t = Tensor._make(a.view(dtype.np))
+    t._version_cell = x._version_cell
+    if t._inference is not x._inference:
+        t._inference = x._inference
+    return t
 
 
 @public("method")
@@ -1574,8 +1619,10 @@ def stack_vjp(ctx, grad):
     return tuple(_part(grad, (*lead, i, ...)) for i in range(len(ctx.input_shapes)))
 
 
-@composite("split", node="SplitBackward0", view=True, variants="function method")
-def split(ctx, x, split_size_or_sections, dim=0):
+@composite("split", node="SplitBackward0", view=True, variants="function")
+def split(ctx, tensor, split_size_or_sections, dim=0):
+    # (``tensor``: PyTorch's keyword for the function, ``torch.split(tensor=x, ...)``)
+    x = tensor
     # PyTorch's checks, in its order
     if x.ndim == 0:
         raise RuntimeError("split expects at least a 1-dimensional tensor")
@@ -1625,6 +1672,13 @@ split.defjvp(linear(split))
 def split_vjp(ctx, grads):
     # (a single output's gradient comes as a Tensor, not a list of one)
     return cat(grads if isinstance(grads, list) else [grads], dim=ctx.dim)
+
+
+@public("method", name="split")
+def split_method(x, split_size, dim=0):
+    """``x.split(...)``: the method names its sizes ``split_size`` (an int or a list), where
+    ``torch.split`` names them ``split_size_or_sections``."""
+    return split(x, split_size, dim)
 
 
 @public("function method")

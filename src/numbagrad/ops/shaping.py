@@ -45,9 +45,15 @@ def movedim(input, source, destination):
     return M.permute(input, tuple(o if o is not None else next(rest) for o in order))
 
 
-@public("function method", aliases="swapdims")
+# (each alias under its own PyTorch keywords: swapaxes' axis0 and axis1, swapdims' dim0 and dim1)
+@public("function method")
 def swapaxes(input, axis0, axis1):
     return M.transpose(input, axis0, axis1)
+
+
+@public("function method")
+def swapdims(input, dim0, dim1):
+    return M.transpose(input, dim0, dim1)
 
 
 # the in-place view changes (methods only, as PyTorch's)
@@ -60,9 +66,14 @@ def t_(input):
     return view_inplace(input, M.t, "TBackward1")
 
 
-@public("method", name="transpose_", aliases="swapaxes_ swapdims_")
+@public("method", name="transpose_", aliases="swapdims_")
 def transpose_(input, dim0, dim1):
     return view_inplace(input, M.transpose, "TransposeBackward1", dim0, dim1)
+
+
+@public("method", name="swapaxes_")
+def swapaxes_(input, axis0, axis1):
+    return transpose_(input, axis0, axis1)
 
 
 @public("method", name="unsqueeze_")
@@ -108,11 +119,39 @@ ERR_TENSOR_SPLIT_ARGS = (
 )
 
 
+def _sections_or_indices(name, given, sections, indices, tensor_indices_or_sections):
+    """The one of PyTorch's overloads' arguments given: by position (``given``) or by its
+    keyword, ``sections`` (an int), ``indices`` (ints) or, for ``tensor_split``,
+    ``tensor_indices_or_sections`` (a tensor)."""
+    named = {k: v for k, v in (("sections", sections), ("indices", indices),
+                               ("tensor_indices_or_sections", tensor_indices_or_sections))
+             if v is not None}
+    if given is not None:
+        named = {"": given, **named}
+    if len(named) != 1:
+        kinds = ("sections, indices or tensor_indices_or_sections" if name == "tensor_split"
+                 else "sections or indices")
+        raise TypeError(f"{name}() takes one argument of {kinds}, given {len(named)}")
+    (key, how), = named.items()
+    # a keyword names one overload: a value of another kind matches none (PyTorch's TypeError)
+    fits = {"": True, "sections": isinstance(how, (int, np.integer)) and not isinstance(how, bool),
+            "indices": isinstance(how, (list, tuple)),
+            "tensor_indices_or_sections": isinstance(how, Tensor)}[key]
+    if not fits:
+        raise TypeError(ERR_TENSOR_SPLIT_ARGS.format(f"{key}={type(how).__name__}")
+                        if name == "tensor_split" else
+                        f"{name}() received an invalid combination of arguments - got (Tensor, "
+                        f"{key}={type(how).__name__})")
+    return how
+
+
 @public("function method")
-def tensor_split(input, indices_or_sections, dim=0):
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
     """Slices of ``input`` along ``dim`` (views, SliceBackward0 each): ``sections`` pieces of
     sizes differing by one at most, the larger first, or the pieces between ``indices``."""
-    how = indices_or_sections
+    how = _sections_or_indices("tensor_split", indices_or_sections, sections, indices,
+                               tensor_indices_or_sections)
     if isinstance(how, Tensor):
         if how.ndim > 1:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
@@ -156,19 +195,23 @@ def _split_along(name, input, indices_or_sections, least, dim):
     return tensor_split(input, indices_or_sections, dim)
 
 
+# (PyTorch's overloads take ``sections`` (an int) or ``indices`` (ints), by those keywords)
 @public("function method")
-def hsplit(input, indices_or_sections):
-    return _split_along("hsplit", input, indices_or_sections, 1, 0 if input.ndim == 1 else 1)
-
-
-@public("function method")
-def vsplit(input, indices_or_sections):
-    return _split_along("vsplit", input, indices_or_sections, 2, 0)
+def hsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    how = _sections_or_indices("hsplit", indices_or_sections, sections, indices, None)
+    return _split_along("hsplit", input, how, 1, 0 if input.ndim == 1 else 1)
 
 
 @public("function method")
-def dsplit(input, indices_or_sections):
-    return _split_along("dsplit", input, indices_or_sections, 3, 2)
+def vsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    how = _sections_or_indices("vsplit", indices_or_sections, sections, indices, None)
+    return _split_along("vsplit", input, how, 2, 0)
+
+
+@public("function method")
+def dsplit(input, indices_or_sections=None, *, sections=None, indices=None):
+    how = _sections_or_indices("dsplit", indices_or_sections, sections, indices, None)
+    return _split_along("dsplit", input, how, 3, 2)
 
 
 @public("function method")
@@ -263,9 +306,10 @@ def type_as(input, other):
 
 
 @public("method")
-def sum_to_size(input, *size):
-    """``input`` summed down to ``size``, which must expand to ``input``'s shape."""
-    size = M.parse_shape(size)
+def sum_to_size(input, *sizes, size=None):
+    """``input`` summed down to ``size`` (given as ints, one sequence, or ``size=``), which
+    must expand to ``input``'s shape."""
+    size = M.parse_shape(M.by_keyword(sizes, size))
     shape = tuple(input.shape)
     lead = len(shape) - len(size)
     if lead < 0 or any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
@@ -556,10 +600,10 @@ def _check_shuffle(name, x, factor, what):
 
 
 @composite("pixel_shuffle", variants="function functional")
-def pixel_shuffle(ctx, x, upscale_factor):
+def pixel_shuffle(ctx, input, upscale_factor):
     """``(*, C r^2, H, W)`` to ``(*, C, H r, W r)``: each channel group of ``r * r`` becomes an
     ``r`` by ``r`` block of pixels."""
-    r = upscale_factor
+    x, r = input, upscale_factor
     _check_shuffle("pixel_shuffle", x, r, "upscale_factor")
     *batch, c, h, w = x.shape
     if c % (r * r):
@@ -574,9 +618,9 @@ def pixel_shuffle(ctx, x, upscale_factor):
 
 
 @composite("pixel_unshuffle", variants="function functional")
-def pixel_unshuffle(ctx, x, downscale_factor):
+def pixel_unshuffle(ctx, input, downscale_factor):
     """``(*, C, H r, W r)`` to ``(*, C r^2, H, W)``: pixel_shuffle's inverse."""
-    r = downscale_factor
+    x, r = input, downscale_factor
     _check_shuffle("pixel_unshuffle", x, r, "downscale_factor")
     *batch, c, h, w = x.shape
     for d, (what, size) in enumerate((("height", h), ("width", w))):

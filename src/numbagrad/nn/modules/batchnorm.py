@@ -94,13 +94,14 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
     running statistics, for instance norm too); then it is its ``cls_to_become``."""
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 device=None, dtype=None) -> None:
+                 device=None, dtype=None, *, bias=True) -> None:
         super().__init__(0, eps, momentum, False, False, device, dtype)
         self.affine, self.track_running_stats = affine, track_running_stats
         kw = {"device": device, "dtype": dtype}
         if affine:
             self.weight = UninitializedParameter(**kw)
-            self.bias = UninitializedParameter(**kw)
+            if bias:  # (else it stays None, as the base class set it, and is never made)
+                self.bias = UninitializedParameter(**kw)
         if track_running_stats:
             self.running_mean = UninitializedBuffer(**kw)
             self.running_var = UninitializedBuffer(**kw)
@@ -116,7 +117,8 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
             with no_grad():
                 if self.affine:
                     self.weight.materialize((n,))
-                    self.bias.materialize((n,))
+                    if self.bias is not None:
+                        self.bias.materialize((n,))
                 if self.track_running_stats:
                     self.running_mean.materialize((n,))
                     self.running_var.materialize((n,))

@@ -654,90 +654,85 @@ class Module:
         if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks
                 or self._backward_pre_hooks):
             return self.forward(*args, **kwargs)
+        # the forward hooks registered with ``always_call``, and those of them run already
         always = self.__dict__.get("_forward_hooks_always_called")
-        if not always:
-            return self._call_with_hooks(args, kwargs)
-        # (the arguments as the pre-hooks left them, and the hooks already run)
-        state = {"args": args, "kwargs": kwargs, "called": set()}
+        called = set() if always else None
+        result = None
         try:
-            return self._call_with_hooks(args, kwargs, state)
+            full = self._is_full_backward_hook is True
+            full_hooks = list(self._backward_hooks.values()) if full else []
+            non_full_hooks = [] if full else list(self._backward_hooks.values())
+            pre_hooks = list(self._backward_pre_hooks.values())
+            for hook_id, hook in list(self._forward_pre_hooks.items()):
+                if hook_id in self._forward_pre_hooks_with_kwargs:
+                    out = hook(self, args, kwargs)
+                    if out is not None:
+                        if isinstance(out, tuple) and len(out) == 2:
+                            args, kwargs = out
+                        else:
+                            raise RuntimeError(
+                                "forward pre-hook must return None or a tuple of (new_args, "
+                                f"new_kwargs), but got {out}."
+                            )
+                else:
+                    out = hook(self, args)
+                    if out is not None:
+                        args = out if isinstance(out, tuple) else (out,)
+            bw_hook = None
+            if full_hooks or pre_hooks:
+                bw_hook = BackwardHook(self, full_hooks, pre_hooks)
+                args = bw_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            for hook_id, hook in list(self._forward_hooks.items()):
+                if always:
+                    called.add(hook_id)  # (not run again below if it raises)
+                if hook_id in self._forward_hooks_with_kwargs:
+                    out = hook(self, args, kwargs, result)
+                else:
+                    out = hook(self, args, result)
+                if out is not None:
+                    result = out
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn("For backward hooks to be called, module output should be a "
+                                  f"Tensor or a tuple of Tensors but received {type(result)}",
+                                  stacklevel=2)
+                result = bw_hook.setup_output_hook(result)
+            if non_full_hooks:
+                var = result
+                while not isinstance(var, Tensor):
+                    if isinstance(var, dict):
+                        var = next(v for v in var.values() if isinstance(v, Tensor))
+                    else:
+                        var = var[0]
+                grad_fn = var.grad_fn
+                if grad_fn is not None:
+                    for hook in non_full_hooks:
+                        grad_fn.register_hook(functools.partial(hook, self))
+                    warn_non_full_backward_hook(args, result, grad_fn)
+            return result
         except Exception:
-            self._run_always_called_hooks(always, state)
+            if always:
+                self._run_always_called_hooks(always, called, args, kwargs, result)
             raise
 
-    def _run_always_called_hooks(self, always, state):
+    def _run_always_called_hooks(self, always, called, args, kwargs, result):
         """The forward hooks registered with ``always_call`` not run yet, after the call
-        raised: with the call's arguments and None for its output. One that raises in turn is
-        reported by a warning, the call's own exception going on."""
-        args, kwargs = state["args"], state["kwargs"]
+        raised: with the call's arguments (as the pre-hooks left them) and its output so far
+        (None where forward raised). One that raises in turn is reported by a warning, the
+        call's own exception going on."""
         for hook_id, hook in list(self._forward_hooks.items()):
-            if hook_id not in always or hook_id in state["called"]:
+            if hook_id not in always or hook_id in called:
                 continue
             try:
                 if hook_id in self._forward_hooks_with_kwargs:
-                    hook(self, args, kwargs, None)
+                    hook(self, args, kwargs, result)
                 else:
-                    hook(self, args, None)
+                    hook(self, args, result)
             except Exception as e:
                 warnings.warn("a forward hook with always_call=True raised an exception, "
                               "silenced as the call itself raised one: "
                               f"{type(e).__name__}: {e}", stacklevel=3)
-
-    def _call_with_hooks(self, args, kwargs, state=None):
-        full = self._is_full_backward_hook is True
-        full_hooks = list(self._backward_hooks.values()) if full else []
-        non_full_hooks = [] if full else list(self._backward_hooks.values())
-        pre_hooks = list(self._backward_pre_hooks.values())
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                out = hook(self, args, kwargs)
-                if out is not None:
-                    if isinstance(out, tuple) and len(out) == 2:
-                        args, kwargs = out
-                    else:
-                        raise RuntimeError(
-                            "forward pre-hook must return None or a tuple of (new_args, "
-                            f"new_kwargs), but got {out}."
-                        )
-            else:
-                out = hook(self, args)
-                if out is not None:
-                    args = out if isinstance(out, tuple) else (out,)
-        bw_hook = None
-        if full_hooks or pre_hooks:
-            bw_hook = BackwardHook(self, full_hooks, pre_hooks)
-            args = bw_hook.setup_input_hook(args)
-        if state is not None:
-            state["args"], state["kwargs"] = args, kwargs
-        result = self.forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_hooks.items()):
-            if state is not None:
-                state["called"].add(hook_id)  # (not run again if it raises)
-            if hook_id in self._forward_hooks_with_kwargs:
-                out = hook(self, args, kwargs, result)
-            else:
-                out = hook(self, args, result)
-            if out is not None:
-                result = out
-        if bw_hook is not None:
-            if not isinstance(result, (Tensor, tuple)):
-                warnings.warn("For backward hooks to be called, module output should be a "
-                              f"Tensor or a tuple of Tensors but received {type(result)}",
-                              stacklevel=3)  # (the module's caller: __call__, then here)
-            result = bw_hook.setup_output_hook(result)
-        if non_full_hooks:
-            var = result
-            while not isinstance(var, Tensor):
-                if isinstance(var, dict):
-                    var = next(v for v in var.values() if isinstance(v, Tensor))
-                else:
-                    var = var[0]
-            grad_fn = var.grad_fn
-            if grad_fn is not None:
-                for hook in non_full_hooks:
-                    grad_fn.register_hook(functools.partial(hook, self))
-                warn_non_full_backward_hook(args, result, grad_fn)
-        return result
 
     # ------------------------------------------------------------ printing
 
