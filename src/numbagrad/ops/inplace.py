@@ -212,6 +212,9 @@ class _Traits(NamedTuple):
     overlap: object  # its ``inplace_overlap``: what it refuses of the tensors it reads
     elementwise: object  # the elementwise op it is (or is without keywords, ``sub``), or None
     checks_cast: bool  # PyTorch checks the result's dtype against x's before the kernel
+    # its ``inplace_args(*args, **kwargs)``: the elementwise op's operands and parameters, in
+    # order, from the call's (``x.addcmul_(y, z, value=0.1)``: ``(y, z, 0.1)``), or None
+    positional: object
 
 
 _TRAITS: dict = {}
@@ -227,7 +230,8 @@ def _traits(op) -> _Traits:
         traits = _TRAITS[op] = _Traits(
             getattr(op, "writes_overlapping", False), getattr(op, "inplace_check", None),
             getattr(op, "inplace_overlap", "partial"), elementwise,
-            elementwise is not None and bool(elementwise.refuse_float or elementwise.refuse_bool))
+            elementwise is not None and bool(elementwise.refuse_float or elementwise.refuse_bool),
+            getattr(op, "inplace_args", None))
     return traits
 
 
@@ -248,10 +252,12 @@ def inplace(x, op, *args, **kwargs):
         if not _keeps_dtype(x, operands):
             check_cast(D.result_type(x, *operands), x.dtype)
     # an elementwise op on a call no graph records: its loop writes into x
-    if (traits.elementwise is not None and not kwargs and not _tracked(x, *args)
-            and dispatch.write_into(traits.elementwise, x, args)):
-        x._bump()
-        return x
+    if traits.elementwise is not None and not _tracked(x, *args):
+        operands = args if traits.positional is None else traits.positional(*args, **kwargs)
+        if ((not kwargs or traits.positional is not None)
+                and dispatch.write_into(traits.elementwise, x, operands)):
+            x._bump()
+            return x
     if not dispatch.FAST_PATH:
         return assign_inplace(x, _observed_inplace(x, op, args, kwargs))
     return assign_inplace(x, op(x, *args, **kwargs))

@@ -8,12 +8,13 @@ import numpy as np
 from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor, _on
+from ..autograd.graph import running_passes
 from . import elementwise as E
 from . import movement as M
 from . import reduce as R
-from .forward import zeros_like
+from .forward import refused, zeros_like
 from .inplace import _CAST_NAMES, _zeros, inplace
-from .registry import composite, public
+from .registry import composite, public, sum_to
 
 
 def _no_kernel(kernel, dt):
@@ -258,9 +259,22 @@ def addcmul(input, tensor1, tensor2, *, value=1):
 @public("function method inplace")
 def addcdiv(input, tensor1, tensor2, *, value=1):
     """``input + value * tensor1 / tensor2``."""
+    return E.addcdiv(input, *_addcdiv_args(tensor1, tensor2, value=value))
+
+
+def _addcdiv_args(tensor1, tensor2, *, value=1):
     if not D.result_type(tensor1, tensor2).is_floating_point:
         raise RuntimeError(ERR_ADDCDIV_INT)
-    return E.addcdiv(input, tensor1, tensor2, value)
+    return tensor1, tensor2, value
+
+
+def _addcmul_args(tensor1, tensor2, *, value=1):
+    return tensor1, tensor2, value
+
+
+# ``x.addcmul_(y, z, value=v)`` written by the op's loop straight into x (``inplace.inplace``)
+addcmul.inplace_op, addcmul.inplace_args = E.addcmul, _addcmul_args
+addcdiv.inplace_op, addcdiv.inplace_args = E.addcdiv, _addcdiv_args
 
 
 @public("function")
@@ -276,3 +290,139 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
               for t in (elements, test_elements)]
     out = np.isin(values[0], values[1], invert=bool(invert))
     return Tensor._make(_on(out, tensors[0].device))
+
+
+# ---------------------------------------------------------------- Hurwitz zeta, incomplete gamma
+# (PyTorch differentiates these in their second argument only: asked for the first's gradient,
+# their backward raises, as PyTorch's not_implemented formula does. Composite ops: an
+# elementwise op's rule cannot raise on one input and not on the other)
+
+
+def _plain(a):
+    """``a``'s values as a tensor no graph records (a number stays a number)."""
+    return Tensor._make(a._data) if isinstance(a, Tensor) else a
+
+
+def _not_tensor(name, names, args, method=False):
+    """PyTorch's TypeError for the first of ``args`` that is no Tensor."""
+    for k, a in enumerate(args):
+        if not isinstance(a, Tensor):
+            raise TypeError(f"{name}(): argument '{names[k]}' (position {k + 1 - method}) must "
+                            f"be Tensor, not {type(a).__name__}")
+
+
+def _asked(ctx, k):
+    """Whether this backward pass computes input ``k``'s gradient (PyTorch's
+    ``task_should_compute_output``): it has an edge, and under ``autograd.grad(..., inputs)``
+    the edge leads to one of the inputs."""
+    node = ctx.node.next_functions[k][0]
+    if node is None:
+        return False
+    passes = getattr(running_passes, "passes", None)
+    return not passes or passes[-1].plain or node in passes[-1].needed
+
+
+def invalid_combination(name, args, signatures):
+    """PyTorch's TypeError for arguments none of an overloaded function's signatures takes."""
+    got = ", ".join(type(a).__name__ for a in args)
+    lines = "".join(f" * ({s}, *, Tensor out = None)\n" for s in signatures)
+    raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), "
+                    f"but expected one of:\n{lines}")
+
+
+@composite("special_zeta", node="SpecialZetaBackward0")
+def special_zeta(ctx, input, other):
+    """The Hurwitz zeta function ``sum_k (other + k) ** -input`` (either may be a number)."""
+    if not isinstance(input, Tensor):
+        ctx.node_name, ctx.number = "SpecialZetaBackward1", input
+    elif not isinstance(other, Tensor):
+        ctx.node_name, ctx.number = "SpecialZetaBackward2", other
+    ctx.save(input=input if isinstance(input, Tensor) else None,
+             other=other if isinstance(other, Tensor) else None)
+    return E.hurwitz_zeta(_plain(input), _plain(other))._data
+
+
+@special_zeta.defvjp
+def special_zeta_vjp(ctx, grad):
+    named = "input" in ctx.saved, "other" in ctx.saved
+    if named[0] and _asked(ctx, 0):
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
+    if not named[1]:
+        return None
+    k = int(named[0])
+    if not _asked(ctx, k):
+        return (None, None) if named[0] else None
+    x = ctx["input"] if named[0] else ctx.number
+    # (PyTorch's formula: d zeta(x, q) / dq = -x zeta(x + 1, q))
+    g = sum_to(grad * -x * special_zeta(x + 1, ctx["other"]), ctx.input_shapes[k])
+    return (None, g) if named[0] else g
+
+
+# (PyTorch has no forward-mode formula for zeta, igamma, igammac: its error)
+special_zeta.defjvp(refused(special_zeta))
+
+
+def _igamma_op(name, node, upper):
+    """``igamma`` or ``igammac`` (``upper``) as a composite op: P(a, x) or Q(a, x)."""
+
+    def forward(ctx, input, other):
+        ctx.save(input=input, other=other)  # (input first: an in-place call keeps a copy)
+        return E.regularized_gamma(_plain(input), _plain(other), upper)._data
+
+    forward.__name__ = name
+    forward.__doc__ = (f"The regularized {'upper' if upper else 'lower'} incomplete gamma "
+                       f"function {'Q' if upper else 'P'}(input, other).")
+    op = composite(name, node=node)(forward)
+
+    @op.defvjp
+    def vjp(ctx, grad):
+        if _asked(ctx, 0):
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
+        if not _asked(ctx, 1):
+            return None, None
+        a, x = ctx["input"], ctx["other"]
+        # (PyTorch's formula: the density of Gamma(a, 1) at x, negated for Q)
+        g = (-grad if upper else grad) * E.exp((a - 1) * E.log(x) - x - E.lgamma(a))
+        return None, sum_to(g, ctx.input_shapes[1])
+
+    op.defjvp(refused(op))
+    return op
+
+
+igamma_op = _igamma_op("igamma", "IgammaBackward0", 0)
+igammac_op = _igamma_op("igammac", "IgammacBackward0", 1)
+
+
+def _igamma_public(op, name):
+    """``numbagrad.<name>``, ``Tensor.<name>``, ``Tensor.<name>_``: tensors only, of a float
+    result type (PyTorch's kernel has no other)."""
+
+    def check(input, other, called, method=False):
+        _not_tensor(called, ("input", "other"), (input, other), method)
+        dt = D.result_type(input, other)
+        if not dt.is_floating_point:
+            _no_kernel(f"{name}_cpu", dt)
+
+    def function(input, other):
+        check(input, other, name)
+        return op(input, other)
+
+    def method(self, other):
+        check(self, other, name, True)
+        return op(self, other)
+
+    def in_place(input, other):
+        check(input, other, name + "_", True)
+        return op(input, other)
+
+    for f, n in ((function, name), (method, name), (in_place, name + "_")):
+        f.__name__ = f.__qualname__ = n
+    function.__doc__ = op.__doc__
+    function.check = check
+    public("function method", name, method=method)(function)
+    public("inplace", name)(in_place)
+    return function
+
+
+igamma = _igamma_public(igamma_op, "igamma")
+igammac = _igamma_public(igammac_op, "igammac")
