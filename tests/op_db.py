@@ -1084,6 +1084,65 @@ OPS = [
       lambda x: _multi_margin_grad(x),
       lambda a: _multi_margin_grad_np(a), shapes=[(2, 3)], grad=False,
       node="NotImplemented"),
+    # ---------------------------------------------------------------- torch.special, more
+    # (elementwise.py's kernels against independent NumPy references; the functions PyTorch
+    # does not differentiate have grad=False, the composites of pointwise.py and random.py
+    # their nodes)
+    U("special_erfcx", lambda x: ng.special.erfcx(x),
+      lambda a: np.exp(a * a) * np.vectorize(math.erfc, otypes=[np.float64])(a), shapes=S2),
+    U("special_log_ndtr", lambda x: ng.special.log_ndtr(x),
+      lambda a: np.log(np.vectorize(math.erfc, otypes=[np.float64])(-a / math.sqrt(2)) / 2),
+      shapes=S2),
+    U("special_ndtri", lambda x: ng.special.ndtri(x),
+      lambda a: math.sqrt(2) * _erfinv_np(2 * np.asarray(a, np.float64) - 1), shapes=S2,
+      domain=(0.05, 0.95)),
+    U("special_i0e", lambda x: ng.special.i0e(x), lambda a: np.i0(a) * np.exp(-np.abs(a)),
+      shapes=S2, domain=(-4.0, 4.0), kink=0.1, node="SpecialI0EBackward0"),
+    U("special_i1e", lambda x: ng.special.i1e(x), lambda a: _i1_np(a) * np.exp(-np.abs(a)),
+      shapes=S2, domain=(-4.0, 4.0), kink=0.1, node="SpecialI1EBackward0"),
+    U("scaled_bessel_k", lambda x: ng.ops.elementwise.scaled_bessel_k(x, 0.5),
+      lambda a: np.sqrt(np.pi / (2 * a)), shapes=S2, domain=(0.5, 4.0), grad=False),
+    U("modified_bessel", lambda x: ng.special.modified_bessel_i0(x), np.i0, shapes=S2,
+      domain=(-4.0, 4.0), grad=False),
+    U("bessel_jy", lambda x: ng.special.bessel_j0(x), lambda a: _bessel_j0_np(a), shapes=S2,
+      domain=(-4.0, 4.0), grad=False),
+    U("special_spherical_bessel_j0", lambda x: ng.special.spherical_bessel_j0(x),
+      lambda a: np.sinc(a / np.pi), shapes=S2, domain=(-3.0, 3.0), grad=False),
+    U("special_airy_ai", lambda x: ng.special.airy_ai(x), lambda a: _airy_ai_np(a), shapes=S2,
+      grad=False),
+    U("orthogonal_polynomial", lambda x, y: ng.special.legendre_polynomial_p(x, y * 3 + 6),
+      lambda a, b: _legendre_np(a, np.trunc(b * 3 + 6)), 2, B2, grad=False),
+    U("hurwitz_zeta", lambda x, y: ng.ops.elementwise.hurwitz_zeta(x + 3, y + 3),
+      lambda a, b: _hurwitz_np(a + 3, b + 3), 2, B2, grad=False),
+    U("lgamma1p", lambda x: ng.ops.elementwise.lgamma1p(x),
+      lambda a: np.vectorize(math.lgamma, otypes=[np.float64])(1 + np.asarray(a, np.float64)),
+      shapes=S2, domain=(-0.5, 1.5), grad=False),
+    U("regularized_gamma", lambda x, y: ng.ops.elementwise.regularized_gamma(x + 3, y + 3, 0),
+      lambda a, b: _igamma_np(a + 3, b + 3), 2, B2, grad=False),
+    U("standard_gamma_grad", lambda x, y: ng.ops.elementwise.standard_gamma_grad(x + 3, y + 3),
+      lambda a, b: _standard_gamma_grad_np(a + 3, b + 3), 2, B2, grad=False),
+    # (differentiable in their second argument, but as in PyTorch not in forward mode, which
+    # the generic gradient tests run too: their gradients are tested in test_special_more.py)
+    U("special_zeta", lambda x: ng.special.zeta(2.0, x), lambda a: _zeta_shifted(a, 2),
+      shapes=S2, domain=(0.5, 3.0), grad=False, node="SpecialZetaBackward1"),
+    U("igamma", lambda x: ng.igamma(ng.full_like(x, 2.0), x), lambda a: 1 - np.exp(-a) * (1 + a),
+      shapes=S2, domain=(0.1, 3.0), grad=False, node="IgammaBackward0"),
+    U("igammac", lambda x: x.new_full(x.shape, 2.0).igammac(x), lambda a: np.exp(-a) * (1 + a),
+      shapes=S2, domain=(0.1, 3.0), grad=False, node="IgammacBackward0"),
+    U("_standard_gamma_grad", lambda x, y: ng._standard_gamma_grad(x + 3, y + 3),
+      lambda a, b: _standard_gamma_grad_np(a + 3, b + 3), 2, B2, grad=False),
+    # (draws made constant: a rate of 0, a probability of 0, a concentration below 0 (the
+    # smallest normal number), one category (the float below 1))
+    U("poisson", lambda x: ng.poisson(x * 0), np.zeros_like, shapes=[(3,), (2, 3)],
+      node="PoissonBackward0"),
+    U("binomial", lambda x: ng.binomial(x * 0 + 3, x * 0), np.zeros_like, shapes=[(3,), (2, 3)],
+      grad=False),
+    U("_standard_gamma", lambda x: ng._standard_gamma(x * 0 - 1),
+      lambda a: np.full_like(a, np.finfo(a.dtype).tiny), shapes=[(3,), (2, 3)], grad=False,
+      node="StandardGammaBackward0"),
+    U("_sample_dirichlet", lambda x: ng._sample_dirichlet(x.unsqueeze(-1)).squeeze(-1),
+      lambda a: np.full_like(a, np.nextafter(a.dtype.type(1), a.dtype.type(0))),
+      shapes=[(3,), (2, 3)], grad=False),
 ]
 
 # ---------------------------------------------------------------- convolution and pooling
@@ -1423,6 +1482,65 @@ def _zeta_shifted(a, m):
     s = sum(1 / (a + k) ** m for k in range(30))
     return s + 1 / ((m - 1) * z ** (m - 1)) + 0.5 / z**m + m / (12 * z ** (m + 1)) - (
         m * (m + 1) * (m + 2) / (720 * z ** (m + 3)))
+
+
+def _bessel_j0_np(a):
+    """J0 by the trapezoid rule on (1/pi) int_0^pi cos(x sin t) dt (periodic: exact to
+    rounding with 64 points for |x| < 30)."""
+    t = np.arange(64) * np.pi / 64
+    return np.cos(np.asarray(a, np.float64)[..., None] * np.sin(t)).mean(-1)
+
+
+def _airy_ai_np(a):
+    """Ai by its Maclaurin series (|x| <= 2: 40 terms)."""
+    x = np.asarray(a, np.float64)
+    f = g = 0.0
+    tf, tg = np.ones_like(x), x.copy()
+    for k in range(40):
+        f, g = f + tf, g + tg
+        tf = tf * x**3 / ((3 * k + 2) * (3 * k + 3))
+        tg = tg * x**3 / ((3 * k + 3) * (3 * k + 4))
+    return 0.3550280538878172 * f - 0.2588194037928068 * g
+
+
+def _legendre_np(a, n):
+    """P_n(a), n an integer array (NumPy's Legendre series, one degree at a time)."""
+    a, n = np.broadcast_arrays(np.asarray(a, np.float64), n)
+    out = [np.polynomial.legendre.legval(x, np.eye(int(k) + 1)[-1])
+           for x, k in zip(a.ravel(), n.ravel())]
+    return np.asarray(out).reshape(a.shape)
+
+
+def _hurwitz_np(s, q):
+    """sum_k (q + k)^-s by 2000 terms and the Euler-Maclaurin tail (s > 1, q > 0)."""
+    s, q = np.broadcast_arrays(np.asarray(s, np.float64), np.asarray(q, np.float64))
+    head = sum((q + k) ** -s for k in range(2000))
+    z = q + 2000
+    return head + z ** (1 - s) / (s - 1) + z**-s / 2 + s * z ** (-s - 1) / 12
+
+
+def _igamma_np(a, x):
+    """P(a, x) by its power series (300 terms)."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    lgam = np.vectorize(math.lgamma, otypes=[np.float64])
+    term, total = np.ones_like(a), np.ones_like(a)
+    for k in range(1, 300):
+        term = term * x / (a + k)
+        total = total + term
+    return np.exp(a * np.log(x) - x - lgam(a + 1)) * total
+
+
+def _standard_gamma_grad_np(a, x):
+    """d x / d a of Gamma(a, 1) at its quantile x: the power series of P(a, x) differentiated
+    term by term, over the density (-x/a sum_k t_k (log x - psi(a+1) - H_k))."""
+    a, x = np.broadcast_arrays(np.asarray(a, np.float64), np.asarray(x, np.float64))
+    lx = np.log(x) - _zeta_shifted(a + 1, 1)
+    term, h, total = np.ones_like(a), np.zeros_like(a), lx.copy()
+    for k in range(1, 300):
+        term = term * x / (a + k)
+        h = h + 1 / (a + k)
+        total = total + term * (lx - h)
+    return -x / a * total
 
 
 OP_DB = {info.name: info for info in OPS}

@@ -1,5 +1,6 @@
-"""Random sampling: ``multinomial``, ``bernoulli``, ``normal`` and the in-place fills
-(``normal_``, ``uniform_``, ``random_``, ...).
+"""Random sampling: ``multinomial``, ``bernoulli``, ``normal``, ``poisson``, ``binomial``,
+``_standard_gamma`` (with its reparameterization gradient), ``_sample_dirichlet`` and the
+in-place fills (``normal_``, ``uniform_``, ``random_``, ``cauchy_``, ...).
 
 Values are drawn on the host from a NumPy generator (``numbagrad.random.numpy_rng``: the
 default generator's, reseeded by ``manual_seed``, or a ``generator=``'s own) and moved to the
@@ -18,9 +19,10 @@ from ..backend import cpu
 from ..factory import _random_float
 from ..random import numpy_rng as _generator_rng
 from ..backend.cpu import broadcast_shapes
-from .forward import constant
+from .forward import constant, refused
 from .inplace import _tracked, _writable, assign_inplace, check_inplace
 from .reduce import _TYPE
+from . import elementwise as E
 from .registry import composite, public
 
 
@@ -139,6 +141,19 @@ def log_normal_fill(x, mean=1.0, std=2.0, *, generator=None):
     return _fill(x, "LogNormalBackward0", rng.lognormal(mean, std, x.shape))
 
 
+@public("method", name="cauchy_")
+def cauchy_fill(x, median=0.0, sigma=1.0, *, generator=None):
+    """``x`` filled with draws from the Cauchy distribution of ``median`` and scale ``sigma``."""
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_fmt(sigma)}")
+    if not x.dtype.is_floating_point:  # (even an empty tensor, as PyTorch's check)
+        name = D.C_TYPE.get(x.dtype.name, x.dtype.name)
+        raise RuntimeError("Cauchy distribution is a continuous probability distribution. "
+                           f"dtype must be a floating point but you specified {name}")
+    rng = _generator_rng(generator)
+    return _fill(x, "CauchyBackward0", median + sigma * rng.standard_cauchy(x.shape))
+
+
 @public("method", name="bernoulli_")
 def bernoulli_fill(x, p=0.5, *, generator=None):
     rng = _generator_rng(generator)
@@ -254,3 +269,174 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
         out = np.argsort(keys, axis=-1, kind="stable")[:, :num_samples]
     out = out.astype(np.int64).reshape(p.shape[:-1] + (num_samples,))
     return Tensor._make(_on(out, input.device))
+
+
+# ---------------------------------------------------------------- gamma, Poisson, binomial,
+# Dirichlet (torch.poisson, torch.binomial, torch._standard_gamma, torch._sample_dirichlet)
+
+
+def _float_kernel(t, kernel):
+    """PyTorch's refusal of a tensor its sampler has no kernel for (integers, bool)."""
+    if not t.dtype.is_floating_point:
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_TYPE[t.dtype.name]}\'')
+
+
+def _gamma_draws(rng, alpha):
+    """Gamma(alpha, 1) draws (float64) for the float64 array ``alpha``: PyTorch's smallest
+    normal number where alpha is not positive or NaN (and for a draw that underflows), inf
+    where alpha is."""
+    valid = alpha > 0  # (False for NaN)
+    out = rng.standard_gamma(np.where(valid & np.isfinite(alpha), alpha, 1.0))
+    return np.asarray(np.where(alpha == np.inf, np.inf, np.where(valid, out, 0.0)))
+
+
+def _tiny(values, dt):
+    """``values`` as dtype ``dt``, no smaller than its smallest normal number."""
+    with np.errstate(over="ignore"):
+        v = values.astype(dt.np)
+    return np.asarray(np.maximum(v, np.finfo(dt.np).tiny))
+
+
+@composite("poisson", node="PoissonBackward0", variants="function")
+def poisson(ctx, input, generator=None):
+    """Poisson draws of the rates ``input`` (a float tensor), in its dtype."""
+    _float_kernel(input, "poisson_cpu")
+    rates = np.asarray(input._host(), np.float64)
+    if not (rates >= 0).all():  # (NaN too)
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    # (past int64's range PyTorch's int64 count wraps to its lowest value; NumPy refuses)
+    huge = rates > 9.2e18
+    draws = np.asarray(_generator_rng(generator).poisson(np.where(huge, 0.0, rates)), np.float64)
+    draws[huge] = -(2.0 ** 63)
+    return _on(draws.astype(input.dtype.np), input.device)
+
+
+poisson.defvjp(lambda ctx, grad: _zeros_for(ctx)[0])
+poisson.defjvp(constant)
+
+
+@composite("binomial", node="NotImplemented", variants="function")
+def binomial(ctx, count, prob, generator=None):
+    """The number of successes in ``floor(count)`` trials of probability ``prob`` (float
+    tensors of one dtype, broadcast), in their dtype. PyTorch's edges: 0 for a count or a
+    probability not above 0, ``count`` itself for a probability of 1 or more, NaN for NaN."""
+    for k, (name, t) in enumerate((("count", count), ("prob", prob))):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"binomial(): argument '{name}' (position {k + 1}) must be Tensor, "
+                            f"not {type(t).__name__}")
+    for name, t in (("count", count), ("prob", prob)):
+        if not t.dtype.is_floating_point:
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, got: "
+                             f"{_TYPE[t.dtype.name]}")
+    if prob.dtype is not count.dtype:
+        raise RuntimeError(f"Found dtype {_TYPE[prob.dtype.name]} but expected "
+                           f"{_TYPE[count.dtype.name]}")
+    shape = broadcast_shapes(tuple(count.shape), tuple(prob.shape))
+    n = np.broadcast_to(np.asarray(count._host(), np.float64), shape)
+    p = np.broadcast_to(np.asarray(prob._host(), np.float64), shape)
+    rng = _generator_rng(generator)
+    with np.errstate(invalid="ignore"):
+        trials = np.floor(n)
+        drawn = (n > 0) & (p > 0) & (p < 1) & np.isfinite(n)
+        small = drawn & (trials < 2.0 ** 62)
+        out = np.zeros(shape)
+        out[small] = rng.binomial(trials[small].astype(np.int64), p[small])
+        big = drawn & ~small  # (beyond int64 counts: the normal approximation, rounded)
+        if big.any():
+            m, q = trials[big] * p[big], p[big] * (1 - p[big])
+            out[big] = np.floor(m + np.sqrt(trials[big] * q) * rng.standard_normal(m.shape) + 0.5)
+        out = np.where((n > 0) & (p >= 1), n, out)
+        out = np.where(np.isnan(n) | np.isnan(p) | (n == np.inf) & (p > 0), np.nan, out)
+    return _on(np.asarray(out, count.dtype.np), count.device)
+
+
+def _no_forward(what):
+    def jvp(result, tangents, *args, **kwargs):
+        raise NotImplementedError(f"Trying to use forward AD with {what} that does not support "
+                                  "it.")
+
+    return jvp
+
+
+# (PyTorch records binomial with no derivative: a backward through it raises, and forward mode
+# refuses it)
+binomial.derivative_missing = "aten::binomial"
+binomial.defvjp(lambda ctx, grad: None)
+binomial.defjvp(_no_forward("aten::binomial"))
+
+
+@composite("_standard_gamma_grad", node="StandardGammaGradBackward0")
+def standard_gamma_grad(ctx, input, output):
+    """dx/dalpha of Gamma(alpha, 1) samples ``output`` of ``alpha = input`` (the implicit
+    reparameterization gradient, ``elementwise.standard_gamma_grad``)."""
+    return E.standard_gamma_grad(Tensor._make(input._data), Tensor._make(output._data))._data
+
+
+@standard_gamma_grad.defvjp
+def standard_gamma_grad_vjp(ctx, grad):
+    raise NotImplementedError("the derivative for '_standard_gamma_grad' is not implemented.")
+
+
+standard_gamma_grad.defjvp(refused(standard_gamma_grad))
+
+
+@public("function", name="_standard_gamma_grad")
+def standard_gamma_grad_function(input, output):
+    """PyTorch's ``_standard_gamma_grad(self, output)``: float tensors of one dtype; no
+    derivative for ``output`` (its result is recorded for ``input`` only, whose backward
+    raises)."""
+    for k, (name, t) in enumerate((("self", input), ("output", output))):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"_standard_gamma_grad(): argument '{name}' (position {k + 1}) "
+                            f"must be Tensor, not {type(t).__name__}")
+    _float_kernel(input, "_standard_gamma_grad_cpu")
+    if output.dtype is not input.dtype:
+        raise RuntimeError(f"Found dtype {_TYPE[output.dtype.name]} but expected "
+                           f"{_TYPE[input.dtype.name]}")
+    return standard_gamma_grad(input, output.detach())
+
+
+@composite("_standard_gamma", node="StandardGammaBackward0", variants="function")
+def standard_gamma(ctx, input, generator=None):
+    """Gamma(input, 1) draws in ``input``'s (float) dtype, no smaller than its smallest normal
+    number; differentiable through PyTorch's implicit reparameterization gradient
+    (``_standard_gamma_grad``)."""
+    _float_kernel(input, "gamma_cpu")
+    alpha = np.asarray(input._host(), np.float64)
+    draws = _tiny(_gamma_draws(_generator_rng(generator), alpha), input.dtype)
+    ctx.save(input=input)
+    ctx.save_outputs = {"result": 0}
+    return _on(draws, input.device)
+
+
+@standard_gamma.defvjp
+def standard_gamma_vjp(ctx, grad):
+    return grad * standard_gamma_grad_function(ctx["input"], ctx["result"])
+
+
+standard_gamma.defjvp(refused(standard_gamma))  # (PyTorch has no forward-mode formula)
+
+
+@composite("_sample_dirichlet", node="NotImplemented", variants="function")
+def sample_dirichlet(ctx, input, generator=None):
+    """Dirichlet draws of the concentrations ``input`` (its last dim), in its dtype: Gamma
+    draws normalized, held within [its smallest normal number, the float below 1], as
+    PyTorch's."""
+    _float_kernel(input, "dirichlet")
+    alpha = np.asarray(input._host(), np.float64)
+    gammas = np.maximum(_gamma_draws(_generator_rng(generator), alpha), np.finfo(np.float64).tiny)
+    if gammas.ndim:
+        with np.errstate(invalid="ignore", over="ignore"):
+            values = gammas / gammas.sum(-1, keepdims=True)
+    else:
+        values = gammas / gammas
+    dt = input.dtype.np
+    top = np.nextafter(dt.type(1), dt.type(0))
+    with np.errstate(invalid="ignore"):
+        values = np.minimum(np.maximum(values.astype(dt), np.finfo(dt).tiny), top)
+    return _on(np.asarray(values), input.device)
+
+
+sample_dirichlet.derivative_missing = "aten::_sample_dirichlet"
+sample_dirichlet.defvjp(lambda ctx, grad: None)
+sample_dirichlet.defjvp(_no_forward("aten::_sample_dirichlet"))
