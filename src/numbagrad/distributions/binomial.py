@@ -19,6 +19,37 @@ def _clamp_by_zero(x: Tensor) -> Tensor:
     return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
 
 
+def _counts_init(d, total_count, probs, logits, validate_args) -> None:
+    """``total_count`` and ``probs`` (or ``logits``) broadcast together, the count in their
+    dtype: the parameters of Binomial and NegativeBinomial."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    if probs is not None:
+        d.total_count, d.probs = broadcast_all(total_count, probs)
+        d.total_count = d.total_count.type_as(d.probs)
+    else:
+        d.total_count, d.logits = broadcast_all(total_count, logits)
+        d.total_count = d.total_count.type_as(d.logits)
+    d._param = d.probs if probs is not None else d.logits
+    Distribution.__init__(d, d._param.size(), validate_args=validate_args)
+
+
+def _counts_expand(d, cls, batch_shape, _instance):
+    """``d.expand(batch_shape)`` of a ``cls`` parametrized as ``_counts_init`` sets it up."""
+    new = d._get_checked_instance(cls, _instance)
+    batch_shape = Size(batch_shape)
+    new.total_count = d.total_count.expand(batch_shape)
+    if "probs" in d.__dict__:
+        new.probs = d.probs.expand(batch_shape)
+        new._param = new.probs
+    if "logits" in d.__dict__:
+        new.logits = d.logits.expand(batch_shape)
+        new._param = new.logits
+    Distribution.__init__(new, batch_shape, validate_args=False)
+    new._validate_args = d._validate_args
+    return new
+
+
 class Binomial(Distribution):
     """Binomial distribution of ``total_count`` Bernoulli trials of success probability
     ``probs`` (or log-odds ``logits``); ``total_count`` broadcasts with them."""
@@ -28,30 +59,10 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None) -> None:
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
+        _counts_init(self, total_count, probs, logits, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(Binomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return _counts_expand(self, Binomial, batch_shape, _instance)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
