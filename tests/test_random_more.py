@@ -388,3 +388,21 @@ def test_the_other_fills_draw_their_distributions():
     ln = np.log(ng.empty(N, dtype=ng.float64).log_normal_(1.0, 0.5).numpy())
     assert ln.mean() == pytest.approx(1.0, abs=5 * 0.5 / math.sqrt(N))
     assert ln.std() == pytest.approx(0.5, rel=0.03)
+
+
+def test_random_bounds_by_keyword_as_pytorch():
+    """``random_``'s overloads (), (to) and (from, to), by position or keyword: ``to=n`` alone
+    draws from [0, n); ``from`` alone by keyword is PyTorch's TypeError, as is an unknown
+    keyword."""
+    for lib in (ng, torch):
+        t = lib.zeros(400, dtype=lib.float64)
+        r = t.random_(to=3)
+        assert r.min().item() == 0.0 and r.max().item() == 2.0
+        assert sorted(t.random_(2, to=4).unique().tolist()) == [2.0, 3.0]
+        assert set(lib.zeros(50, dtype=lib.int64).random_(**{"from": 5, "to": 7}).tolist()) \
+            == {5, 6}
+        with pytest.raises(TypeError, match=r"^random_\(\) received an invalid combination of "
+                                            r"arguments - got \(from=int, \), but expected"):
+            t.random_(**{"from": 2})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        ng.zeros(2).random_(bogus=1)

@@ -100,10 +100,20 @@ _RANDOM_TOP = {"float32": 2**24, "float64": 2**53, "int64": 2**63 - 1, "int32": 
 def random_fill_(x, from_=None, to=None, *, generator=None, **kwargs):
     """Integers drawn uniformly from [from, to); ``random_(to)`` is [0, to); ``random_()`` is
     [0, 2**mantissa] for floats and [0, max] for integers."""
+    by_name = "from" in kwargs  # (``from`` is a keyword of Python's: only by ``**{...}``)
     from_ = kwargs.pop("from", from_)
+    if kwargs:
+        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if by_name and to is None:  # (PyTorch's overloads: (), (to), (from, to))
+        raise TypeError(
+            "random_() received an invalid combination of arguments - got (from=int, ), but "
+            "expected one of:\n * (*, torch.Generator generator = None)\n * (int from, int to, *, "
+            "torch.Generator generator = None)\n * (int to, *, torch.Generator generator = None)\n")
     D.check_int64(from_, to)
     if to is None:
         from_, to = 0, (from_ if from_ is not None else _RANDOM_TOP[x.dtype.name] + 1)
+    elif from_ is None:  # (``random_(to=n)``)
+        from_ = 0
     if from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} "
                            f">= to={to}")
