@@ -8,7 +8,7 @@ from .. import factory
 from .. import ops
 from ..tensor import Size, Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, expand_probs_or_logits
 from .utils import _numpy_sample, broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Binomial"]
@@ -34,22 +34,6 @@ def _counts_init(d, total_count, probs, logits, validate_args) -> None:
     Distribution.__init__(d, d._param.size(), validate_args=validate_args)
 
 
-def _counts_expand(d, cls, batch_shape, _instance):
-    """``d.expand(batch_shape)`` of a ``cls`` parametrized as ``_counts_init`` sets it up."""
-    new = d._get_checked_instance(cls, _instance)
-    batch_shape = Size(batch_shape)
-    new.total_count = d.total_count.expand(batch_shape)
-    if "probs" in d.__dict__:
-        new.probs = d.probs.expand(batch_shape)
-        new._param = new.probs
-    if "logits" in d.__dict__:
-        new.logits = d.logits.expand(batch_shape)
-        new._param = new.logits
-    Distribution.__init__(new, batch_shape, validate_args=False)
-    new._validate_args = d._validate_args
-    return new
-
-
 class Binomial(Distribution):
     """Binomial distribution of ``total_count`` Bernoulli trials of success probability
     ``probs`` (or log-odds ``logits``); ``total_count`` broadcasts with them."""
@@ -62,7 +46,7 @@ class Binomial(Distribution):
         _counts_init(self, total_count, probs, logits, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _counts_expand(self, Binomial, batch_shape, _instance)
+        return expand_probs_or_logits(self, Binomial, batch_shape, _instance, ("total_count",))
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

@@ -11,7 +11,7 @@ from ..autograd.grad_mode import no_grad
 from ..nn.functional import binary_cross_entropy_with_logits
 from ..tensor import Size, Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, expand_probs_or_logits
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["ContinuousBernoulli"]
@@ -49,18 +49,8 @@ class ContinuousBernoulli(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
-        new._lims = self._lims
-        batch_shape = Size(batch_shape)
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_probs_or_logits(self, ContinuousBernoulli, batch_shape, _instance,
+                                      kept=("_lims",))
 
     def _outside_unstable_region(self):
         return self.probs.le(self._lims[0]) | self.probs.gt(self._lims[1])

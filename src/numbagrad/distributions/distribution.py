@@ -182,6 +182,38 @@ class Distribution:
         return self.__class__.__name__ + "(" + args_string + ")"
 
 
+def init_probs_or_logits(d, probs, logits, validate_args) -> None:
+    """A family given by ``probs`` or ``logits`` (one of them): the parameter as a tensor,
+    the batch shape its own (none for a Python number)."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    given = probs if probs is not None else logits
+    (param,) = broadcast_all(given)
+    setattr(d, "probs" if probs is not None else "logits", param)
+    d._param = param
+    batch_shape = Size() if isinstance(given, numbers.Number) else param.size()
+    Distribution.__init__(d, batch_shape, validate_args=validate_args)
+
+
+def expand_probs_or_logits(d, cls, batch_shape, _instance, expanded=(), kept=()):
+    """``d.expand(batch_shape)`` of a family given by ``probs`` or ``logits`` (each of them
+    ``d`` holds is expanded), with the tensors named in ``expanded`` expanded too and the
+    attributes named in ``kept`` shared."""
+    new = d._get_checked_instance(cls, _instance)
+    batch_shape = Size(batch_shape)
+    for name in expanded:
+        setattr(new, name, getattr(d, name).expand(batch_shape))
+    for name in kept:
+        setattr(new, name, getattr(d, name))
+    for name in ("probs", "logits"):
+        if name in d.__dict__:
+            setattr(new, name, d.__dict__[name].expand(batch_shape))
+            new._param = new.__dict__[name]
+    Distribution.__init__(new, batch_shape, validate_args=False)
+    new._validate_args = d._validate_args
+    return new
+
+
 class LocationScale(Distribution):
     """What a location-scale family (``Normal``, ``Laplace``) shares: ``loc`` and ``scale``
     broadcast to one batch shape (none for two numbers), its ``expand``, and its mean and

@@ -9,8 +9,8 @@ from .. import ops
 from ..nn import functional as F
 from ..tensor import Size, Tensor
 from . import constraints
-from .binomial import _counts_expand, _counts_init
-from .distribution import Distribution
+from .binomial import _counts_init
+from .distribution import Distribution, expand_probs_or_logits
 from .gamma import Gamma
 from .utils import _numpy_sample, lazy_property, logits_to_probs, probs_to_logits
 
@@ -31,7 +31,8 @@ class NegativeBinomial(Distribution):
         _counts_init(self, total_count, probs, logits, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        return _counts_expand(self, NegativeBinomial, batch_shape, _instance)
+        return expand_probs_or_logits(self, NegativeBinomial, batch_shape, _instance,
+                                      ("total_count",))
 
     @property
     def mean(self) -> Tensor:

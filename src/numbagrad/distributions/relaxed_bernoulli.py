@@ -3,12 +3,10 @@ relaxation of a Bernoulli variable on (0, 1), and its logit."""
 
 from __future__ import annotations
 
-import numbers
-
 from .. import factory
 from ..tensor import Size, Tensor
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, expand_probs_or_logits, init_probs_or_logits
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
 from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
@@ -25,31 +23,11 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None) -> None:
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, numbers.Number)
-            (self.probs,) = broadcast_all(probs)
-        else:
-            is_scalar = isinstance(logits, numbers.Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = Size() if is_scalar else self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        init_probs_or_logits(self, probs, logits, validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogitRelaxedBernoulli, _instance)
-        batch_shape = Size(batch_shape)
-        new.temperature = self.temperature
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(batch_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(batch_shape)
-            new._param = new.logits
-        super(LogitRelaxedBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return expand_probs_or_logits(self, LogitRelaxedBernoulli, batch_shape, _instance,
+                                      kept=("temperature",))
 
     @lazy_property
     def logits(self) -> Tensor:
