@@ -50,3 +50,24 @@ def test_set_detect_anomaly_check_forward_and_default_off():
         ng.autograd.set_detect_anomaly(False)
     assert not ng.autograd.anomaly_mode.is_anomaly_check_forward_enabled()
     assert dispatch.FAST_PATH and not observe.OBSERVERS
+
+
+def test_anomaly_mode_is_one_switch_for_every_thread():
+    # (PyTorch's anomaly mode is process-wide, unlike grad mode: a thread started inside
+    # detect_anomaly records nodes with their forward stack)
+    import threading
+
+    seen = []
+
+    def work():
+        x = ng.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 3.0
+        seen.append((ng.is_anomaly_enabled(), ng.is_grad_enabled(),
+                     hasattr(y.grad_fn, "_anomaly_stack")))
+
+    with ng.autograd.detect_anomaly(), ng.no_grad():
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+    assert seen == [(True, True, True)]
+    assert not ng.is_anomaly_enabled()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import traceback
 import warnings
 
@@ -25,10 +24,15 @@ from .grad_mode import _DecoratorContextManager
 
 
 
-class _State(threading.local):
-    # class defaults, as in grad_mode: cheap to read on every op
-    enabled = False
-    check_nan = True
+class _State:
+    # one switch for the process, as PyTorch's (a thread started inside detect_anomaly sees it
+    # on); a plain object's attribute is read on every recorded op (a thread-local's costs
+    # 0.1 us more per op)
+    __slots__ = ("enabled", "check_nan")
+
+    def __init__(self):
+        self.enabled = False
+        self.check_nan = True
 
 
 _state = _State()

@@ -181,32 +181,63 @@ class LeanPlan(NamedTuple):
     # ``gradients(node, gdata, release, carried)``: ``ElementwiseNode.lean_grads`` for this
     # plan (``lean_gradients``)
     gradients: object
-    # ``keep(operands, result)``: the node's ``_saved`` items, in ``names``' order
-    # (``lean_keep``)
-    keep: object
+    # ``record(operands, params, result, edges)``: makes the node and links ``result`` to it
+    # (``with_record``)
+    record: object
     names: tuple  # the kept items' names (what the rules call them)
 
 
-def lean_keep(saves, save_result, numbers):
-    """The function a lean node's record (``record_lean``) makes its ``_saved`` items with:
-    ``keep(operands, result)``, one item per operand in ``saves`` (``(index, name)`` pairs),
-    then the result if ``save_result``, where bit k of ``numbers`` says operand k was a number.
-    Generated per plan, as ``lean_gradients``: straight-line code, no loop over the items."""
+# A node's first steps, shared by ``new_node`` and each lean plan's generated ``record``
+# (one template: a recorded op makes a node, and a call costs 0.06 us of it).
+_NODE_START = """\
+    node = new(cls)
+    node.next_functions = edges_
+    node._sequence_nr = next(sequence)
+    if anomaly.enabled:
+        node._anomaly_stack = forward_stack()
+"""
+_NODE_ENV = {"new": object.__new__, "sequence": _sequence, "anomaly": _anomaly_state,
+             "forward_stack": _anomaly_forward_stack}
+
+
+def with_record(plan, saves, save_result, numbers, params, broadcast):
+    """``plan`` with its ``record``, the function ``record_lean`` makes its lean nodes with:
+    ``record(operands, params, result, edges_)`` makes the node of class ``plan.cls`` with
+    input edges ``edges_``, keeps what the rules read (``saves``: ``(index, name)`` pairs, then
+    the result if ``save_result``; bit k of ``numbers``: operand k was a number), the op's
+    parameters if it has any (``params``), the operands' shapes if one was broadcast, and links
+    ``result`` to it. Generated per plan, straight-line code, from the node's first steps
+    (``_NODE_START``): which attributes a plan sets is known when it is made.
+
+    ``node._saved`` is one flat tuple, four items per kept value: the tensor (None for the
+    result, ``NUMBER`` for a number), its array (or the number), its version cell and the
+    version it had."""
+    lines = ["def record(operands, params, result, edges_):", _NODE_START.rstrip("\n"),
+             "    node._lean = plan"]
+    if params:
+        lines.append("    node._params = params")
+    lines.append("    node._shape = result._data.shape")
+    if broadcast:
+        lines.append("    node._shapes = (operands[0]._data.shape, operands[1]._data.shape)")
     items = []
-    lines = ["def keep(operands, result):"]
     for j, (k, _) in enumerate(saves):
         if numbers >> k & 1:
-            items.append(f"(NUMBER, operands[{k}], CONST_CELL, 0)")
+            items.append(f"NUMBER, operands[{k}], CONST_CELL, 0")
         else:
             lines += [f"    t{j} = operands[{k}]",
                       f"    c{j} = t{j}._version_cell"]
-            items.append(f"(t{j}, t{j}._data, c{j}, c{j}[0])")
+            items.append(f"t{j}, t{j}._data, c{j}, c{j}[0]")
     if save_result:
-        items.append("(None, result._data, result._version_cell, 0)")
-    lines.append(f"    return [{', '.join(items)}]")
-    env = {"NUMBER": NUMBER, "CONST_CELL": _CONST_CELL}
+        items.append("None, result._data, result._version_cell, 0")
+    if items:
+        lines += [f"    node._saved = ({', '.join(items)})",
+                  "    node._has_saved = True"]
+    lines += ["    result._requires_grad = True",
+              "    result._grad_fn = node"]
+    env = dict(_NODE_ENV, cls=plan.cls, NUMBER=NUMBER, CONST_CELL=_CONST_CELL)
     exec("\n".join(lines), env)  # noqa: S102 (our own source, built above)
-    return env["keep"]
+    env["plan"] = plan = plan._replace(record=env["record"])  # (what its nodes' _lean is)
+    return plan
 
 
 def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, spread=0):
@@ -243,20 +274,20 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
     def item(j):
         if j not in read:
             if kept[j] is not None and numbers >> kept[j] & 1:  # a number: no version
-                lines.append(f"    d{j} = saved[{j}][1]")
+                lines.append(f"    d{j} = saved[{4 * j + 1}]")
                 read[j] = f"d{j}"
             elif kept[j] is not None and (single | spread) >> kept[j] & 1:
                 # an operand broadcast to the result: its one value, as a number, or its
                 # values spread to the result's shape (a small copy)
-                lines.append(f"    _, d{j}, c{j}, v{j} = saved[{j}]")
-                lines.append(f"    if c{j}[0] != v{j}:")
+                lines.append(f"    d{j} = saved[{4 * j + 1}]")
+                lines.append(f"    if saved[{4 * j + 2}][0] != saved[{4 * j + 3}]:")
                 lines.append(f"        node._check({j})")
                 lines.append(f"    d{j} = d{j}.reshape(-1)[0]" if single >> kept[j] & 1
                              else f"    d{j} = spread(d{j}, shape)")
                 read[j] = f"d{j}"
             else:
-                lines.append(f"    _, d{j}, c{j}, v{j} = saved[{j}]")
-                lines.append(f"    if c{j}[0] != v{j}:")
+                lines.append(f"    d{j} = saved[{4 * j + 1}]")
+                lines.append(f"    if saved[{4 * j + 2}][0] != saved[{4 * j + 3}]:")
                 lines.append(f"        node._check({j})")
                 read[j] = f"d{j}"
         return read[j]
@@ -308,7 +339,7 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
     if kept:  # (with ``release`` the saved arrays go, ``ElementwiseNode.release``)
         lines += ["    if release:",
                   "        node._released = True",
-                  "        saved.clear()"]
+                  "        node._saved = ()"]
     lines.append(f"    return [{', '.join(out)}]")
     exec("\n".join(lines), env)  # noqa: S102 (our own source, built above)
     return env["gradients"]
@@ -329,6 +360,7 @@ class ElementwiseNode(FusableNode):
 
     _fusable = 1
     _params = ()
+    _saved = ()  # (a lean node that keeps nothing)
     _shapes = None  # the operands' shapes, when one is broadcast (else all are ``_shape``)
 
     def apply(self, grads):
@@ -362,7 +394,8 @@ class ElementwiseNode(FusableNode):
         names = self._lean.names
         if name not in names:
             return None
-        t, data, cell, version = self._saved[names.index(name)]
+        j = 4 * names.index(name)
+        t, data, cell, version = self._saved[j:j + 4]
         if t is NUMBER:  # (an operand that was a number is saved as PyTorch wraps it)
             return SavedTensor(as_tensor(data, self._lean.compute), False, self._lean.compute)
         return SavedTensor._of(t, data, cell, version, self._lean.compute)
@@ -389,7 +422,7 @@ class ElementwiseNode(FusableNode):
             if self._lean is None:
                 self.ctx.saved = {}
             else:  # the saved arrays go; a Ctx built later has none
-                self._saved.clear()
+                self._saved = ()
 
 
 def _general_only(node, gdata, release, carried):
@@ -480,19 +513,24 @@ def edges(inputs):
     return out, flags
 
 
-def new_node(cls, edges_, ctx=None):
-    """A node of class ``cls`` with input ``edges_`` (a tuple), as ``Node.__init__`` makes it
-    (without its type check and argument defaults: a node is made per recorded op)."""
-    node = object.__new__(cls)
-    node.next_functions = edges_
-    node._sequence_nr = next(_sequence)
-    if _anomaly_state.enabled:
-        node._anomaly_stack = _anomaly_forward_stack()
-    if ctx is not None:
-        node.ctx = ctx
-        if ctx.saved:
-            node._has_saved = True
-    return node
+def _new_node():
+    source = "\n".join([
+        "def new_node(cls, edges_, ctx=None):",
+        '    """A node of class ``cls`` with input ``edges_`` (a tuple), as ``Node.__init__``',
+        "    makes it (without its type check and argument defaults: a node is made per",
+        '    recorded op), with ``ctx`` if given."""',
+        _NODE_START.rstrip("\n"),
+        "    if ctx is not None:",
+        "        node.ctx = ctx",
+        "        if ctx.saved:",
+        "            node._has_saved = True",
+        "    return node"])
+    env = dict(_NODE_ENV)
+    exec(source, env)  # noqa: S102 (our own source: _NODE_START's steps, then the ctx's)
+    return env["new_node"]
+
+
+new_node = _new_node()
 
 
 def attach(op, ctx: Ctx, inputs, outputs, node_name=None, non_diff=(), edges=None):
@@ -593,19 +631,7 @@ def record_lean(op, plan, key, operands, params, result):
     lean = plan.leans.get(key | flags)
     if lean is None:
         lean = plan.leans[key | flags] = lean_plan(op, flags, key, plan.compute)
-    saved = lean.keep(operands, result)
-    node = new_node(lean.cls, edges_)
-    node._lean = lean
-    if params:
-        node._params = params
-    node._shape = result._data.shape
-    if key & BROADCAST:
-        node._shapes = (operands[0]._data.shape, operands[1]._data.shape)
-    node._saved = saved
-    if saved:
-        node._has_saved = True
-    result._requires_grad = True
-    result._grad_fn = node
+    lean.record(operands, params, result, edges_)
 
 
 BOTH = 64  # a lean key's bit: both operands are one tensor
@@ -629,8 +655,8 @@ def lean_plan(op, flags, key, compute):
     gradients = _general_only if key & BOTH else lean_gradients(
         op, flags, numbers, saves, save_result, compute, key >> 7 & 3, key >> 9 & 3)
     cls = op.node_class(node_name(op, numbers))
-    return LeanPlan(cls, compute, compute.np, gradients,
-                    lean_keep(saves, save_result, numbers), names)
+    return with_record(LeanPlan(cls, compute, compute.np, gradients, None, names), saves,
+                       save_result, numbers, bool(op.param_names), key & BROADCAST)
 
 
 def as_tensor(a, dt, like=None):
