@@ -10,7 +10,9 @@ Arguments may be Tensors or tuples, lists and dicts of them.
 
 from __future__ import annotations
 
+import collections
 import functools
+from collections.abc import Sequence
 
 from . import random as _random
 from ._tensor import Tensor
@@ -436,33 +438,60 @@ def _name(func):
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
                     tie_weights=True, strict=False):
     """Call ``module(*args, **kwargs)`` with its parameters and buffers replaced by the
-    tensors of ``parameter_and_buffer_dicts`` (names as in ``named_parameters``), then put
-    the module's own back."""
-    dicts = (parameter_and_buffer_dicts if isinstance(parameter_and_buffer_dicts, (list, tuple))
-             else [parameter_and_buffer_dicts])
-    values = {}
-    for d in dicts:
-        for k, v in d.items():
-            if k in values:
-                raise ValueError(f"{k} appeared in multiple dictionaries; behavior of "
-                                 "functional call is ambiguous")
-            values[k] = v
-    if args is None:
-        args = ()
-    elif not isinstance(args, tuple):
-        args = (args,)
-    saved = []
+    tensors of ``parameter_and_buffer_dicts`` (a dict, or a list or tuple of dicts with
+    distinct keys; names as in ``named_parameters``), then put the module's own back.
+    ``tie_weights``: a value given for one of tensors the module shares under several names
+    stands for all of them; ``strict``: the names must be exactly the module's."""
+    if isinstance(parameter_and_buffer_dicts, dict):
+        values = parameter_and_buffer_dicts
+    elif isinstance(parameter_and_buffer_dicts, Sequence):
+        if not all(isinstance(d, dict) for d in parameter_and_buffer_dicts):
+            raise ValueError(
+                "Expected all elements of parameter_and_buffer_dicts to be dictionaries")
+        counts = collections.Counter(k for d in parameter_and_buffer_dicts for k in d)
+        repeated = [k for k, n in counts.items() if n > 1]
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
+                             "functional call is ambiguous")
+        values = {k: v for d in parameter_and_buffer_dicts for k, v in d.items()}
+    else:
+        raise ValueError("Expected parameter_and_buffer_dicts to be a dict, or a list/tuple of "
+                         f"dicts, but got {type(parameter_and_buffer_dicts)}")
+    return _functional_call(module, values, args, kwargs, tie_weights=tie_weights,
+                            strict=strict)
+
+
+def _functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
+                     tie_weights=True, strict=False):
+    """``functional_call`` of one dict (``nn.utils.stateless``'s: PyTorch's takes no list of
+    them there). Tensors the module's forward assigns in place of given ones are written back
+    into ``parameters_and_buffers``, as PyTorch's."""
+    from .nn.parallel.data_parallel import DataParallel
+
+    if isinstance(module, DataParallel):
+        raise RuntimeError("The stateless API can't be used with nn.DataParallel module")
+    args = () if args is None else args if isinstance(args, tuple) else (args,)
+    values = (_untied(module, parameters_and_buffers) if tie_weights
+              else parameters_and_buffers)
+    if strict:
+        keys = set(values.keys())
+        valid = {name for name, _ in _named_tensors(module)}
+        errors = []
+        if keys - valid:
+            errors.append(f"Unexpected key(s): {', '.join(map(repr, sorted(keys - valid)))}.")
+        if valid - keys:
+            errors.append(f"Missing key(s): {', '.join(map(repr, sorted(valid - keys)))}.")
+        if errors:
+            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(
+                _module_name(module), "\n\t".join(errors)))
+    originals = {}
     try:
-        for name, value in values.items():
-            owner, _, attr = name.rpartition(".")
-            sub = module
-            for part in owner.split(".") if owner else ():
-                sub = getattr(sub, part)
-            saved.append((sub, attr, _swap(sub, attr, value)))
+        originals = _swap_all(module, values)
         return module(*args, **(kwargs or {}))
     finally:
-        for sub, attr, old in reversed(saved):
-            _swap(sub, attr, old)
+        replaced = _swap_all(module, originals)
+        parameters_and_buffers.update(
+            {k: replaced[k] for k in parameters_and_buffers if k in replaced})
 
 
 def stack_module_state(models) -> tuple[dict, dict]:
@@ -492,16 +521,101 @@ def _stacked_leaf(tensors, name):
     return result.detach().requires_grad_() if grads.pop() else result
 
 
+def _named_tensors(module):
+    """The module's parameters and buffers by name, shared ones under each of their names
+    (none for an object that only keeps a module's registries: see ``_swap``)."""
+    if hasattr(module, "named_parameters"):
+        yield from module.named_parameters(remove_duplicate=False)
+        yield from module.named_buffers(remove_duplicate=False)
+
+
+def _module_name(module) -> str:
+    return module._get_name() if hasattr(module, "_get_name") else type(module).__name__
+
+
+def _untied(module, given):
+    """``given`` with each value for a tensor the module holds under several names (tied
+    weights) given for all those names; two different values for one tied tensor raise."""
+    names_of = {}  # id(tensor) -> its names in the module
+    for name, t in dict(_named_tensors(module)).items():
+        names_of.setdefault(id(t), set()).add(name)
+    tied = {n: names for names in names_of.values() if len(names) > 1 for n in names}
+    given_names = set(given.keys())
+    given_tied = {n for n in given_names if n in tied}
+    for name in given_tied:
+        names = tied[name]
+        # (every name of the tie is looked up, as PyTorch's: a tie of three names two of
+        # which are given raises KeyError there too)
+        if len(names & given_tied) > 1 and len({id(given[n]) for n in names}) != 1:
+            raise ValueError(f"functional_call got multiple values for keys {sorted(names)}, "
+                             "which are tied. Consider using tie_weights=False")
+    untied = given.copy()
+    for name in given_tied:
+        for other in tied[name]:
+            untied[other] = given[name]
+    return untied
+
+
+_MISSING = object()  # (a name the module did not have: deleted again when restored)
+
+
+def _swap_all(module, values):
+    """Put each of ``values`` in place of the module's tensor of that dotted name; returns
+    what was there. All or none: if one fails, those already put are swapped back."""
+    originals = {}
+    submodules = {"": module}
+    try:
+        for name, value in values.items():
+            originals[name] = _swap(_submodule(module, name.rpartition(".")[0], submodules),
+                                    name.rpartition(".")[2], value)
+    except Exception:
+        for name, old in originals.items():
+            _swap(_submodule(module, name.rpartition(".")[0], submodules),
+                  name.rpartition(".")[2], old)
+        raise
+    return originals
+
+
+def _submodule(module, path, memo):
+    if path in memo:
+        return memo[path]
+    # (nn sits above this module: nn.utils.stateless imports it)
+    from .nn.modules.module import Module
+
+    prefix, dot, attr = path.rpartition(".")
+    owner = _submodule(module, prefix, memo) if dot else module
+    try:
+        sub = getattr(owner, attr)
+    except AttributeError as e:
+        raise AttributeError(f"{_module_name(owner)} has no attribute `{attr}`") from e
+    if not isinstance(sub, Module) and not isinstance(getattr(sub, "_parameters", None), dict):
+        raise TypeError(f"submodule `{path}`: {sub} is not an instance of torch.nn.Module")
+    memo[path] = sub
+    return sub
+
+
 def _swap(module, name, value):
-    """Put ``value`` in place of ``module``'s parameter, buffer or attribute ``name``;
-    returns what was there (a module's registries are written directly, as a plain tensor
-    may not be assigned to a parameter's name)."""
-    for registry in ("_parameters", "_buffers"):
-        table = getattr(module, registry, None)
-        if isinstance(table, dict) and name in table:
-            old = table[name]
-            table[name] = value
+    """Put ``value`` in place of ``module``'s parameter, buffer or tensor attribute ``name``
+    (``_MISSING``: remove it); returns what was there (``_MISSING`` if nothing). (A module's
+    registries are written directly, as a plain tensor may not be assigned to a parameter's
+    name. Any object that keeps a module's ``_parameters`` and ``_buffers`` dicts will do.)"""
+    if value is not _MISSING and value is not None and not isinstance(value, Tensor):
+        raise TypeError(f"{value} is not an instance of torch.Tensor")
+    if name == "":
+        raise KeyError('tensor name can\'t be empty string ""')
+    for registry in (getattr(module, "_parameters", None), getattr(module, "_buffers", None)):
+        if isinstance(registry, dict) and name in registry:
+            old = registry[name]
+            if value is _MISSING:
+                del registry[name]
+            else:
+                registry[name] = value
             return old
-    old = getattr(module, name)
-    setattr(module, name, value)
+    old = getattr(module, name, _MISSING)
+    if old is not _MISSING and old is not None and not isinstance(old, Tensor):
+        raise TypeError(f"attribute `{name}`: {old} is not an instance of torch.Tensor")
+    if value is not _MISSING:
+        setattr(module, name, value)
+    elif hasattr(module, name):
+        delattr(module, name)
     return old

@@ -12,6 +12,7 @@ from types import FunctionType
 import numpy as np
 
 from . import _memory_format as MF
+from . import _overloads
 from . import cuda as _cuda
 from . import dtypes as D
 from . import factory
@@ -98,8 +99,12 @@ class _Methods:
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other)``, each followed
         by ``non_blocking`` and ``copy``; ``memory_format=`` lays out the copy (a tensor
         already laid out so, of that dtype and device, is returned itself unless ``copy``)."""
+        if kwargs or len(args) > 4:  # (fewer positional arguments fit the first overload)
+            _overloads.check("to", args, kwargs, _overloads.TO)
         dt = kwargs.get("dtype")
         dev = kwargs.get("device")
+        if kwargs.get("tensor") is not None:
+            dt, dev = kwargs["tensor"].dtype, kwargs["tensor"].device
         copy = kwargs.get("copy", False)
         n_flags = 0
         for a in args:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _overloads
 from .. import backend
 from .. import dtypes as D
 from .._tensor import Tensor, _on
@@ -73,8 +74,13 @@ def normal_fill(x, mean=0.0, std=1.0, *, generator=None):
 
 
 @public("method", name="uniform_")
-def uniform_fill(x, from_=0.0, to=1.0, *, generator=None, **kwargs):
-    from_ = kwargs.pop("from", from_)  # (PyTorch's keyword is ``from``, a Python keyword)
+def uniform_fill(x, *args, **kwargs):
+    """``uniform_(from=0, to=1, *, generator=None)``: PyTorch's keyword ``from`` is one of
+    Python's, passed only as ``**{"from": ...}``."""
+    _overloads.check("uniform_", args, kwargs, _overloads.UNIFORM_)
+    from_ = args[0] if args else kwargs.get("from", 0.0)
+    to = args[1] if len(args) > 1 else kwargs.get("to", 1.0)
+    generator = kwargs.get("generator")
     _random_float(x.dtype, "check_uniform_bounds")
     top = float(np.finfo(x.dtype.np).max)
     for name, v in (("from", from_), ("to", to)):
@@ -97,23 +103,20 @@ _RANDOM_TOP = {"float32": 2**24, "float64": 2**53, "int64": 2**63 - 1, "int32": 
 
 
 @public("method", name="random_")
-def random_fill_(x, from_=None, to=None, *, generator=None, **kwargs):
+def random_fill_(x, *args, **kwargs):
     """Integers drawn uniformly from [from, to); ``random_(to)`` is [0, to); ``random_()`` is
-    [0, 2**mantissa] for floats and [0, max] for integers."""
-    by_name = "from" in kwargs  # (``from`` is a keyword of Python's: only by ``**{...}``)
-    from_ = kwargs.pop("from", from_)
-    if kwargs:
-        raise TypeError(f"random_() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    if by_name and to is None:  # (PyTorch's overloads: (), (to), (from, to))
-        raise TypeError(
-            "random_() received an invalid combination of arguments - got (from=int, ), but "
-            "expected one of:\n * (*, torch.Generator generator = None)\n * (int from, int to, *, "
-            "torch.Generator generator = None)\n * (int to, *, torch.Generator generator = None)\n")
+    [0, 2**mantissa] for floats and [0, max] for integers. PyTorch's overloads: ``()``,
+    ``(to)`` and ``(from, to)``, each with ``*, generator=None`` (``from`` by keyword only as
+    ``**{"from": ...}``: a keyword of Python's)."""
+    _overloads.check("random_", args, kwargs, _overloads.RANDOM_)
+    given = list(args) + [kwargs[k] for k in ("from", "to") if k in kwargs]
+    from_, to = (None, None) if not given else (0, given[0]) if len(given) == 1 else given
+    generator = kwargs.get("generator")
     D.check_int64(from_, to)
-    if to is None:
-        from_, to = 0, (from_ if from_ is not None else _RANDOM_TOP[x.dtype.name] + 1)
-    elif from_ is None:  # (``random_(to=n)``)
+    if from_ is None:
         from_ = 0
+    if to is None:  # (``random_(from, None)``: [from, the dtype's top])
+        to = _RANDOM_TOP[x.dtype.name] + 1
     if from_ >= to:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={from_} "
                            f">= to={to}")

@@ -9,6 +9,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ... import _memory_format as MF
+from ... import _overloads
 from ... import dtypes as D
 from ... import factory
 from ...autograd.grad_mode import no_grad
@@ -432,14 +433,22 @@ class Module:
         parameters and buffers take the dtype, all of them the device; with
         ``memory_format=``, the 4-d and 5-d ones that layout (a 5-d one refuses channels_last,
         as PyTorch's)."""
+        _overloads.check("to", args, kwargs, _overloads.TO)
+        # (``non_blocking`` comes before ``copy`` in each overload: a second bool is ``copy``)
+        if "copy" in kwargs or sum(a is True or a is False for a in args) > 1:
+            raise RuntimeError(".to() does not accept copy argument")
         dev, dt = kwargs.get("device"), kwargs.get("dtype")
+        if kwargs.get("tensor") is not None:
+            dev, dt = kwargs["tensor"].device, kwargs["tensor"].dtype
         fmt = kwargs.get("memory_format")
         if fmt is not None:
             fmt = MF.checked(fmt, "to")
         for a in args:
             if isinstance(a, Tensor):
                 dev, dt = a.device, a.dtype
-            elif isinstance(a, (str, device, int)) and not isinstance(a, bool):
+            elif a is True or a is False:  # (non_blocking: no effect here)
+                continue
+            elif isinstance(a, (str, device, int)):
                 dev = f"cuda:{a}" if isinstance(a, int) else a
             elif a is not None:
                 dt = a

@@ -296,9 +296,13 @@ class RNNBase(Module):
 
 def _no_projection(kwargs):
     """PyTorch's RNN and GRU take ``**kwargs`` and refuse ``proj_size`` by name, whatever its
-    value; any other unknown keyword is a TypeError, as from ``RNNBase.__init__``."""
+    value, first; any other unknown keyword is a TypeError, as from ``RNNBase.__init__``,
+    raised after RNN's check of its ``nonlinearity``."""
     if "proj_size" in kwargs:
         raise ValueError("proj_size argument is only supported for LSTM, not RNN or GRU")
+
+
+def _no_other_keywords(kwargs):
     if kwargs:
         raise TypeError(f"RNNBase.__init__() got an unexpected keyword argument "
                         f"'{next(iter(kwargs))}'")
@@ -312,6 +316,7 @@ class RNN(RNNBase):
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
                              "'relu'.")
+        _no_other_keywords(kwargs)
         self.nonlinearity = nonlinearity
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size,
                          hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
@@ -329,6 +334,7 @@ class GRU(RNNBase):
     def __init__(self, input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
                  dropout=0.0, bidirectional=False, device=None, dtype=None, **kwargs):
         _no_projection(kwargs)
+        _no_other_keywords(kwargs)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first,
                          dropout, bidirectional, device=device, dtype=dtype)
 

@@ -17,9 +17,10 @@ _DEPRECATED = (
 
 def functional_call(module, parameters_and_buffers, args=None, kwargs=None, *,
                     tie_weights=True, strict=False):
-    """``func.functional_call`` (deprecated): call ``module`` with its parameters and buffers
-    replaced by those of ``parameters_and_buffers`` (by name), then give it its own back."""
+    """``func.functional_call`` (deprecated) of one dict: call ``module`` with its parameters
+    and buffers replaced by those of ``parameters_and_buffers`` (by name), then give it its
+    own back."""
     # (PyTorch's text and category; every call warns, at the caller's line)
     warnings.warn(_DEPRECATED, FutureWarning, stacklevel=2)
-    return func.functional_call(module, parameters_and_buffers, args, kwargs,
-                                tie_weights=tie_weights, strict=strict)
+    return func._functional_call(module, parameters_and_buffers, args, kwargs,
+                                 tie_weights=tie_weights, strict=strict)
