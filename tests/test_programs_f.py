@@ -26,9 +26,11 @@ hand, MixtureSameFamily fitted by Adam), k-means (cdist, index_add_/scatter_add_
 centroid updates, k-means++ through searchsorted, silhouette, soft k-means), a physics-informed
 network (second derivatives by ``autograd.grad(create_graph=True)``, the inverse problem, L-BFGS)
 and collaborative filtering (Embedding dot products, sigmoid_range, ``res +=`` on an autograd
-result, OneCycleLR, cosine similarity, an SVD of the factors, CollabNN).
-Two programs stay out of PROGRAMS because numbagrad lacks what they use: recipes_basics
-(``with torch.device('cpu'):`` as a context manager, ``torch.utils.benchmark.Compare``) and
+result, OneCycleLR, cosine similarity, an SVD of the factors, CollabNN); and PyTorch's recipes
+(a network defined and run, zeroing gradients, changing the default device with
+``with torch.device('cpu'):``, ``utils.benchmark``'s Timer and Compare tables, loading a state
+dict with ``mmap``/``assign``; the Compare tables are printed without their times, which differ
+from run to run). One program stays out of PROGRAMS because numbagrad lacks what it uses:
 recipes_meta_shapes (the meta device, ``Module.to_empty``)."""
 
 import os
@@ -45,7 +47,7 @@ PROGRAMS = ["micrograd_moons", "gpt_dev_notebook", "makemore_exercises", "mnist_
             "func_autograd_function", "cs224n_parser", "cs231n_captioning",
             "cs285_policy_gradient", "dlwpt_temperature", "dlwpt_convnets", "d2l_oop_regression",
             "neural_ode_rk4", "planar_flow", "gmm_em", "kmeans", "pinn_oscillator",
-            "collab_filtering"]
+            "collab_filtering", "recipes_basics"]
 
 
 def _run_fresh(name, backend):

@@ -7,7 +7,8 @@ it); "Changing default device" (``torch.set_default_device('cpu')`` and ``with
 torch.device('cpu'):`` around module construction, ``torch.get_default_device()``); "Timer quick
 start" and "PyTorch Benchmark" (``torch.utils.benchmark.Timer`` with ``stmt``/``globals``,
 ``timeit`` and ``blocked_autorange`` results' ``mean``/``median``/``times``, labelled measurements
-printed by ``benchmark.Compare``, only checked to run); and "Tips for
+and A/B results pickled and loaded, collected into ``benchmark.Compare`` tables (trimmed to
+significant figures and coloured) whose structure, not their times, is printed); and "Tips for
 loading an nn.Module" (``torch.save`` of a state dict, ``torch.load(..., mmap=True,
 weights_only=True)``, ``load_state_dict(state_dict, assign=True)`` onto a freshly made module
 and the ``requires_grad`` it then has).
@@ -15,6 +16,8 @@ and the ``requires_grad`` it then has).
     python recipes_basics.py [torch|numbagrad]
 """
 import os
+import pickle
+import re
 import tempfile
 import warnings
 
@@ -227,7 +230,7 @@ for b in [1, 16]:
         label = 'Batched dot'
         sub_label = f'[{b}, {n}]'
         x = torch.ones((b, n))
-        for num_threads in [1]:
+        for num_threads in [1, 4]:
             results.append(benchmark.Timer(
                 stmt='batched_dot_mul_sum(x, x)',
                 globals={'x': x, 'batched_dot_mul_sum': batched_dot_mul_sum},
@@ -244,9 +247,60 @@ for b in [1, 16]:
                 sub_label=sub_label,
                 description='bmm',
             ).timeit(10))
+
+
+def print_table(compare, name):
+    """What ``compare.print()`` shows, less what timing decides: the recipe prints the table,
+    whose times (and so the unit, the column widths and the colours) differ between runs and
+    libraries. Printed here: each line with its times written as ``#``, the colour codes, the
+    padding and the title's dashes taken out; and, as numbers to compare, the thread count of
+    each group, the sizes the columns and rows name, the rows headed by their env, the cells
+    per row and the number of lines."""
+    text = re.sub("\x1b\\[[0-9;]*m", "", str(compare))
+    text = re.sub(r"\w+seconds \(\w+\)", "<unit>", text)
+    lines = []
+    for line in text.splitlines():
+        head, bar, cells = line.partition("|")
+        cells = " ".join("#" if re.fullmatch(r"\d+(\.\d*)?", w) else w for w in cells.split())
+        lines.append(re.sub(r"-{2,}", "-", " ".join((head + bar + " " + cells).split())))
+    print("\n".join(lines))
+    header, *rows = [line for line in lines if "|" in line]
+    show(name + "_thread_groups", [int(line.split()[0]) for line in lines if "threads:" in line])
+    # (the sizes in the column headers, then in each row's name: the tables' order)
+    show(name + "_sizes", [int(v) for v in re.findall(r"\d+", header)]
+         + [int(v) for row in rows for v in re.findall(r"\d+", row.split("|")[0])])
+    show(name + "_rows_headed_by_env", sum(row.startswith("(") for row in rows))
+    show(name + "_cells_per_row", [row.count("#") for row in rows])
+    show(name + "_lines", len(lines))
+
+
 compare = benchmark.Compare(results)
-compare.print()
+print_table(compare, "compare")  # compare.print()
 show("compare_measurements", len(results))
+
+# ("PyTorch Benchmark" recipe: results pickled as an A/B test would save them, then compared
+# by env, trimmed to their significant figures and coloured)
+ab_test_results = []
+for env in ('environment A: mul/sum', 'environment B: bmm'):
+    for b, n in ((1, 1), (16, 64)):
+        x = torch.ones((b, n))
+        dot_fn = (batched_dot_mul_sum if env == 'environment A: mul/sum' else batched_dot_bmm)
+        m = benchmark.Timer(
+            stmt='batched_dot(x, x)',
+            globals={'x': x, 'batched_dot': dot_fn},
+            num_threads=1,
+            label='Batched dot',
+            description=f'[{b}, {n}]',
+            env=env,
+        ).timeit(10)  # .blocked_autorange(min_run_time=1)
+        ab_test_results.append(pickle.dumps(m))
+
+ab_results = [pickle.loads(i) for i in ab_test_results]
+compare = benchmark.Compare(ab_results)
+compare.trim_significant_figures()
+compare.colorize()
+print_table(compare, "ab_compare")  # compare.print()
+show("ab_pickled_number_per_run", [m.number_per_run for m in ab_results])
 
 # ---- Tips for loading an nn.Module
 with tempfile.TemporaryDirectory() as tmp:
