@@ -708,10 +708,12 @@ def _named_like(function, name, fn):
 
 def _general_keywords(name, fn, takes_out, params, out_overlap=False):
     """The wrapper for any signature: ``*args, **kwargs``, translated as above."""
+    own = frozenset(params) - {"out"}
 
     def function(*args, **kwargs):
-        if not kwargs:
-            return fn(*args)
+        if not kwargs or kwargs.keys() <= own:
+            # (the function's own keywords, ``x.sum(dim=1)``: nothing to translate)
+            return fn(*args, **kwargs)
         out = kwargs.pop("out", None) if takes_out else None
         for alias, torch_name in _NUMPY_KEYWORDS:
             if alias in kwargs and alias not in params and torch_name in params:

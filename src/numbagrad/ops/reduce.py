@@ -151,39 +151,92 @@ _TYPE = D.SCALAR_TYPE
 _ALL_DIMS = [tuple(range(n)) for n in range(65)]  # (``reduction_dims(None, n)``, made once)
 
 
-def whole(op, kernel, setup=None):
-    """Set ``op.lean`` (``Composite.lean``) to ``op(x)`` over every element of a small
-    C-contiguous float32/float64 CPU tensor ``x`` with no other argument, the call a training
-    step makes for its loss: ``kernel`` runs through its compiled entry point
-    (``cpu.whole_entry``), and when ``x`` needs a gradient the ctx holds what ``op``'s forward
-    and ``_setup`` would set (``setup(ctx, x)`` the op's own part), recorded as
-    ``call_composite`` records it. Any other call goes on to the hook ``op`` had (``then``),
-    or to the general path."""
+_DIM_KEYWORDS = frozenset(("dim", "keepdim"))
+
+
+def trailing_dims(ndim, args, kwargs):
+    """``(dims, keepdim)`` of a reduction's call ``op(x, dim, keepdim=False)`` (each by position
+    or by name, nothing else passed) when ``dim``, an int or a non-empty tuple or list of ints
+    in range and distinct, names the trailing dims of an ``x`` of ``ndim`` dims (the rows of a
+    C-contiguous array are then its own); None for any other call (the general path takes
+    it, and raises what it raises)."""
+    n = len(args)
+    if n > 2 or kwargs and (not kwargs.keys() <= _DIM_KEYWORDS or n and "dim" in kwargs
+                            or n == 2 and "keepdim" in kwargs):
+        return None
+    dim = args[0] if n else kwargs.get("dim")
+    keepdim = args[1] if n == 2 else kwargs.get("keepdim", False)
+    if type(keepdim) is not bool or not ndim:
+        return None
+    if type(dim) is int:
+        return ((ndim - 1,), keepdim) if dim == -1 or dim == ndim - 1 else None
+    if type(dim) is not tuple and type(dim) is not list or not dim:
+        return None
+    dims = sorted([d + ndim if type(d) is int and -ndim <= d < 0 else d for d in dim])
+    first = ndim - len(dims)
+    if dims != list(range(first, ndim)) or type(dims[0]) is not int:
+        return None
+    return tuple(dims), keepdim
+
+
+def whole(op, kernel, setup=None, dim_node=None):
+    """Set ``op.lean`` (``Composite.lean``) to the reduction calls a training step makes on a
+    small C-contiguous float32/float64 CPU tensor ``x``: ``op(x)`` over every element (its
+    loss), and ``op(x, dim, keepdim)`` over trailing dims (``x.sum(-1)``, ``x.mean(1,
+    keepdim=True)``: ``trailing_dims``), whose rows are the array's own. ``kernel`` runs
+    through its compiled entry point (``cpu.whole_entry``: one row, or one row per result),
+    and when ``x`` needs a gradient the ctx holds what ``op``'s forward and ``_setup`` would
+    set (``setup(ctx, x)`` the op's own part; ``dim_node``: the node's name when ``dim`` is
+    given, PyTorch's other overload), recorded as ``call_composite`` records it. Any other
+    call goes on to the hook ``op`` had (``then``), or to the general path."""
     then = op.lean
 
     def lean(x, *args, **kwargs):
         if type(x) is Tensor or type(x) in PLAIN_SUBCLASSES:
             a = x._data
-            if type(a) is np.ndarray and not a.flags.carray and not args and not kwargs:
-                # a permuted dense array: its memory in order (TensorIterator's order too)
-                dense = cpu.dense_order(a)
-                if dense is not None:
-                    a = a.transpose(dense[0])
-            if (not args and not kwargs and type(a) is np.ndarray and a.flags.carray
-                    and 0 < a.size < cpu.WHOLE_BLOCKS_FROM):
+            if args or kwargs:
+                if type(a) is not np.ndarray or not a.flags.carray:
+                    return None
+                dims = trailing_dims(a.ndim, args, kwargs)
+                if dims is None:
+                    return None
+                dims, keepdim = dims
+            else:
+                dims, keepdim = None, False
+                if type(a) is np.ndarray and not a.flags.carray:
+                    # a permuted dense array: its memory in order (TensorIterator's order too)
+                    dense = cpu.dense_order(a)
+                    if dense is not None:
+                        a = a.transpose(dense[0])
+            if type(a) is np.ndarray and a.flags.carray and 0 < a.size < cpu.WHOLE_BLOCKS_FROM:
                 entry = cpu.whole_entry(kernel, a.dtype)
                 if entry is not None:
-                    out = np.empty(1, a.dtype)
-                    entry(a.reshape(1, a.size), out)
-                    result = Tensor._make(out.reshape(()))
+                    shape = a.shape
+                    if dims is None:
+                        out = np.empty(1, a.dtype)
+                        entry(a.reshape(1, a.size), out)
+                        out = out.reshape(())
+                    else:
+                        kept = shape[:a.ndim - len(dims)]
+                        rows = math.prod(kept)
+                        out = np.empty(rows, a.dtype)
+                        entry(a.reshape(rows, a.size // rows), out)
+                        out = out.reshape(_keep_shape(shape, dims) if keepdim else kept)
+                    result = Tensor._make(out)
                     if (_grad_state.enabled and (x._requires_grad or x._base is not None)
                             and needs_grad((x,))):
                         ctx = object.__new__(CompositeCtx)  # (as call_composite makes it)
                         ctx.saved = {}
                         ctx.backend = cpu
-                        ctx.dims = _ALL_DIMS[a.ndim]
                         ctx.shape = x._data.shape  # (a tuple: a Size costs 0.2 us)
-                        ctx.keepdim = False
+                        ctx.keepdim = keepdim
+                        if dims is None:
+                            ctx.dims = _ALL_DIMS[a.ndim]
+                        else:
+                            ctx.dims = dims
+                            ctx.dim_arg = args[0] if args else kwargs["dim"]
+                            if dim_node is not None:
+                                ctx.node_name = dim_node
                         if setup is not None:
                             setup(ctx, x)
                         record_composite(op, ctx, (x,), (result,))
@@ -406,7 +459,7 @@ def _sum_lean(x, *args, **kwargs):
 
 
 sum.lean = _sum_lean
-whole(sum, KR.sum_rows)
+whole(sum, KR.sum_rows, dim_node="SumBackward1")
 
 
 @composite("nansum", variants="function method")
@@ -463,7 +516,7 @@ def _count_reduced(ctx, x):
     ctx.n = math.prod([shape[d] for d in ctx.dims])
 
 
-whole(mean, KR.mean_rows, _count_reduced)
+whole(mean, KR.mean_rows, _count_reduced, "MeanBackward1")
 
 
 mean.defjvp(linear(mean))
@@ -894,10 +947,27 @@ def var_mean_op(ctx, x, dim=None, correction=1, keepdim=False):
     return v, _mean_of_var(ctx, x, ctx.dims, keepdim)
 
 
+def _moments_vjp(spread_vjp, ctx, grads):
+    """var_mean / std_mean's backward: each output's formula only where that output got a
+    gradient (PyTorch's var_mean_backward skips an undefined one, so the mean's alone is
+    ``grad / n``, which does not depend on ``x``: not recorded as its function)"""
+    gv, gm = grads
+    parts = []
+    if gv is not None:
+        parts.append(spread_vjp(ctx, gv))
+    if gm is not None:
+        parts.append(unreduce(gm / ctx.n, ctx, dense=True))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else parts[0] + parts[1]
+
+
 @var_mean_op.defvjp
 def var_mean_vjp(ctx, grads):
-    gv, gm = grads
-    return var_vjp(ctx, gv) + unreduce(gm / ctx.n, ctx, dense=True)
+    return _moments_vjp(var_vjp, ctx, grads)
+
+
+var_mean_op.keeps_missing_grads = True  # (None for an output without a gradient)
 
 
 @composite("std_mean")
@@ -908,8 +978,10 @@ def std_mean_op(ctx, x, dim=None, correction=1, keepdim=False):
 
 @std_mean_op.defvjp
 def std_mean_vjp(ctx, grads):
-    gs, gm = grads
-    return std_vjp(ctx, gs) + unreduce(gm / ctx.n, ctx, dense=True)
+    return _moments_vjp(std_vjp, ctx, grads)
+
+
+std_mean_op.keeps_missing_grads = True
 
 
 @public("function")
