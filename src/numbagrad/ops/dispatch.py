@@ -591,11 +591,16 @@ def call_composite(op, *args, **kwargs):
             if can_record and not recorded and (
                     a._requires_grad if a._base is None else a.requires_grad):
                 recorded = True
-        elif (isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor)
-              and all(isinstance(t, Tensor) for t in a)):
-            inputs.extend(a)
-            on_cpu = on_cpu and device_backend(a) is cpu
-            recorded = recorded or can_record and needs_grad(a)
+        elif isinstance(a, (list, tuple)) and a and isinstance(a[0], Tensor):
+            # a list of tensors (``cat``, ``stack``): one pass over it, as over the arguments
+            for t in a:
+                if not isinstance(t, Tensor):
+                    break
+                if on_cpu and t._lazy is None and type(t._data) is not np.ndarray:
+                    on_cpu = False
+            else:
+                inputs.extend(a)
+                recorded = recorded or can_record and needs_grad(a)
     ctx.backend = cpu if on_cpu else device_backend(inputs)  # (which refuses mixed devices)
     if not recorded:
         ctx.recorded = False

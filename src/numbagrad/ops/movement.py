@@ -840,6 +840,10 @@ def _normalize_index(x, index):
                 raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
             kinds.add("advanced")
             if item.dtype == np.bool_:
+                if not item.ndim:
+                    # a 0-d mask (x[True], x[torch.tensor(True)]): PyTorch unsqueezes, a view,
+                    # then indexes it, so writing through it makes the base's node CopySlices
+                    kinds.add("mask0")
                 for j, n in enumerate(item.shape):
                     if dim + j < ndim and n != x.shape[dim + j]:
                         raise IndexError(
@@ -855,7 +859,7 @@ def _normalize_index(x, index):
             kinds.add("ellipsis")
             dim += max(ndim - n_real - mask_dims, 0)
         elif isinstance(item, (bool, np.bool_)):
-            kinds.add("advanced")
+            kinds.update(("advanced", "mask0"))
         elif isinstance(item, (int, np.integer)):
             if dim >= ndim:
                 raise IndexError(
@@ -1330,6 +1334,12 @@ def index_put(ctx, x, index, value, accumulate=False):
     # (PyTorch's index_put is a clone, laid out as its input, then index_put_)
     out = cpu.clone(x._data) if type(x._data) is np.ndarray else x._data.copy()
     if accumulate:
+        region = region_shape(out.shape, index.index)
+        if region is not None and 0 in region:
+            # (nothing to add: PyTorch checks no index of an empty region against the bounds)
+            if not _fits(value.shape, region):
+                raise _shape_mismatch(value.shape, region)
+            return out
         where = _in_bounds(out.shape, index.index)
         region = region_shape(out.shape, where)
         if not _fits(value.shape, region):
@@ -1525,15 +1535,19 @@ def _cat_alike(ctx, tensors, dim):
     if type(a0) is not np.ndarray or not 0 < nd < 4 or type(dim) is not int or not -nd <= dim < nd:
         return None
     d = dim % nd
-    dt, ref = a0.dtype, a0.shape
+    dt = a0.dtype
     for a in arrays:
-        sh = a.shape
-        if (type(a) is not np.ndarray or a.dtype is not dt or len(sh) != nd
-                or not a.flags.c_contiguous or sh[:d] != ref[:d] or sh[d + 1:] != ref[d + 1:]):
+        if type(a) is not np.ndarray or a.dtype is not dt or not a.flags.c_contiguous:
             return None
+    try:
+        # (NumPy checks the ranks and the sizes but along ``dim``; the general code raises
+        # PyTorch's errors)
+        out = np.concatenate(arrays, axis=d)
+    except ValueError:
+        return None
     ctx.dim = d
     ctx.sizes = [a.shape[d] for a in arrays]
-    return np.concatenate(arrays, axis=d)
+    return out
 
 
 def _layouts(tensors):
