@@ -90,3 +90,20 @@ def test_no_grad_and_integer_inputs():
     assert y.tolist() == [6.0, 22.0, 38.0]
     i = ng.arange(12).reshape(3, 4)
     assert i.sum(1).dtype == ng.int64 and i.sum(1).tolist() == [6, 22, 38]
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("shape", [(4, 7), (2, 3, 5)])
+def test_row_op_gradient_from_a_sum_matches_torch(name, shape):
+    # (the sum's gradient reaches the row op expanded, stride 0: the row kernel takes a dense
+    # copy of it)
+    data = np.random.default_rng(3).standard_normal(shape)
+    grads = []
+    for lib in (ng, torch):
+        x = lib.tensor(data, requires_grad=True)
+        (getattr(lib, name)(x, -1) * 1.5).sum().backward()
+        y = lib.tensor(data, requires_grad=True)
+        getattr(lib, name)(y, -1).sum().backward()
+        grads.append((x.grad.numpy(), y.grad.numpy()))
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
