@@ -1595,6 +1595,9 @@ def _part(grad, idx):
 
 @composite("stack", variants="function")
 def stack(ctx, tensors, dim=0):
+    joined = _stack_alike(ctx, tensors, dim)
+    if joined is not None:
+        return joined
     dt = _join_dtype(tensors, "stack")
     # (the arrays' shapes, plain tuples, as cat's)
     each = tensors[0]._data.shape
@@ -1618,6 +1621,35 @@ def stack(ctx, tensors, dim=0):
     parts = [t._data.astype(dt.np, copy=False).reshape((*each[:d], 1, *each[d:]))
              for t in tensors]
     return _join(ctx.backend, parts, d, shape, strides, dt)
+
+
+def _stack_alike(ctx, tensors, dim):
+    """``stack``'s commonest call without its general checks, as ``_cat_alike``: C-contiguous
+    CPU arrays of one dtype and shape, of rank below 3 (a C-contiguous result, as PyTorch's),
+    ``dim`` a plain int in range; None for anything else."""
+    if type(tensors) is not list and type(tensors) is not tuple or not tensors:
+        return None
+    arrays = []
+    for t in tensors:
+        if not isinstance(t, Tensor) or t._lazy is not None:
+            return None
+        arrays.append(t._data)
+    a0 = arrays[0]
+    if type(a0) is not np.ndarray:
+        return None
+    each, dt = a0.shape, a0.dtype
+    nd = len(each) + 1
+    if nd > 3 or type(dim) is not int or not -nd <= dim < nd:
+        return None
+    for a in arrays:
+        if (type(a) is not np.ndarray or a.dtype is not dt or a.shape != each
+                or not a.flags.c_contiguous):
+            return None
+    d = ctx.dim = dim % nd
+    if d == 0 and each:
+        return np.concatenate(arrays).reshape((len(arrays), *each))
+    split = (*each[:d], 1, *each[d:])
+    return np.concatenate([a.reshape(split) for a in arrays], axis=d)
 
 
 stack.defjvp(linear(stack))
