@@ -99,6 +99,10 @@ class _Methods:
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)`` or ``to(other)``, each followed
         by ``non_blocking`` and ``copy``; ``memory_format=`` lays out the copy (a tensor
         already laid out so, of that dtype and device, is returned itself unless ``copy``)."""
+        if not kwargs and len(args) == 1 and type(args[0]) is D.dtype:
+            # ``x.to(torch.float32)``, ``x.float()``: what the parsing below gives for a dtype
+            return self if args[0] is self.dtype else _F.to_dtype(self, args[0],
+                                                                  MF.preserve_format)
         if kwargs or len(args) > 4:  # (fewer positional arguments fit the first overload)
             _overloads.check("to", args, kwargs, _overloads.TO)
         dt = kwargs.get("dtype")
@@ -168,6 +172,8 @@ class _Methods:
 
     # (each a copy in ``memory_format``, or the tensor itself where ``to`` returns it)
     def _converted(self, dt, memory_format, name):
+        if memory_format is MF.preserve_format:
+            return self.to(dt)
         return self.to(dt, memory_format=MF.checked(memory_format, name, MF.preserve_format))
 
     def float(self, memory_format=MF.preserve_format):
