@@ -600,11 +600,11 @@ class Tensor:
         return a
 
     def item(self):
-        if self._data.size != 1:
-            raise RuntimeError(
-                f"a Tensor with {self._data.size} elements cannot be converted to Scalar"
-            )
-        return self._host().reshape(-1)[0].item()
+        a = self._data
+        if a.size != 1:
+            raise RuntimeError(f"a Tensor with {a.size} elements cannot be converted to Scalar")
+        # (``loss.item()`` once a step: NumPy's own item on a CPU array)
+        return a.item() if type(a) is np.ndarray else self._host().reshape(-1)[0].item()
 
     def tolist(self):
         return self._host().tolist()
