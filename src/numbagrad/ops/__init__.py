@@ -398,7 +398,14 @@ def clamp(x, min=None, max=None):
         raise RuntimeError("numbagrad.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(min, Tensor) or isinstance(max, Tensor):
         return _clamp_tensors(x, min, max)
-    dt = D.result_type(x, *(v for v in (min, max) if v is not None))
+    dt = x.dtype
+    for v in (min, max):
+        # (a Python number keeps a float tensor's dtype, an int one an int or float
+        # tensor's; the rest is promotion's to decide)
+        if v is not None and not (type(v) is float and dt.is_floating_point
+                                  or type(v) is int and dt is not D.bool_):
+            dt = D.result_type(x, *(v for v in (min, max) if v is not None))
+            break
     if dt is not x.dtype:
         x = x.to(dt)
     if dt.is_floating_point:
