@@ -22,6 +22,7 @@ from . import attention  # noqa: F401 (declares its op)
 from . import conv  # noqa: F401 (declares its ops)
 from . import decompositions  # noqa: F401 (declares its ops)
 from . import differences  # noqa: F401 (declares its functions)
+from . import dispatch
 from . import elementwise as E
 from . import embedding  # noqa: F401 (declares its op)
 from . import grid  # noqa: F401 (declares its ops and functions)
@@ -118,6 +119,7 @@ def add(input, other, *, alpha=1):
 
 
 add.out_overlap = True  # (its in-place variant is add_ below)
+add.out_op = E.add  # (``add(x, y, out=o)``: the op whose loop writes into o, alpha being 1)
 
 
 @public("function method inplace", aliases="subtract")
@@ -128,6 +130,9 @@ def sub(input, other, *, alpha=1):
     refuse("sub", (input, other))
     _check_alpha(input, other, alpha)
     return E.sub_alpha(input, other, alpha)
+
+
+sub.out_op = E.sub
 
 
 @public("function")
@@ -740,6 +745,13 @@ def _general_keywords(name, fn, takes_out, params, out_overlap=False):
         if out_overlap and isinstance(out, Tensor):
             check_no_partial_overlap(out, [t for a in (*args, *kwargs.values())
                                            for t in (a if isinstance(a, (list, tuple)) else (a,))])
+        # (``out_op``: the op of a wrapper called without its keywords, ``add`` and ``sub``)
+        op = getattr(fn, "out_op", None) or getattr(fn, "op", None)
+        if (not kwargs and isinstance(op, Elementwise) and isinstance(out, Tensor)
+                and dispatch.write_result(op, out, args)):
+            # (an elementwise op's loop writes into ``out``: no result array to copy)
+            out._bump()
+            return out
         return _write_out(name, fn(*args, **kwargs), out)
 
     return _named_like(function, name, fn)

@@ -350,40 +350,62 @@ def write_into(op, x, args) -> bool:
     a = x._data
     if type(a) is not np.ndarray or not a.flags.carray or x._fw_grad is not None:
         return False
-    n_params = len(op.param_names)
-    n_other = op.n_in - 1
-    if len(args) != n_other + n_params:
+    # (the in-place loop: operand 0 is the output)
+    return _write(op, a, a.dtype, args, op.n_in - 1, "i", True)
+
+
+def write_result(op, out, args) -> bool:
+    """``op(*args, out=out)`` written straight into ``out``'s memory by the fast path's loop,
+    as ``write_into`` writes an in-place op: True when done; False when the call takes the
+    general path (the result computed, then copied into ``out``). Taken when ``out`` is a
+    C-contiguous CPU tensor of the result's shape and dtype and every operand a tensor as
+    ``write_into`` takes them (numbers only as parameters)."""
+    a = out._data
+    if (type(a) is not np.ndarray or not a.flags.carray or out._fw_grad is not None or not args
+            or op.dtype_rule == "where"):
         return False
-    plan = op._plans.get(a.dtype)
+    first = args[0]
+    if not (type(first) is Tensor or type(first) in PLAIN_SUBCLASSES):
+        return False
+    return _write(op, a, first._data.dtype, args, op.n_in, "", False)
+
+
+def _write(op, a, dtype, args, n_tensors, key, numbers) -> bool:
+    """Run ``op``'s loop for operands of ``dtype`` into array ``a``: ``args`` are its
+    operands (the first ``n_tensors``; Python numbers among them if ``numbers``) then its
+    parameters, ``key`` the loop's key so far. False when they do not fit a loop."""
+    n_params = len(op.param_names)
+    if len(args) != n_tensors + n_params:
+        return False
+    plan = op._plans.get(dtype)
     if plan is None:
-        plan = make_plan(op, a.dtype)
+        plan = make_plan(op, dtype)
     if not plan or plan.out is not a.dtype:
         return False
     flat = a if a.ndim == 1 else a.ravel()
     values = []
-    key = "i"  # (the in-place loop: operand 0 is the output)
     for k, v in enumerate(args):
         kind = type(v)
-        if k < n_other and (kind is Tensor or kind in PLAIN_SUBCLASSES):
+        if k < n_tensors and (kind is Tensor or kind in PLAIN_SUBCLASSES):
             b = v._data
-            if (type(b) is not np.ndarray or b.dtype is not a.dtype or b.shape != a.shape
+            if (type(b) is not np.ndarray or b.dtype is not dtype or b.shape != a.shape
                     or not b.flags.carray or v._fw_grad is not None):
                 return False
             values.append(b if b.ndim == 1 else b.ravel())
             key += "a"
-        elif ((kind is float or kind is int) and a.dtype.kind == "f"
-              and _fits(v, k >= n_other and op.checked_params)):
-            values.append(v)  # (the entry point converts it to the tensor's dtype)
-            key += "s" if k < n_other else "p"
+        elif ((kind is float or kind is int) and dtype.kind == "f" and (numbers or k >= n_tensors)
+              and _fits(v, k >= n_tensors and op.checked_params)):
+            values.append(v)  # (the entry point converts it to the tensors' dtype)
+            key += "s" if k < n_tensors else "p"
         else:
             return False
-    before_write(a)  # (lazy expressions that read x are computed first)
+    before_write(a)  # (lazy expressions that read a are computed first)
     if a.size >= plan.small_below:
-        # a large x: the loop for its size (threads from PARALLEL_MIN on), numbers as x's
+        # a large a: the loop for its size (threads from PARALLEL_MIN on), numbers as the
         # dtype (an optimizer's step on a large weight: one pass, no result to copy back)
-        dtype = plan.compute.np.type
+        dt = plan.compute.np.type
         cpu.loops_for(plan.kernels, a.size)[key.rstrip("p")](
-            flat, *[v if type(v) is np.ndarray else dtype(v) for v in values])
+            flat, *[v if type(v) is np.ndarray else dt(v) for v in values])
         return True
     entry = plan.entries.get(key)
     if entry is None:
