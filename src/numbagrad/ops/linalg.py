@@ -8,14 +8,15 @@ import warnings
 import numpy as np
 
 from .. import dtypes as D
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import PLAIN_SUBCLASSES, Tensor, _wrap_dim
 from ..autograd.grad_mode import _state as _grad_state
 from ..backend import cpu
 from ..backend.cpu import broadcast_shapes
 from . import elementwise as E
 from . import movement as M
 from .forward import multilinear
-from .registry import composite, depends_on, public, sum_to
+from .record import needs_grad, record_composite
+from .registry import CompositeCtx, composite, depends_on, public, sum_to
 
 _TYPE = D.SCALAR_TYPE
 _NAMES = D.C_TYPE
@@ -95,14 +96,17 @@ def addmm(ctx, input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``: ``F.linear``'s one node, as in PyTorch (the
     sum is written into the product's new array)."""
     bias, x, y = input, mat1, mat2
+    # (PyTorch's checks, in its order: the bias against mat2, then mat1 against mat2)
+    for name, t in (("self", bias), ("mat1", x)):
+        if t.dtype is not y.dtype:
+            raise RuntimeError(f"{name} and mat2 must have the same dtype, but got "
+                               f"{_TYPE[t.dtype.name]} and {_TYPE[y.dtype.name]}")
     if beta != 1 or alpha != 1:
         if ctx.recorded:
             ctx.save(x=x, y=y)
         return _scaled_sum(ctx, bias, mm(_plain(x), _plain(y)), beta, alpha)
     ctx.beta = ctx.alpha = 1
     out = mm.forward(ctx, x, y)
-    if bias.dtype is not x.dtype:
-        _same_dtype(bias, x, ("self", "mat1"))
     try:
         broadcast_shapes(bias._data.shape, out.shape)  # (NumPy's costs 3 us a call)
     except RuntimeError:
@@ -114,6 +118,42 @@ def addmm(ctx, input, mat1, mat2, *, beta=1, alpha=1):
     be = ctx.backend
     be.run_elementwise(E.add.kernel(x.dtype, be), [out, bias._data], x.dtype.np, out=out)
     return out
+
+
+def _addmm_lean(input, mat1, mat2, **kwargs):
+    """``addmm(bias, x, w.t())`` as ``F.linear`` calls it on a layer's small CPU batch (a
+    1-d bias of the product's width, float32 or float64 matrices of one dtype, no ``beta`` or
+    ``alpha``): ``mm``'s forward on a ctx made as ``call_composite`` makes it, the bias added
+    in place, and the node recorded as ``call_composite`` records it; None for any other call
+    (the composite call checks and runs it)."""
+    if kwargs:
+        return None
+    t = type(input)
+    if not (t is Tensor or t in PLAIN_SUBCLASSES) or type(mat1) is not t or type(mat2) is not t:
+        return None
+    b, x, y = input._data, mat1._data, mat2._data
+    if (type(b) is not np.ndarray or type(x) is not np.ndarray or type(y) is not np.ndarray
+            or b.ndim != 1 or x.ndim != 2 or y.ndim != 2 or x.dtype.kind != "f"
+            or b.dtype is not x.dtype or y.dtype is not x.dtype or b.shape[0] != y.shape[1]
+            or x.shape[1] != y.shape[0]):
+        return None
+    ctx = object.__new__(CompositeCtx)  # (as call_composite makes it)
+    ctx.saved = {}
+    ctx.backend = cpu
+    inputs = (input, mat1, mat2)
+    recorded = _grad_state.enabled and needs_grad(inputs)
+    if not recorded:
+        ctx.recorded = False
+    ctx.beta = ctx.alpha = 1
+    out = mm.forward(ctx, mat1, mat2)
+    np.add(out, b, out=out)  # (one rounding, as the add kernel's)
+    result = Tensor._make(out)
+    if recorded:
+        record_composite(addmm, ctx, inputs, (result,))
+    return result
+
+
+addmm.lean = _addmm_lean
 
 
 @addmm.defjvp
