@@ -814,10 +814,24 @@ def is_small_flat(arrays, dtype, par_min) -> bool:
     return True
 
 
+def ranked(key) -> tuple:
+    """The names ``mod.ENTRIES`` keeps loop ``key``'s entry points under, by rank: ``key``
+    itself for rank 1, ``"key/2"`` for rank 2, ... (made once per key: a caller indexes the
+    tuple by its arrays' rank, and a string's hash is kept, where a ``(key, rank)`` tuple was
+    made and hashed on every call)."""
+    names = _RANKED.get(key)
+    if names is None:
+        names = _RANKED[key] = tuple([key if nd == 1 else f"{key}/{nd}" for nd in range(65)])
+    return names
+
+
+_RANKED: dict = {}
+
+
 def flat_entry(mod, key, out, values, dtype):
     """Run ``mod``'s serial flat loop for ``key`` on ``out`` and ``values``, and return the
-    loop's compiled entry point, kept in ``mod.ENTRIES`` for the next calls: under ``key`` for
-    1-d arrays, under ``(key, ndim)`` for arrays of another rank.
+    loop's compiled entry point, kept in ``mod.ENTRIES`` for the next calls under its name for
+    ``out``'s rank (``ranked``).
 
     ``key`` has a letter per operand (``a`` a C-contiguous array of ``out``'s shape, ``s`` a
     number), then ``p`` per parameter. Arrays of a rank other than 1 run ``flatn``, compiled
@@ -834,10 +848,11 @@ def flat_entry(mod, key, out, values, dtype):
     numbers of later calls to that type itself.
     """
     nd = out.ndim
+    name = ranked(key)[nd]
     if nd != 1:
-        seen = mod.SEEN.get((key, nd), 0) + 1
+        seen = mod.SEEN.get(name, 0) + 1
         if seen < FLATN_AFTER:
-            mod.SEEN[(key, nd)] = seen
+            mod.SEEN[name] = seen
             flat = [v.ravel() if type(v) is np.ndarray else v for v in values]
             entry = mod.ENTRIES.get(key)
             if entry is None:
@@ -851,7 +866,7 @@ def flat_entry(mod, key, out, values, dtype):
     loop(*args)  # compiles or loads the loop on first use
     compiled = loop.overloads.get(tuple([loop.typeof_pyval(v) for v in args]))
     entry = getattr(compiled, "entry_point", None) or loop
-    mod.ENTRIES[key if nd == 1 else (key, nd)] = entry
+    mod.ENTRIES[name] = entry
     return entry
 
 

@@ -109,6 +109,8 @@ def make_function(op, operator=False, method=False):
     # array; the node recorded if an operand may need a gradient (a view's flags are checked
     # by record_lean); anything else to ``op._call``.
     if op.n_in == 1 and not n_params:
+        names = cpu.ranked("a")
+
         def function(input):
             if type(input) is Tensor or type(input) in PLAIN_SUBCLASSES:
                 a = input._data
@@ -119,7 +121,7 @@ def make_function(op, operator=False, method=False):
                     if plan and a.size < plan.small_below:
                         out = np.empty(a.shape, plan.out)
                         nd = a.ndim
-                        entry = plan.entries.get("a" if nd == 1 else ("a", nd))
+                        entry = plan.entries.get(names[nd])
                         if entry is None:
                             first_launch(plan, "a", out, (a,))
                         else:
@@ -136,6 +138,7 @@ def make_function(op, operator=False, method=False):
         # (the same steps with parameters: one function for both would take ``*params`` on
         # every unary call, 0.1 us of a 1.2 us ``sin(x)``)
         key_ = "a" + "p" * n_params
+        names = cpu.ranked(key_)
 
         def function(input, *params):
             if type(input) is Tensor or type(input) in PLAIN_SUBCLASSES:
@@ -148,7 +151,7 @@ def make_function(op, operator=False, method=False):
                     if plan and a.size < plan.small_below:
                         out = np.empty(a.shape, plan.out)
                         nd = a.ndim
-                        entry = plan.entries.get(key_ if nd == 1 else (key_, nd))
+                        entry = plan.entries.get(names[nd])
                         if entry is None:
                             first_launch(plan, key_, out, (a, *params))
                         else:
@@ -162,6 +165,8 @@ def make_function(op, operator=False, method=False):
                 return NotImplemented if operator else refuse(name, (input,), method=method)
             return op._call((input, *params))
     elif op.n_in == 2 and not n_params:
+        arrays, with_number = cpu.ranked("aa"), cpu.ranked("as")
+
         def function(input, other):
             if type(input) is Tensor or type(input) in PLAIN_SUBCLASSES:
                 a = input._data
@@ -188,7 +193,7 @@ def make_function(op, operator=False, method=False):
                             out = np.empty(a.shape, plan.out)
                             pattern = "as" if key else "aa"
                             nd = a.ndim
-                            entry = plan.entries.get(pattern if nd == 1 else (pattern, nd))
+                            entry = plan.entries.get((with_number if key else arrays)[nd])
                             if entry is None:
                                 first_launch(plan, pattern, out, (a, b))
                             else:
@@ -255,7 +260,7 @@ def make_function(op, operator=False, method=False):
                         if plan and a.size < plan.small_below:
                             out = np.empty(a.shape, plan.out)
                             nd = a.ndim
-                            entry = plan.entries.get(key if nd == 1 else (key, nd))
+                            entry = plan.entries.get(cpu.ranked(key)[nd])
                             if entry is None:
                                 first_launch(plan, key, out, values)
                             else:
@@ -310,7 +315,7 @@ def call_broadcast(op, input, other, records):
         else:
             pattern, values = "sa", (a.reshape(-1)[0], b)
         nd = out.ndim
-        entry = plan.entries.get(pattern if nd == 1 else (pattern, nd))
+        entry = plan.entries.get(cpu.ranked(pattern)[nd])
         if entry is None:
             first_launch(plan, pattern, out, values)
         else:

@@ -326,9 +326,10 @@ def lean_gradients(op, flags, numbers, saves, save_result, compute, single=0, sp
         env[f"kernels{k}"] = kernels = op.vjp_kernel(k, compute)
         env[f"entries{k}"] = kernels.ENTRIES
         env[f"key{k}"] = pattern + "p" * len(pnames)
+        env[f"names{k}"] = cpu.ranked(env[f"key{k}"])
         # (every array of the shape of the result, read by the loop of its rank)
         lines += [f"    g{k} = empty(shape, cnp)",
-                  f"    entry = entries{k}.get(key{k} if nd == 1 else (key{k}, nd))",
+                  f"    entry = entries{k}.get(names{k}[nd])",
                   "    if entry is None:  # (the first call finds the loop's entry point)",
                   f"        first(kernels{k}, key{k}, g{k}, [{args}], cnp)",
                   "    else:",
