@@ -66,6 +66,104 @@ class Known(NamedTuple):
 
 
 KNOWN_OPEN: dict[str, Known] = {
+    "sort_stable_positional_dim": Known(
+        "sort / argsort with stable= and dim (or descending) given by position: TypeError"
+        " (PyTorch's stable overload takes them by keyword only); numbagrad sorts",
+        """
+        x = torch.tensor([[3.0, 1.0, 2.0]])
+        s = x.sort(1, stable=True)
+        a = x.argsort(1, stable=True)
+        """),
+    "topk_ties": Known(
+        "topk of a slice holding equal values: PyTorch's CPU kernel picks among the ties by its"
+        " selection algorithm (std::partial_sort, or std::nth_element and std::sort, from"
+        " libstdc++); numbagrad's stable sort picks the first. Values agree; the indices, and"
+        " where the gradient goes, differ",
+        """
+        x = torch.tensor([[1.5, 0.0, 0.5, 1.5]])
+        i = x.topk(2).indices
+        """),
+    "sort_unstable_ties": Known(
+        "sort / argsort without stable=True of a dim longer than 16 holding equal values:"
+        " PyTorch's CPU sort orders the ties by its algorithm (up to 16 elements it is stable);"
+        " numbagrad's sort is always stable. Values agree, indices differ",
+        """
+        x = torch.tensor([[1.0, 0.0] * 9])
+        i = x.argsort(1)
+        """),
+    "bool_operand_backward": Known(
+        "atan2 (bool first) or logaddexp / logaddexp2 (either) of a bool tensor and a tensor"
+        " that requires grad, then backward: RuntimeError (PyTorch's formula negates or"
+        " subtracts the bool operand: 'Negation, the `-` operator, on a bool tensor is not"
+        " supported'); numbagrad's gradient is computed",
+        """
+        b = torch.tensor([True, False])
+        y = torch.tensor([-0.5, 2.0], requires_grad=True)
+        torch.atan2(b, y).sum().backward()
+        """),
+    "conv_nonfinite": Known(
+        "a convolution over NaN or inf values: PyTorch's kernels differ in where an inf * 0"
+        " term occurs (its depthwise kernel skips the padded positions, its backward sums"
+        " others); numbagrad pads with zeros and multiplies every term",
+        """
+        x = torch.tensor([[[0.5, 0.398, -0.971], [-1.903, -0.862, 2.116], [-1.032, 1.504, 2.877]]])
+        w = torch.tensor([[[0.75, 1.75]], [[0.25, -2.25]], [[np.nan, -2.0]]])
+        y = F.conv1d(x, w, stride=2, padding=1, groups=3)
+        """),
+    "masked_scatter_layout": Known(
+        "masked_scatter of a permuted (transposed) tensor: PyTorch's result is laid out"
+        " contiguously (mostly); numbagrad's keeps the input's layout, so a later view or"
+        " linear takes another path (F.linear: ViewBackward0 against AddBackward0)",
+        """
+        x = torch.arange(18.0).reshape(2, 3, 3).transpose(0, 1).requires_grad_()
+        m = torch.tensor([[[True, True, True], [False, True, True]], [[False, False, True], [True, False, True]], [[False, False, False], [True, True, True]]])
+        v = torch.masked_scatter(x, m, torch.arange(18.0))
+        y = F.linear(v, torch.ones(1, 3), torch.ones(1))
+        """),
+    "mode_long_slice_ties": Known(
+        "mode along a dim longer than 16 holding equal values or NaN: PyTorch's CPU kernel"
+        " sorts (value, index) pairs by value with std::sort, unstable past 16 elements, and"
+        " reports the index its sort leaves last in the longest run; numbagrad's stable sort"
+        " gives the last occurrence (up to 16 elements it copies PyTorch's insertion sort)",
+        """
+        x = torch.tensor([[2.0, 1.0, 2.0, 0.0] * 5])
+        m = x.mode(1)
+        i = m.indices
+        """),
+    "nonfinite_kernel_arithmetic": Known(
+        "F.interpolate and the normalisation layers over infinite values: PyTorch's kernels"
+        " read only the neighbours an output interpolates (numbagrad multiplies the whole row by"
+        " a matrix of weights, inf * 0 = NaN), and its norm kernels' backward arranges the"
+        " terms otherwise (NaN where numbagrad's gives -inf)",
+        """
+        x = torch.tensor([[[1.0, np.inf, 2.0, 3.0]]])
+        y = F.interpolate(x, size=7, mode='linear')
+        """),
+    "scatter_larger_source_unasked_grad": Known(
+        "scatter / scatter_add / scatter_reduce whose source, larger than the index, requires"
+        " grad, then autograd.grad of another input: PyTorch skips the source's formula (and"
+        " its shape check); numbagrad computes it and raises (invalid gradient: the index's"
+        " shape, not the source's)",
+        """
+        x = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        s = torch.tensor([[1.0, 2.0, 3.0]], requires_grad=True)
+        y = torch.scatter_reduce(x, 1, torch.tensor([[0, 2]]), s, 'mean', include_self=False)
+        g, = torch.autograd.grad(y.sum(), x)
+        """),
+    "conv_zero_in_channels": Known(
+        "a convolution of an input with 0 channels (and a weight of 0 input channels): PyTorch"
+        " returns a tensor of the input's shape; numbagrad the convolution's output shape",
+        """
+        y = F.conv1d(torch.zeros(3, 0, 5), torch.zeros(1, 0, 1))
+        """),
+    "var_mean_nonfinite_mean": Known(
+        "the mean output of var_mean / std_mean over elements with an infinity before the last:"
+        " PyTorch's Welford update (mean += (x - mean) / n) turns it into NaN; numbagrad's mean"
+        " is the infinity (as torch.mean's)",
+        """
+        x = torch.tensor([1.0, np.inf, 2.0])
+        r = torch.var_mean(x)
+        """),
     "threshold_expanded_grad": Known(
         "threshold_ (allowed on an expanded view, as PyTorch's kernel skips the overlap check)"
         " of an empty expanded view of a tensor that requires grad: under create_graph the"
@@ -102,8 +200,10 @@ KNOWN_OPEN: dict[str, Known] = {
         gg = torch.autograd.grad((g * torch.tensor([[2.75, -0.75, 2.0, 1.75]])).sum(), x)  # compare: gg
         """),
     "double_backward_node_names": Known(
-        "the gradient of glu, rrelu, soft_margin_loss or aminmax made with create_graph=True:"
-        " PyTorch's double-backward node (GluBackwardBackward0, ...); numbagrad's comes from"
+        "the gradient of glu, rrelu, soft_margin_loss, aminmax, batch_norm, layer_norm or"
+        " embedding made with create_graph=True: PyTorch's double-backward node"
+        " (GluBackwardBackward0, NativeBatchNormBackwardBackward0,"
+        " EmbeddingDenseBackwardBackward0, ...); numbagrad's comes from"
         " the ops its rule is composed of (CatBackward0, AliasBackward0, MulBackward0); with an"
         " infinite incoming gradient the second derivative can differ too (smooth_l1_loss,"
         " huber_loss and binary_cross_entropy_with_logits left the class when their backward"
@@ -118,6 +218,912 @@ KNOWN_OPEN: dict[str, Known] = {
 # Classes found earlier (or reported on the tracker) and fixed since; kept so that their
 # repros keep being checked by --known and ``avoid`` accepts their keys.
 FIXED: dict[str, Known] = {
+    "scan_inplace_0d_bool": Known(
+        "cumsum_ / cumprod_ of a 0-d or empty bool tensor: PyTorch copies it (no kernel runs),"
+        " a bool tensor with elements: NotImplementedError (as cumsum / cumprod with"
+        " dtype=torch.bool); numbagrad refused to write the int64 result into bool"
+        " (RuntimeError) or computed, and cumprod of bools with dtype= gave int64",
+        """
+        y = torch.tensor(False).clone()
+        y.cumsum_(0)
+        z = torch.zeros(2, 0, dtype=torch.bool).cumprod_(0)
+        a = torch.tensor([True, False]).cumsum(0, dtype=torch.bool)
+        b = torch.tensor([True, True]).cumprod(0, dtype=torch.uint8)
+        c = torch.zeros(0, dtype=torch.bool).cumprod(0, dtype=torch.bool)
+        """),
+    "flip_of_size_one_dims_copies": Known(
+        "flip / flipud / fliplr whose flipped dims have size 1 (or none): a new tensor in"
+        " PyTorch; numbagrad's result shared the input's memory (NumPy's flip view looked"
+        " contiguous), so a later write to the input showed through",
+        """
+        c = torch.tensor([-5])
+        f = torch.flipud(c)
+        g = torch.flip(torch.tensor([[1.0]]), (0, 1))
+        h = torch.flip(c, ())
+        c[torch.tensor([True])] = torch.tensor(-3)
+        """),
+    "diff_of_order_zero": Known(
+        "torch.diff(x, n=0): PyTorch's zeros_like(x).copy_(x) (CopyBackwards; prepend and"
+        " append unused); numbagrad returned x itself (or joined prepend / append)",
+        """
+        x = torch.tensor([[1.0, 2.0], [4.0, 0.5]], requires_grad=True)
+        a = torch.diff(x, n=0)
+        b = torch.diff(x.t(), n=0, dim=0)
+        c = torch.diff(x, n=0, prepend=x)
+        y = torch.tensor([1.0, 2.0])
+        d = torch.diff(y, n=0)
+        y.add_(1)
+        """),
+    "cross_entropy_no_classes": Known(
+        "cross_entropy with label_smoothing over an input of 0 classes: PyTorch's"
+        " smoothing share is eps / 0 = inf (a NaN or empty loss); numbagrad raised"
+        " ZeroDivisionError. Also nll_loss of a 3-d input of 0 classes with a non-empty"
+        " target: the 2-d loss's size mismatch RuntimeError; numbagrad's IndexError or a"
+        " loss",
+        """
+        x = torch.zeros(1, 0, 2, 0, requires_grad=True)
+        a = F.cross_entropy(x, torch.zeros((1, 2, 0), dtype=torch.int64), label_smoothing=0.1)
+        b = F.cross_entropy(x, torch.zeros((1, 2, 0), dtype=torch.int64), label_smoothing=0.1, reduction='sum')
+        c = F.cross_entropy(torch.zeros(2, 0), torch.zeros((2, 0)), label_smoothing=0.1)
+        d = F.nll_loss(torch.zeros(1, 0, 2), torch.zeros((1, 2), dtype=torch.int64), ignore_index=0)
+        e = F.cross_entropy(torch.zeros(1, 0, 2), torch.zeros((1, 2), dtype=torch.int64))
+        """),
+    "std_mean_saves_std": Known(
+        "std_mean saves its std output (StdMeanBackward0's result0), which its backward"
+        " unpacks even for the mean's gradient alone: changed in place first (t_, mul_),"
+        " the version error; numbagrad ran",
+        """
+        x = torch.tensor([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]], requires_grad=True)
+        v = torch.std_mean(x, 0, unbiased=False)
+        v[0].t_()
+        v[1].sum().backward()
+        """),
+    "index_put_empty_dim_before_dtype": Known(
+        "index_put_ / x[idx] = v of another dtype with a non-empty index into a dim of"
+        " size 0: PyTorch's IndexError (index is out of bounds for dimension with size 0)"
+        " comes before the dtype check; numbagrad raised the dtype RuntimeError",
+        """
+        a = torch.zeros(0, 2, 5, dtype=torch.int64).index_put_((torch.tensor([-2, -1, 3]),), torch.ones(3, 2, 5, dtype=torch.bool), accumulate=True)
+        b = torch.zeros(2, 0, 5).index_put_((torch.tensor([1]), torch.tensor([0])), torch.ones((), dtype=torch.float64), accumulate=True)
+        x = torch.zeros(0, 2, 5, dtype=torch.int64)
+        x[torch.tensor([-2, -1, 3])] = torch.ones(3, 2, 5, dtype=torch.bool)
+        """),
+    "masked_scatter_saves_mask": Known(
+        "masked_scatter saves its mask (MaskedScatterBackward0), so a mask changed in"
+        " place before backward is the version error; numbagrad kept the mask unchecked",
+        """
+        x = torch.tensor([[2.25, -1.5, -2.75], [-0.5, 1.0, -1.75]], requires_grad=True)
+        m = torch.tensor([[True, False, True], [False, False, True]])
+        v = x.masked_scatter(m, torch.tensor([1.0, 2.0, 3.0, 4.0]))
+        m.logical_not_()
+        v.sum().backward()
+        """),
+    "cumsum_backward_casts_first": Known(
+        "the recorded backward of cumsum / nansum with a wider dtype=: PyTorch casts the"
+        " gradient to the input's dtype first, then flips and sums (FlipBackward0; nansum:"
+        " MulBackward0), and passes a gradient of one element (or one along dim) on as it"
+        " is; numbagrad cast last (ToCopyBackward0) and always flipped",
+        """
+        x = torch.tensor([2.0, -0.25], requires_grad=True)
+        v = torch.cumsum(x, dim=-1, dtype=torch.float64).sin()
+        g, = torch.autograd.grad((v * torch.tensor([1.0, 2.0], dtype=torch.float64)).sum(), x, create_graph=True)
+        y = torch.tensor([[2.0, -0.25]], requires_grad=True)
+        w = torch.cumsum(y, dim=0).sin()
+        h, = torch.autograd.grad((w * 2).sum(), y, create_graph=True)
+        z = torch.tensor([[2.0, -0.25], [1.0, 3.0]], requires_grad=True)
+        u = torch.nansum(z, 0, dtype=torch.float64).sin()
+        k, = torch.autograd.grad((u * 2).sum(), z, create_graph=True)
+        """),
+    "lerp_infinite_weight": Known(
+        "lerp with an infinite (or other |weight| >= 0.5 negative) weight: PyTorch's"
+        " formula takes end - (end - start) * (1 - weight) unless |weight| < 0.5 (NaN for"
+        " -inf towards -inf); numbagrad's chose by weight < 0.5 (inf)",
+        """
+        a = torch.tensor([1.75, -2.0]).lerp(torch.tensor([-np.inf, 1.0]), torch.tensor([-np.inf, -2.14]))
+        b = torch.lerp(torch.tensor([1.0, np.inf, -3.0]), torch.tensor([np.inf, -np.inf, 2.0]), float('-inf'))
+        c = torch.lerp(torch.tensor([1.0, 2.0]), torch.tensor([np.inf, 5.0]), -1.0)
+        """),
+    "group_norm_check_order": Known(
+        "F.group_norm checks the batch of the groups it makes (nn.functional's"
+        " _verify_batch_size: ValueError for one value per group) before the channels'"
+        " divisibility, and a num_groups <= 0 before the divisibility too; numbagrad"
+        " checked divisibility first",
+        """
+        a = F.group_norm(torch.tensor([[1.0, 0.75], [-2.25, -0.75]]), 3)
+        b = F.group_norm(torch.ones(1, 2, 1), 2)
+        c = F.group_norm(torch.ones(2, 4), -3)
+        """),
+    "integer_division_by_zero_empty": Known(
+        "an integer division / remainder by zero whose result has no elements: PyTorch"
+        " divides nothing (an empty result); where the operands do not broadcast, the"
+        " shape error; numbagrad raised ZeroDivisionError",
+        """
+        a = torch.div(torch.zeros((1, 0, 1), dtype=torch.int64), torch.tensor(0), rounding_mode='trunc')
+        b = torch.zeros((0,), dtype=torch.int64) % 0
+        c = 5 // torch.zeros(0, dtype=torch.int64)
+        d = torch.tensor([1, 2]) // torch.zeros(3, dtype=torch.int64)
+        """),
+    "layer_norm_bias_double_backward": Known(
+        "layer_norm's recorded backward (create_graph) when only the bias requires grad:"
+        " PyTorch's native_layer_norm_backward takes the bias, so the bias's gradient"
+        " requires grad; numbagrad's did not",
+        """
+        x = torch.tensor([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])
+        w = torch.tensor([1.5, 0.5, 2.0])
+        b = torch.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        y = F.layer_norm(x, (3,), w, b)
+        (y * torch.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])).sum().backward(create_graph=True)
+        """),
+    "ldexp_bool_exponent": Known(
+        "ldexp of a floating tensor by a bool exponent: NotImplementedError"
+        " (ldexp_cpu_exp not implemented for Bool); numbagrad computed",
+        """
+        a = torch.ldexp(torch.tensor([1.5]), torch.tensor([True, False]))
+        b = torch.tensor([1.5]).ldexp_(torch.tensor([True]))
+        c = torch.ldexp(torch.tensor([1, 0]), torch.tensor([True, False]))
+        """),
+    "adaptive_avg_pool_empty_backward": Known(
+        "the backward of adaptive_avg_pool / adaptive_max_pool whose output has an empty dim"
+        " past the first (0 channels, or an output size of 0): RuntimeError (Expected"
+        " grad_output to have non-zero size for non-batch dimensions); numbagrad's gradient was"
+        " empty",
+        """
+        x = torch.zeros(2, 0, 3, 3, requires_grad=True)
+        F.adaptive_avg_pool2d(x, 2).sum().backward()
+        y = torch.tensor([[[1.488], [-1.373], [-2.538], [0.301]]], requires_grad=True)
+        F.interpolate(y, scale_factor=0.5, mode='area').sum().backward()
+        z = torch.zeros(2, 2, 3, requires_grad=True)
+        F.adaptive_max_pool1d(z, 0).sum().backward()
+        """),
+    "diag_and_copy_ops_copy": Known(
+        "torch.diag of a 2-d tensor (its diagonal), diagonal_copy and narrow_copy: new"
+        " tensors in PyTorch; numbagrad returned views, so an in-place write to the result"
+        " changed the input",
+        """
+        c = torch.tensor([[-0.704, 2.967, -2.043, 0.23]], requires_grad=True)
+        d = torch.diag(c)
+        d.scatter_add_(-1, torch.tensor([0, 0, 0]), torch.tensor([-1.446, 2.105, -0.119]))
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        e = torch.diagonal_copy(x)
+        e.add_(1)
+        f = x.narrow_copy(1, 0, 1)
+        f.mul_(2)
+        """),
+    "xlogy_of_two_numbers": Known(
+        "torch.xlogy of two Python numbers: TypeError (no overload takes two numbers);"
+        " numbagrad computed",
+        """
+        a = torch.xlogy(0, 2)
+        b = torch.xlogy(2.0, torch.tensor([1.5]))
+        """),
+    "lerp_end_dtype": Known(
+        "lerp whose end is of another dtype than the input: RuntimeError (expected dtype"
+        " bool for `end` but got dtype double); numbagrad promoted",
+        """
+        x = torch.zeros(0, dtype=torch.bool)
+        e = torch.float_power(x, torch.tensor(1.765, requires_grad=True))
+        a = x.lerp(e, torch.tensor(False))
+        b = torch.tensor([1.0]).lerp(torch.tensor([2.0], dtype=torch.float64), 0.5)
+        """),
+    "masked_fill_integer_with_grad_value": Known(
+        "in-place masked_fill_ of an integral tensor with a 0-d value that requires grad:"
+        " PyTorch fills (only the out-of-place form records, and refuses the dtype);"
+        " numbagrad raised Autograd not support dtype: Long",
+        """
+        v = torch.tensor([False, True, False]) * 1
+        v.masked_fill_(torch.tensor(False), torch.tensor(0.5, requires_grad=True))
+        w = torch.tensor([1, 2, 3])
+        w.masked_fill_(torch.tensor([True, False, True]), torch.tensor(2.5, requires_grad=True))
+        """),
+    "circular_pad_negative_empty": Known(
+        "F.pad(mode='circular') whose negative padding empties a dim: RuntimeError"
+        " (Negative padding value is resulting in an empty dimension); numbagrad ran",
+        """
+        x = torch.ones(5, 1, 3, requires_grad=True)
+        a = F.pad(x, (0, 2, -1, -1), mode='circular')
+        b = F.pad(torch.ones(1, 2, 3), (-2, -1), mode='circular')
+        """),
+    "nll_loss_empty_higher_dims": Known(
+        "F.nll_loss of an empty 3-d / 4-d input with an empty target: PyTorch returns the"
+        " reduced loss; numbagrad's reshape of the empty input (a -1 dim) raised",
+        """
+        x = torch.zeros(0, 2, 4, requires_grad=True)
+        a = F.nll_loss(F.log_softmax(x, 1), torch.zeros((0, 4), dtype=torch.int64), reduction='sum')
+        b = F.nll_loss(x, torch.zeros((0, 4), dtype=torch.int64))
+        c = F.nll_loss(torch.zeros(0, 3, 1, 2), torch.zeros((0, 1, 2), dtype=torch.int64), reduction='none')
+        """),
+    "fmod_second_order_infinite": Known(
+        "the second-order gradient of x.fmod(x) at an infinity: PyTorch's other-formula"
+        " -grad * trunc(x / y) is 0 there under create_graph; numbagrad's NaN",
+        """
+        x = torch.tensor([-np.inf, 2.0], requires_grad=True)
+        v = x.clone().fmod_(x)
+        g, = torch.autograd.grad((v * torch.tensor([-2.75, 1.0])).sum(), x, create_graph=True)
+        gg = torch.autograd.grad((g * 1.5).sum(), [x], allow_unused=True)
+        """),
+    "sgn_saves_result": Known(
+        "x.sgn() saves its input and result (as PyTorch's SgnBackward0), so writing the"
+        " result afterwards fails the backward; numbagrad saved nothing and ran",
+        """
+        x = torch.tensor([[0.591, -0.948], [2.266, 0.0]], requires_grad=True)
+        v = x.sgn()
+        v[...,] = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        v.sum().backward()
+        """),
+    "adaptive_avg_pool_empty_to_one": Known(
+        "adaptive_avg_pool of an input with an empty pooled dim to an output size of 1:"
+        " PyTorch takes the mean (NaN); numbagrad raised the non-zero size RuntimeError",
+        """
+        a = F.adaptive_avg_pool1d(torch.zeros(5, 0) + True, 1)
+        b = F.adaptive_avg_pool2d(torch.zeros(2, 3, 0, 2), 1)
+        c = F.adaptive_avg_pool2d(torch.zeros(3, 0, 2), (1, 1))
+        """),
+    "kthvalue_0d_bool": Known(
+        "kthvalue of a 0-d bool tensor: the tensor itself (no kernel is called);"
+        " numbagrad raised NotImplementedError for bool",
+        """
+        x = torch.tensor(-1.518, requires_grad=True)
+        v = torch.isfinite(x) != torch.tensor(2.375)
+        a = v.kthvalue(1, 0, keepdim=True)
+        b = torch.tensor(True).kthvalue(1)
+        """),
+    "setitem_empty_region_index_out_of_range": Known(
+        "x[...] = v whose region is empty, with an out-of-range index tensor and a value"
+        " that does not fit: PyTorch's shape mismatch RuntimeError; numbagrad's IndexError"
+        " (NumPy's)",
+        """
+        x = torch.zeros(2, 2, 3, 2)
+        v = torch.tensor([[-0.662, -2.801]], requires_grad=True) * 2
+        x[2:2:3, ..., -1:2:1, torch.tensor([2, 0, 1]), None] = v
+        y = torch.zeros(2, 3)
+        y[2:2, torch.tensor([5])] = torch.ones(2)
+        """),
+    "max_pool1d_fresh_output": Known(
+        "F.max_pool1d of an input that needs no gradient: PyTorch's own kernel writes a"
+        " new tensor; numbagrad returned a squeezed view of the 2-d pooling (so writing it"
+        " gave AsStridedBackward0, not CopySlices)",
+        """
+        v = F.max_pool1d(torch.tensor([[[np.nan, np.nan]], [[-0.996, -0.888]]]), 2)
+        w = torch.tensor([[-1.0]], requires_grad=True) * 2
+        v[torch.tensor(-1), None, :, -1] = w
+        u = F.max_pool1d(torch.tensor([[[1.0, 2.0, 3.0]]], requires_grad=True), 2)
+        u.mul_(2)
+        """),
+    "index_select_refusals": Known(
+        "index_select out of range or along an empty dim: PyTorch's CPU kernels raise"
+        " RuntimeError (INDICES element is out of DATA bounds; self indexing axis dim"
+        " should be positive) along a dim that is neither the first nor the last of 3 or"
+        " more dims (the last of 2 included), IndexError otherwise; numbagrad always"
+        " IndexError. Also take_along_dim without a dim is PyTorch's view(-1) of the input"
+        " (refused for a transposed one); numbagrad reshaped",
+        """
+        a = torch.zeros(3, 2).index_select(1, torch.tensor([2]))
+        b = torch.zeros(2, 3, 2).index_select(1, torch.tensor([3]))
+        c = torch.zeros(2, 3, 2).index_select(2, torch.tensor([2]))
+        d = torch.zeros(0, 3).index_select(0, torch.tensor([0]))
+        e = torch.zeros(0).index_select(0, torch.tensor([0]))
+        f = torch.zeros(3, 4).t().take_along_dim(torch.tensor([0, 1]))
+        """),
+    "fill_of_integers_with_grad_value": Known(
+        "masked_fill / index_fill of an integral tensor with a 0-d value that requires"
+        " grad: RuntimeError (Autograd not support dtype: Long); numbagrad filled",
+        """
+        a = torch.tensor([1, 2]).masked_fill(torch.tensor([True, False]), torch.tensor(1.5, requires_grad=True))
+        b = torch.tensor([1, 2]).index_fill(0, torch.tensor([0]), torch.tensor(1.5, requires_grad=True))
+        c = torch.tensor([1, 2]).masked_fill(torch.tensor([True, False]), torch.tensor(1.5))
+        """),
+    "addcmul_bool": Known(
+        "addcmul of bool tensors: NotImplementedError (no bool kernel); numbagrad"
+        " computed",
+        """
+        a = torch.addcmul(torch.tensor([True]), torch.tensor([True]), torch.tensor([False]))
+        b = torch.addcmul(torch.tensor([1]), torch.tensor([True]), torch.tensor([False]))
+        c = torch.tensor([True]).addcmul_(torch.tensor([True]), torch.tensor([False]))
+        """),
+    "batch_norm_low_dims": Known(
+        "F.batch_norm of a 0-d input in training: IndexError (nn.functional's batch-size"
+        " check reads size[0]); of a 1-d one: the batch size is size[0] (ValueError for"
+        " 1), else the kernel's IndexError for dim 1; numbagrad checked other things first"
+        " or ran",
+        """
+        a = F.batch_norm(torch.tensor(2.0), None, None, training=True)
+        b = F.batch_norm(torch.ones(1), None, None, training=True, momentum=None)
+        c = F.batch_norm(torch.ones(3), None, None, training=True)
+        d = F.batch_norm(torch.ones(3), torch.zeros(3), torch.ones(3), training=False)
+        """),
+    "mode_with_nan": Known(
+        "mode of a slice (16 elements or fewer) holding NaN: PyTorch's insertion sort by"
+        " value leaves NaN where it is and NaN ends every run ([nan, 0.5] gives NaN; [2,"
+        " nan, 2, nan] gives 2 at index 0); numbagrad's stable sort put NaN last",
+        """
+        x = torch.tensor([[np.nan, 0.5, 1.0], [2.0, np.nan, 2.0], [0.9, np.nan, np.nan]], requires_grad=True)
+        m = x.mode(1)
+        v = torch.tensor([2.0, np.nan, 2.0, np.nan]).mode(0)
+        m.values.sum().backward()  # compare: m, v, x.grad
+        """),
+    "median_of_empty_bool": Known(
+        "median / nanmedian of an empty bool tensor: True (checked before the dtype);"
+        " numbagrad raised NotImplementedError",
+        """
+        a = torch.median(torch.zeros(0, dtype=torch.bool))
+        b = torch.zeros(0, dtype=torch.bool).nanmedian()
+        """),
+    "mean_output_gradient_node": Known(
+        "the gradient of std_mean / var_mean's mean output under create_graph: PyTorch's"
+        " mean_backward expands the gradient, then divides by the count (DivBackward1);"
+        " numbagrad divided first (ExpandBackward0)",
+        """
+        x = torch.tensor([0.39, 0.195, 2.866, 2.91], dtype=torch.float64, requires_grad=True)
+        s, m = torch.std_mean(x, -1, correction=2, keepdim=True)
+        g, = torch.autograd.grad((m * -1.25).sum(), x, create_graph=True)
+        """),
+    "group_norm_nonfinite_weight": Known(
+        "group_norm with an infinite weight: PyTorch's kernel applies x * scale + (bias -"
+        " mean * scale): inf - inf gives NaN where numbagrad's (x - mean) * scale + bias"
+        " gave inf",
+        """
+        x = torch.tensor([[[[2.658, -0.724], [2.567, 1.728]], [[-1.893, -0.909], [0.817, 1.076]]]], dtype=torch.float64)
+        w = torch.tensor([-np.inf, 0.0], dtype=torch.float64)
+        y = F.group_norm(x, 1, w)
+        """),
+    "interpolate_zero_channels": Known(
+        "F.interpolate of an input with 0 channels (not area): RuntimeError (Non-empty 4D"
+        " data tensor expected); a batch of 0 runs; numbagrad ran",
+        """
+        a = F.interpolate(torch.zeros(4, 0, 2, 3), size=(3, 4))
+        b = F.interpolate(torch.zeros(2, 0, 3), size=4, mode='linear')
+        c = F.interpolate(torch.zeros(0, 2, 2, 3), size=(3, 4), mode='bicubic')
+        d = F.interpolate(torch.zeros(4, 0, 2, 3), size=(3, 4), mode='area')
+        """),
+    "cumprod_one_element_backward": Known(
+        "cumprod of a tensor of one element (or none), its gradient under create_graph:"
+        " PyTorch's cumprod_backward returns the incoming gradient itself (not recorded on"
+        " the input); numbagrad's formula required grad",
+        """
+        x = torch.tensor([[2.0]], requires_grad=True)
+        y = x.t().clone().cumprod_(1)
+        g, = torch.autograd.grad((y * 2.25).sum() + x.cumprod(0).sum(), x, create_graph=True)
+        """),
+    "batch_norm_nonfinite_weight": Known(
+        "batch_norm / instance_norm with an infinite weight: PyTorch's kernel applies x *"
+        " alpha + beta (alpha = rstd * w, beta = b - mean * alpha), so inf - inf gives NaN"
+        " where numbagrad's (x - mean) * rstd * w + b gave inf",
+        """
+        x = torch.tensor(np.random.default_rng(261).uniform(-2, 2, (5, 2, 5, 4)).astype(np.float32))
+        w = torch.tensor([np.inf, -2.5])
+        b = torch.tensor([-1.25, 1.0], requires_grad=True)
+        y = F.instance_norm(x, torch.zeros(2), torch.ones(2), w, b, use_input_stats=True)
+        z = F.batch_norm(x, None, None, w, b, training=True)
+        """),
+    "group_norm_output_not_a_view": Known(
+        "F.group_norm's output was marked a view of its input (its ctx's own 'view', a"
+        " shape, read as the composite's 'outputs are views' flag): an in-place write into"
+        " it raised the view-of-a-leaf error or an as_strided storage error; PyTorch's is"
+        " a tensor of its own",
+        """
+        x = torch.tensor(np.random.default_rng(0).uniform(-2, 2, (5, 4, 3)).astype(np.float32), requires_grad=True)
+        y = F.group_norm(x, 1, torch.tensor([0.25, 3.0, -1.75, -1.0]))
+        y[None, -2:7] = 1.5
+        z = F.group_norm(x * 1, 2)
+        with torch.no_grad(): z.mul_(0.5)
+        (y.sum() + z.sum()).backward()  # compare: x.grad
+        """),
+    "norm_params_dtype_refused": Known(
+        "batch_norm, layer_norm and group_norm with a weight, bias or running statistic"
+        " of another dtype than the input's: RuntimeError (mixed dtype, PyTorch's CPU"
+        " kernels); numbagrad computed in the promoted dtype",
+        """
+        x = torch.ones(3, 5, 4)
+        w = torch.ones(5, dtype=torch.float64)
+        a = F.group_norm(x, 5, w)
+        b = F.layer_norm(x, (4,), torch.ones(4, dtype=torch.float64))
+        c = F.batch_norm(x, None, None, w, training=True)
+        d = F.batch_norm(x.double(), torch.zeros(5), torch.ones(5), training=False)
+        """),
+    "norm_grads_one_node": Known(
+        "the gradients of batch_norm / layer_norm / instance_norm under create_graph are"
+        " outputs of one PyTorch node that takes the input and the weight: each requires"
+        " grad when one of those does (the bias's too), a group norm's input's and"
+        " weight's; numbagrad's composed ones did not where they do not depend on them",
+        """
+        x = torch.tensor(np.random.default_rng(0).uniform(-2, 2, (2, 3, 4)))
+        w = torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64, requires_grad=True)
+        b = torch.tensor([0.5, -1.0, 0.0], dtype=torch.float64, requires_grad=True)
+        y = F.batch_norm(x, None, None, w, b, training=True)
+        gw, gb = torch.autograd.grad((y * y.detach()).sum(), [w, b], create_graph=True)  # compare: gw.requires_grad, gb.requires_grad
+        z = F.group_norm(x, 3, w, b)
+        hw, hb = torch.autograd.grad((z * z.detach()).sum(), [w, b], create_graph=True)  # compare: hw.requires_grad, hb.requires_grad
+        """),
+    "layer_norm_over_every_dim_recorded": Known(
+        "layer_norm over every dim of its input with a weight, its gradient under"
+        " create_graph: the weight's gradient sums over no dims; numbagrad's sum over"
+        " dim=() summed everything and then failed to reshape (RuntimeError)",
+        """
+        x = torch.tensor([[0.25], [-1.25], [-0.5], [3.0], [3.0]], requires_grad=True)
+        w = torch.tensor([[1.795], [-2.856], [1.371], [-0.862], [2.266]], requires_grad=True)
+        y = F.layer_norm(x, (5, 1), w)
+        gx, gw = torch.autograd.grad((y * torch.tensor([[0.0], [-2.0], [-1.75], [2.25], [2.5]])).sum(), [x, w], create_graph=True)  # compare: gw.shape, gw.requires_grad
+        gg = torch.autograd.grad((gw * gw).sum(), [x, w], allow_unused=True)
+        """),
+    "batch_norm_saves_running_stats": Known(
+        "batch_norm saves its running statistics (PyTorch's node does): an in-place"
+        " change of one before backward is the version error; numbagrad's ran",
+        """
+        x = torch.tensor([[0.0, 1.75, 2.75], [0.5, 1.25, 0.5]], requires_grad=True)
+        rm = torch.zeros(3)
+        rv = torch.ones(3)
+        y = F.batch_norm(x, rm, rv, training=False)
+        rm.copy_(torch.tensor(1.016))
+        y.sum().backward()
+        """),
+    "copies_laid_out_as_pytorch": Known(
+        "the layout of the results of index_fill and flip (a clone of the input's: a"
+        " transposed input's are transposed), sort's values and indices (likewise), and"
+        " roll, cumprod and index_select (contiguous): numbagrad's differed, so a later"
+        " view raised or not as PyTorch's did (x.t().flip(0).view(-1)), and roll by a"
+        " multiple of the size returned the input's memory",
+        """
+        x = torch.arange(12.0).reshape(3, 4).t()
+        a = x.flip(0).view(-1)
+        b = x.index_fill(1, torch.tensor([0]), 2.0).view(-1)
+        c = x.sort(1).values.view(-1)
+        d = x.roll(1, 0).view(-1)
+        e = x.cumprod(1).view(-1)
+        f = torch.arange(12).reshape(3, 4).index_select(1, torch.tensor([2, 0])).view(-1)
+        g = torch.tensor([-1.5])
+        h = g.roll(-3)
+        h.sqrt_()  # compare: g, h
+        """),
+    "median_of_nothing_integer": Known(
+        "median / nanmedian of an empty integer tensor: the dtype's lowest value (NaN"
+        " cast); numbagrad raised ValueError (NaN into an integer)",
+        """
+        a = torch.median(torch.tensor([], dtype=torch.int64))
+        b = torch.tensor([], dtype=torch.int32).nanmedian()
+        c = torch.tensor([]).median()
+        """),
+    "copysign_gradient_formula": Known(
+        "copysign's gradient for its first operand is PyTorch's grad * (result / x masked"
+        " to 0 where x is 0): MulBackward0 under create_graph, and a derivative by the"
+        " incoming gradient that stays finite at 0; numbagrad's where(x == 0, 0, grad *"
+        " result / x) gave WhereBackward0 and spread NaN through a second derivative",
+        """
+        x = torch.tensor([3.0, -1.5, 0.0], requires_grad=True)
+        y = x.copysign(torch.tensor([1.0, -2.0, 5.0]))
+        v = y.var()
+        g, = torch.autograd.grad(v, x, create_graph=True)
+        gg = torch.autograd.grad((g * torch.tensor([0.5, 1.0, 2.0])).sum(), x, allow_unused=True)
+        """),
+    "narrow_and_squeeze_details": Known(
+        "narrow over a whole dim of a view is PyTorch's slice (SliceBackward0;"
+        " numbagrad's AliasBackward0); squeeze of a 0-d tensor with a dim named twice is"
+        " RuntimeError (numbagrad squeezed)",
+        """
+        x = torch.tensor([[1.848, 0.818, 1.321]], requires_grad=True)
+        v = x[0].narrow(0, 0, 3)
+        w = torch.narrow(x * 1, -1, -2, 2)
+        s = torch.tensor(2.0).squeeze((-1, 0))
+        (v.sum() + w.sum()).backward()  # compare: x.grad
+        """),
+    "cross_entropy_0d_and_empty": Known(
+        "cross_entropy of a 0-d input: IndexError (its class dim is 1); of an empty input"
+        " with class probabilities: the sum filled with NaN (NegBackward0); numbagrad"
+        " computed, and divided by NaN (DivBackward1)",
+        """
+        a = F.cross_entropy(torch.tensor(1.5), torch.ones(()))
+        x = torch.zeros(0, 3, requires_grad=True)
+        b = F.cross_entropy(x, torch.ones((0, 3)))
+        c = F.cross_entropy(torch.zeros(0, requires_grad=True), torch.ones((0,)))
+        """),
+    "repeat_interleave_float_repeats": Known(
+        "repeat_interleave with a float (or bool, int16) tensor of repeats:"
+        " NotImplementedError (no kernel); numbagrad raised NumPy's TypeError",
+        """
+        a = torch.ones(3).repeat_interleave(torch.tensor([1.0, 2.0, 1.0]))
+        b = torch.ones(3).repeat_interleave(torch.tensor([], dtype=torch.float32), dim=-1)
+        c = torch.ones(1).repeat_interleave(torch.tensor([2], dtype=torch.int32))
+        """),
+    "batch_norm_check_order": Known(
+        "F.batch_norm's checks in PyTorch's order: the batch size (ValueError), the"
+        " momentum's type (TypeError), then an empty input's early answer (no running"
+        " statistics needed), then the kernel's checks; numbagrad checked the running"
+        " statistics and the momentum first",
+        """
+        a = F.batch_norm(torch.ones(1, 3), None, None, training=True, momentum=None)
+        b = F.batch_norm(torch.zeros(0, 3), None, None, training=False)
+        c = F.batch_norm(torch.zeros(0, 3), torch.zeros(2), None, training=False)
+        d = F.batch_norm(torch.ones(2, 3), None, None, training=False)
+        """),
+    "tensor_only_ops_refuse_numbers": Known(
+        "logical_and/or/xor, gcd, lcm, ldexp, logaddexp(2), nextafter and heaviside with"
+        " a Python number operand (and atan2_ with one, even on a leaf that requires"
+        " grad): TypeError (they have no Scalar overload); numbagrad computed, or raised"
+        " AttributeError or the leaf's RuntimeError first",
+        """
+        x = torch.tensor([1.5, 0.0, -2.0], requires_grad=True)
+        a = torch.logical_and(x, True)
+        b = x.logical_xor(0)
+        c = torch.gcd(torch.tensor([4, 6]), 2)
+        d = torch.ldexp(x, 2)
+        e = x.logaddexp(1.0)
+        f = torch.nextafter(x, 1.0)
+        g = torch.heaviside(x, 1.0)
+        h = x.atan2_(1)
+        i = torch.tensor([1.0, 2.0]).clone().logical_or_(False)
+        """),
+    "number_input_refused": Known(
+        "a function whose PyTorch signature takes a Tensor first given a Python number"
+        " there (torch.exp(2.0), torch.sum(3), torch.relu(2), torch.clamp(2.0, 0, 1)):"
+        " TypeError; numbagrad computed a tensor or raised AttributeError",
+        """
+        a = torch.exp(2.0)
+        b = torch.sum(3)
+        c = torch.relu(2)
+        d = torch.clamp(2.0, 0, 1)
+        e = torch.maximum(2, torch.ones(2))
+        f = torch.add(2, torch.ones(2))
+        g = torch.pow(2, torch.ones(2))
+        """),
+    "index_fill_value_grad": Known(
+        "index_fill with a 0-d tensor value and a negative or repeated index, then"
+        " backward: PyTorch computes the value's gradient only when it requires grad (its"
+        " index_select refuses a negative index) and counts each filled slice once;"
+        " numbagrad raised IndexError, or counted a repeated index twice",
+        """
+        x = torch.ones(3, 2, requires_grad=True)
+        y = (x * 1).index_fill(0, torch.tensor([-1, 0]), torch.tensor(1.5))
+        y.sum().backward()  # compare: x.grad
+        v = torch.tensor(1.5, requires_grad=True)
+        z = x.index_fill(0, torch.tensor([2, 0, 0]), v)
+        (z * torch.arange(6.0).reshape(3, 2)).sum().backward()  # compare: x.grad, v.grad
+        """),
+    "batch_norm_eval_create_graph": Known(
+        "batch_norm in eval mode (running statistics), its gradient under create_graph:"
+        " it requires grad and the weight's depends on the input (PyTorch's"
+        " double-backward node takes the input in every mode); numbagrad's did not require"
+        " grad, and the weight's second derivative by the input was lost",
+        """
+        x = torch.tensor([[1.955, 0.5], [0.25, -1.0]], requires_grad=True)
+        w = torch.tensor([1.5, 2.0], requires_grad=True)
+        y = F.batch_norm(x, torch.zeros(2), torch.ones(2), w, training=False)
+        gx, gw = torch.autograd.grad((y * torch.tensor([[1.0, 2.0], [3.0, -1.0]])).sum(), [x, w], create_graph=True)  # compare: gx.requires_grad, gw.requires_grad
+        gg = torch.autograd.grad((gw * gw).sum(), [x, w], allow_unused=True)
+        z = F.batch_norm(x, torch.zeros(2), torch.ones(2), training=False)
+        g2, = torch.autograd.grad(z.sum(), x, create_graph=True)  # compare: g2.requires_grad
+        gg2 = torch.autograd.grad((g2 * g2).sum(), [x], allow_unused=True)
+        """),
+    "copysign_other_grad_constant": Known(
+        "copysign's gradient for its second operand under create_graph: zeros that do not"
+        " require grad (PyTorch's zeros_like(other)); numbagrad's required grad",
+        """
+        x = torch.tensor([1.0, -2.0], requires_grad=True)
+        y = torch.tensor([-1.0, 3.0], requires_grad=True)
+        g, = torch.autograd.grad(x.copysign(y).sum(), y, create_graph=True)
+        """),
+    "moments_undefined_output_grad": Known(
+        "std_mean / var_mean where only one output gets a gradient: the other's formula"
+        " is skipped (the mean's alone does not depend on x: under create_graph it does"
+        " not require grad), but the saved input is still checked against in-place"
+        " changes; numbagrad added the other's formula with a zero gradient and read no"
+        " saved input",
+        """
+        x = torch.tensor([[1.0, -2.0, 3.5], [0.5, 2.0, -1.0]], requires_grad=True)
+        s, m = torch.std_mean(x, 1)
+        g, = torch.autograd.grad(m.sum(), x, create_graph=True)
+        v = x * 1
+        s2, m2 = torch.var_mean(v)
+        with torch.no_grad(): v.mul_(0.5)
+        m2.backward()
+        """),
+    "pooling_saves_input": Known(
+        "max / avg / adaptive pooling save their input (PyTorch's nodes take self): an"
+        " in-place change of it before backward is the version error, and a second"
+        " derivative reaches it as zeros; numbagrad's ran, and gave None",
+        """
+        x = torch.arange(16.0).reshape(1, 1, 4, 4).requires_grad_()
+        y = x * 1
+        a = F.max_pool2d(y, 2)
+        b = F.avg_pool2d(y, 2)
+        w = torch.tensor(2.0, requires_grad=True)
+        g, = torch.autograd.grad((F.avg_pool2d(x, 2) * w).sum(), x, create_graph=True)
+        gg = torch.autograd.grad((g * x.detach()).sum(), [x, w], allow_unused=True)
+        y.add_(1)
+        (a.sum() + b.sum()).backward()
+        """),
+    "take_along_dim_wraps_indices": Known(
+        "take_along_dim with a dim and negative (or too large) indices: PyTorch 2.13"
+        " takes them modulo the dim's size; numbagrad raised RuntimeError",
+        """
+        x = torch.arange(12.0).reshape(4, 3).requires_grad_()
+        y = torch.take_along_dim(x, torch.tensor([[1, -5, 3], [4, 0, -1]]), 0)
+        y.sum().backward()  # compare: x.grad
+        """),
+    "masked_select_0d_and_saved": Known(
+        "masked_select of 0-d operands (one element selected or none), and an in-place"
+        " change of its input before backward (PyTorch's node saves it: the version"
+        " error); numbagrad raised NumPy's ValueError, and ran",
+        """
+        x = torch.tensor(2.0, requires_grad=True)
+        a = x.masked_select(torch.tensor(True))
+        b = torch.masked_select(x, torch.tensor(False))
+        (a.sum() * 3 + b.sum()).backward()  # compare: x.grad
+        v = torch.tensor([-2.25, 1.75, 2.75], requires_grad=True) * 1
+        s = v.masked_select(v > 0)
+        v.exp_()
+        s.sum().backward()
+        """),
+    "movedim_0d": Known(
+        "movedim of a 0-d tensor (dims 0 and -1 name its one position): an alias"
+        " (AliasBackward0); numbagrad raised IndexError",
+        """
+        x = torch.tensor(2.0, requires_grad=True) * 1
+        a = x.movedim(0, 0)
+        b = torch.movedim(x, (-1,), (0,))
+        """),
+    "cosine_similarity_broadcast": Known(
+        "F.cosine_similarity of operands of different shapes: the norms are taken after"
+        " broadcasting (and clamped under no_grad, so the gradient passes unclamped);"
+        " numbagrad took each operand's own norms (wrong values, or IndexError for a dim"
+        " only the broadcast shape has)",
+        """
+        a = torch.tensor([[0.25], [1.5], [-2.0]], requires_grad=True)
+        b = torch.tensor([[2.937, -0.373], [-0.277, 2.729], [1.151, 1.228]], requires_grad=True)
+        y = F.cosine_similarity(a, b)
+        x = torch.tensor([-1.75, 2.75, 2.75], requires_grad=True)
+        z = F.cosine_similarity(x[None] * 2, x, dim=1)
+        (y.sum() + z.sum()).backward()  # compare: a.grad, b.grad, x.grad
+        """),
+    "group_norm_empty_batch": Known(
+        "F.group_norm of a batch of 0 samples: an empty result; numbagrad raised"
+        " RuntimeError (a reshape with -1 of 0 elements)",
+        """
+        x = torch.zeros(0, 3, 2, requires_grad=True)
+        y = F.group_norm(x, 3)
+        y.sum().backward()  # compare: x.grad
+        """),
+    "index_put_accumulate_empty_region": Known(
+        "index_put_(accumulate=True) whose region has no elements (a dim of size 0 after"
+        " the index): nothing is checked against the bounds; numbagrad raised IndexError",
+        """
+        x = torch.zeros(2, 0, 3)
+        x.index_put_((torch.tensor([4, 4, -1]),), torch.zeros(0, 3), accumulate=True)
+        """),
+    "reduction_dim_refusals": Known(
+        "max/min with a tuple of dims: TypeError (one int); all/any with a dim named"
+        " twice: RuntimeError; numbagrad raised IndexError and NumPy's ValueError",
+        """
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        a = x.max(dim=(0, 1))
+        b = torch.min(x, (0,))
+        c = x.bool().all(dim=(0, 0))
+        d = x.any(dim=(1, -1), keepdim=True)
+        """),
+    "flip_function_int_dims": Known(
+        "torch.flip(x, 0) (the function with an int for dims): TypeError; the method"
+        " takes ints (x.flip(0, 1)); numbagrad's function took them too",
+        """
+        x = torch.ones(2, 3)
+        a = torch.flip(x, 0)
+        b = x.flip(0, 1)
+        c = torch.flip(x, dims=(0,))
+        d = x.flip(dims=0)
+        """),
+    "factory_argument_errors": Known(
+        "eye with a negative size, linspace/logspace with a float steps, arange of bool,"
+        " a ragged nested list: PyTorch's RuntimeError, TypeError, NotImplementedError and"
+        " TypeError/ValueError; numbagrad's NumPy errors or a result ([[], [1]] is (2, 0))",
+        """
+        a = torch.eye(-1)
+        b = torch.eye(2, -1)
+        c = torch.linspace(0, 1, 2.5)
+        d = torch.arange(3, dtype=torch.bool)
+        e = torch.tensor([1, [2]])
+        f = torch.tensor([[1], 2])
+        g = torch.tensor([[1, 2], [3]])
+        h = torch.tensor([[], [1]])
+        """),
+    "isin_bool": Known(
+        "isin with a bool tensor or a bool number: RuntimeError (no kernel); numbagrad"
+        " computed",
+        """
+        a = torch.isin(torch.tensor([True]), 2)
+        b = torch.isin(torch.tensor([1, 2]), torch.tensor([True]))
+        c = torch.isin(torch.tensor([1, 2]), True)
+        """),
+    "overload_node_names": Known(
+        "div(..., rounding_mode=None) is PyTorch's div.Tensor_mode overload"
+        " (DivBackward2), and sort with stable= given its sort.stable one (SortBackward1);"
+        " numbagrad's DivBackward0 and SortBackward0. argsort's stable must be a bool"
+        " (TypeError for None)",
+        """
+        x = torch.tensor([[1.0, 3.0, 2.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        y = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        a = x.div(y, rounding_mode=None)
+        b = torch.div(x, 2, rounding_mode=None)
+        c = x.sort(dim=1, stable=True).values
+        d = torch.sort(x, stable=False, dim=0).values
+        e = x.sort(1).values
+        f = x.argsort(stable=None)
+        (a.sum() + b.sum() + c.sum() + d.sum()).backward()  # compare: x.grad, y.grad
+        """),
+    "unflatten_is_a_view": Known(
+        "unflatten of a non-contiguous tensor is a view (ViewBackward0), of an empty one"
+        " infers -1 from its dim, of a 0-d one is RuntimeError; numbagrad's was a reshape"
+        " (ReshapeAliasBackward0) and raised for the others",
+        """
+        x = torch.arange(12.0).reshape(3, 4).T.requires_grad_()
+        a = x.unflatten(0, (2, 2))
+        b = torch.zeros(0, 6).unflatten(1, (2, -1))
+        c = torch.tensor(2.25).unflatten(-1, (1, 1))
+        a.sum().backward()  # compare: x.grad
+        """),
+    "remainder_number_first": Known(
+        "a Python number modulo a tensor (5.0 % x, torch.remainder(7, x)): PyTorch's"
+        " remainder.Scalar_Tensor has no derivative (NotImplemented node, its backward"
+        " raises); numbagrad's RemainderBackward1 computed one",
+        """
+        x = torch.tensor([1.5, 2.0, -3.0], requires_grad=True)
+        y = 5.0 % x
+        z = torch.remainder(7, x)
+        w = 5 % torch.tensor([2, -3, 4])
+        y.sum().backward()
+        """),
+    "rms_norm_permuted_input": Known(
+        "F.rms_norm of a permuted (transposed) input: PyTorch's result ends in a"
+        " contiguous copy (CloneBackward0); numbagrad's in MulBackward0",
+        """
+        b = torch.ones(3, 4, requires_grad=True)
+        a = F.rms_norm(b.t(), [3])
+        c = F.rms_norm(b[:, ::2], [2])
+        (a.sum() + c.sum()).backward()  # compare: b.grad
+        """),
+    "batch_norm_arguments_and_empty_input": Known(
+        "F.batch_norm with momentum=None: TypeError; of an empty input: a copy scaled by"
+        " the first weight and shifted by the first bias, no statistics moved;"
+        " instance_norm moves the running statistics only with use_input_stats. numbagrad"
+        " raised a Numba TypingError, ran its op (and wrote NaN into the running mean)",
+        """
+        x = torch.ones(4, 2, requires_grad=True)
+        a = F.batch_norm(x, None, None, training=True, momentum=None)
+        rm = torch.zeros(2) + 0.5
+        rv = torch.ones(2) * 2
+        e = torch.zeros(0, 2, 3, requires_grad=True)
+        b = F.batch_norm(e, rm, rv, torch.ones(2) * 3, torch.ones(2), training=True)
+        c = F.instance_norm(torch.zeros(0, 2), rm, rv, use_input_stats=False)
+        b.sum().backward()  # compare: e.grad, rm, rv
+        """),
+    "adaptive_pool_empty_dims": Known(
+        "adaptive pooling of an input with a dim of size 0 outside the pooled dims"
+        " (PyTorch's 1-d and 2-d average pools check only the pooled dims; max pools every"
+        " dim but the first): an empty result; numbagrad raised RuntimeError",
+        """
+        a = F.adaptive_avg_pool2d(torch.zeros(2, 0, 3, 3), 2)
+        b = F.adaptive_max_pool1d(torch.zeros(0, 4), 5)
+        c = F.adaptive_avg_pool1d(torch.zeros(0, 4), 5)
+        d = F.adaptive_avg_pool3d(torch.zeros(2, 0, 3, 3, 3), 2)
+        """),
+    "repeat_interleave_arguments": Known(
+        "repeat_interleave of a 0-d tensor with a dim and a tensor of repeats: IndexError"
+        " (no dims); with a list of repeats: TypeError; numbagrad ran",
+        """
+        a = torch.tensor(-0.25).repeat_interleave(torch.tensor([1]), 0)
+        b = torch.tensor([1.0, 2.0]).repeat_interleave([2, 1], 0)
+        c = torch.tensor(-0.25).repeat_interleave(torch.tensor([2]))
+        """),
+    "order_statistics_refuse_bool": Known(
+        "median, nanmedian, kthvalue and topk of a bool tensor: NotImplementedError /"
+        " RuntimeError (no bool kernel); kthvalue along an empty dim: IndexError first;"
+        " numbagrad computed, and raised its k-out-of-range RuntimeError",
+        """
+        x = torch.tensor([[True, False, True]])
+        a = x.median()
+        b = x.median(1)
+        c = x.nanmedian(1)
+        d = x.kthvalue(1, 1)
+        e = x.topk(1)
+        f = torch.zeros(1, 4, 0).kthvalue(1, 2)
+        """),
+    "integral_dtype_recorded_reduction": Known(
+        "sum / prod / cumsum / cumprod / nansum asked for an integral dtype of an input"
+        " that requires grad: RuntimeError (Autograd not support dtype: Long); numbagrad"
+        " returned an integer tensor",
+        """
+        x = torch.tensor([1.5, 2.0], requires_grad=True)
+        a = x.sum(dtype=torch.int64)
+        b = x.cumsum(0, dtype=torch.int64)
+        c = x.prod(dtype=torch.int32)
+        d = x.cumprod(0, dtype=torch.int16)
+        e = x.nansum(dtype=torch.int64)
+        f = x.detach().cumsum(0, dtype=torch.int64)
+        with torch.no_grad(): g = x.sum(dtype=torch.int64)
+        """),
+    "dropout1d_unbatched_view": Known(
+        "F.dropout1d of an unbatched (C, L) input: unsqueezed and squeezed again, even in"
+        " eval mode (SqueezeBackward1); numbagrad returned the input itself",
+        """
+        x = torch.tensor([[0.142, 1.483], [0.428, 2.947]], requires_grad=True)
+        v = x * 2
+        a = F.dropout1d(v, 0.5, training=False)
+        b = F.dropout1d(v, 0.0, training=True)
+        """),
+    "repeat_of_ones_copies": Known(
+        "repeat / tile by ones: a copy; numbagrad's shared the input's memory (a write"
+        " into it changed the input)",
+        """
+        v3 = torch.tensor(2.5, dtype=torch.float64)
+        v4 = torch.tile(v3, [1])
+        v7 = torch.ones(2, 3)
+        v8 = v7.repeat(1, 1)
+        v4.clamp_(-0.5, 0.0)
+        v8.mul_(2)  # compare: v3, v7
+        """),
+    "conv_second_order_undefined": Known(
+        "the second derivative of a convolution's input gradient by the input: undefined"
+        " (None from autograd.grad with allow_unused), as the input gradient does not"
+        " depend on it; numbagrad gave zeros (an output without a gradient was handed"
+        " zeros)",
+        """
+        x = torch.tensor([[[[-1.453, -0.864, 2.207]]]], requires_grad=True)
+        w = torch.tensor([[[[1.985]]], [[[2.821]]]], requires_grad=True)
+        y = F.conv2d(x, w)
+        g, = torch.autograd.grad((y * torch.ones(2, 1, 3)).sum(), x, create_graph=True)
+        gg = torch.autograd.grad((g * torch.tensor([-2.5, 3.0, -1.0])).sum(), [x], allow_unused=True)
+        """),
+    "nll_loss_saves_target_and_weight": Known(
+        "nll_loss / cross_entropy save their target and class weights (PyTorch's node"
+        " does): an in-place change of either before backward (or before the second"
+        " backward under create_graph) is the version error; numbagrad's ran",
+        """
+        x = torch.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0]], requires_grad=True)
+        w = torch.tensor([1.0, 2.0, 3.0])
+        t = torch.tensor([2, 0])
+        l = F.cross_entropy(x, t, weight=w)
+        w[0] = 5.0
+        l.backward()
+        m = F.nll_loss(F.log_softmax(x, 1), t)
+        t[0] = 1
+        m.backward()
+        """),
+    "kthvalue_ties": Known(
+        "kthvalue of a slice holding equal values: PyTorch's index is where ATen's quick"
+        " select (median-of-three pivots) leaves it; numbagrad's stable sort gave the first"
+        " (now it runs that quick select on the tied slices)",
+        """
+        k = torch.tensor([[1.0, 1.0, 0.0, -0.5, -0.5, -0.5]]).kthvalue(1, 1)
+        x = torch.tensor([[1.5, 0.0, 0.5, 1.5], [np.nan, 1.0, np.nan, 0.0]], requires_grad=True)
+        v, i = x.kthvalue(3, 1)
+        v.sum().backward()  # compare: i, x.grad
+        """),
+    "median_dim_nan": Known(
+        "median of a tensor (or a slice along dim) holding NaN: NaN, and the index of its"
+        " first NaN; numbagrad's sort put NaN last and returned the middle number",
+        """
+        x = torch.tensor([[1.0, np.nan, 3.0, np.nan], [3.0, 4.0, 1.0, 2.0]], requires_grad=True)
+        m = x.median(1)
+        a = x.median()
+        (m.values.sum() + a).backward()  # compare: m, a, x.grad
+        """),
+    "pad_mode_node_names": Known(
+        "F.pad with mode reflect / replicate / circular: grad_fn ReflectionPad2DBackward0,"
+        " ReplicationPad1DBackward0, CopySlices (and ...BackwardBackward0 for the gradient"
+        " under create_graph, which requires grad); numbagrad's were IndexBackward0",
+        """
+        x = torch.tensor([[[1.0, 2.0, 3.0, -1.0]]], requires_grad=True)
+        g = F.pad(x, (2, 1), mode='reflect')
+        h = F.pad(x, (1, 1), mode='replicate')
+        c = F.pad(x, (1, 2), mode='circular')
+        d, = torch.autograd.grad((h * h).sum(), x, create_graph=True)
+        """),
+    "interpolate_node_names": Known(
+        "F.interpolate (nearest, nearest-exact, linear, bilinear, bicubic, trilinear,"
+        " antialias): grad_fn UpsampleNearest1DBackward0, UpsampleBilinear2DBackward0, ...;"
+        " numbagrad's were IndexBackward0 or UnsafeViewBackward0",
+        """
+        x = torch.tensor([[[[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]]]], requires_grad=True)
+        j = F.interpolate(x, scale_factor=2)
+        k = F.interpolate(x, size=(3, 5), mode='bilinear')
+        l = F.interpolate(x, size=(3, 5), mode='bicubic', align_corners=True)
+        """),
     "kron_saved_operand": Known(
         "kron, then an in-place write into an operand, then backward: PyTorch runs (its kron"
         " reshapes the operands by _unsafe_view, so the product's saved operands have their own"
@@ -1159,6 +2165,13 @@ def _retained_nonleaf(t) -> bool:
         return False
 
 
+def _same_values(a, b) -> bool:
+    """Whether tensors ``a`` and ``b`` hold the same values (NaN equal to NaN)."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return bool(((a == b) | ((a != a) & (b != b))).all())
+
+
 def avoid(key: str) -> bool:
     """True while mismatch class ``key`` is open: the generator then avoids it."""
     if key not in KNOWN_OPEN and key not in FIXED:
@@ -1172,6 +2185,10 @@ WEIGHTS = {
     "matmul": 6, "view": 10, "index": 8, "setitem": 6, "inplace": 7, "hook": 3, "retain": 2,
     "create": 2, "convert": 3, "loss": 5, "misc": 2, "nograd": 2, "detach": 2, "join": 4,
     "act": 8, "api": 8,
+    # the API real programs use that the families above never wrote (see "the API real
+    # programs use" below)
+    "arith": 8, "move": 7, "scatter": 5, "sortred": 6, "nnf": 6, "factory": 2, "print": 2,
+    "wrong": 1,
 }
 LARGE_P = 0.12  # a program on large inputs (>= 1e5 elements: the lazy and fused paths)
 NAN_P = 0.08  # a program whose inputs hold NaN and inf, and whose ops ignore domains
@@ -1349,6 +2366,10 @@ def compare(a, b, values=True, rtol=0.0, grad_fn=True, floor=0.0):
             diff = compare(x, y, values, rtol, grad_fn, floor)
             if diff is not None:
                 return diff
+        return None
+    if isinstance(a, str):  # (repr and str: numbagrad's module name stands for torch's)
+        if not isinstance(b, str) or a != b.replace("numbagrad", "torch"):
+            return "value", f"torch {_short(a)}, numbagrad {_short(b)}"
         return None
     if isinstance(a, torch.dtype):
         same = _dtype_name(a) == _dtype_name(b)
@@ -1581,6 +2602,10 @@ class Gen:
         which joins the pool (tuple elements too); ``inputs`` its operands (for tolerances);
         ``exact``: the op does not round (data, views, copies), so exact inputs stay exact."""
         torch = self.torch
+        # (an in-place op may write part of its target before it raises, as PyTorch's
+        # accumulating index_put_ does at its first out-of-range index: kept only if not)
+        before = {t: self.val(t).detach().clone() for t in (touches or ())
+                  if isinstance(self.ns.get(t), torch.Tensor)}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             err = _exec(code, self.ns)
@@ -1588,7 +2613,7 @@ class Gen:
             if not isinstance(err, CATEGORIES):  # no valid call: a generator bug
                 raise AssertionError(f"generator wrote invalid code {code!r}: {err!r}")
             keep = ERROR_KEEP if keep_errors is None else keep_errors
-            if self.chance(keep):
+            if self.chance(keep) and all(_same_values(a, self.val(t)) for t, a in before.items()):
                 self.stmts.append(Stmt(code, tag))
             return False
         e = self.err_of(inputs)
@@ -3120,8 +4145,12 @@ class Gen:
         x = self.pick_safe(lambda u: (u.requires_grad or self.chance(0.1)) and u._base is None)
         if x is None:
             return
-        fn = self.choice(["lambda g: g * 2", "lambda g: g * 0.5", "lambda g: -g",
-                          "lambda g: None", "lambda g: g + 1"])
+        # (None-safe: PyTorch 2.13 calls a leaf's hook with None where a second derivative is
+        # undefined, a convolution's by its input)
+        fn = self.choice(["lambda g: g if g is None else g * 2",
+                          "lambda g: g if g is None else g * 0.5",
+                          "lambda g: g if g is None else -g", "lambda g: None",
+                          "lambda g: g if g is None else g + 1"])
         if self.chance(0.3):
             h = self.fresh("h")
             if self.emit(f"{h} = {x}.register_hook({fn})", "hook", inputs=[x]) and \
@@ -3368,7 +4397,8 @@ class Gen:
             return self.choice(spellings), kinks, name
         return f"{fn}({x}{args})", kinks, name
 
-    DOUBLE_BACKWARD_NAMES = {"glu", "rrelu", "soft_margin_loss", "aminmax"}
+    DOUBLE_BACKWARD_NAMES = {"glu", "rrelu", "soft_margin_loss", "aminmax", "batch_norm",
+                             "layer_norm", "instance_norm", "embedding"}
 
     def note_double_backward(self, name, out):
         """``name`` (an op) made ``out``: if it is of the double_backward_node_names class and
@@ -3919,6 +4949,1603 @@ class Gen:
                 return
             self.emit(f"with torch.no_grad(): {x}[0] = 1.0", "no_grad:setitem",
                       touches=touches, inputs=[x], loose=loose)
+
+    # ---------------------------------------------------------------- the API real programs use
+    # Families added when the generator above had saturated: the spellings, dtype mixes and ops
+    # training scripts use that it never wrote (division modes, bitwise ops, int32 and 0-d
+    # operands, movement ops, scatters, sorts, nn.functional layers, factories, printing, and
+    # calls PyTorch refuses). Each is one entry of WEIGHTS.
+
+    WIDE_DTYPES = ["float32", "float64", "int64", "int32", "int16", "int8", "uint8", "bool"]
+    WIDE_P = [0.35, 0.15, 0.15, 0.12, 0.05, 0.05, 0.05, 0.08]
+
+    def wide_dtype(self, ints=False):
+        if ints:
+            return self.choice(["int64", "int32", "int16", "int8", "uint8", "bool", "int64"])
+        return str(self.rng.choice(self.WIDE_DTYPES, p=self.WIDE_P))
+
+    def mixed_operand(self, x, ints=False, positive=False, scalar_p=0.3):
+        """A second operand for ``x`` of any kind: a Python bool/int/float, a 0-d tensor or a
+        tensor of another dtype (int32 too); (expression, value) or None."""
+        r = self.rng.random()
+        if r < scalar_p:
+            kind = self.choice(["int", "bool"] if ints else ["int", "float", "float", "bool"])
+            s = self.scalar(kind)
+            if positive and not (s > 0.05):
+                s = self.choice([2, 1.5, 3])
+            return repr(s), s
+        dt = self.wide_dtype(ints)
+        if r < scalar_p + 0.2:
+            y = self.new_tensor((), dt, positive=positive)
+        elif self.chance(0.4):
+            y = self.operand(x, dtype=dt, positive=positive)
+        else:
+            y = self.operand(x, positive=positive)
+        return (y, self.val(y)) if y is not None else None
+
+    def _f64(self, v):
+        """A tensor or number as a float64 tensor (for the generator's guards)."""
+        return self.torch.as_tensor(v).detach().double()
+
+    def _pair64(self, a, b):
+        try:
+            return self.torch.broadcast_tensors(self._f64(a), self._f64(b))
+        except RuntimeError:
+            return None
+
+    def _inexact(self, *exprs) -> float:
+        return self.err_of([e for e in exprs if e in self.err])
+
+    def too_big(self, form) -> bool:
+        """``form``'s result (PyTorch's, a view costs nothing) has more than MAX_ITEMS
+        elements: an unfold of an unfold is a view of 10^9 (seed 346831), which a later op,
+        or the comparison, would copy, in both libraries and in float64 for the guards."""
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                res = eval(form, self.ns)
+        except Exception:  # noqa: BLE001 - PyTorch refuses it: an error, compared as such
+            return False
+        items = res if isinstance(res, (tuple, list)) else (res,)
+        return any(isinstance(r, self.torch.Tensor) and r.numel() > MAX_ITEMS for r in items)
+
+    def cancel_factor(self, form, names, cap=1e4) -> float:
+        """How much the sums in ``form`` cancel: the result over float64 absolute values of
+        its float operands (``names``) against the plain one; 1 if it cannot be told."""
+        torch = self.torch
+        try:
+            ns = dict(self.ns)
+            for n in names:
+                v = self.val(n)
+                if isinstance(v, torch.Tensor) and self.is_float(v):
+                    ns[n] = v.detach().double().abs()
+            absolute = eval(form, ns)
+            for n in names:
+                v = self.val(n)
+                if isinstance(v, torch.Tensor) and self.is_float(v):
+                    ns[n] = v.detach().double()
+            plain = eval(form, ns)
+            if isinstance(absolute, (tuple, list)):
+                absolute, plain = absolute[0], plain[0]
+            if not absolute.numel():
+                return 1.0
+            ratio = float(absolute.abs().max()) / max(float(plain.abs().max()), 1e-300)
+            return min(max(ratio, 1.0), cap) if math.isfinite(ratio) else cap
+        except Exception:  # noqa: BLE001 - PyTorch refuses it (compared as an error)
+            return 1.0
+
+    # ---- arithmetic: division modes, promotion, bitwise, rounding, more math
+    ARITH_UNARY = {
+        "floor": None, "ceil": None, "round": None, "trunc": None, "frac": None, "fix": None,
+        "exp2": lambda a: a.max() <= 20, "log2": lambda a: a.min() >= 0.05,
+        "log10": lambda a: a.min() >= 0.05, "sinh": lambda a: a.abs().max() <= 10,
+        "cosh": lambda a: a.abs().max() <= 10, "asin": lambda a: a.abs().max() <= 0.95,
+        "acos": lambda a: a.abs().max() <= 0.95, "atan": None, "asinh": None,
+        "atanh": lambda a: a.abs().max() <= 0.95, "acosh": lambda a: a.min() >= 1.05,
+        "erf": None, "erfc": None, "erfinv": lambda a: a.abs().max() <= 0.95, "sgn": None,
+        "nan_to_num": None, "isnan": None, "isinf": None, "isfinite": None, "signbit": None,
+        "deg2rad": None, "rad2deg": None, "sinc": None, "logit": lambda a: (a.min() >= 0.05) & (
+            a.max() <= 0.95), "positive": None, "bitwise_not": None, "square": lambda a:
+        a.abs().max() <= 1e3,
+    }
+    ROUNDING = {"floor", "ceil", "round", "trunc", "frac", "fix"}
+
+    def _arith_unary(self):
+        name = self.choice(list(self.ARITH_UNARY))
+        x = self.pick_safe()
+        if x is None:
+            return
+        t = self.val(x)
+        a = t.detach().double()
+        err = self.err_of([x])
+        check = self.ARITH_UNARY[name]
+        if check is not None and t.numel() and not self.nan_mode and not bool(check(a)):
+            return
+        arg = ""
+        if name in self.ROUNDING:
+            k = 0
+            if name == "round" and self.chance(0.3):
+                k = self.choice([1, 2, -1])
+                arg = self.choice([f"decimals={k}"])
+            s = a * 10.0 ** k
+            if self.near(s, s.round(), err) or (name == "round" and self.near(
+                    s, s.floor() + 0.5, err)):
+                return  # (a value at a jump: rounding decides the side)
+        if name in ("sgn", "signbit", "logit") and self.near(a, 0, err):
+            return
+        if name == "nan_to_num" and self.chance(0.6):
+            arg = self.choice(["nan=0.5", "posinf=2.0", "neginf=-3.0", "0.0, 1.0, -1.0"])
+        if name == "logit" and self.chance(0.4):
+            arg = "eps=0.1" if self.chance(0.5) else "0.2"
+            lo = 0.1 if "0.1" in arg else 0.2
+            if self.near(a, lo, err) or self.near(a, 1 - lo, err):
+                return
+        if name == "sinc" and self.near(a, 0, err):
+            return  # (its removable singularity: 0 / 0 rounded either way)
+        factor = 1.0
+        if name in ("exp2", "sinh", "cosh", "square") and t.numel():
+            factor = min(max(1.0, float(a.abs().nan_to_num(0, 0, 0).max())), 100.0)
+        if name in ("asin", "acos", "atanh", "erfinv", "acosh", "logit"):
+            factor = 10.0
+        call = f"{name}({arg})"
+        forms = [f"torch.{name}({x}{', ' + arg if arg else ''})", f"{x}.{call}"]
+        if name not in ("isnan", "isinf", "isfinite", "signbit", "positive", "sgn", "fix"):
+            forms.append(f"{x}.clone().{name}_({arg})")
+        if name == "bitwise_not":
+            forms.append(f"~{x}")
+        if name == "positive":
+            forms.append(f"+{x}")
+        v = self.fresh()
+        self.emit(f"{v} = {self.choice(forms)}", f"arith:{name}", out=v, inputs=[x],
+                  factor=factor, exact=name in self.ROUNDING or name in (
+                      "isnan", "isinf", "isfinite", "signbit", "positive", "bitwise_not",
+                      "nan_to_num", "sgn"))
+
+    ARITH_BINARY = ["floor_divide", "remainder", "fmod", "div_trunc", "div_floor", "true_divide",
+                    "add_alpha", "sub_alpha", "atan2", "hypot", "copysign", "logaddexp", "xlogy",
+                    "lerp", "addcmul", "addcdiv", "bitwise", "shift", "logical", "gcd", "mixed",
+                    "mixed", "mixed", "float_power", "ldexp"]
+
+    def fam_arith(self):
+        if self.chance(0.3):
+            self._arith_unary()
+            return
+        torch = self.torch
+        op = self.choice(self.ARITH_BINARY)
+        ints = op in ("bitwise", "shift", "gcd")
+        x = self.pick_safe((lambda u: not self.is_float(u) or self.chance(0.05)) if ints
+                           else None)
+        if x is None:
+            return
+        t = self.val(x)
+        a = t.detach().double()
+        err = self.err_of([x])
+        v = self.fresh()
+        factor, exact, ins = 1.0, False, [x]
+        if op in ("floor_divide", "remainder", "fmod", "div_trunc", "div_floor", "true_divide"):
+            got = self.mixed_operand(x)
+            if got is None:
+                return
+            y, yv = got
+            ins.append(y)
+            left = not isinstance(yv, torch.Tensor) and op in (
+                "floor_divide", "remainder") and self.chance(0.3)
+            num, den = (yv, t) if left else (t, yv)
+            pair = self._pair64(num, den)
+            e2 = max(err, self._inexact(y))
+            if pair is not None:
+                n64, d64 = pair
+                if bool((d64 == 0).any()):
+                    res_float = (self.is_float(t) or isinstance(yv, float) or (
+                        isinstance(yv, torch.Tensor) and self.is_float(yv)))
+                    if res_float and not self.nan_mode:
+                        return
+                    if not res_float and not self.chance(0.3):
+                        return  # (PyTorch's ZeroDivisionError, now and then)
+                elif not self.nan_mode and n64.numel() and float(d64.abs().min()) < 0.1 and \
+                        e2 > 0:
+                    return
+                q = n64 / d64.where(d64 != 0, self.torch.ones(()).double())
+                if e2 > 0 and (self.near(q, q.round(), e2) or self.near(q, q.trunc(), e2)):
+                    return  # (a quotient at an integer: floor and remainder jump there)
+            if op == "floor_divide":
+                form = (f"{y} // {x}" if left else self.choice(
+                    [f"{x} // {y}", f"torch.floor_divide({x}, {y})", f"{x}.floor_divide({y})",
+                     f"{x}.clone().floor_divide_({y})"]))
+            elif op == "remainder":
+                form = (self.choice([f"{y} % {x}", f"torch.remainder({y}, {x})"]) if left else
+                        self.choice([f"{x} % {y}", f"torch.remainder({x}, {y})",
+                                     f"{x}.remainder({y})", f"{x}.clone().remainder_({y})"]))
+            elif op == "fmod":
+                form = self.choice([f"torch.fmod({x}, {y})", f"{x}.fmod({y})",
+                                    f"{x}.clone().fmod_({y})"])
+            elif op == "true_divide":
+                form = self.choice([f"torch.true_divide({x}, {y})", f"{x} / {y}",
+                                    f"torch.divide({x}, {y})", f"{x}.div({y}, rounding_mode=None)"])
+            else:
+                mode = op.split("_")[1]
+                form = self.choice([f"torch.div({x}, {y}, rounding_mode='{mode}')",
+                                    f"{x}.div({y}, rounding_mode='{mode}')",
+                                    f"torch.divide({x}, {y}, rounding_mode='{mode}')",
+                                    f"{x}.clone().div_({y}, rounding_mode='{mode}')"])
+        elif op in ("add_alpha", "sub_alpha"):
+            got = self.mixed_operand(x)
+            if got is None:
+                return
+            y, yv = got
+            ins.append(y)
+            alpha = self.choice([2, -1, 0.5, -1.5, 3, True, 0])
+            fn = op.split("_")[0]
+            form = self.choice([f"torch.{fn}({x}, {y}, alpha={alpha!r})",
+                                f"{x}.{fn}({y}, alpha={alpha!r})",
+                                f"{x}.clone().{fn}_({y}, alpha={alpha!r})",
+                                f"torch.rsub({x}, {y}, alpha={alpha!r})" if fn == "sub" else
+                                f"torch.add({x}, {y}, alpha={alpha!r})"])
+            if fn == "sub" and isinstance(yv, bool) and avoid("sub_bool_scalar"):
+                return
+        elif op in ("atan2", "hypot", "copysign", "logaddexp", "xlogy", "float_power", "ldexp"):
+            got = self.mixed_operand(x, positive=op in ("xlogy", "float_power"),
+                                     scalar_p=0.15)
+            if got is None:
+                return
+            y, yv = got
+            ins.append(y)
+            pair = self._pair64(t, yv)
+            e2 = max(err, self._inexact(y))
+            if pair is not None:
+                p, q = pair
+                if op in ("atan2", "hypot") and self.near(p.abs() + q.abs(), 0, e2):
+                    return
+                if op == "atan2" and self.near(p, 0, e2) and bool((q < 0).any()):
+                    return  # (the branch cut: atan2(+-0, x < 0) is +-pi)
+                if op == "copysign" and (self.near(q, 0, e2) or self.near(p, 0, e2)):
+                    return
+                if op in ("logaddexp",) and p.numel() and float(
+                        torch.maximum(p.abs(), q.abs()).nan_to_num(0, 0, 0).max()) > 50:
+                    return
+                if op == "xlogy" and p.numel() and not self.nan_mode and (
+                        float(q.min()) < 0.05 or self.near(q, 0, e2)):
+                    return
+                if op == "ldexp" and q.numel() and float(q.nan_to_num(0, 0, 0).abs().max()) > 10:
+                    return  # (x * 2 ** y: a large exponent overflows)
+                if op == "ldexp" and t.requires_grad and isinstance(yv, torch.Tensor) and \
+                        not yv.dtype.is_floating_point and q.numel() and (
+                            float(q.min()) < 0 or float(q.max()) > 6):
+                    # (PyTorch 2.13's gradient by x is grad * pow(2, y) in y's integer dtype:
+                    # 0 for a negative y, wrapped past the dtype's range; a wrong gradient)
+                    return
+                if op == "float_power" and p.numel() and not self.nan_mode and (
+                        float(p.min()) < 0.05 or float(p.max()) > 20 or
+                        float(q.abs().max()) > 4):
+                    return
+            if op in ("atan2", "logaddexp") and isinstance(yv, torch.Tensor) and (
+                    (t.dtype == torch.bool and yv.requires_grad) or (
+                        yv.dtype == torch.bool and t.requires_grad)) and \
+                    avoid("bool_operand_backward"):
+                return
+            fn = op
+            form = self.choice([f"torch.{fn}({x}, {y})", f"{x}.{fn}({y})"])
+            if op in ("atan2", "hypot", "copysign", "xlogy", "ldexp") and self.chance(0.2):
+                form = f"{x}.clone().{fn}_({y})"
+            if op == "xlogy" and self.chance(0.2):
+                form = f"torch.xlogy({self.choice([0, 2.0, 0.5])}, {y})"
+            factor = 10.0 if op in ("float_power", "xlogy") else 1.0
+        elif op in ("lerp", "addcmul", "addcdiv"):
+            dt = str(t.dtype).replace("torch.", "")
+            y = self.operand(x, dtype=dt if self.chance(0.9) else None)
+            if y is None:
+                return
+            ins.append(y)
+            if op == "lerp":
+                if self.chance(0.5):
+                    w = repr(self.choice([0.5, 0.25, -1.0, 2.0, 0.75]))
+                else:
+                    w = self.operand(x, dtype=dt if self.chance(0.9) else None)
+                    if w is None:
+                        return
+                    ins.append(w)
+                form = self.choice([f"torch.lerp({x}, {y}, {w})", f"{x}.lerp({y}, {w})",
+                                    f"{x}.clone().lerp_({y}, {w})"])
+            else:
+                z = self.operand(x, dtype=dt if self.chance(0.9) else None,
+                                 positive=op == "addcdiv" and self.chance(0.5))
+                if z is None:
+                    return
+                ins.append(z)
+                zv = self._f64(self.val(z))
+                if op == "addcdiv" and zv.numel() and not self.nan_mode and (
+                        float(zv.abs().min()) < 0.1 or self.near(zv, 0, self._inexact(z))):
+                    return
+                val = self.choice(["", ", value=0.5", ", value=2", ", value=-1"])
+                form = self.choice([f"torch.{op}({x}, {y}, {z}{val})",
+                                    f"{x}.{op}({y}, {z}{val})",
+                                    f"{x}.clone().{op}_({y}, {z}{val})"])
+                factor = 2.0
+        elif op in ("bitwise", "shift", "gcd"):
+            got = self.mixed_operand(x, ints=True, scalar_p=0.35)
+            if got is None:
+                return
+            y, yv = got
+            ins.append(y)
+            exact = True
+            if op == "bitwise":
+                sym, fn = self.choice([("&", "bitwise_and"), ("|", "bitwise_or"),
+                                       ("^", "bitwise_xor")])
+                form = self.choice([f"{x} {sym} {y}", f"torch.{fn}({x}, {y})", f"{x}.{fn}({y})",
+                                    f"{x}.clone().{fn}_({y})"])
+                if isinstance(yv, (bool, int)) and self.chance(0.3):
+                    form = f"{y} {sym} {x}"
+            elif op == "shift":
+                if isinstance(yv, torch.Tensor):
+                    yv64 = self._f64(yv)
+                    if yv64.numel() and (float(yv64.min()) < 0 or float(yv64.max()) > 9) and \
+                            not self.chance(0.2):
+                        return
+                sym, fn = self.choice([("<<", "bitwise_left_shift"),
+                                       (">>", "bitwise_right_shift")])
+                form = self.choice([f"{x} {sym} {y}", f"torch.{fn}({x}, {y})", f"{x}.{fn}({y})"])
+            else:
+                fn = self.choice(["gcd", "lcm"])
+                form = self.choice([f"torch.{fn}({x}, {y})", f"{x}.{fn}({y})"])
+        elif op == "logical":
+            got = self.mixed_operand(x, scalar_p=0.1)
+            if got is None:
+                return
+            y, yv = got
+            ins.append(y)
+            if self.near(a, 0, err) or (isinstance(yv, torch.Tensor) and self.near(
+                    self._f64(yv), 0, self._inexact(y))):
+                return
+            fn = self.choice(["logical_xor", "logical_and", "logical_or"])
+            form = self.choice([f"torch.{fn}({x}, {y})", f"{x}.{fn}({y})"])
+            exact = True
+        else:  # mixed: + - * / and comparisons across dtypes, 0-d tensors and Python numbers
+            got = self.mixed_operand(x)
+            if got is None:
+                return
+            y, yv = got
+            ins.append(y)
+            sym = self.choice(["+", "-", "*", "/", "==", "<", ">=", "!=", "*", "+"])
+            left = self.chance(0.3)
+            pair = self._pair64(t, yv)
+            e2 = max(err, self._inexact(y))
+            if pair is not None:
+                p, q = pair
+                den = p if left else q
+                if sym == "/" and not self.nan_mode and den.numel() and (
+                        float(den.abs().min()) < 0.1 or self.near(den, 0, e2)):
+                    return
+                if sym in ("==", "<", ">=", "!=") and self.near(p, q, e2):
+                    return
+            if sym == "-" and (isinstance(yv, bool) or t.dtype == torch.bool or (
+                    isinstance(yv, torch.Tensor) and yv.dtype == torch.bool)) and \
+                    avoid("sub_bool_scalar") and not self.chance(0.3):
+                return
+            form = f"{y} {sym} {x}" if left else f"{x} {sym} {y}"
+            if self.chance(0.25) and sym in ("+", "-", "*", "/"):
+                fn = {"+": "add", "-": "sub", "*": "mul", "/": "div"}[sym]
+                form = self.choice([f"torch.{fn}({x}, {y})", f"{x}.{fn}({y})",
+                                    f"{x}.clone().{fn}_({y})"])
+        self.emit(f"{v} = {form}", f"arith:{op}", out=v, inputs=ins, factor=factor,
+                  exact=exact)
+
+    # ---- movement ops and their gradients
+    MOVE = ["flip", "roll", "movedim", "narrow", "unfold", "repeat", "tile", "expand_as",
+            "unflatten", "diagonal", "tril", "triu", "gather", "take_along_dim", "squeeze_dims",
+            "swapaxes", "index_select", "masked_select", "rot90", "repeat_interleave",
+            "diag_embed", "diag", "view_as", "unbind", "tensor_split", "atleast", "flatten_dims",
+            "diff"]
+
+    def fam_move(self):
+        op = self.choice(self.MOVE)
+        x = self.pick_safe()
+        if x is None:
+            return
+        t = self.val(x)
+        s = tuple(t.shape)
+        nd = len(s)
+        rng = self.rng
+
+        def dim(extra=0):
+            if nd == 0:
+                return self.choice([0, -1])
+            return int(rng.integers(-nd - extra, nd + extra))
+
+        v = self.fresh()
+        ins = [x]
+        if op == "flip":
+            dims = tuple(sorted(set(int(d) for d in rng.integers(-max(nd, 1), max(nd, 1),
+                                                                  rng.integers(1, 3)))))
+            form = self.choice([f"{x}.flip({dims!r})", f"torch.flip({x}, {dims!r})",
+                                f"{x}.flip({', '.join(map(str, dims))})"])
+            if nd >= 1 and self.chance(0.2):
+                form = self.choice([f"torch.fliplr({x})", f"torch.flipud({x})"])
+        elif op == "roll":
+            if nd == 0 or self.chance(0.3):
+                form = self.choice([f"{x}.roll({int(rng.integers(-5, 6))})",
+                                    f"torch.roll({x}, {int(rng.integers(-5, 6))})"])
+            elif nd >= 2 and self.chance(0.4):
+                form = f"torch.roll({x}, shifts=({int(rng.integers(-3, 4))}, " \
+                       f"{int(rng.integers(-3, 4))}), dims=(0, {dim()}))"
+            else:
+                form = self.choice([f"{x}.roll({int(rng.integers(-4, 5))}, {dim()})",
+                                    f"torch.roll({x}, shifts={int(rng.integers(-4, 5))}, "
+                                    f"dims={dim()})"])
+        elif op == "movedim":
+            if nd >= 2 and self.chance(0.4):
+                src = [int(i) for i in rng.choice(nd, 2, replace=False)]
+                dst = [int(i) for i in rng.choice(nd, 2, replace=False)]
+                form = self.choice([f"{x}.movedim({tuple(src)}, {tuple(dst)})",
+                                    f"torch.moveaxis({x}, {src}, {dst})"])
+            else:
+                form = self.choice([f"{x}.movedim({dim()}, {dim()})",
+                                    f"torch.movedim({x}, {dim()}, {dim()})",
+                                    f"{x}.moveaxis({dim()}, {dim()})"])
+        elif op == "narrow":
+            if nd == 0:
+                return
+            d = dim()
+            n = s[d]
+            start = int(rng.integers(-n, n + 1)) if n else 0
+            length = int(rng.integers(0, max(n - (start % max(n, 1)), 0) + 2))
+            form = self.choice([f"{x}.narrow({d}, {start}, {length})",
+                                f"torch.narrow({x}, {d}, {start}, {length})"] + (
+                # (PyTorch 2.13's narrow_copy backward takes a negative start as it is: a
+                # wrong gradient, or an error)
+                [f"{x}.narrow_copy({d}, {start}, {length})"] if start >= 0 else []))
+        elif op == "unfold":
+            d = dim()
+            n = s[d] if nd else 1
+            size = int(rng.integers(0, n + 2))
+            step = int(rng.integers(1, 4))
+            form = f"{x}.unfold({d}, {size}, {step})"
+        elif op in ("repeat", "tile"):
+            reps = [int(rng.choice([1, 2, 3, 1, 0 if self.chance(0.05) else 1]))
+                    for _ in range(nd + int(rng.integers(0, 2)))]
+            if op == "tile":
+                reps = reps[:int(rng.integers(1, len(reps) + 1))] if reps else [2]
+                form = self.choice([f"{x}.tile({tuple(reps)!r})", f"torch.tile({x}, {reps})"])
+            else:
+                if len(reps) < nd:
+                    return
+                form = self.choice([f"{x}.repeat({', '.join(map(str, reps))})" if reps else
+                                    f"{x}.repeat(())", f"{x}.repeat({tuple(reps)!r})"])
+            if t.numel() * max(1, math.prod(reps)) > MAX_ITEMS:
+                return
+        elif op == "expand_as":
+            shp = [self.choice([2, 3]) if d == 1 else d for d in s]
+            if self.chance(0.3):
+                shp = [2] + shp
+            y = self.new_tensor(tuple(shp), self.wide_dtype(), requires_grad=False)
+            if y is None:
+                return
+            form = self.choice([f"{x}.expand_as({y})", f"{y}.expand_as({x})" if nd else
+                                f"{x}.expand_as({y})"])
+        elif op == "unflatten":
+            d = dim()
+            n = s[d] if nd else 1
+            fs = [f for f in (2, 3, 1) if n and n % f == 0] or [1]
+            f = self.choice(fs)
+            sizes = self.choice([(f, n // f if n else 0), (-1, f), (f, -1), (1, n, 1)])
+            form = self.choice([f"{x}.unflatten({d}, {sizes!r})",
+                                f"torch.unflatten({x}, {d}, {sizes!r})"])
+        elif op in ("diagonal", "tril", "triu", "diag_embed", "diag"):
+            k = int(rng.integers(-2, 3))
+            if op == "diagonal":
+                if nd < 2 and not self.chance(0.1):
+                    return
+                d1, d2 = (int(i) for i in rng.choice(max(nd, 2), 2, replace=False))
+                form = self.choice([f"{x}.diagonal()", f"torch.diagonal({x}, {k})",
+                                    f"{x}.diagonal(offset={k}, dim1={d1}, dim2={d2})",
+                                    f"torch.diagonal({x}, {k}, {d2 - nd}, {d1})"])
+            elif op in ("tril", "triu"):
+                form = self.choice([f"{x}.{op}()", f"torch.{op}({x}, {k})",
+                                    f"{x}.{op}(diagonal={k})", f"{x}.clone().{op}_({k})"])
+            elif op == "diag_embed":
+                if nd > 3 or (nd and s[-1] > 2000):
+                    return
+                form = self.choice([f"torch.diag_embed({x})", f"{x}.diag_embed({k})"])
+            else:
+                if nd > 2 or (nd == 1 and t.numel() > 2000):
+                    return  # (a vector's diag is n * n: memory)
+                form = self.choice([f"torch.diag({x})", f"{x}.diag({k})"])
+        elif op in ("gather", "take_along_dim"):
+            if nd == 0 and not self.chance(0.2):
+                return
+            d = dim()
+            n = s[d] if nd else 1
+            shp = list(s)
+            if nd:
+                shp[d] = int(rng.integers(0 if self.chance(0.1) else 1, n + 3))
+                if op == "gather" and self.chance(0.3):
+                    j = int(rng.integers(nd))
+                    shp[j] = max(0, min(shp[j], s[j] - int(rng.integers(0, 2))))
+            if math.prod(shp) > 5000:
+                return
+            hi = n if not self.chance(0.03) else n + 1
+            idx = rng.integers(-n if op == "take_along_dim" else 0, max(hi, 1), shp)
+            if n == 0:
+                idx = np.zeros(shp, dtype=np.int64)
+            idx_code = f"torch.tensor({_nested(idx)}, dtype=torch.int64)" if idx.size else \
+                f"torch.zeros({tuple(shp)}, dtype=torch.int64)"
+            if self.chance(0.03):
+                idx_code = idx_code.replace("torch.int64", "torch.int32")
+            if op == "gather":
+                form = self.choice([f"{x}.gather({d}, {idx_code})",
+                                    f"torch.gather({x}, {d}, {idx_code})",
+                                    f"torch.gather({x}, dim={d}, index={idx_code})"])
+            else:
+                form = self.choice([f"torch.take_along_dim({x}, {idx_code}, {d})",
+                                    f"{x}.take_along_dim({idx_code}, dim={d})"])
+                if self.chance(0.15):
+                    flat = rng.integers(0, max(t.numel(), 1), (3,)).tolist()
+                    form = f"torch.take_along_dim({x}, torch.tensor({flat}))"
+        elif op == "squeeze_dims":
+            dims = tuple(sorted(set(int(i) for i in rng.integers(-max(nd, 1), max(nd, 1),
+                                                                  rng.integers(1, 3)))))
+            form = self.choice([f"{x}.squeeze({dims!r})", f"torch.squeeze({x}, {dims!r})",
+                                f"{x}.squeeze(dim={dims!r})"])
+        elif op == "swapaxes":
+            form = self.choice([f"{x}.swapaxes({dim()}, {dim()})",
+                                f"torch.swapdims({x}, {dim()}, {dim()})",
+                                f"{x}.swapdims({dim()}, {dim()})"])
+        elif op == "index_select":
+            d = dim()
+            n = s[d] if nd else 1
+            idx = rng.integers(0, max(n, 1) + (1 if self.chance(0.03) else 0),
+                               int(rng.integers(0, 5))).tolist()
+            ic = f"torch.tensor({idx}, dtype=torch.int64)" if idx else \
+                "torch.zeros(0, dtype=torch.int64)"
+            form = self.choice([f"{x}.index_select({d}, {ic})",
+                                f"torch.index_select({x}, {d}, {ic})"])
+        elif op == "masked_select":
+            err = self.err_of([x])
+            if self.chance(0.5) and self.is_float(t) and not self.near(t, 0, err):
+                mask = f"{x} > 0"
+            else:
+                mask = self.new_tensor(self.bshape(s), "bool")
+                if mask is None:
+                    return
+            form = self.choice([f"{x}.masked_select({mask})",
+                                f"torch.masked_select({x}, {mask})"])
+        elif op == "rot90":
+            k = int(rng.integers(-2, 4))
+            if nd < 2 and not self.chance(0.1):
+                return
+            form = self.choice([f"{x}.rot90()", f"torch.rot90({x}, {k})",
+                                f"torch.rot90({x}, {k}, [{nd - 1 if nd else 0}, 0])"])
+        elif op == "repeat_interleave":
+            d = dim()
+            n = s[d] if nd else 1
+            if self.chance(0.5):
+                r = int(rng.integers(0, 4))
+                form = self.choice([f"{x}.repeat_interleave({r})",
+                                    f"{x}.repeat_interleave({r}, dim={d})",
+                                    f"torch.repeat_interleave({x}, {r}, {d})"])
+            else:
+                reps = rng.integers(0, 3, n if nd else 1).tolist()
+                form = self.choice([f"{x}.repeat_interleave(torch.tensor({reps}), dim={d})",
+                                    f"torch.repeat_interleave({x}, torch.tensor({reps}), {d})"])
+        elif op == "view_as":
+            y = self.pick(lambda u: u.numel() == t.numel() and u is not t)
+            if y is None:
+                return
+            form = self.choice([f"{x}.reshape_as({y})", f"{x}.view_as({y})"])
+            if "view_as" in form and self.layout_dependent(x):
+                return
+        elif op == "unbind":
+            form = self.choice([f"{x}.unbind({dim()})", f"torch.unbind({x}, {dim()})",
+                                f"{x}.unbind()"])
+        elif op == "tensor_split":
+            d = dim()
+            n = s[d] if nd else 1
+            form = self.choice([f"{x}.tensor_split({int(rng.integers(1, 4))}, {d})",
+                                f"torch.tensor_split({x}, {sorted(rng.integers(0, n + 1, 2).tolist())}, dim={d})"])
+        elif op == "atleast":
+            k = self.choice(["1d", "2d", "3d"])
+            form = f"torch.atleast_{k}({x})"
+        elif op == "diff":
+            if (nd == 0 and not self.chance(0.1)) or (self.is_float(t) and self.err_of([x]) > 0):
+                return  # (differences of inexact values cancel: their error is unbounded)
+            d = dim()
+            k = self.choice([1, 1, 2, 0, 3])
+            extra = ""
+            if nd and self.chance(0.3):
+                for side in self.choice([["prepend"], ["append"], ["prepend", "append"]]):
+                    shp = list(s)
+                    shp[d] = int(rng.integers(0, 3))
+                    dt = str(t.dtype).replace("torch.", "")
+                    p = self.new_tensor(tuple(shp), dt)
+                    if p is None:
+                        return
+                    ins.append(p)
+                    extra += f", {side}={p}"
+            form = self.choice([f"torch.diff({x}, n={k}, dim={d}{extra})",
+                                f"torch.diff({x}{extra})"] +
+                               ([f"{x}.diff({k}, {d})", f"{x}.diff()"] if not extra else []))
+        else:  # flatten_dims
+            if nd < 2:
+                return
+            a0 = int(rng.integers(-nd, nd))
+            a1 = int(rng.integers(-nd, nd))
+            form = self.choice([f"{x}.flatten({a0}, {a1})", f"torch.flatten({x}, {a0}, {a1})"])
+            if self.layout_dependent(x):
+                return
+            if not t.is_contiguous() and t.numel() and avoid("reshape_alias_grad_fn"):
+                return
+        if op in ("view_as", "unflatten", "flatten_dims") and self.layout_dependent(x):
+            return
+        if op in ("unflatten",) and not t.is_contiguous() and avoid("reshape_alias_grad_fn"):
+            return
+        if self.too_big(form):
+            return
+        ok = self.emit(f"{v} = {form}", f"move:{op}", out=v, inputs=ins, exact=True)
+        if ok and op in ("unbind", "tensor_split"):
+            self.multi_views.update(e for e in self.pool if e.startswith(f"{v}["))
+
+    # ---- scatters, index_add, masked_fill and friends (out of place and in place)
+    SCATTER = ["scatter", "scatter_value", "scatter_add", "scatter_reduce", "index_add",
+               "index_fill", "masked_fill", "masked_scatter", "put", "setitem_repeat",
+               "index_put_acc"]
+
+    def fam_scatter(self):
+        torch = self.torch
+        op = self.choice(self.SCATTER)
+        # (small tensors: an index is written out as a literal, one number per element)
+        x = self.pick_safe(lambda u: (u.ndim >= 1 or self.chance(0.1)) and u.numel() <= 20000)
+        if x is None:
+            return
+        t = self.val(x)
+        s = tuple(t.shape)
+        nd = len(s)
+        rng = self.rng
+        dt = str(t.dtype).replace("torch.", "")
+        inplace = self.chance(0.4)
+        if inplace:  # into a copy (or, now and then, the tensor itself)
+            if self.chance(0.8) or not self.may_write(x):
+                tgt = self.fresh()
+                if not self.emit(f"{tgt} = {x} * 1" if self.chance(0.5) else f"{tgt} = "
+                                 f"{x}.clone()", "copy", out=tgt, inputs=[x], exact=True):
+                    return
+            else:
+                tgt = x
+            if not self.may_write(tgt):
+                return
+            t = self.val(tgt)
+            if any(st == 0 and n > 1 for st, n in zip(t.stride(), t.shape)):
+                return
+        else:
+            tgt = x
+        d = int(rng.integers(-nd, nd)) if nd else 0
+        n = s[d] if nd else 1
+        ins = [tgt]
+        exact = True
+        factor = 1.0
+        v = self.fresh()
+
+        def index_like(unique):
+            shp = list(s)
+            if nd:
+                shp[d] = int(rng.integers(0, n + 1)) if unique else int(rng.integers(1, 2 * n + 2))
+                for j in range(nd):
+                    if j != d % nd and self.chance(0.2):
+                        shp[j] = int(rng.integers(0, s[j] + 1))
+            if unique and nd:
+                # distinct positions along d in each slice (PyTorch leaves the winner of a
+                # repeated one undefined)
+                other = [shp[j] for j in range(nd) if j != d % nd]
+                perm = np.argsort(rng.random(other + [n]), axis=-1)[..., :shp[d]]
+                idx = np.moveaxis(perm, -1, d % nd)
+            else:
+                idx = rng.integers(0, max(n, 1), shp)
+            if idx.size == 0:
+                return f"torch.zeros({tuple(shp)}, dtype=torch.int64)", shp
+            return f"torch.tensor({_nested(idx)}, dtype=torch.int64)", shp
+
+        if op in ("scatter", "scatter_value", "scatter_add", "scatter_reduce"):
+            if nd == 0 or n == 0:
+                return
+            unique = op in ("scatter", "scatter_value")
+            ic, shp = index_like(unique)
+            if math.prod(shp) > 5000:
+                return
+            if op == "scatter_value":
+                val = repr(self.scalar("float" if self.is_float(t) else "int"))
+                base = f"scatter({d}, {ic}, {val})"
+                if self.chance(0.2):
+                    base = f"scatter({d}, {ic}, value={val})"
+            else:
+                src_shape = tuple(max(a, b) for a, b in zip(shp, s)) if self.chance(0.3) \
+                    else tuple(shp)
+                src = self.new_tensor(src_shape, dt if self.chance(0.93) else self.wide_dtype())
+                if src is None:
+                    return
+                if src_shape != tuple(shp) and self.val(src).requires_grad and \
+                        avoid("scatter_larger_source_unasked_grad"):
+                    return
+                ins.append(src)
+                if op == "scatter_reduce":
+                    red = self.choice(["sum", "prod", "mean", "amax", "amin"])
+                    inc = self.choice(["", ", include_self=False", ", include_self=True"])
+                    sv = self._f64(self.val(src))
+                    if red in ("amax", "amin") and (self.near_pair(sv.reshape(-1), 0, max(
+                            self._inexact(src), self.err_of([x]))) or self.near_pair(
+                            torch.cat([sv.reshape(-1), self._f64(t).reshape(-1)]), 0,
+                            max(self._inexact(src), self.err_of([x])))):
+                        return
+                    if red == "prod" and (sv.numel() > 40 or (sv.numel() and float(
+                            sv.abs().max()) > 3)):
+                        return
+                    base = f"scatter_reduce({d}, {ic}, {src}, '{red}'{inc})"
+                    if red in ("sum", "mean"):
+                        exact = False
+                        factor = 4.0
+                elif op == "scatter_add":
+                    base = f"scatter_add({d}, {ic}, {src})"
+                    exact = False
+                    factor = 4.0
+                else:
+                    base = f"scatter({d}, {ic}, {src})"
+                    if self.chance(0.1):
+                        base = f"scatter({d}, {ic}, {src}, reduce='add')"
+                        exact = False
+            fn = base.split("(")[0]
+            form = (f"{tgt}.{fn}_({base.split('(', 1)[1]}" if inplace else self.choice(
+                [f"{x}.{base}", f"torch.{fn}({x}, {base.split('(', 1)[1]}"]))
+        elif op in ("index_add", "index_fill"):
+            k = int(rng.integers(0, 2 * n + 2)) if nd else 1
+            idx = rng.integers(-n if op == "index_fill" else 0, max(n, 1), k).tolist() if n \
+                else []
+            if op == "index_fill":
+                idx = sorted(set(idx))
+            ic = f"torch.tensor({idx}, dtype=torch.int64)" if idx else \
+                "torch.zeros(0, dtype=torch.int64)"
+            if nd == 0:
+                ic = "torch.tensor([0])"
+            if op == "index_add":
+                shp = list(s)
+                if nd:
+                    shp[d] = len(idx)
+                src = self.new_tensor(tuple(shp), dt if self.chance(0.93) else self.wide_dtype())
+                if src is None:
+                    return
+                ins.append(src)
+                alpha = self.choice(["", ", alpha=2", ", alpha=-0.5"])
+                if not self.is_float(t) and "0.5" in alpha:
+                    alpha = ", alpha=3"
+                base = f"index_add({d}, {ic}, {src}{alpha})"
+                exact = False
+                factor = 4.0
+            else:
+                val = self.choice([repr(self.scalar("float" if self.is_float(t) else "int")),
+                                   "torch.tensor(1.5)", "-1"])
+                base = f"index_fill({d}, {ic}, {val})"
+            fn = base.split("(")[0]
+            form = (f"{tgt}.{fn}_({base.split('(', 1)[1]}" if inplace else self.choice(
+                [f"{x}.{base}", f"torch.{fn}({x}, {base.split('(', 1)[1]}"]))
+        elif op in ("masked_fill", "masked_scatter"):
+            err = self.err_of([x])
+            if self.chance(0.4) and self.is_float(t) and not self.near(t, 0, err) and \
+                    t.numel():
+                mask = f"{x} < 0"
+                mv = t.detach() < 0
+            else:
+                mask = self.new_tensor(self.bshape(s), "bool")
+                if mask is None:
+                    return
+                mv = self.val(mask)
+            if op == "masked_fill":
+                val = self.choice([repr(self.scalar("float" if self.is_float(t) else None)),
+                                   "torch.tensor(-1.0)", "float('-inf')", "0"])
+                if "inf" in val and not self.is_float(t):
+                    val = "0"
+                if val == "torch.tensor(-1.0)" and self.chance(0.4):
+                    w = self.new_tensor((), "float32", requires_grad=True)
+                    if w is None:
+                        return
+                    val = w
+                    ins.append(w)
+                base = f"masked_fill({mask}, {val})"
+            else:
+                try:
+                    cnt = int(torch.broadcast_to(mv, s).sum()) if s else int(mv.sum())
+                except RuntimeError:
+                    cnt = 1
+                src = self.new_tensor((cnt + int(rng.integers(0, 3)),), dt)
+                if src is None:
+                    return
+                ins.append(src)
+                base = f"masked_scatter({mask}, {src})"
+            fn = base.split("(")[0]
+            form = (f"{tgt}.{fn}_({base.split('(', 1)[1]}" if inplace else self.choice(
+                [f"{x}.{base}", f"torch.{fn}({x}, {base.split('(', 1)[1]}"]))
+        elif op == "put":
+            m = t.numel()
+            if m == 0:
+                return
+            acc = self.chance(0.5)
+            k = int(rng.integers(1, 6))
+            idx = (rng.integers(-m, m, k) if acc else rng.permutation(m)[:k]).tolist()
+            src = self.new_tensor((len(idx),), dt)
+            if src is None:
+                return
+            ins.append(src)
+            arg = ", accumulate=True" if acc else ""
+            exact = not acc
+            form = (f"{tgt}.put_(torch.tensor({idx}), {src}{arg})" if inplace else
+                    f"{x}.put(torch.tensor({idx}), {src}{arg})")
+        elif op == "setitem_repeat":
+            # x[idx] += value with a repeated index: x[idx] = x[idx] + value, so each position
+            # is written once per repeat with the same value (no accumulation)
+            if nd == 0 or n == 0:
+                return
+            if not inplace:
+                tgt = self.fresh()
+                if not self.emit(f"{tgt} = {x}.clone()", "copy", out=tgt, inputs=[x],
+                                 exact=True):
+                    return
+                if not self.may_write(tgt):
+                    return
+            idx = rng.integers(-n, n, int(rng.integers(1, 5))).tolist()
+            val = self.choice(["1", "2.5", "-0.5"] if self.is_float(t) else ["1", "2", "True"])
+            if self.chance(0.3) and self.is_float(t):
+                w = self.new_tensor(s[1:], dt, requires_grad=self.chance(0.5))
+                if w is None:
+                    return
+                val = w
+                ins.append(w)
+            sym = self.choice(["+=", "-=", "*="])
+            code = f"{tgt}[torch.tensor({idx})] {sym} {val}"
+            if self.chance(0.3):
+                code = f"{tgt}[{idx}] {sym} {val}"
+            u = self.val(val) if val in self.pool else None
+            if u is not None and u.requires_grad and avoid("setitem_advanced_value_grad"):
+                return
+            self.emit(code, "scatter:setitem_repeat", touches=tuple(self.aliases(tgt)),
+                      inputs=ins, exact=sym != "*=")
+            return
+        else:  # index_put_acc
+            if nd == 0 or n == 0:
+                return
+            k = int(rng.integers(1, 2 * n + 1))
+            rows = rng.integers(-n, n, k).tolist()
+            parts = [f"torch.tensor({rows})"]
+            if nd >= 2 and s[1] and self.chance(0.5):
+                parts.append(f"torch.tensor({rng.integers(0, s[1], k).tolist()})")
+            vshape = (k,) + tuple(s[len(parts):]) if self.chance(0.7) else tuple(s[len(parts):])
+            src = self.new_tensor(vshape, dt)
+            if src is None:
+                return
+            ins.append(src)
+            form = (f"{tgt}.index_put_(({', '.join(parts)},), {src}, accumulate=True)"
+                    if inplace else
+                    f"torch.index_put({x}, ({', '.join(parts)},), {src}, True)")
+            exact = False
+            factor = 4.0
+        if inplace:
+            kind = "view" if t._base is not None else "leaf" if _is_leaf(t) else "nonleaf"
+            self.emit(form, f"scatter:{op}_:{kind}", touches=tuple(self.aliases(tgt)),
+                      inputs=ins, exact=exact, factor=factor,
+                      loose=self.untracked_view_write(t, self.aliases(tgt)))
+        else:
+            if self.too_big(form):
+                return
+            if self.emit(f"{v} = {form}", f"scatter:{op}", out=v, inputs=ins, exact=exact,
+                         factor=factor) and op == "masked_scatter" and \
+                    not self.val(x).is_contiguous() and self.val(v).numel() > 1:
+                self.tainted[v] = "masked_scatter_layout"
+
+    # ---- sorts, order statistics, scans and reductions with named results
+    SORTRED = ["sort", "argsort", "msort", "topk", "kthvalue", "median", "nanmedian", "mode",
+               "cumsum", "cumprod", "all", "any", "var_mean", "std_mean", "count_nonzero",
+               "max_dim", "min_dim", "quantile", "sum_dtype", "mean_dims", "logsumexp"]
+
+    def _ties(self, t, d, err, exact_too):
+        """Two values of a slice along ``d`` tie (exactly, when ``exact_too``) or nearly."""
+        a = self._f64(t).nan_to_num(0.0, 1e300, -1e300)
+        if a.ndim == 0 or a.numel() < 2:
+            return False
+        if d is None:
+            a, d = a.reshape(-1), 0
+        srt = a.sort(d).values
+        m = srt.shape[d]
+        if m < 2:
+            return False
+        lo, hi = srt.narrow(d, 0, m - 1), srt.narrow(d, 1, m - 1)
+        if exact_too and bool((lo == hi).any()):
+            return True
+        return self.near(lo, hi, err)
+
+    def fam_sortred(self):
+        torch = self.torch
+        op = self.choice(self.SORTRED)
+        x = self.pick_safe()
+        if x is None:
+            return
+        t = self.val(x)
+        s = tuple(t.shape)
+        nd = len(s)
+        rng = self.rng
+        err = self.err_of([x])
+        d = int(rng.integers(-nd, nd)) if nd else self.choice([0, -1])
+        kd = self.choice(["", ", keepdim=True", ", keepdim=False"])
+        v = self.fresh()
+        exact, factor = True, 1.0
+        nan = self.is_float(t) and bool(t.detach().isnan().any())
+        if op in ("sort", "argsort", "msort"):
+            stable = self.chance(0.4) and op != "msort"
+            sv = self.choice([True, False, None]) if stable else None
+            desc = self.chance(0.4)
+            dd = (0 if op == "msort" else d) if nd else None
+            if self._ties(t, dd, err, False):
+                return
+            if (s[dd] if nd else 1) > 16 and sv is not True and \
+                    self._ties(t, dd, 0.0, True) and avoid("sort_unstable_ties"):
+                return
+            arg = (", descending=True" if desc else "") + (f", stable={sv}" if stable else "")
+            # (with ``stable``, PyTorch takes dim and descending by keyword only)
+            positional = not stable or not avoid("sort_stable_positional_dim")
+            if op == "sort":
+                form = self.choice([f"torch.sort({x}, dim={d}{arg})",
+                                    f"{x}.sort(dim={d}{arg}).values"] + (
+                    [f"{x}.sort({d}{arg})", f"torch.sort({x}, {d}, {desc}).indices"]
+                    if positional else []))
+                if stable and self.chance(0.5):
+                    form = f"torch.sort({x}, stable=True, dim={d}, descending={desc})"
+            elif op == "argsort":
+                form = self.choice([f"torch.argsort({x}, dim={d}{arg})"] + (
+                    [f"{x}.argsort({d}{arg})"] if positional else []))
+            else:
+                form = f"torch.msort({x})"
+        elif op in ("topk", "kthvalue"):
+            if nd == 0 and not self.chance(0.3):
+                return
+            n = s[d] if nd else 1
+            if self._ties(t, d if nd else None, err, op == "topk") and (
+                    op == "kthvalue" or avoid("topk_ties")):
+                return  # (kthvalue: exact ties are compared, near ones not)
+            lo = 0 if op == "topk" else 1
+            k = int(rng.integers(lo, max(n, lo) + 1)) if not self.chance(0.03) \
+                else n + 1
+            if op == "topk":
+                arg = self.choice(["", ", largest=False", ", sorted=True",
+                                   ", largest=False, sorted=True"])
+                form = self.choice([f"{x}.topk({k}, {d}{arg})", f"torch.topk({x}, {k}, dim={d}{arg})",
+                                    f"{x}.topk({k}{arg}).values"])
+            else:
+                form = self.choice([f"{x}.kthvalue({k}, {d}{kd})",
+                                    f"torch.kthvalue({x}, {k}, dim={d}{kd})"])
+        elif op in ("median", "nanmedian", "mode"):
+            if op == "median" and nan and avoid("median_dim_nan"):
+                return
+            if op == "mode" and nd and s[d] > 16 and (nan or self._ties(t, d, 0.0, True)) and \
+                    avoid("mode_long_slice_ties"):
+                return
+            if op in ("median", "nanmedian") and 0 in t.stride():
+                # (PyTorch 2.13's median and nanmedian along a dim read an expanded input's
+                # memory past its one element: x.expand(3).median(0) gives garbage)
+                return
+            if self._ties(t, d if nd else None, err, False):
+                return
+            if op == "mode" or self.chance(0.7):
+                form = self.choice([f"{x}.{op}({d}{kd})", f"torch.{op}({x}, dim={d}{kd})",
+                                    f"{x}.{op}({d}).values"])
+            else:
+                form = self.choice([f"{x}.{op}()", f"torch.{op}({x})"])
+        elif op in ("cumsum", "cumprod"):
+            a = self._f64(t)
+            if op == "cumprod" and (t.numel() > 40 or (t.numel() and float(
+                    a.abs().nan_to_num(0, 0, 0).max()) > 3)):
+                return
+            dtype = self.choice(["", "", ", dtype=torch.float64", ", dtype=torch.int64",
+                                 ", dtype=torch.float32"])
+            form = self.choice([f"{x}.{op}({d}{dtype})", f"torch.{op}({x}, dim={d}{dtype})",
+                                f"{x}.{op}(dim={d})", f"{x}.clone().{op}_({d})"])
+            if form.endswith(f".{op}_({d})") and nd == 0 and t.dtype == torch.bool and \
+                    avoid("scan_inplace_0d_bool"):
+                return
+            if "int64" in dtype and self.is_float(t) and (not bool(a.isfinite().all()) or
+                                                           self.near(a, a.trunc(), err)):
+                return
+            exact = False
+            factor = 4.0
+        elif op in ("all", "any"):
+            if self.is_float(t) and self.near(t, 0, err):
+                return
+            if self.chance(0.6):
+                form = self.choice([f"{x}.{op}({d}{kd})", f"torch.{op}({x}, dim={d}{kd})"])
+                if nd >= 2 and self.chance(0.3):
+                    form = f"{x}.{op}(dim=(0, {d}){kd})"
+            else:
+                form = self.choice([f"{x}.{op}()", f"torch.{op}({x})"])
+        elif op in ("var_mean", "std_mean"):
+            a = self._f64(t)
+            if t.numel() and not bool(self.torch.isfinite(a).all()) and \
+                    avoid("var_mean_nonfinite_mean"):
+                return
+            dims = d if self.chance(0.7) or nd < 2 else (0, d)
+            if t.numel() and self._constant_slice(a, dims) and (
+                    avoid("var_constant_inexact") or err > 0 or t.requires_grad):
+                return
+            corr = self.choice(["", ", correction=0", ", correction=2", ", unbiased=False"])
+            form = self.choice([f"torch.{op}({x}, {dims!r}{corr}{kd})",
+                                f"torch.{op}({x}, dim={dims!r}{corr})", f"torch.{op}({x})"])
+            exact = False
+            try:
+                m = a.mean(dims, keepdim=True)
+                ss = ((a - m) ** 2).sum(dims)
+                sa = (a * a).sum(dims)
+                factor = float(min(max(float((sa / ss.clamp(min=1e-300)).max()), 1.0), 1e4))
+            except (RuntimeError, IndexError):
+                factor = 10.0
+        elif op == "count_nonzero":
+            if self.is_float(t) and self.near(t, 0, err):
+                return
+            form = self.choice([f"torch.count_nonzero({x})", f"{x}.count_nonzero({d})",
+                                f"torch.count_nonzero({x}, dim={d})"])
+            if nd >= 2 and self.chance(0.3):
+                form = f"{x}.count_nonzero(dim=(0, {d}))"
+        elif op in ("max_dim", "min_dim"):
+            fn = op[:3]
+            if self.near_tie(t, d if nd else None, err):
+                return
+            field = self.choice(["values", "indices", "[0]", "[1]"])
+            acc = field if field.startswith("[") else f".{field}"
+            form = self.choice([f"{x}.{fn}({d}{kd}){acc}", f"torch.{fn}({x}, dim={d}{kd}){acc}",
+                                f"torch.{fn}({x}, {d}){acc}"])
+        elif op == "quantile":
+            if not self.is_float(t) and not self.chance(0.1):
+                return
+            q = self.choice(["0.5", "0.25", "0.9", "torch.tensor([0.1, 0.5])", "1.0"])
+            if "tensor" in q and t.dtype == torch.float64:
+                q = "torch.tensor([0.1, 0.5], dtype=torch.float64)"
+            interp = self.choice(["", ", interpolation='lower'", ", interpolation='midpoint'",
+                                  ", interpolation='nearest'", ", interpolation='higher'"])
+            if self._ties(t, d if nd else None, err, False):
+                return
+            fn = "nanquantile" if self.chance(0.2) else "quantile"
+            form = self.choice([f"torch.{fn}({x}, {q}, dim={d}{kd}{interp})",
+                                f"{x}.{fn}({q}{interp})"])
+            exact = False
+        elif op == "sum_dtype":
+            dtype = self.choice(["torch.float64", "torch.int64", "torch.float32", "torch.int32"])
+            a = self._f64(t)
+            if "int" in dtype and self.is_float(t) and (not bool(a.isfinite().all()) or
+                                                         self.near(a, a.trunc(), err)):
+                return
+            fn = self.choice(["sum", "prod", "mean", "nansum"])
+            if fn == "prod" and (t.numel() > 40 or (t.numel() and float(
+                    a.abs().nan_to_num(0, 0, 0).max()) > 3)):
+                return
+            form = self.choice([f"{x}.{fn}(dtype={dtype})", f"torch.{fn}({x}, {d}, dtype={dtype})"
+                                if fn != "nansum" else f"torch.nansum({x}, dtype={dtype})"])
+            exact = False
+            factor = self.cancel_factor(f"{x}.sum()", [x]) if fn != "prod" else 2.0
+        elif op == "mean_dims":
+            if nd < 1:
+                return
+            dims = tuple(sorted(set(int(i) % nd for i in rng.integers(-nd, nd, rng.integers(1, 3)))))
+            dims = tuple(d_ - nd if self.chance(0.3) else d_ for d_ in dims)
+            fn = self.choice(["mean", "sum", "amax", "amin", "nansum"])
+            if fn in ("amax", "amin") and any(self.near_tie(t, dd, err) for dd in dims):
+                return
+            form = self.choice([f"{x}.{fn}({dims!r}{kd})", f"torch.{fn}({x}, dim={list(dims)}{kd})",
+                                f"{x}.{fn}(dim={dims!r})"])
+            if fn == "amax" and self.chance(0.2):
+                form = f"{x}.max(dim={dims!r})"  # (PyTorch's TypeError: max takes one dim)
+            exact = fn in ("amax", "amin")
+            factor = 1.0 if exact else self.cancel_factor(f"{x}.sum({dims!r})", [x])
+        else:  # logsumexp over dims, keepdim
+            a = self._f64(t)
+            if t.numel() and float(a.nan_to_num(0, 0, 0).max()) > 50 and not self.nan_mode:
+                return
+            dims = d if nd < 2 or self.chance(0.6) else (0, d)
+            form = self.choice([f"torch.logsumexp({x}, {dims!r}{kd})",
+                                f"{x}.logsumexp(dim={dims!r}{kd})"])
+            exact = False
+            factor = 2.0
+        if self.too_big(form):
+            return
+        self.emit(f"{v} = {form}", f"sortred:{op}", out=v, inputs=[x], exact=exact,
+                  factor=factor)
+
+    # ---- nn.functional layers
+    NNF = ["conv1d", "conv2d", "max_pool", "avg_pool", "adaptive_pool", "batch_norm",
+           "layer_norm", "group_norm", "instance_norm", "dropout", "embedding", "pad",
+           "interpolate", "cross_entropy", "nll_loss", "one_hot", "normalize",
+           "cosine_similarity", "linear", "softmax_dtype", "rms_norm"]
+
+    def _new_float(self, shape, dt="float32", rg=None, positive=False):
+        if math.prod(shape) > 20000:
+            return None
+        return self.new_tensor(tuple(shape), dt, requires_grad=rg if rg is not None else
+                               self.chance(0.6), positive=positive)
+
+    def fam_nnf(self):
+        op = self.choice(self.NNF)
+        rng = self.rng
+        v = self.fresh()
+        x = self.pick_safe(lambda u: self.is_float(u) and u.ndim >= 2 and u.numel() <= 20000)
+        if x is None or self.chance(0.3):
+            shape = tuple(int(rng.integers(1, 5)) for _ in range(int(rng.integers(2, 5))))
+            if op in ("conv2d", "max_pool", "avg_pool", "adaptive_pool", "interpolate", "pad") \
+                    and self.chance(0.6):
+                shape = (int(rng.integers(1, 3)), int(rng.integers(1, 4)),
+                         int(rng.integers(2, 7)), int(rng.integers(2, 7)))
+            x = self._new_float(shape, self.choice(["float32", "float32", "float64"]))
+            if x is None:
+                return
+        t = self.val(x)
+        s = tuple(t.shape)
+        nd = len(s)
+        dt = str(t.dtype).replace("torch.", "")
+        err = self.err_of([x])
+        ins = [x]
+        exact, factor = False, 1.0
+        a = self._f64(t)
+        if op in ("conv1d", "conv2d"):
+            sp = 1 if op == "conv1d" else 2
+            if nd not in (sp + 1, sp + 2):
+                return
+            c = s[-sp - 1]
+            groups = self.choice([1, 1, 1, 2, c]) if c else 1
+            if groups < 1 or c % groups:
+                groups = 1
+            out_c = groups * int(rng.integers(1, 3))
+            k = [int(rng.integers(1, 4)) for _ in range(sp)]
+            w = self._new_float((out_c, c // groups) + tuple(k), dt if self.chance(0.95) else
+                                "float64")
+            if w is None:
+                return
+            ins.append(w)
+            args = []
+            if self.chance(0.5):
+                b = self._new_float((out_c,), dt)
+                if b is None:
+                    return
+                ins.append(b)
+                args.append(b if self.chance(0.5) else f"bias={b}")
+            elif self.chance(0.3):
+                args.append("None")
+            if self.chance(0.4):
+                args.append(f"stride={self.choice([2, (1, 2) if sp == 2 else 3, 1])}")
+            if self.chance(0.4):
+                args.append(f"padding={self.choice([1, 0, repr('same'), repr('valid'), (1, 0) if sp == 2 else 2])}")
+            if self.chance(0.3):
+                args.append(f"dilation={self.choice([2, 1])}")
+            if groups != 1:
+                args.append(f"groups={groups}")
+            kw = [x_ for x_ in args if "=" in x_]
+            pos = [x_ for x_ in args if "=" not in x_]
+            form = f"F.{op}({', '.join([x, w] + pos[:1] + kw)})"
+            if c == 0 and avoid("conv_zero_in_channels"):
+                return
+            if self.nan_mode and avoid("conv_nonfinite"):
+                return
+            if "'same'" in form and "stride=1" not in form and "stride" in form:
+                pass  # (PyTorch's error: padding='same' with strides)
+            factor = self.cancel_factor(form, ins)
+        elif op in ("max_pool", "avg_pool", "adaptive_pool"):
+            sp = max(1, min(3, nd - 2)) if nd >= 3 else 1
+            if nd < 2:
+                return
+            sp = self.choice([1, 2]) if nd >= 4 else 1
+            if nd - sp not in (1, 2):
+                return
+            spatial = s[-sp:]
+            if op == "adaptive_pool":
+                outs = tuple(int(rng.integers(1, max(n, 1) + 2)) for n in spatial)
+                kind = self.choice(["avg", "max"])
+                if kind == "max" and self._ties(t, None, err, False):
+                    return
+                form = f"F.adaptive_{kind}_pool{sp}d({x}, {outs if sp > 1 else outs[0]})"
+                exact = kind == "max"
+                if kind == "avg" and t.numel() == 0 and t.requires_grad and \
+                        avoid("adaptive_avg_pool_empty_backward"):
+                    return
+            else:
+                k = int(rng.integers(1, 4))
+                args = [str(k)]
+                if self.chance(0.4):
+                    args.append(f"stride={self.choice([1, 2, 3])}")
+                if self.chance(0.3):
+                    args.append(f"padding={self.choice([0, 1])}")
+                if self.chance(0.3):
+                    args.append("ceil_mode=True")
+                if op == "avg_pool" and self.chance(0.3):
+                    args.append(self.choice(["count_include_pad=False",
+                                             "count_include_pad=True"]))
+                if op == "max_pool" and self.chance(0.2) and sp == 1:
+                    args.append("dilation=2")
+                if op == "max_pool" and self.chance(0.15):
+                    args.append("return_indices=True")
+                form = f"F.{op}{sp}d({x}, {', '.join(args)})"
+                if op == "max_pool":
+                    if self._ties(t, None, err, False):
+                        return
+                    exact = True
+                else:
+                    factor = 2.0
+        elif op in ("batch_norm", "instance_norm"):
+            if nd < 2:
+                return
+            if self.nan_mode and avoid("nonfinite_kernel_arithmetic"):
+                return
+            c = s[1]
+            training = self.chance(0.6) if op == "batch_norm" else True
+            rm, rv = self.fresh("c"), self.fresh("c")
+            if not (self.emit(f"{rm} = torch.zeros({c}{', dtype=torch.float64' if dt == 'float64' else ''})",
+                              "create:running", out=rm, exact=True) and
+                    self.emit(f"{rv} = torch.ones({c}{', dtype=torch.float64' if dt == 'float64' else ''})",
+                              "create:running", out=rv, exact=True)):
+                return
+            red = (0,) + tuple(range(2, nd)) if op == "batch_norm" else tuple(range(2, nd))
+            if training and (t.numel() == 0 or self._constant_slice(a, red) or
+                             math.prod(s[j] for j in red) < 2):
+                if not self.chance(0.1):
+                    return
+            args = [x, rm, rv]
+            if self.chance(0.5):
+                g = self._new_float((c,), dt)
+                b = self._new_float((c,), dt) if self.chance(0.7) else "None"
+                if g is None or b is None:
+                    return
+                args += [g, b]
+                ins += [g] + ([b] if b != "None" else [])
+            if op == "batch_norm":
+                args.append(f"training={training}")
+                if self.chance(0.4):
+                    args.append(f"momentum={self.choice([0.1, 0.5, 1.0])}")
+                if self.chance(0.3):
+                    args.append("eps=0.001")
+                if self.chance(0.1):
+                    args = [x, "None", "None"] + args[3:]
+            else:
+                args.append(f"use_input_stats={self.chance(0.8)}")
+            form = f"F.{op}({', '.join(args)})"
+            factor = 10.0
+            # (the running statistics, updated in place, compared with the result)
+            if self.emit(f"{v} = {form}", f"nnf:{op}", out=v, touches=(v, rm, rv), inputs=ins,
+                         factor=factor):
+                self.note_double_backward("batch_norm", v)
+            return
+        elif op in ("layer_norm", "group_norm", "rms_norm"):
+            if self.nan_mode and op != "rms_norm" and avoid("nonfinite_kernel_arithmetic"):
+                return
+            if op == "group_norm":
+                c = s[1]
+                gs = [g for g in (1, 2, 3, c) if g and c % g == 0] or [1]
+                g = self.choice(gs) if not self.chance(0.05) else 3
+                args = [x, str(g)]
+                if self.chance(0.5):
+                    w = self._new_float((c,), dt)
+                    if w is None:
+                        return
+                    args.append(w)
+                    ins.append(w)
+                try:
+                    grp = a.reshape(s[0], g, -1)
+                    if grp.shape[-1] < 2 or self._constant_slice(grp, 2):
+                        return
+                except RuntimeError:
+                    pass
+                form = f"F.group_norm({', '.join(args)})"
+            else:
+                k = int(rng.integers(1, min(nd, 3) + 1))
+                shape = list(s[-k:])
+                if self.chance(0.03):
+                    shape[0] += 1
+                red = tuple(range(nd - k, nd))
+                if op == "layer_norm" and (self._constant_slice(a, red) or
+                                           math.prod(s[-k:]) < 2):
+                    return
+                args = [x, repr(tuple(shape)) if self.chance(0.5) else repr(shape)]
+                if self.chance(0.5):
+                    w = self._new_float(tuple(shape), dt)
+                    if w is None:
+                        return
+                    args.append(w)
+                    ins.append(w)
+                    if op == "layer_norm" and self.chance(0.5):
+                        b = self._new_float(tuple(shape), dt)
+                        if b is None:
+                            return
+                        args.append(b)
+                        ins.append(b)
+                if self.chance(0.3):
+                    args.append("eps=0.01")
+                if op == "rms_norm" and t.numel() and float(a.abs().nan_to_num(0, 0, 0).max()) < 0.05:
+                    return
+                form = f"F.{op}({', '.join(args)})"
+            factor = 10.0
+        elif op == "dropout":
+            p = self.choice([0.0, 1.0, 0.5])
+            training = "True" if p in (0.0, 1.0) and self.chance(0.6) else "False"
+            fn = self.choice(["dropout", "dropout", "alpha_dropout", "dropout1d",
+                              "feature_alpha_dropout"])
+            if fn == "dropout1d" and nd not in (2, 3):
+                return
+            if fn in ("alpha_dropout", "feature_alpha_dropout") and training == "True" and \
+                    p != 0.0:
+                training = "False"
+            inpl = ""
+            if self.chance(0.2) and fn == "dropout":
+                tgt = self.fresh()
+                if not self.emit(f"{tgt} = {x} * 1", "copy", out=tgt, inputs=[x], exact=True):
+                    return
+                x = tgt
+                inpl = ", inplace=True"
+            form = f"F.{fn}({x}, {p}, training={training}{inpl})"
+            if self.chance(0.2):
+                form = f"F.{fn}({x}, p={self.choice([1.5, -0.1])})"
+            exact = p == 0.0 or training == "False"
+        elif op == "embedding":
+            n = int(rng.integers(1, 7))
+            w = self._new_float((n, int(rng.integers(1, 4))), dt)
+            if w is None:
+                return
+            ins = [w]
+            idx = rng.integers(0, n + (1 if self.chance(0.03) else 0),
+                               tuple(int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 3)))))
+            pad_idx = self.choice(["", f", padding_idx={int(rng.integers(-n, n))}"])
+            form = f"F.embedding(torch.tensor({_nested(idx)}), {w}{pad_idx})"
+            if self.chance(0.1):
+                form = f"F.embedding(torch.tensor({_nested(idx)}).float(), {w})"
+            exact = True
+        elif op == "pad":
+            mode = self.choice(["constant", "constant", "reflect", "replicate", "circular"])
+            k = int(rng.integers(1, min(3, nd) + 1))
+            # (no negative circular amounts: PyTorch 2.13 reads past its input for some, garbage
+            # values, seed 352357; constant ones crop)
+            amounts = [int(rng.integers(-1 if mode == "constant" else 0, 3)) for _ in range(2 * k)]
+            arg = f", mode='{mode}'" if mode != "constant" or self.chance(0.3) else ""
+            if mode == "constant" and self.chance(0.4):
+                arg += f", value={self.choice([1.5, -2.0, 0.0])}"
+            form = f"F.pad({x}, {tuple(amounts)!r}{arg})"
+            if mode in ("reflect", "replicate", "circular") and avoid("pad_mode_node_names"):
+                return
+            exact = True
+        elif op == "interpolate":
+            if nd not in (3, 4, 5):
+                return
+            if self.nan_mode and avoid("nonfinite_kernel_arithmetic"):
+                return
+            sp = nd - 2
+            mode = self.choice(["nearest", "nearest-exact", "area"] +
+                               [{1: "linear", 2: "bilinear", 3: "trilinear"}[sp]] +
+                               (["bicubic"] if sp == 2 else []))
+            if avoid("interpolate_node_names") and mode != "area":
+                return
+            if self.chance(0.5):
+                size = tuple(int(rng.integers(1, 7)) for _ in range(sp))
+                arg = f"size={size if sp > 1 else size[0]}"
+            else:
+                arg = f"scale_factor={self.choice([2, 0.5, 1.5, 3])}"
+            if mode not in ("nearest", "nearest-exact", "area") and self.chance(0.4):
+                arg += f", align_corners={self.choice([True, False])}"
+            form = f"F.interpolate({x}, {arg}, mode='{mode}')"
+            exact = mode in ("nearest", "nearest-exact")
+            factor = 4.0
+        elif op in ("cross_entropy", "nll_loss"):
+            n, c = s[0], s[1]
+            tshape = (n,) + s[2:]
+            lbl = rng.integers(0, max(c, 1), tshape)
+            ignore = ""
+            if self.chance(0.3) and c:
+                ig = int(rng.integers(0, c)) if self.chance(0.7) else -100
+                ignore = f", ignore_index={ig}"
+                if self.chance(0.5) and lbl.size:
+                    lbl.reshape(-1)[0] = ig
+            if self.chance(0.03) and lbl.size:
+                lbl.reshape(-1)[0] = c
+            target = f"torch.tensor({_nested(lbl)})" if lbl.size else \
+                f"torch.zeros({tshape}, dtype=torch.int64)"
+            arg = ignore
+            if self.chance(0.4):
+                wv = self._new_float((c,), dt, rg=False, positive=True)
+                if wv is None:
+                    return
+                arg += f", weight={wv}"
+            if op == "cross_entropy" and self.chance(0.4):
+                arg += f", label_smoothing={self.choice([0.1, 0.25, 0.0])}"
+            if op == "cross_entropy" and self.chance(0.2) and not ignore:
+                target = f"torch.softmax({self.fresh_probs(s, dt)}, 1)"
+                if "None" in target:
+                    return
+            arg += self.choice(["", ", reduction='sum'", ", reduction='none'"])
+            if self.log_softmax_cancels(t, 1):
+                return
+            if self.nan_mode and avoid("nll_loss_backward_inf_grad"):
+                return
+            inp = x if op == "cross_entropy" else f"F.log_softmax({x}, 1)"
+            form = f"F.{op}({inp}, {target}{arg})"
+            factor = 4.0
+        elif op == "one_hot":
+            n = int(rng.integers(1, 6))
+            idx = rng.integers(0, n, tuple(int(rng.integers(0, 4)) for _ in range(
+                int(rng.integers(0, 3)))))
+            nc = self.choice([f", {n}", f", num_classes={n + 1}", "", ", -1"])
+            if self.chance(0.05):
+                nc = f", {max(n - 2, 0)}"
+            form = f"F.one_hot(torch.tensor({_nested(idx)}, dtype=torch.int64){nc})" if idx.size \
+                else f"F.one_hot(torch.zeros({idx.shape}, dtype=torch.int64), {n})"
+            exact = True
+            ins = []
+        elif op == "normalize":
+            p = self.choice([2.0, 1.0, 3.0])
+            dd = int(rng.integers(-nd, nd))
+            if t.numel() and float(a.abs().nan_to_num(0, 0, 0).sum(dd).min()) < 0.1:
+                return
+            form = self.choice([f"F.normalize({x})", f"F.normalize({x}, p={p}, dim={dd})",
+                                f"F.normalize({x}, dim={dd}, eps=1e-6)"])
+            factor = 4.0
+        elif op == "cosine_similarity":
+            y = self.operand(x, dtype=dt, bshape=self.chance(0.2))
+            if y is None:
+                return
+            ins.append(y)
+            dd = int(rng.integers(-nd, nd))
+            try:
+                b = self._f64(self.val(y))
+                if float(a.norm(dim=dd).min()) < 0.1 or float(b.norm(dim=dd).min()) < 0.1:
+                    return
+            except (RuntimeError, IndexError):
+                pass
+            form = self.choice([f"F.cosine_similarity({x}, {y})",
+                                f"F.cosine_similarity({x}, {y}, dim={dd})"])
+            factor = 10.0
+        elif op == "linear":
+            k = int(rng.integers(1, 4))
+            w = self._new_float((k, s[-1]), dt)
+            if w is None:
+                return
+            ins.append(w)
+            b = self._new_float((k,), dt) if self.chance(0.5) else None
+            if b is not None:
+                ins.append(b)
+            form = f"F.linear({x}, {w}{', ' + b if b else ''})"
+            if b is not None and avoid("linear_grad_fn"):
+                return
+            if nd > 2 and (avoid("linear_nd_grad_fn") or self.layout_dependent(x)):
+                return
+            factor = self.cancel_factor(form, ins)
+        elif op == "softmax_dtype":
+            dd = int(rng.integers(-nd, nd))
+            fn = self.choice(["softmax", "log_softmax"])
+            if fn == "log_softmax" and self.log_softmax_cancels(t, dd):
+                return
+            form = self.choice([f"F.{fn}({x}, {dd}, dtype=torch.float64)",
+                                f"torch.{fn}({x}, dim={dd}, dtype=torch.float64)",
+                                f"{x}.{fn}({dd}, dtype=torch.float32)"])
+            factor = 2.0
+        else:
+            return
+        if self.too_big(form):
+            return
+        if self.emit(f"{v} = {form}", f"nnf:{op}", out=v, inputs=ins, exact=exact,
+                     factor=factor):
+            self.note_double_backward(op, v)
+
+    def fresh_probs(self, shape, dt="float32"):
+        """A new float tensor for soft targets (its softmax is taken), of the input's dtype."""
+        return str(self.new_tensor(tuple(shape), dt, requires_grad=False))
+
+    # ---- factories
+    RAGGED = ["[[1, 2], [3]]", "[1, [2]]", "'a'", "[None]"]
+
+    def fam_factory(self):
+        rng = self.rng
+        forms = [
+            f"torch.arange({self.choice([0, -1, 1.5, 0.25])}, {self.choice([1, 2.5, 3, -2])}, "
+            f"{self.choice([0.1, 0.25, 0.3, 1, -0.5, 0.7])})",
+            f"torch.arange({self.choice([5, 2.5, 0])})",
+            f"torch.arange(0, 10, 3, dtype=torch.{self.choice(['float32', 'int32', 'float64'])})",
+            f"torch.linspace({self.choice([-1, 0, 2.5])}, {self.choice([1, 10, -3])}, "
+            f"{self.choice([0, 1, 2, 5, 7])})",
+            f"torch.linspace(0, 10, {self.choice([3, 6])}, dtype=torch.int64)",
+            f"torch.logspace(0, {self.choice([1, 2, -1])}, {self.choice([3, 4])})",
+            f"torch.full(({int(rng.integers(0, 4))}, 2), {self.choice([7, 1.5, True, -2])})",
+            f"torch.full((2,), {self.choice([1.5, 3])}, dtype=torch.{self.choice(['float64', 'int64', 'int32', 'bool'])})",
+            f"torch.eye({self.choice([2, 3, 0])}, dtype=torch.{self.choice(['int64', 'bool', 'float32'])})",
+            f"torch.eye({self.choice([2, 3])}, {self.choice([1, 4])})",
+            f"torch.tril_indices({self.choice([3, 4, 0])}, {self.choice([3, 2])})",
+            f"torch.triu_indices({self.choice([3, 4])}, {self.choice([4, 2])}, {self.choice([0, 1, -1])})",
+            f"torch.tensor({self.choice(['[1, 2.0]', '[True, 1]', '[[1, 2], [3, 4]]', '[]', '[[]]', '[True, False]', '2**40', '3', '-0.0', '[1.5, True]'])})",
+            f"torch.tensor({self.choice(['[1, 2]', '3.5', '[0.1, 0.2]'])}, dtype=torch.{self.choice(['float64', 'int32', 'uint8', 'bool', 'int8'])})",
+            f"torch.scalar_tensor({self.choice([2, 1.5, True])})",
+            f"torch.zeros({self.choice(['2, 3', '(0,)', '[2]', '()'])}, dtype=torch.{self.choice(['int32', 'bool', 'float64'])})",
+            f"torch.ones({self.choice(['3', '(1, 2)'])}).new_full((2,), {self.choice([3, 2.5, True])})",
+            f"torch.empty({self.choice(['0', '(2, 0)'])})",
+            f"torch.as_tensor({self.choice(['[1, 2]', '(1.5, 2)', '[[True]]'])}, dtype=torch.{self.choice(['float32', 'int64'])})",
+            f"torch.arange({self.choice([6, 12])}).reshape({self.choice(['2, -1', '-1, 3'])})",
+            f"torch.tensor({self.choice(['np.float64(1.5)', 'np.int32(4)', 'np.array([1, 2], dtype=np.int16)', 'np.bool_(True)'])})",
+            f"torch.{self.choice(['zeros', 'ones'])}_like(torch.arange(3), dtype=torch.{self.choice(['float32', 'bool', 'int32'])})",
+            f"torch.full_like(torch.arange(3), {self.choice([2.7, -1, True])})",
+            f"torch.{self.choice(['eye', 'zeros', 'ones'])}({self.choice(['-1', '2, -1'])})",
+            f"torch.arange({self.choice(['0, 1, 0', '0, 1, -1', '0, 5, 2.5'])})",
+            f"torch.linspace(0, 1, {self.choice([-1, 2.5])})",
+            f"torch.full((2,), {self.choice([1.5, -1, 300])}, dtype=torch.{self.choice(['int64', 'uint8', 'int8'])})",
+            f"torch.tensor({self.choice(self.RAGGED)})",
+        ]
+        x = self.pick()
+        if x is not None:
+            forms += [f"torch.zeros_like({x}, dtype=torch.{self.choice(['int32', 'float64', 'bool'])})",
+                      f"{x}.new_tensor({self.choice(['[1, 2]', '2.5', '[True]'])})",
+                      f"{x}.new_empty(({int(rng.integers(0, 3))},)).shape",
+                      f"torch.full_like({x}, {self.choice([7, 2.5, True])}, dtype=torch.{self.choice(['float64', 'int64'])})",
+                      f"torch.arange({x}.numel())",
+                      f"torch.ones({x}.shape)", f"torch.zeros(*{x}.shape)" if self.val(x).ndim
+                      else "torch.zeros(())", f"{x}.new_ones({x}.size())"]
+        form = self.choice(forms)
+        v = self.fresh("c")
+        inexact = any(k in form for k in ("linspace", "logspace", "0.1", "0.3", "0.7"))
+        self.emit(f"{v} = {form}", f"factory:{form.split('(')[0].split('.')[-1]}", out=v,
+                  touches=(v,), exact=not inexact, keep_errors=0.8)
+
+    # ---- printing and Python values
+    def fam_print(self):
+        x = self.pick()
+        if x is None:
+            return
+        t = self.val(x)
+        if self.err_of([x]) > 0 and self.is_float(t):
+            return  # (a printed value rounds to 4 digits: an ulp may change the last one)
+        if x in self.loose or x in self.tainted:
+            return
+        if t.numel() > 2000:
+            return
+        forms = [f"repr({x})", f"str({x})", f"{x}.tolist()", f"repr({x}.dtype)",
+                 f"repr({x}.shape)", f"str({x}.size())", f"repr({x}.T)" if t.ndim == 2 else
+                 f"repr({x}[None])", f"repr({x}.detach())", f"repr({x} * 0)" if t.dtype !=
+                 self.torch.bool else f"repr(~{x})", f"f'{{{x}}}'"]
+        if t.numel() == 1:
+            forms += [f"{x}.item()", f"repr({x}.item())", f"float({x})", f"int({x})",
+                      f"bool({x})", f"{x}.item().__class__.__name__"]
+        if t.numel() == 1 and self.is_float(t):
+            forms += [f"format({x}.item(), '.3f')", f"round({x}.item(), 2)"]
+        form = self.choice(forms)
+        if form.startswith(("int(", "float(")) and self.is_float(t) and not bool(
+                t.detach().isfinite().all()):
+            return
+        v = self.fresh("n")
+        self.emit(f"{v} = {form}", f"print:{form.split('(')[0].split('.')[-1]}", touches=(v,))
+
+    # ---- calls PyTorch refuses: the same kind of exception in both
+    def fam_wrong(self):
+        x = self.pick_safe(lambda u: u.numel() < LARGE)  # (an error needs no large tensor)
+        if x is None:
+            return
+        t = self.val(x)
+        s = tuple(t.shape)
+        nd = len(s)
+        y = self.pick_safe(lambda u: u is not t)
+        y = y or x
+        forms = [
+            f"{x} @ {y}", f"torch.mm({x}, {y})", f"torch.cat([{x}, {y}], {nd})",
+            f"torch.stack([{x}, {y}])", f"{x}.view({t.numel() + 1})", f"{x}.reshape(-1, -1)",
+            f"{x}.expand({', '.join(['0'] * (nd + 1))})", f"{x}.sum(dim={nd + 1})",
+            f"{x}[torch.tensor([0.5])]", f"{x}[{s[0] if nd else 1}]",
+            f"{x}.gather(0, torch.tensor([0], dtype=torch.int32))",
+            f"torch.logical_and({x}, True)", f"torch.maximum(2, {x})", f"torch.atan2({x}, 2)",
+            f"{x}.item()", f"int({x})", f"{x}.numpy()", f"{x}.backward()",
+            f"F.linear({x}, torch.ones(2, 2, dtype=torch.int64))",
+            # (a 1-d input takes ones of its own size as class probabilities: one more)
+            f"F.cross_entropy({x}, torch.ones({(s[0] + 1,) if nd == 1 else s[:1]}))",
+            f"F.embedding({x}, torch.ones(2, 2))", f"torch.where({x}, {x}, {y})",
+            f"{x}.masked_fill({x}, 1.0)", f"{x}.index_select(0, torch.tensor([0.0]))",
+            f"torch.heaviside({x}, 1.0)", f"torch.gcd({x}, 2)", f"torch.logical_xor({x}, 0)",
+            f"{x}.bool() - True", "torch.zeros(2).add_(torch.ones(3))",
+            f"{x}.max(dim=(0, 1))", f"{x}.new_zeros(-1)", "torch.eye(-1)",
+            f"F.batch_norm({x}, None, None, training=True, momentum=None)",
+            f"{x}.permute(0, 0)", f"{x}.transpose(0, {nd + 1})", f"{x}.clamp(min='a')",
+            f"torch.nextafter({x}, 1.0)", f"torch.ldexp({x}, 2)", f"torch.logaddexp({x}, 1)",
+            f"{x}.atan2_(1)", f"torch.flip({x}, 0)", f"torch.isin({x}, 2)",
+            f"torch.exp({self.choice([2.0, 3, True])})", f"torch.sum({self.choice([2.5, 1])})",
+        ]
+        form = self.choice(forms)
+        v = self.fresh("e")
+        self.emit(f"{v} = {form}", f"wrong:{form.split('(')[0].split('.')[-1][:20]}",
+                  out=v, inputs=[x, y], keep_errors=1.0)
 
     # ---------------------------------------------------------------- the end: gradients
     def weights_for(self, t):

@@ -475,6 +475,11 @@ OPS = [
     U("remainder", lambda x, y: x % y, np.remainder, 2, B, domain=(0.5, 2.0), int_ok=True,
       node="RemainderBackward1"),
     U("fmod", ng.fmod, np.fmod, 2, B2, domain=(0.5, 2.0), node="FmodBackward1"),
+    U("div_mode", lambda x, y: ng.div(x, y, rounding_mode=None), np.divide, 2, B,
+      domain=(0.5, 2.0), node="DivBackward2"),
+    # (a number divided: PyTorch's remainder.Scalar_Tensor has no derivative)
+    U("remainder_of_number", lambda x: 2.5 % x, lambda a: np.remainder(2.5, a), shapes=S2,
+      domain=(0.5, 2.0), grad=False, node="NotImplemented"),
     U("div_trunc", lambda x, y: ng.div(x, -y, rounding_mode="trunc"),
       lambda a, b: np.trunc(a / -b), 2, B2, domain=(0.3, 2.0), node="DivBackward2"),
     U("div_floor", lambda x, y: x.div(-y, rounding_mode="floor"),
@@ -679,14 +684,15 @@ OPS = [
       [((3, 2, 8), (2, 2), (2, 2), (8, 2), (8,))], node="MkldnnRnnLayerBackward0"),
     U("gru_layer", lambda xp, h, w, b: ng.ops.recurrent.gru_layer(xp, h, w, b, reverse=True)[0],
       lambda xp, h, w, b: _recurrent(xp, h, None, w, b, "GRU", True), 4,
-      [((3, 2, 6), (2, 2), (6, 2), (6,))]),
+      [((3, 2, 6), (2, 2), (6, 2), (6,))], node="StackBackward0"),
     U("rnn_tanh_layer", lambda xp, h, w, b: ng.ops.recurrent.rnn_tanh_layer(xp, h, w, b)[0],
       lambda xp, h, w, b: _recurrent(xp, h, None, w, b, "RNN_TANH", False), 4,
-      [((3, 2, 2), (2, 2), (2, 2), (2,)), ((4, 2, 3), "transposed", (3, 3), (3,))]),
+      [((3, 2, 2), (2, 2), (2, 2), (2,)), ((4, 2, 3), "transposed", (3, 3), (3,))],
+      node="StackBackward0"),
     U("rnn_relu_layer",
       lambda xp, h, w, b: ng.ops.recurrent.rnn_relu_layer(xp, h, w, b, reverse=True)[0],
       lambda xp, h, w, b: _recurrent(xp, h, None, w, b, "RNN_RELU", True), 4,
-      [((3, 2, 2), (2, 2), (2, 2), (2,))]),
+      [((3, 2, 2), (2, 2), (2, 2), (2,))], node="StackBackward0"),
     # (the steps of sequences of lengths 3, 2, 2 in a (3, 3, *) padded batch: rows 0..6)
     U("pack_padded_sequence",
       lambda x: ng.nn.utils.rnn.pack_padded_sequence(x, [3, 2, 2]).data,
@@ -720,6 +726,13 @@ OPS = [
     U("alias", lambda x: x[...], lambda a: a, shapes=[(3,)], node="AliasBackward0"),
     U("depends_on", lambda x: ng.ops.registry.depends_on(x * 2, x), lambda a: a * 2,
       shapes=[(3,), (2, 3)], node="AliasBackward0"),
+    U("recorded_on", lambda x: ng.ops.registry.recorded_on(x * 2, x), lambda a: a * 2,
+      shapes=[(3,), (2, 3)], node="AliasBackward0"),
+    # (F.pad's reflect, replicate and circular modes and F.interpolate: gathers or matrices
+    # along dims, one node under PyTorch's name)
+    U("resample", lambda x: ng.nn.functional.pad(x, (2, 1), mode="replicate"),
+      lambda a: np.pad(a, [(0, 0)] * (a.ndim - 1) + [(2, 1)], mode="edge"),
+      shapes=[(2, 3), (2, 3, 2), "transposed"], node="ReplicationPad1DBackward0"),
     # (no derivative: PyTorch's NotImplemented node, whose backward raises)
     U("not_implemented", lambda x: ng.ops.registry.not_implemented(x * 2, "aten::op", x),
       lambda a: a * 2, shapes=[(3,), (2, 3)], grad=False, node="NotImplemented"),
@@ -821,6 +834,8 @@ OPS = [
     U("diagonal_backward", lambda x: x.diagonal(-1).sum() * x,
       lambda a: np.diagonal(a, -1).sum() * a, shapes=[(3, 3)], node="MulBackward0",
       lazy_and_fused=False),  # (its gradgradcheck runs diagonal_backward's own backward)
+    U("diagonal_copy", lambda x: ng.diagonal_copy(x, 1), lambda a: np.diagonal(a, 1).copy(),
+      shapes=[(3, 3), (2, 3), "transposed"], node="DiagonalBackward0_copy"),
     U("diag_embed", lambda x: x.diag_embed(), lambda a: _diag_embed_np(a), shapes=[(3,), (2, 3)]),
     U("trace", lambda x: x.trace(), np.trace, shapes=[(3, 3), (2, 3), "transposed"]),
     U("repeat", lambda x: x.repeat(2, 1, 2), lambda a: np.tile(a, (2, 1, 2)),

@@ -802,6 +802,662 @@ PROGRAMS = {
         x = torch.tensor(np.array([2, 2], dtype=np.uint8))
         x[2::-1] = -0.25
         """,
+    # ---- found by the generator's families of the API real programs use (tests/fuzz.py:
+    # arith, move, scatter, sortred, nnf, factory, print, wrong)
+    # logical_and/or/xor, gcd, lcm, ldexp, logaddexp(2), nextafter and heaviside with a
+    # Python number operand (and atan2_ with one, even on a leaf that requires grad)
+    "tensor_only_ops_refuse_numbers": """
+        x = torch.tensor([1.5, 0.0, -2.0], requires_grad=True)
+        a = torch.logical_and(x, True)
+        b = x.logical_xor(0)
+        c = torch.gcd(torch.tensor([4, 6]), 2)
+        d = torch.ldexp(x, 2)
+        e = x.logaddexp(1.0)
+        f = torch.nextafter(x, 1.0)
+        g = torch.heaviside(x, 1.0)
+        h = x.atan2_(1)
+        i = torch.tensor([1.0, 2.0]).clone().logical_or_(False)
+        """,
+    # a function whose PyTorch signature takes a Tensor first given a Python number there
+    # (torch.exp(2.0), torch.sum(3), torch.relu(2), torch.clamp(2.0, 0, 1))
+    "number_input_refused": """
+        a = torch.exp(2.0)
+        b = torch.sum(3)
+        c = torch.relu(2)
+        d = torch.clamp(2.0, 0, 1)
+        e = torch.maximum(2, torch.ones(2))
+        f = torch.add(2, torch.ones(2))
+        g = torch.pow(2, torch.ones(2))
+        """,
+    # index_fill with a 0-d tensor value and a negative or repeated index, then backward
+    "index_fill_value_grad": """
+        x = torch.ones(3, 2, requires_grad=True)
+        y = (x * 1).index_fill(0, torch.tensor([-1, 0]), torch.tensor(1.5))
+        y.sum().backward()  # compare: x.grad
+        v = torch.tensor(1.5, requires_grad=True)
+        z = x.index_fill(0, torch.tensor([2, 0, 0]), v)
+        (z * torch.arange(6.0).reshape(3, 2)).sum().backward()  # compare: x.grad, v.grad
+        """,
+    # batch_norm in eval mode (running statistics), its gradient under create_graph
+    "batch_norm_eval_create_graph": """
+        x = torch.tensor([[1.955, 0.5], [0.25, -1.0]], requires_grad=True)
+        w = torch.tensor([1.5, 2.0], requires_grad=True)
+        y = F.batch_norm(x, torch.zeros(2), torch.ones(2), w, training=False)
+        gx, gw = torch.autograd.grad((y * torch.tensor([[1.0, 2.0], [3.0, -1.0]])).sum(), [x, w], create_graph=True)  # compare: gx.requires_grad, gw.requires_grad
+        gg = torch.autograd.grad((gw * gw).sum(), [x, w], allow_unused=True)
+        z = F.batch_norm(x, torch.zeros(2), torch.ones(2), training=False)
+        g2, = torch.autograd.grad(z.sum(), x, create_graph=True)  # compare: g2.requires_grad
+        gg2 = torch.autograd.grad((g2 * g2).sum(), [x], allow_unused=True)
+        """,
+    # copysign's gradient for its second operand under create_graph
+    "copysign_other_grad_constant": """
+        x = torch.tensor([1.0, -2.0], requires_grad=True)
+        y = torch.tensor([-1.0, 3.0], requires_grad=True)
+        g, = torch.autograd.grad(x.copysign(y).sum(), y, create_graph=True)
+        """,
+    # std_mean / var_mean where only one output gets a gradient
+    "moments_undefined_output_grad": """
+        x = torch.tensor([[1.0, -2.0, 3.5], [0.5, 2.0, -1.0]], requires_grad=True)
+        s, m = torch.std_mean(x, 1)
+        g, = torch.autograd.grad(m.sum(), x, create_graph=True)
+        v = x * 1
+        s2, m2 = torch.var_mean(v)
+        with torch.no_grad(): v.mul_(0.5)
+        m2.backward()
+        """,
+    # max / avg / adaptive pooling save their input (PyTorch's nodes take self)
+    "pooling_saves_input": """
+        x = torch.arange(16.0).reshape(1, 1, 4, 4).requires_grad_()
+        y = x * 1
+        a = F.max_pool2d(y, 2)
+        b = F.avg_pool2d(y, 2)
+        w = torch.tensor(2.0, requires_grad=True)
+        g, = torch.autograd.grad((F.avg_pool2d(x, 2) * w).sum(), x, create_graph=True)
+        gg = torch.autograd.grad((g * x.detach()).sum(), [x, w], allow_unused=True)
+        y.add_(1)
+        (a.sum() + b.sum()).backward()
+        """,
+    # take_along_dim with a dim and negative (or too large) indices
+    "take_along_dim_wraps_indices": """
+        x = torch.arange(12.0).reshape(4, 3).requires_grad_()
+        y = torch.take_along_dim(x, torch.tensor([[1, -5, 3], [4, 0, -1]]), 0)
+        y.sum().backward()  # compare: x.grad
+        """,
+    # masked_select of 0-d operands (one element selected or none), and an in-place change
+    # of its input before backward (PyTorch's node saves it
+    "masked_select_0d_and_saved": """
+        x = torch.tensor(2.0, requires_grad=True)
+        a = x.masked_select(torch.tensor(True))
+        b = torch.masked_select(x, torch.tensor(False))
+        (a.sum() * 3 + b.sum()).backward()  # compare: x.grad
+        v = torch.tensor([-2.25, 1.75, 2.75], requires_grad=True) * 1
+        s = v.masked_select(v > 0)
+        v.exp_()
+        s.sum().backward()
+        """,
+    # movedim of a 0-d tensor (dims 0 and -1 name its one position)
+    "movedim_0d": """
+        x = torch.tensor(2.0, requires_grad=True) * 1
+        a = x.movedim(0, 0)
+        b = torch.movedim(x, (-1,), (0,))
+        """,
+    # F.cosine_similarity of operands of different shapes
+    "cosine_similarity_broadcast": """
+        a = torch.tensor([[0.25], [1.5], [-2.0]], requires_grad=True)
+        b = torch.tensor([[2.937, -0.373], [-0.277, 2.729], [1.151, 1.228]], requires_grad=True)
+        y = F.cosine_similarity(a, b)
+        x = torch.tensor([-1.75, 2.75, 2.75], requires_grad=True)
+        z = F.cosine_similarity(x[None] * 2, x, dim=1)
+        (y.sum() + z.sum()).backward()  # compare: a.grad, b.grad, x.grad
+        """,
+    # F.group_norm of a batch of 0 samples
+    "group_norm_empty_batch": """
+        x = torch.zeros(0, 3, 2, requires_grad=True)
+        y = F.group_norm(x, 3)
+        y.sum().backward()  # compare: x.grad
+        """,
+    # index_put_(accumulate=True) whose region has no elements (a dim of size 0 after the
+    # index)
+    "index_put_accumulate_empty_region": """
+        x = torch.zeros(2, 0, 3)
+        x.index_put_((torch.tensor([4, 4, -1]),), torch.zeros(0, 3), accumulate=True)
+        """,
+    # max/min with a tuple of dims
+    "reduction_dim_refusals": """
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        a = x.max(dim=(0, 1))
+        b = torch.min(x, (0,))
+        c = x.bool().all(dim=(0, 0))
+        d = x.any(dim=(1, -1), keepdim=True)
+        """,
+    # torch.flip(x, 0) (the function with an int for dims)
+    "flip_function_int_dims": """
+        x = torch.ones(2, 3)
+        a = torch.flip(x, 0)
+        b = x.flip(0, 1)
+        c = torch.flip(x, dims=(0,))
+        d = x.flip(dims=0)
+        """,
+    # eye with a negative size, linspace/logspace with a float steps, arange of bool, a
+    # ragged nested list
+    "factory_argument_errors": """
+        a = torch.eye(-1)
+        b = torch.eye(2, -1)
+        c = torch.linspace(0, 1, 2.5)
+        d = torch.arange(3, dtype=torch.bool)
+        e = torch.tensor([1, [2]])
+        f = torch.tensor([[1], 2])
+        g = torch.tensor([[1, 2], [3]])
+        h = torch.tensor([[], [1]])
+        """,
+    # isin with a bool tensor or a bool number
+    "isin_bool": """
+        a = torch.isin(torch.tensor([True]), 2)
+        b = torch.isin(torch.tensor([1, 2]), torch.tensor([True]))
+        c = torch.isin(torch.tensor([1, 2]), True)
+        """,
+    # div(..., rounding_mode=None) is PyTorch's div.Tensor_mode overload (DivBackward2),
+    # and sort with stable= given its sort.stable one (SortBackward1)
+    "overload_node_names": """
+        x = torch.tensor([[1.0, 3.0, 2.0], [4.0, 5.0, 6.0]], requires_grad=True)
+        y = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        a = x.div(y, rounding_mode=None)
+        b = torch.div(x, 2, rounding_mode=None)
+        c = x.sort(dim=1, stable=True).values
+        d = torch.sort(x, stable=False, dim=0).values
+        e = x.sort(1).values
+        f = x.argsort(stable=None)
+        (a.sum() + b.sum() + c.sum() + d.sum()).backward()  # compare: x.grad, y.grad
+        """,
+    # unflatten of a non-contiguous tensor is a view (ViewBackward0), of an empty one
+    # infers -1 from its dim, of a 0-d one is RuntimeError
+    "unflatten_is_a_view": """
+        x = torch.arange(12.0).reshape(3, 4).T.requires_grad_()
+        a = x.unflatten(0, (2, 2))
+        b = torch.zeros(0, 6).unflatten(1, (2, -1))
+        c = torch.tensor(2.25).unflatten(-1, (1, 1))
+        a.sum().backward()  # compare: x.grad
+        """,
+    # a Python number modulo a tensor (5.0 % x, torch.remainder(7, x))
+    "remainder_number_first": """
+        x = torch.tensor([1.5, 2.0, -3.0], requires_grad=True)
+        y = 5.0 % x
+        z = torch.remainder(7, x)
+        w = 5 % torch.tensor([2, -3, 4])
+        y.sum().backward()
+        """,
+    # F.rms_norm of a permuted (transposed) input
+    "rms_norm_permuted_input": """
+        b = torch.ones(3, 4, requires_grad=True)
+        a = F.rms_norm(b.t(), [3])
+        c = F.rms_norm(b[:, ::2], [2])
+        (a.sum() + c.sum()).backward()  # compare: b.grad
+        """,
+    # F.batch_norm with momentum=None
+    "batch_norm_arguments_and_empty_input": """
+        x = torch.ones(4, 2, requires_grad=True)
+        a = F.batch_norm(x, None, None, training=True, momentum=None)
+        rm = torch.zeros(2) + 0.5
+        rv = torch.ones(2) * 2
+        e = torch.zeros(0, 2, 3, requires_grad=True)
+        b = F.batch_norm(e, rm, rv, torch.ones(2) * 3, torch.ones(2), training=True)
+        c = F.instance_norm(torch.zeros(0, 2), rm, rv, use_input_stats=False)
+        b.sum().backward()  # compare: e.grad, rm, rv
+        """,
+    # adaptive pooling of an input with a dim of size 0 outside the pooled dims (PyTorch's
+    # 1-d and 2-d average pools check only the pooled dims
+    "adaptive_pool_empty_dims": """
+        a = F.adaptive_avg_pool2d(torch.zeros(2, 0, 3, 3), 2)
+        b = F.adaptive_max_pool1d(torch.zeros(0, 4), 5)
+        c = F.adaptive_avg_pool1d(torch.zeros(0, 4), 5)
+        d = F.adaptive_avg_pool3d(torch.zeros(2, 0, 3, 3, 3), 2)
+        """,
+    # repeat_interleave of a 0-d tensor with a dim and a tensor of repeats
+    "repeat_interleave_arguments": """
+        a = torch.tensor(-0.25).repeat_interleave(torch.tensor([1]), 0)
+        b = torch.tensor([1.0, 2.0]).repeat_interleave([2, 1], 0)
+        c = torch.tensor(-0.25).repeat_interleave(torch.tensor([2]))
+        """,
+    # median, nanmedian, kthvalue and topk of a bool tensor
+    "order_statistics_refuse_bool": """
+        x = torch.tensor([[True, False, True]])
+        a = x.median()
+        b = x.median(1)
+        c = x.nanmedian(1)
+        d = x.kthvalue(1, 1)
+        e = x.topk(1)
+        f = torch.zeros(1, 4, 0).kthvalue(1, 2)
+        """,
+    # sum / prod / cumsum / cumprod / nansum asked for an integral dtype of an input that
+    # requires grad
+    "integral_dtype_recorded_reduction": """
+        x = torch.tensor([1.5, 2.0], requires_grad=True)
+        a = x.sum(dtype=torch.int64)
+        b = x.cumsum(0, dtype=torch.int64)
+        c = x.prod(dtype=torch.int32)
+        d = x.cumprod(0, dtype=torch.int16)
+        e = x.nansum(dtype=torch.int64)
+        f = x.detach().cumsum(0, dtype=torch.int64)
+        with torch.no_grad(): g = x.sum(dtype=torch.int64)
+        """,
+    # F.dropout1d of an unbatched (C, L) input
+    "dropout1d_unbatched_view": """
+        x = torch.tensor([[0.142, 1.483], [0.428, 2.947]], requires_grad=True)
+        v = x * 2
+        a = F.dropout1d(v, 0.5, training=False)
+        b = F.dropout1d(v, 0.0, training=True)
+        """,
+    # repeat / tile by ones
+    "repeat_of_ones_copies": """
+        v3 = torch.tensor(2.5, dtype=torch.float64)
+        v4 = torch.tile(v3, [1])
+        v7 = torch.ones(2, 3)
+        v8 = v7.repeat(1, 1)
+        v4.clamp_(-0.5, 0.0)
+        v8.mul_(2)  # compare: v3, v7
+        """,
+    # the second derivative of a convolution's input gradient by the input
+    "conv_second_order_undefined": """
+        x = torch.tensor([[[[-1.453, -0.864, 2.207]]]], requires_grad=True)
+        w = torch.tensor([[[[1.985]]], [[[2.821]]]], requires_grad=True)
+        y = F.conv2d(x, w)
+        g, = torch.autograd.grad((y * torch.ones(2, 1, 3)).sum(), x, create_graph=True)
+        gg = torch.autograd.grad((g * torch.tensor([-2.5, 3.0, -1.0])).sum(), [x], allow_unused=True)
+        """,
+    # nll_loss / cross_entropy save their target and class weights (PyTorch's node does)
+    "nll_loss_saves_target_and_weight": """
+        x = torch.tensor([[1.0, 2.0, 0.5], [0.1, -1.0, 2.0]], requires_grad=True)
+        w = torch.tensor([1.0, 2.0, 3.0])
+        t = torch.tensor([2, 0])
+        l = F.cross_entropy(x, t, weight=w)
+        w[0] = 5.0
+        l.backward()
+        m = F.nll_loss(F.log_softmax(x, 1), t)
+        t[0] = 1
+        m.backward()
+        """,
+    # batch_norm / instance_norm with an infinite weight
+    "batch_norm_nonfinite_weight": """
+        x = torch.tensor(np.random.default_rng(261).uniform(-2, 2, (5, 2, 5, 4)).astype(np.float32))
+        w = torch.tensor([np.inf, -2.5])
+        b = torch.tensor([-1.25, 1.0], requires_grad=True)
+        y = F.instance_norm(x, torch.zeros(2), torch.ones(2), w, b, use_input_stats=True)
+        z = F.batch_norm(x, None, None, w, b, training=True)
+        """,
+    # F.group_norm's output was marked a view of its input (its ctx's own 'view', a shape,
+    # read as the composite's 'outputs are views' flag)
+    "group_norm_output_not_a_view": """
+        x = torch.tensor(np.random.default_rng(0).uniform(-2, 2, (5, 4, 3)).astype(np.float32), requires_grad=True)
+        y = F.group_norm(x, 1, torch.tensor([0.25, 3.0, -1.75, -1.0]))
+        y[None, -2:7] = 1.5
+        z = F.group_norm(x * 1, 2)
+        with torch.no_grad(): z.mul_(0.5)
+        (y.sum() + z.sum()).backward()  # compare: x.grad
+        """,
+    # batch_norm, layer_norm and group_norm with a weight, bias or running statistic of
+    # another dtype than the input's
+    "norm_params_dtype_refused": """
+        x = torch.ones(3, 5, 4)
+        w = torch.ones(5, dtype=torch.float64)
+        a = F.group_norm(x, 5, w)
+        b = F.layer_norm(x, (4,), torch.ones(4, dtype=torch.float64))
+        c = F.batch_norm(x, None, None, w, training=True)
+        d = F.batch_norm(x.double(), torch.zeros(5), torch.ones(5), training=False)
+        """,
+    # the gradients of batch_norm / layer_norm / instance_norm under create_graph are
+    # outputs of one PyTorch node that takes the input and the weight
+    "norm_grads_one_node": """
+        x = torch.tensor(np.random.default_rng(0).uniform(-2, 2, (2, 3, 4)))
+        w = torch.tensor([1.0, 2.0, 0.5], dtype=torch.float64, requires_grad=True)
+        b = torch.tensor([0.5, -1.0, 0.0], dtype=torch.float64, requires_grad=True)
+        y = F.batch_norm(x, None, None, w, b, training=True)
+        gw, gb = torch.autograd.grad((y * y.detach()).sum(), [w, b], create_graph=True)  # compare: gw.requires_grad, gb.requires_grad
+        z = F.group_norm(x, 3, w, b)
+        hw, hb = torch.autograd.grad((z * z.detach()).sum(), [w, b], create_graph=True)  # compare: hw.requires_grad, hb.requires_grad
+        """,
+    # layer_norm over every dim of its input with a weight, its gradient under
+    # create_graph
+    "layer_norm_over_every_dim_recorded": """
+        x = torch.tensor([[0.25], [-1.25], [-0.5], [3.0], [3.0]], requires_grad=True)
+        w = torch.tensor([[1.795], [-2.856], [1.371], [-0.862], [2.266]], requires_grad=True)
+        y = F.layer_norm(x, (5, 1), w)
+        gx, gw = torch.autograd.grad((y * torch.tensor([[0.0], [-2.0], [-1.75], [2.25], [2.5]])).sum(), [x, w], create_graph=True)  # compare: gw.shape, gw.requires_grad
+        gg = torch.autograd.grad((gw * gw).sum(), [x, w], allow_unused=True)
+        """,
+    # batch_norm saves its running statistics (PyTorch's node does)
+    "batch_norm_saves_running_stats": """
+        x = torch.tensor([[0.0, 1.75, 2.75], [0.5, 1.25, 0.5]], requires_grad=True)
+        rm = torch.zeros(3)
+        rv = torch.ones(3)
+        y = F.batch_norm(x, rm, rv, training=False)
+        rm.copy_(torch.tensor(1.016))
+        y.sum().backward()
+        """,
+    # the layout of the results of index_fill and flip (a clone of the input's
+    "copies_laid_out_as_pytorch": """
+        x = torch.arange(12.0).reshape(3, 4).t()
+        a = x.flip(0).view(-1)
+        b = x.index_fill(1, torch.tensor([0]), 2.0).view(-1)
+        c = x.sort(1).values.view(-1)
+        d = x.roll(1, 0).view(-1)
+        e = x.cumprod(1).view(-1)
+        f = torch.arange(12).reshape(3, 4).index_select(1, torch.tensor([2, 0])).view(-1)
+        g = torch.tensor([-1.5])
+        h = g.roll(-3)
+        h.sqrt_()  # compare: g, h
+        """,
+    # median / nanmedian of an empty integer tensor
+    "median_of_nothing_integer": """
+        a = torch.median(torch.tensor([], dtype=torch.int64))
+        b = torch.tensor([], dtype=torch.int32).nanmedian()
+        c = torch.tensor([]).median()
+        """,
+    # copysign's gradient for its first operand is PyTorch's grad * (result / x masked to
+    # 0 where x is 0)
+    "copysign_gradient_formula": """
+        x = torch.tensor([3.0, -1.5, 0.0], requires_grad=True)
+        y = x.copysign(torch.tensor([1.0, -2.0, 5.0]))
+        v = y.var()
+        g, = torch.autograd.grad(v, x, create_graph=True)
+        gg = torch.autograd.grad((g * torch.tensor([0.5, 1.0, 2.0])).sum(), x, allow_unused=True)
+        """,
+    # narrow over a whole dim of a view is PyTorch's slice (SliceBackward0
+    "narrow_and_squeeze_details": """
+        x = torch.tensor([[1.848, 0.818, 1.321]], requires_grad=True)
+        v = x[0].narrow(0, 0, 3)
+        w = torch.narrow(x * 1, -1, -2, 2)
+        s = torch.tensor(2.0).squeeze((-1, 0))
+        (v.sum() + w.sum()).backward()  # compare: x.grad
+        """,
+    # cross_entropy of a 0-d input
+    "cross_entropy_0d_and_empty": """
+        a = F.cross_entropy(torch.tensor(1.5), torch.ones(()))
+        x = torch.zeros(0, 3, requires_grad=True)
+        b = F.cross_entropy(x, torch.ones((0, 3)))
+        c = F.cross_entropy(torch.zeros(0, requires_grad=True), torch.ones((0,)))
+        """,
+    # repeat_interleave with a float (or bool, int16) tensor of repeats
+    "repeat_interleave_float_repeats": """
+        a = torch.ones(3).repeat_interleave(torch.tensor([1.0, 2.0, 1.0]))
+        b = torch.ones(3).repeat_interleave(torch.tensor([], dtype=torch.float32), dim=-1)
+        c = torch.ones(1).repeat_interleave(torch.tensor([2], dtype=torch.int32))
+        """,
+    # F.batch_norm's checks in PyTorch's order
+    "batch_norm_check_order": """
+        a = F.batch_norm(torch.ones(1, 3), None, None, training=True, momentum=None)
+        b = F.batch_norm(torch.zeros(0, 3), None, None, training=False)
+        c = F.batch_norm(torch.zeros(0, 3), torch.zeros(2), None, training=False)
+        d = F.batch_norm(torch.ones(2, 3), None, None, training=False)
+        """,
+    # index_select out of range or along an empty dim
+    "index_select_refusals": """
+        a = torch.zeros(3, 2).index_select(1, torch.tensor([2]))
+        b = torch.zeros(2, 3, 2).index_select(1, torch.tensor([3]))
+        c = torch.zeros(2, 3, 2).index_select(2, torch.tensor([2]))
+        d = torch.zeros(0, 3).index_select(0, torch.tensor([0]))
+        e = torch.zeros(0).index_select(0, torch.tensor([0]))
+        f = torch.zeros(3, 4).t().take_along_dim(torch.tensor([0, 1]))
+        """,
+    # masked_fill / index_fill of an integral tensor with a 0-d value that requires grad
+    "fill_of_integers_with_grad_value": """
+        a = torch.tensor([1, 2]).masked_fill(torch.tensor([True, False]), torch.tensor(1.5, requires_grad=True))
+        b = torch.tensor([1, 2]).index_fill(0, torch.tensor([0]), torch.tensor(1.5, requires_grad=True))
+        c = torch.tensor([1, 2]).masked_fill(torch.tensor([True, False]), torch.tensor(1.5))
+        """,
+    # addcmul of bool tensors
+    "addcmul_bool": """
+        a = torch.addcmul(torch.tensor([True]), torch.tensor([True]), torch.tensor([False]))
+        b = torch.addcmul(torch.tensor([1]), torch.tensor([True]), torch.tensor([False]))
+        c = torch.tensor([True]).addcmul_(torch.tensor([True]), torch.tensor([False]))
+        """,
+    # F.batch_norm of a 0-d input in training
+    "batch_norm_low_dims": """
+        a = F.batch_norm(torch.tensor(2.0), None, None, training=True)
+        b = F.batch_norm(torch.ones(1), None, None, training=True, momentum=None)
+        c = F.batch_norm(torch.ones(3), None, None, training=True)
+        d = F.batch_norm(torch.ones(3), torch.zeros(3), torch.ones(3), training=False)
+        """,
+    # mode of a slice (16 elements or fewer) holding NaN
+    "mode_with_nan": """
+        x = torch.tensor([[np.nan, 0.5, 1.0], [2.0, np.nan, 2.0], [0.9, np.nan, np.nan]], requires_grad=True)
+        m = x.mode(1)
+        v = torch.tensor([2.0, np.nan, 2.0, np.nan]).mode(0)
+        m.values.sum().backward()  # compare: m, v, x.grad
+        """,
+    # median / nanmedian of an empty bool tensor
+    "median_of_empty_bool": """
+        a = torch.median(torch.zeros(0, dtype=torch.bool))
+        b = torch.zeros(0, dtype=torch.bool).nanmedian()
+        """,
+    # the gradient of std_mean / var_mean's mean output under create_graph
+    "mean_output_gradient_node": """
+        x = torch.tensor([0.39, 0.195, 2.866, 2.91], dtype=torch.float64, requires_grad=True)
+        s, m = torch.std_mean(x, -1, correction=2, keepdim=True)
+        g, = torch.autograd.grad((m * -1.25).sum(), x, create_graph=True)
+        """,
+    # group_norm with an infinite weight
+    "group_norm_nonfinite_weight": """
+        x = torch.tensor([[[[2.658, -0.724], [2.567, 1.728]], [[-1.893, -0.909], [0.817, 1.076]]]], dtype=torch.float64)
+        w = torch.tensor([-np.inf, 0.0], dtype=torch.float64)
+        y = F.group_norm(x, 1, w)
+        """,
+    # F.interpolate of an input with 0 channels (not area)
+    "interpolate_zero_channels": """
+        a = F.interpolate(torch.zeros(4, 0, 2, 3), size=(3, 4))
+        b = F.interpolate(torch.zeros(2, 0, 3), size=4, mode='linear')
+        c = F.interpolate(torch.zeros(0, 2, 2, 3), size=(3, 4), mode='bicubic')
+        d = F.interpolate(torch.zeros(4, 0, 2, 3), size=(3, 4), mode='area')
+        """,
+    # cumprod of a tensor of one element (or none), its gradient under create_graph
+    "cumprod_one_element_backward": """
+        x = torch.tensor([[2.0]], requires_grad=True)
+        y = x.t().clone().cumprod_(1)
+        g, = torch.autograd.grad((y * 2.25).sum() + x.cumprod(0).sum(), x, create_graph=True)
+        """,
+    # torch.diag of a 2-d tensor (its diagonal), diagonal_copy and narrow_copy
+    "diag_and_copy_ops_copy": """
+        c = torch.tensor([[-0.704, 2.967, -2.043, 0.23]], requires_grad=True)
+        d = torch.diag(c)
+        d.scatter_add_(-1, torch.tensor([0, 0, 0]), torch.tensor([-1.446, 2.105, -0.119]))
+        x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        e = torch.diagonal_copy(x)
+        e.add_(1)
+        f = x.narrow_copy(1, 0, 1)
+        f.mul_(2)
+        """,
+    # torch.xlogy of two Python numbers
+    "xlogy_of_two_numbers": """
+        a = torch.xlogy(0, 2)
+        b = torch.xlogy(2.0, torch.tensor([1.5]))
+        """,
+    # lerp whose end is of another dtype than the input
+    "lerp_end_dtype": """
+        x = torch.zeros(0, dtype=torch.bool)
+        e = torch.float_power(x, torch.tensor(1.765, requires_grad=True))
+        a = x.lerp(e, torch.tensor(False))
+        b = torch.tensor([1.0]).lerp(torch.tensor([2.0], dtype=torch.float64), 0.5)
+        """,
+    # in-place masked_fill_ of an integral tensor with a 0-d value that requires grad
+    "masked_fill_integer_with_grad_value": """
+        v = torch.tensor([False, True, False]) * 1
+        v.masked_fill_(torch.tensor(False), torch.tensor(0.5, requires_grad=True))
+        w = torch.tensor([1, 2, 3])
+        w.masked_fill_(torch.tensor([True, False, True]), torch.tensor(2.5, requires_grad=True))
+        """,
+    # F.pad(mode='circular') whose negative padding empties a dim
+    "circular_pad_negative_empty": """
+        x = torch.ones(5, 1, 3, requires_grad=True)
+        a = F.pad(x, (0, 2, -1, -1), mode='circular')
+        b = F.pad(torch.ones(1, 2, 3), (-2, -1), mode='circular')
+        """,
+    # F.nll_loss of an empty 3-d / 4-d input with an empty target
+    "nll_loss_empty_higher_dims": """
+        x = torch.zeros(0, 2, 4, requires_grad=True)
+        a = F.nll_loss(F.log_softmax(x, 1), torch.zeros((0, 4), dtype=torch.int64), reduction='sum')
+        b = F.nll_loss(x, torch.zeros((0, 4), dtype=torch.int64))
+        c = F.nll_loss(torch.zeros(0, 3, 1, 2), torch.zeros((0, 1, 2), dtype=torch.int64), reduction='none')
+        """,
+    # the second-order gradient of x.fmod(x) at an infinity
+    "fmod_second_order_infinite": """
+        x = torch.tensor([-np.inf, 2.0], requires_grad=True)
+        v = x.clone().fmod_(x)
+        g, = torch.autograd.grad((v * torch.tensor([-2.75, 1.0])).sum(), x, create_graph=True)
+        gg = torch.autograd.grad((g * 1.5).sum(), [x], allow_unused=True)
+        """,
+    # x.sgn() saves its input and result (as PyTorch's SgnBackward0), so writing the
+    # result afterwards fails the backward
+    "sgn_saves_result": """
+        x = torch.tensor([[0.591, -0.948], [2.266, 0.0]], requires_grad=True)
+        v = x.sgn()
+        v[...,] = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+        v.sum().backward()
+        """,
+    # adaptive_avg_pool of an input with an empty pooled dim to an output size of 1
+    "adaptive_avg_pool_empty_to_one": """
+        a = F.adaptive_avg_pool1d(torch.zeros(5, 0) + True, 1)
+        b = F.adaptive_avg_pool2d(torch.zeros(2, 3, 0, 2), 1)
+        c = F.adaptive_avg_pool2d(torch.zeros(3, 0, 2), (1, 1))
+        """,
+    # kthvalue of a 0-d bool tensor
+    "kthvalue_0d_bool": """
+        x = torch.tensor(-1.518, requires_grad=True)
+        v = torch.isfinite(x) != torch.tensor(2.375)
+        a = v.kthvalue(1, 0, keepdim=True)
+        b = torch.tensor(True).kthvalue(1)
+        """,
+    # x[...] = v whose region is empty, with an out-of-range index tensor and a value that
+    # does not fit
+    "setitem_empty_region_index_out_of_range": """
+        x = torch.zeros(2, 2, 3, 2)
+        v = torch.tensor([[-0.662, -2.801]], requires_grad=True) * 2
+        x[2:2:3, ..., -1:2:1, torch.tensor([2, 0, 1]), None] = v
+        y = torch.zeros(2, 3)
+        y[2:2, torch.tensor([5])] = torch.ones(2)
+        """,
+    # F.max_pool1d of an input that needs no gradient
+    "max_pool1d_fresh_output": """
+        v = F.max_pool1d(torch.tensor([[[np.nan, np.nan]], [[-0.996, -0.888]]]), 2)
+        w = torch.tensor([[-1.0]], requires_grad=True) * 2
+        v[torch.tensor(-1), None, :, -1] = w
+        u = F.max_pool1d(torch.tensor([[[1.0, 2.0, 3.0]]], requires_grad=True), 2)
+        u.mul_(2)
+        """,
+    # flip / flipud / fliplr whose flipped dims have size 1 (or none)
+    "flip_of_size_one_dims_copies": """
+        c = torch.tensor([-5])
+        f = torch.flipud(c)
+        g = torch.flip(torch.tensor([[1.0]]), (0, 1))
+        h = torch.flip(c, ())
+        c[torch.tensor([True])] = torch.tensor(-3)
+        """,
+    # torch.diff(x, n=0)
+    "diff_of_order_zero": """
+        x = torch.tensor([[1.0, 2.0], [4.0, 0.5]], requires_grad=True)
+        a = torch.diff(x, n=0)
+        b = torch.diff(x.t(), n=0, dim=0)
+        c = torch.diff(x, n=0, prepend=x)
+        y = torch.tensor([1.0, 2.0])
+        d = torch.diff(y, n=0)
+        y.add_(1)
+        """,
+    # cross_entropy with label_smoothing over an input of 0 classes
+    "cross_entropy_no_classes": """
+        x = torch.zeros(1, 0, 2, 0, requires_grad=True)
+        a = F.cross_entropy(x, torch.zeros((1, 2, 0), dtype=torch.int64), label_smoothing=0.1)
+        b = F.cross_entropy(x, torch.zeros((1, 2, 0), dtype=torch.int64), label_smoothing=0.1, reduction='sum')
+        c = F.cross_entropy(torch.zeros(2, 0), torch.zeros((2, 0)), label_smoothing=0.1)
+        d = F.nll_loss(torch.zeros(1, 0, 2), torch.zeros((1, 2), dtype=torch.int64), ignore_index=0)
+        e = F.cross_entropy(torch.zeros(1, 0, 2), torch.zeros((1, 2), dtype=torch.int64))
+        """,
+    # std_mean saves its std output (StdMeanBackward0's result0), which its backward
+    # unpacks even for the mean's gradient alone
+    "std_mean_saves_std": """
+        x = torch.tensor([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]], requires_grad=True)
+        v = torch.std_mean(x, 0, unbiased=False)
+        v[0].t_()
+        v[1].sum().backward()
+        """,
+    # index_put_ / x[idx] = v of another dtype with a non-empty index into a dim of size 0
+    "index_put_empty_dim_before_dtype": """
+        a = torch.zeros(0, 2, 5, dtype=torch.int64).index_put_((torch.tensor([-2, -1, 3]),), torch.ones(3, 2, 5, dtype=torch.bool), accumulate=True)
+        b = torch.zeros(2, 0, 5).index_put_((torch.tensor([1]), torch.tensor([0])), torch.ones((), dtype=torch.float64), accumulate=True)
+        x = torch.zeros(0, 2, 5, dtype=torch.int64)
+        x[torch.tensor([-2, -1, 3])] = torch.ones(3, 2, 5, dtype=torch.bool)
+        """,
+    # masked_scatter saves its mask (MaskedScatterBackward0), so a mask changed in place
+    # before backward is the version error
+    "masked_scatter_saves_mask": """
+        x = torch.tensor([[2.25, -1.5, -2.75], [-0.5, 1.0, -1.75]], requires_grad=True)
+        m = torch.tensor([[True, False, True], [False, False, True]])
+        v = x.masked_scatter(m, torch.tensor([1.0, 2.0, 3.0, 4.0]))
+        m.logical_not_()
+        v.sum().backward()
+        """,
+    # the recorded backward of cumsum / nansum with a wider dtype=
+    "cumsum_backward_casts_first": """
+        x = torch.tensor([2.0, -0.25], requires_grad=True)
+        v = torch.cumsum(x, dim=-1, dtype=torch.float64).sin()
+        g, = torch.autograd.grad((v * torch.tensor([1.0, 2.0], dtype=torch.float64)).sum(), x, create_graph=True)
+        y = torch.tensor([[2.0, -0.25]], requires_grad=True)
+        w = torch.cumsum(y, dim=0).sin()
+        h, = torch.autograd.grad((w * 2).sum(), y, create_graph=True)
+        z = torch.tensor([[2.0, -0.25], [1.0, 3.0]], requires_grad=True)
+        u = torch.nansum(z, 0, dtype=torch.float64).sin()
+        k, = torch.autograd.grad((u * 2).sum(), z, create_graph=True)
+        """,
+    # lerp with an infinite (or other |weight| >= 0.5 negative) weight
+    "lerp_infinite_weight": """
+        a = torch.tensor([1.75, -2.0]).lerp(torch.tensor([-np.inf, 1.0]), torch.tensor([-np.inf, -2.14]))
+        b = torch.lerp(torch.tensor([1.0, np.inf, -3.0]), torch.tensor([np.inf, -np.inf, 2.0]), float('-inf'))
+        c = torch.lerp(torch.tensor([1.0, 2.0]), torch.tensor([np.inf, 5.0]), -1.0)
+        """,
+    # F.group_norm checks the batch of the groups it makes (nn.functional's
+    # _verify_batch_size
+    "group_norm_check_order": """
+        a = F.group_norm(torch.tensor([[1.0, 0.75], [-2.25, -0.75]]), 3)
+        b = F.group_norm(torch.ones(1, 2, 1), 2)
+        c = F.group_norm(torch.ones(2, 4), -3)
+        """,
+    # an integer division / remainder by zero whose result has no elements
+    "integer_division_by_zero_empty": """
+        a = torch.div(torch.zeros((1, 0, 1), dtype=torch.int64), torch.tensor(0), rounding_mode='trunc')
+        b = torch.zeros((0,), dtype=torch.int64) % 0
+        c = 5 // torch.zeros(0, dtype=torch.int64)
+        d = torch.tensor([1, 2]) // torch.zeros(3, dtype=torch.int64)
+        """,
+    # layer_norm's recorded backward (create_graph) when only the bias requires grad
+    "layer_norm_bias_double_backward": """
+        x = torch.tensor([[1.0, 2.0, 4.0], [0.5, -1.0, 3.0]])
+        w = torch.tensor([1.5, 0.5, 2.0])
+        b = torch.tensor([0.1, 0.2, 0.3], requires_grad=True)
+        y = F.layer_norm(x, (3,), w, b)
+        (y * torch.tensor([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]])).sum().backward(create_graph=True)
+        """,
+    # ldexp of a floating tensor by a bool exponent
+    "ldexp_bool_exponent": """
+        a = torch.ldexp(torch.tensor([1.5]), torch.tensor([True, False]))
+        b = torch.tensor([1.5]).ldexp_(torch.tensor([True]))
+        c = torch.ldexp(torch.tensor([1, 0]), torch.tensor([True, False]))
+        """,
+    # the backward of adaptive_avg_pool / adaptive_max_pool with an empty output dim past
+    # the first
+    "adaptive_avg_pool_empty_backward": """
+        x = torch.zeros(2, 0, 3, 3, requires_grad=True)
+        F.adaptive_avg_pool2d(x, 2).sum().backward()
+        y = torch.tensor([[[1.488], [-1.373], [-2.538], [0.301]]], requires_grad=True)
+        F.interpolate(y, scale_factor=0.5, mode='area').sum().backward()
+        z = torch.zeros(2, 2, 3, requires_grad=True)
+        F.adaptive_max_pool1d(z, 0).sum().backward()
+        """,
+    # cumsum_ / cumprod_ of a 0-d or empty bool tensor, and scans into bool
+    "scan_inplace_0d_bool": """
+        y = torch.tensor(False).clone()
+        y.cumsum_(0)
+        z = torch.zeros(2, 0, dtype=torch.bool).cumprod_(0)
+        a = torch.tensor([True, False]).cumsum(0, dtype=torch.bool)
+        b = torch.tensor([True, True]).cumprod(0, dtype=torch.uint8)
+        c = torch.zeros(0, dtype=torch.bool).cumprod(0, dtype=torch.bool)
+        """,
 }
 
 

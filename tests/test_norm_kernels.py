@@ -114,14 +114,15 @@ def test_batch_norm_updates_strided_running_statistics_in_place():
     assert buf._version == buft._version
 
 
-def test_batch_norm_with_parameters_of_another_dtype_takes_the_composed_path():
+def test_batch_norm_with_parameters_of_another_dtype_is_refused_as_in_pytorch():
+    # (PyTorch 2.13's CPU kernels refuse a weight, bias or running statistic of another dtype)
     x, xt = _pair(RNG.standard_normal((4, 3)), "float32")
     w, wt = _pair(RNG.standard_normal(3), "float64")
-    out = F.batch_norm(x, ng.zeros(3), ng.ones(3), w, training=False)
-    ref = TF.batch_norm(xt.double(), torch.zeros(3).double(), torch.ones(3).double(), wt,
-                        training=False)
-    assert out.dtype == ng.float64  # (the statistics in float32, then promoted)
-    _check(out, ref, [(x, xt), (w, wt)], "float32")
+    for lib, F_, a, p in ((ng, F, x, w), (torch, TF, xt, wt)):
+        with pytest.raises(RuntimeError, match="mixed dtype"):
+            F_.batch_norm(a, lib.zeros(3), lib.ones(3), p, training=False)
+        with pytest.raises(RuntimeError, match="mixed dtype"):
+            F_.batch_norm(a.double(), lib.zeros(3), lib.ones(3), p.float(), training=True)
 
 
 @pytest.mark.parametrize("training", [True, False])

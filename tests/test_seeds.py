@@ -463,9 +463,8 @@ def test_003_no_grad_and_set_grad_enabled():
         assert (y.requires_grad, w.requires_grad, x.requires_grad) == (False, True, False)
     finally:
         mode = t.set_grad_enabled(True)
-    assert re.fullmatch(
-        r"<numbagrad\.autograd\.grad_mode\.set_grad_enabled object at 0x[0-9a-f]+>", repr(mode)
-    )
+    # (the seed's session printed an older PyTorch's default repr; torch 2.13 prints its mode)
+    assert repr(mode) == "numbagrad.autograd.grad_mode.set_grad_enabled(mode=True)"
     assert t.is_grad_enabled()
 
 

@@ -14,6 +14,7 @@ import os as _os
 _os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
 from . import autograd, cuda, distributed, dtypes, func, nn, ops, optim  # noqa: F401
+from . import _tensor_str  # noqa: F401  (torch._tensor_str.printoptions and friends)
 from ._printing import set_printoptions  # noqa: F401
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: F401
 from .autograd.grad_mode import (  # noqa: F401

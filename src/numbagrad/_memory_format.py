@@ -18,6 +18,9 @@ class memory_format:
     (C order), ``channels_last`` (NHWC for a 4-d tensor), ``channels_last_3d`` (NDHWC for a
     5-d one), or ``preserve_format`` (as the tensor it is made from)."""
 
+    # (its class prints as numbagrad.memory_format, as PyTorch's torch.memory_format)
+    __module__ = "numbagrad"
+
     __slots__ = ("name", "rank")
     _sealed = False
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
@@ -37,6 +38,24 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     PRINT_OPTS.sci_mode = sci_mode
 
 
+def get_printoptions() -> dict:
+    """The current options, as keywords ``set_printoptions`` takes (PyTorch's
+    ``torch._tensor_str.get_printoptions``)."""
+    return {name: getattr(PRINT_OPTS, name)
+            for name in ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")}
+
+
+@contextlib.contextmanager
+def printoptions(**kwargs):
+    """``set_printoptions(**kwargs)`` for the block, the previous options back after it."""
+    old = get_printoptions()
+    set_printoptions(**kwargs)
+    try:
+        yield
+    finally:
+        set_printoptions(**old)
+
+
 class _Formatter:
     """Chooses one width and notation (int-like, fixed or scientific) for all elements."""
 
@@ -58,24 +77,19 @@ class _Formatter:
         lo, hi = float(absv.min()), float(absv.max())
         if not np.all(finite == np.ceil(finite)):
             self.int_mode = False
-        if self.int_mode:
-            if hi / lo > 1000.0 or hi > 1.0e8:
-                self.sci_mode = True
-                for v in finite.tolist():
-                    self.max_width = max(self.max_width, len(f"{v:.{p}e}"))
-            else:
-                for v in finite.tolist():
-                    self.max_width = max(self.max_width, len(f"{v:.0f}") + 1)
+        # a forced sci_mode decides before the widths are measured, as PyTorch's
+        if PRINT_OPTS.sci_mode is None:
+            self.sci_mode = hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4
         else:
-            if hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4:
-                self.sci_mode = True
-                for v in finite.tolist():
-                    self.max_width = max(self.max_width, len(f"{v:.{p}e}"))
-            else:
-                for v in finite.tolist():
-                    self.max_width = max(self.max_width, len(f"{v:.{p}f}"))
-        if PRINT_OPTS.sci_mode is not None:
             self.sci_mode = PRINT_OPTS.sci_mode
+        if self.sci_mode:
+            spec, extra = f".{p}e", 0
+        elif self.int_mode:
+            spec, extra = ".0f", 1  # (the "." a float written as an integer ends with)
+        else:
+            spec, extra = f".{p}f", 0
+        self.max_width = max(self.max_width,
+                             max(len(format(v, spec)) for v in finite.tolist()) + extra)
 
     def width(self) -> int:
         return self.max_width
@@ -103,7 +117,10 @@ def _summarized(a: np.ndarray) -> np.ndarray:
     if a.ndim == 0:
         return a
     if a.ndim == 1:
+        # (a[-0:] is the whole vector: with edgeitems=0 PyTorch measures all of it)
         return np.concatenate([a[:e], a[-e:]]) if a.shape[0] > 2 * e else a
+    if not e:
+        return a[(slice(0, 0),) * a.ndim]
     if a.shape[0] > 2 * e:
         rows = [_summarized(a[i]) for i in list(range(e)) + list(range(a.shape[0] - e, a.shape[0]))]
     else:
@@ -119,7 +136,9 @@ def _vector_str(a, indent, summarize, fmt):
     element_length = fmt.width() + 2
     per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / element_length)))
     e = PRINT_OPTS.edgeitems
-    if summarize and a.shape[0] > 2 * e:
+    if summarize and not e:
+        data = ["..."]
+    elif summarize and a.shape[0] > 2 * e:
         data = [fmt.format(v) for v in a[:e].tolist()] + [" ..."] + [
             fmt.format(v) for v in a[-e:].tolist()
         ]
@@ -178,7 +197,16 @@ def _add_suffixes(tensor_str, suffixes, indent):
     return "".join(out)
 
 
-def tensor_repr(t, prefix: str = "tensor(") -> str:
+def _is_ours(cls) -> bool:
+    return cls.__module__ == "numbagrad" or cls.__module__.startswith("numbagrad.")
+
+
+def tensor_repr(t, prefix: str | None = None) -> str:
+    # a subclass a program defines prints under its own name, MyTensor([1., 2.]), as PyTorch's
+    # (numbagrad's own classes: Parameter, Buffer, the lazy tensor, print as tensor(...))
+    plain = _is_ours(type(t))
+    if prefix is None:
+        prefix = "tensor(" if plain else f"{type(t).__name__}("
     a = t._data
     indent = len(prefix)
     suffixes = []
@@ -195,6 +223,8 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
             suffixes.append(f"dtype={dt!r}")
         body = "[]"
     else:
+        if not PRINT_OPTS.edgeitems:  # (PyTorch's: the shape, as "[...]" hides it)
+            suffixes.append("size=" + str(tuple(a.shape)))
         summarize = a.size > PRINT_OPTS.threshold
         shown = _summarized(a) if summarize else a
         fmt = _BoolFormatter(shown) if dt is D.bool_ else _Formatter(shown, dt.is_floating_point)
@@ -205,4 +235,10 @@ def tensor_repr(t, prefix: str = "tensor(") -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
-    return _add_suffixes(prefix + body, suffixes, indent)  # (the line measured with its prefix)
+    tangent = t._fw_grad
+    if tangent is not None:  # (a dual tensor of forward-mode AD)
+        suffixes.append(f"tangent={tangent}")
+    out = _add_suffixes(prefix + body, suffixes, indent)  # (the line measured with its prefix)
+    if not plain and any(c.__name__ == "Parameter" and _is_ours(c) for c in type(t).__mro__):
+        out = f"Parameter({out})"  # (a program's subclass of Parameter, as PyTorch's)
+    return out

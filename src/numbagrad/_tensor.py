@@ -28,6 +28,8 @@ _tuple_item = tuple.__getitem__
 class Size(tuple):
     """A tensor's shape: a tuple that prints as ``numbagrad.Size([3, 4])``."""
 
+    __module__ = "numbagrad"  # (print(type(x.shape)): <class 'numbagrad.Size'>, as torch.Size)
+
     def __repr__(self) -> str:
         return f"numbagrad.Size({list(self)})"
 
@@ -65,6 +67,8 @@ class Size(tuple):
 
 class device:
     """Where a tensor lives: ``device('cpu')``, ``device('cuda')``, ``device('cuda:0')``."""
+
+    __module__ = "numbagrad"  # (its class prints as numbagrad.device, as torch.device)
 
     __slots__ = ("type", "index")
 
@@ -182,6 +186,7 @@ class Tensor:
     # Two attributes every tensor sets; the rest start as the class defaults below and are
     # written only when they change (a new tensor costs two attribute writes, not twelve).
     __slots__ = ("_data", "_version_cell", "__weakref__", "__dict__")
+    __module__ = "numbagrad"  # (its class prints as numbagrad.Tensor, as PyTorch's torch.Tensor)
     _requires_grad = False
     _grad_fn = None
     _output_nr = 0
@@ -206,16 +211,16 @@ class Tensor:
     def __new__(cls, *args, **kwargs):
         return object.__new__(cls)
 
-    def __init__(self, *args, dtype=None, device=None, requires_grad=False):
-        # the legacy constructor: Tensor(data) or Tensor(*sizes), float32 by default
-        dev = _check_device(device)
+    def __init__(self, *args, dtype=None, device=None, requires_grad=False, size=None):
+        # the legacy constructor, its arguments read as PyTorch's parser reads them
+        # (tensor.legacy_new, bound by tensor.py: it runs ops), float32 by default;
+        # ``Tensor(other)`` aliases ``other``, whatever its dtype, and so shares its version
+        # counter (a typed one, ``FloatTensor(other)``, passes its dtype and refuses another)
         dt = D.as_dtype(dtype) if dtype is not None else D.default_float
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
-            data = np.array(_unwrap(args[0]), dtype=dt.np)
-        else:
-            shape = args[0] if len(args) == 1 and isinstance(args[0], tuple) else args
-            data = np.empty(tuple(int(s) for s in shape), dtype=dt.np)
-        Tensor._init(self, _on(data, dev), requires_grad)
+        made = Tensor._legacy_new(args, size, dt, _check_device(device),
+                                  same_dtype=dtype is not None)
+        Tensor._init(self, made._data, requires_grad)
+        self._version_cell = made._version_cell
 
     @staticmethod
     def _init(self, data, requires_grad=False):
@@ -617,7 +622,8 @@ class Tensor:
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        # (PyTorch's unbind: the rows' node is UnbindBackward0)
+        return iter(self.unbind(0))
 
     def __bool__(self) -> bool:
         if self._data.size != 1:

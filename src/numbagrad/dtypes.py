@@ -9,6 +9,7 @@ class dtype:
     """A tensor element type: ``numbagrad.float32`` and friends."""
 
     __slots__ = ("name", "np", "is_floating_point", "is_signed", "itemsize", "_kind")
+    __module__ = "numbagrad"  # (its class prints as numbagrad.dtype, as PyTorch's torch.dtype)
 
     def __init__(self, name: str, np_type, kind: int):
         self.name = name
@@ -73,6 +74,7 @@ class layout:
     strided (``numbagrad.strided``), having no sparse layouts."""
 
     __slots__ = ("name",)
+    __module__ = "numbagrad"  # (its class prints as numbagrad.layout, as PyTorch's torch.layout)
 
     def __init__(self, name: str):
         self.name = name
@@ -311,6 +313,8 @@ class finfo:
     """The limits of a floating point dtype, as ``torch.finfo`` gives them (the default dtype's
     when none is given): ``finfo(numbagrad.float32).eps``."""
 
+    __module__ = "numbagrad"  # (its class prints as numbagrad.finfo, as PyTorch's torch.finfo)
+
     def __init__(self, type=None):
         dt = default_float if type is None else type
         if not isinstance(dt, dtype) or not dt.is_floating_point:
@@ -337,6 +341,8 @@ class finfo:
 
 class iinfo:
     """The limits of an integer dtype, as ``torch.iinfo`` gives them."""
+
+    __module__ = "numbagrad"  # (its class prints as numbagrad.iinfo, as PyTorch's torch.iinfo)
 
     def __init__(self, type):
         if not isinstance(type, dtype) or type.is_floating_point or type.np.kind == "b":

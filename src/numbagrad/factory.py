@@ -17,6 +17,7 @@ from ._tensor import Tensor, _check_device, _on, _unwrap, warn_once
 from .backend.memory import escape
 from .random import manual_seed  # noqa: F401  (re-exported)
 from .random import numpy_rng as _rng  # (also the ops' random draws)
+from .random import standard_normal as _standard_normal
 
 
 def _infer_dtype(data, numpy_scalars=False) -> D.dtype:
@@ -77,15 +78,76 @@ def copy_of(data, dtype=None, device=None, requires_grad=False) -> Tensor:
     if device is None and isinstance(data, Tensor):
         device = data.device
     device = _check_device(device)
-    dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data, numpy_scalars=True)
-    data = _unwrap(data)
+    t = type(data)
+    kinds = _plain_kinds(data) if (t is list or t is tuple) and data else 0
+    if kinds:  # (the common case: numbers, checked and typed in one pass; nothing to unwrap)
+        dt = (D.as_dtype(dtype) if dtype is not None else D.default_float if kinds & 4
+              else D.default_int if kinds & 2 else D.bool_)
+    else:
+        dt = D.as_dtype(dtype) if dtype is not None else _infer_dtype(data, numpy_scalars=True)
+        data = _unwrap(data)
     try:
         arr = np.array(data, dtype=dt.np)
     except OverflowError:  # an integer out of the dtype's range: PyTorch's check of each
         arr = np.array(data)
         arr = np.array([D.number(v, dt, dt.name) for v in arr.reshape(-1).tolist()],
                        dt.np).reshape(arr.shape)
+    except ValueError:  # (NumPy's word for a ragged list)
+        arr = _ragged(data, dt)
     return _finish(arr, requires_grad, device)
+
+
+_PLAIN_KINDS = {bool: 1, int: 2, float: 4}
+
+
+def _plain_kinds(data) -> int:
+    """For lists and tuples, nested, none empty, of Python bools, ints and floats only: which
+    of them occur (bits 1, 2, 4; ``_infer_dtype``'s bool, int or float by the highest). 0 for
+    any other data (``_infer_dtype`` and ``_unwrap`` then look at it)."""
+    kinds = 0
+    for d in data:
+        t = type(d)
+        k = _PLAIN_KINDS.get(t)
+        if k is None:
+            if (t is not list and t is not tuple) or not d:
+                return 0
+            k = _plain_kinds(d)
+            if not k:
+                return 0
+        kinds |= k
+    return kinds
+
+
+def _ragged(data, dt):
+    """What PyTorch makes of nested lists NumPy finds ragged: its shape is read along the
+    first elements, then every element is checked against it, in order: a number where a list
+    belongs is a TypeError, a list of another length a ValueError, a list where a number
+    belongs a TypeError. A shape with no elements is not checked (``[[], [1]]`` is (2, 0))."""
+    sizes, s = [], data
+    while isinstance(s, (list, tuple)):
+        sizes.append(len(s))
+        if not s:
+            break
+        s = s[0]
+    if 0 in sizes:
+        return np.zeros(sizes, dt.np)
+
+    def walk(s, d):
+        if d == len(sizes):
+            if isinstance(s, (list, tuple)):
+                raise TypeError(f"'{type(s).__name__}' object cannot be interpreted as an "
+                                "integer")
+            return
+        if not isinstance(s, (list, tuple)):
+            raise TypeError("not a sequence")
+        if len(s) != sizes[d]:
+            raise ValueError(f"expected sequence of length {sizes[d]} at dim {d} "
+                             f"(got {len(s)})")
+        for item in s:
+            walk(item, d + 1)
+
+    walk(data, 0)
+    return np.array(data, dtype=dt.np)  # (not ragged after all: NumPy's own error)
 
 
 def as_tensor(data, dtype=None, device=None) -> Tensor:
@@ -139,7 +201,8 @@ def from_numpy(array: np.ndarray) -> Tensor:
     if not isinstance(array, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     D.from_numpy_dtype(array.dtype)
-    if any(s < 0 for s in array.strides):
+    strides = array.strides
+    if strides and min(strides) < 0:
         raise ValueError(
             "At least one stride in the given numpy array is negative, and tensors with negative "
             "strides are not currently supported. (You can probably work around this by making "
@@ -309,6 +372,8 @@ def arange(start=None, end=None, step=1, dtype=None, device=None, requires_grad=
             "upper bound and larger bound inconsistent with step sign"
         )
     dt = _dt(dtype, _infer_dtype([start, end, step]))
+    if dt is D.bool_:
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     n = int(np.ceil((end - start) / step))
     data = (start + step * np.arange(max(n, 0), dtype=np.float64)).astype(dt.np)
     if not dt.is_floating_point:
@@ -320,11 +385,21 @@ def linspace(start, end, steps, dtype=None, device=None, requires_grad=False, *,
              pin_memory=False) -> Tensor:
     check_options("linspace", layout, pin_memory)
     device = _check_device(device)
+    _int_steps("linspace", start, end, steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _ends_checked(start, end, dtype)
     with np.errstate(over="ignore"):
         return _finish(np.linspace(start, end, int(steps)).astype(dt.np), requires_grad, device)
+
+
+def _int_steps(name, start, end, steps):
+    """PyTorch's TypeError for a ``steps`` that is no integer (its argument parser's)."""
+    if not isinstance(steps, (int, np.integer)) and not (
+            isinstance(steps, Tensor) and steps.ndim == 0 and not steps.dtype.is_floating_point):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(start).__name__}, {type(end).__name__}, "
+                        f"{type(steps).__name__}), but expected an int steps")
 
 
 def _ends_checked(start, end, dtype):
@@ -341,6 +416,7 @@ def logspace(start, end, steps, base=10.0, dtype=None, device=None,
     """``base ** linspace(start, end, steps)``, computed in float64 and then cast."""
     check_options("logspace", layout, pin_memory)
     device = _check_device(device)
+    _int_steps("logspace", start, end, steps)
     if steps < 0:
         raise RuntimeError("number of steps must be non-negative")
     dt = _ends_checked(start, end, dtype)
@@ -353,6 +429,9 @@ def eye(n, m=None, dtype=None, device=None, requires_grad=False, *, layout=None,
         pin_memory=False) -> Tensor:
     check_options("eye", layout, pin_memory)
     device = _check_device(device)
+    for name, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     return _finish(np.eye(n, n if m is None else m, dtype=_dt(dtype).np), requires_grad, device)
 
 
@@ -397,7 +476,11 @@ def rand(*args, size=None, generator=None, dtype=None, layout=None, device=None,
     device = _check_device(device)
     dt = _dt(dtype)
     _random_float(dt, "check_uniform_bounds")
-    data = _rng(generator).random(_size_arg(args, size, "rand"), dtype=np.float64).astype(dt.np)
+    shape = _size_arg(args, size, "rand")
+    if dt.np == np.float32:  # (24 random bits: a float64 draw rounded to float32 may be 1.0)
+        data = _rng(generator).random(shape, dtype=np.float32)
+    else:
+        data = _rng(generator).random(shape, dtype=np.float64).astype(dt.np, copy=False)
     return _finish(data, requires_grad, device)
 
 
@@ -408,7 +491,7 @@ def randn(*args, size=None, generator=None, dtype=None, layout=None, device=None
     dt = _dt(dtype)
     shape = _size_arg(args, size, "randn")
     _random_float(dt, "normal_kernel_cpu", shape)
-    data = _rng(generator).standard_normal(shape).astype(dt.np)
+    data = _standard_normal(_rng(generator), shape, dt.np).astype(dt.np, copy=False)
     return _finish(data, requires_grad, device)
 
 
@@ -423,8 +506,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, layout=N
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
     dt = _dt(dtype, D.default_int)
-    data = _rng(generator).integers(low, high, size=_shape((size,), "randint")).astype(dt.np)
-    return _finish(data, requires_grad, device)
+    data = _rng(generator).integers(low, high, size=_shape((size,), "randint"))
+    return _finish(data.astype(dt.np, copy=False), requires_grad, device)
 
 
 def randperm(n, *, generator=None, dtype=None, layout=None, device=None,
@@ -452,6 +535,10 @@ def _like(fn, fill=None):
             strides = MF.like_strides(input, MF.checked(memory_format, name,
                                                         MF.preserve_format))
         if strides is None:
+            if (fill is not None or fn is empty) and not kwargs:
+                # (input's shape needs none of ``fn``'s checks of a size argument)
+                return _filled(tuple(input.shape), fill, _dt(dtype).np, requires_grad,
+                               _check_device(device))
             return fn(tuple(input.shape), dtype=dtype, device=device,
                       requires_grad=requires_grad, **kwargs)
         if fill is not None or fn is empty:
@@ -668,8 +755,8 @@ class _LegacyType(type):
     def __instancecheck__(cls, obj) -> bool:
         return isinstance(obj, Tensor) and not obj.is_cuda and obj.dtype is cls.dtype
 
-    def __call__(cls, *args, device=None):
-        return Tensor(*(args or (0,)), dtype=cls.dtype, device=device)
+    def __call__(cls, *args, size=None, device=None):
+        return Tensor(*args, size=size, dtype=cls.dtype, device=device)
 
     def __repr__(cls):
         return f"<class 'numbagrad.{cls.__name__}'>"

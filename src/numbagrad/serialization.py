@@ -211,6 +211,9 @@ def _refuse(why: str):
 # what a weights_only load may name in the pickled member: "module.qualname" -> object
 _safe_globals: dict[str, object] = {}
 _DEFAULT_SAFE = {_class_name(c): c for c in (OrderedDict, Size, device, D._by_name)}
+# (Size and device are named numbagrad.Size and numbagrad.device, as PyTorch's classes print;
+# a file written before they were names them by the module that defines them)
+_DEFAULT_SAFE.update({"numbagrad._tensor.Size": Size, "numbagrad._tensor.device": device})
 
 
 def add_safe_globals(safe_globals: list) -> None:

@@ -26,6 +26,7 @@ from .autograd.api import backward as _backward
 from .autograd.grad_mode import is_grad_enabled
 from .autograd.graph import HookDict, RemovableHandle, grad_accumulator
 from .ops.dispatch import NUMBERS as _NUMBERS
+from .ops.movement import alias as _alias
 from .ops.movement import by_keyword
 
 # what an operator takes: a Tensor or a number (else NotImplemented: Python's TypeError)
@@ -237,22 +238,9 @@ class _Methods:
     def ndimension(self) -> int:
         return self.ndim
 
-    def new(self, *args, device=None):
-        """The legacy constructor: an uninitialized tensor of the sizes given (none: empty), or
-        one holding a sequence's values, of this tensor's dtype and device."""
-        device = self.device if device is None else device
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            other = args[0]
-            if other.dtype is not self.dtype:
-                raise TypeError(f"expected {_OPTIONS.format(_C_TYPES[self.dtype.name])} (got "
-                                f"{_OPTIONS.format(_C_TYPES[other.dtype.name])})")
-            return other.detach()  # (its memory, as PyTorch's alias)
-        if len(args) == 1 and not isinstance(args[0], Size):
-            data = args[0]
-            if not isinstance(data, (list, tuple, np.ndarray)):
-                raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
-            return factory.tensor(data, dtype=self.dtype, device=device)
-        return factory.empty(*(args or (0,)), dtype=self.dtype, device=device)
+    def new(self, *args, size=None, device=None):
+        """The legacy constructor (``legacy_new``) with this tensor's dtype and device."""
+        return legacy_new(args, size, self.dtype, self.device if device is None else device)
 
     def resize_(self, *sizes, size=None, memory_format=None):
         """PyTorch's ``resize_`` of a tensor that needs no gradient: the same shape leaves it
@@ -572,6 +560,53 @@ _C_TYPES = {"float32": "float", "float64": "double", "int64": "long int", "int32
             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
             "bool": "bool"}
 
+# the overloads PyTorch's ``new`` lists when its arguments match none
+_NEW_OVERLOADS = [_overloads._Signature(text) for text in (
+    "(*, torch.device device = None)", "(torch.Storage storage)", "(Tensor other)",
+    "(tuple of ints size, *, torch.device device = None)",
+    "(object data, *, torch.device device = None)")]
+
+
+def _is_size_int(value) -> bool:
+    """Whether ``new``'s one argument is a size: an int or a NumPy integer (a bool is not)."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _parser_type_name(value) -> str:
+    """A value's type as PyTorch's parser names it: ``float``, ``numpy.float32``."""
+    cls = type(value)
+    return cls.__name__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__name__}"
+
+
+def legacy_new(args, size, dtype, device, same_dtype=True) -> Tensor:
+    """PyTorch's legacy constructor, behind ``x.new(...)``, ``Tensor(...)`` and
+    ``FloatTensor(...)``, as its parser reads the arguments: sizes (ints, a Size, or ``size=``;
+    none: empty) give an uninitialized tensor, tried before the data, so that ``x.new(3)`` is
+    three values and ``x.new((2, 3))`` holds 2 and 3; a sequence or array gives its values; a
+    tensor gives an alias of itself (AliasBackward0 when it requires grad), refused when
+    ``same_dtype`` and its dtype is another."""
+    if size is not None:
+        if args or not isinstance(size, (tuple, list)):
+            raise _overloads.invalid_combination("new", args, {"size": size}, _NEW_OVERLOADS)
+        return factory.empty(factory._size_arg((), size, "new"), dtype=dtype, device=device)
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        other = args[0]
+        if same_dtype and other.dtype is not dtype:
+            raise TypeError(f"expected {_OPTIONS.format(_C_TYPES[dtype.name])} (got "
+                            f"{_OPTIONS.format(_C_TYPES[other.dtype.name])})")
+        return _alias(other)  # (a view: its memory and version counter, its gradient)
+    if len(args) == 1 and not isinstance(args[0], Size) and not _is_size_int(args[0]):
+        data = args[0]
+        if not isinstance(data, (list, tuple, np.ndarray)):
+            raise TypeError(f"new(): data must be a sequence (got {_parser_type_name(data)})")
+        return factory.tensor(data, dtype=dtype, device=device)
+    return factory.empty(factory._size_arg(args or (0,), None, "new"), dtype=dtype,
+                         device=device)
+
+
+Tensor._legacy_new = staticmethod(legacy_new)  # (what the constructor, Tensor(...), calls)
+
+
 _WARN_T = (
     "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
     "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
@@ -581,8 +616,16 @@ _WARN_T = (
 
 
 def _inplace(name, fn):
-    def method(self, *args, **kwargs):
-        return _F.inplace(self, fn, *args, **kwargs)
+    check = getattr(fn, "check_args", None)
+    if check is None:
+        def method(self, *args, **kwargs):
+            return _F.inplace(self, fn, *args, **kwargs)
+    else:
+        # (PyTorch's argument parser refuses an argument of the wrong type before the in-place
+        # checks, a leaf that requires grad's among them)
+        def method(self, *args, **kwargs):
+            check(self, *args, **kwargs)
+            return _F.inplace(self, fn, *args, **kwargs)
 
     method.__name__ = method.__qualname__ = name + "_"
     return method
@@ -595,6 +638,24 @@ for _name, _method in _F.METHODS.items():
 for _name, _fn in _F.INPLACE.items():
     setattr(Tensor, _name + "_", _inplace(_name, _fn))
 del _name, _value, _method, _fn
+
+
+def _scan_inplace(name):
+    """``cumsum_`` / ``cumprod_``: PyTorch's scan into the tensor itself, in its own dtype (a
+    bool tensor's refused by the op, unless 0-d or empty: no kernel runs for those)."""
+    plain = getattr(Tensor, name + "_")
+
+    def method(self, dim, *, dtype=None):
+        if dtype is None and self.dtype is D.bool_:
+            dtype = D.bool_
+        return plain(self, dim, dtype=dtype)
+
+    method.__name__ = method.__qualname__ = name + "_"
+    return method
+
+
+Tensor.cumsum_ = _scan_inplace("cumsum")
+Tensor.cumprod_ = _scan_inplace("cumprod")
 # (commutative: ``1 + x`` is ``add(x, 1)``; the operator variants return NotImplemented
 # for an operand that is no Tensor or number, so Python raises its TypeError)
 Tensor.__add__ = Tensor.__radd__ = _F._add.operator

@@ -198,6 +198,12 @@ class set_grad_enabled(_DecoratorContextManager):
     def clone(self):
         return type(self)(self.mode)
 
+    # (PyTorch's: torch.autograd.grad_mode.set_grad_enabled(mode=True))
+    def __repr__(self) -> str:
+        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
+
+    __str__ = __repr__
+
 
 class inference_mode(_DecoratorContextManager):
     """``no_grad`` whose new tensors are inference tensors (``Tensor.is_inference()``): they

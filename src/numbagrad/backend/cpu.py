@@ -22,7 +22,9 @@ import numpy as np
 
 from . import codegen
 from . import fastmath
+from . import kernels_copy
 from . import kernels_reduce
+from . import kernels_sort
 from . import layout
 from . import memory
 
@@ -1162,7 +1164,7 @@ def as_rows(a: np.ndarray, dims: tuple) -> tuple[np.ndarray, tuple]:
         outer *= n
     perm = keep + list(dims)
     moved = a.transpose(perm) if perm != list(range(a.ndim)) else a
-    return np.ascontiguousarray(moved).reshape(outer, inner), kept_shape
+    return ascontiguousarray(moved).reshape(outer, inner), kept_shape
 
 
 def run_reduce(kernel, a: np.ndarray, dims: tuple, out_dtype, params=()):
@@ -1229,11 +1231,98 @@ def run_rows(kernel, a: np.ndarray, dim: int):
             get_reduce_kernel(kernel, a.dtype)(rows, out)
         return out.reshape(a.shape)
     moved = np.moveaxis(a, dim, -1)
-    rows = np.ascontiguousarray(moved).reshape(-1, a.shape[dim] if a.ndim else 1)
+    rows = ascontiguousarray(moved).reshape(-1, a.shape[dim] if a.ndim else 1)
     out = np.empty_like(rows)
     if out.size:
         get_reduce_kernel(kernel, a.dtype)(rows, out)
-    return np.ascontiguousarray(np.moveaxis(out.reshape(moved.shape), -1, dim))
+    return ascontiguousarray(np.moveaxis(out.reshape(moved.shape), -1, dim))
+
+
+def select(a: np.ndarray, dim: int, k: int, largest: bool):
+    """(values, int64 indices) of the first ``k`` elements along ``dim`` of ``a`` (ndim >= 1,
+    0 <= k <= its size there) in sorted order: largest (or smallest) first, NaN as the largest
+    value, equal values by index (a stable sort's order). Both C-contiguous, of ``a``'s shape
+    with ``k`` along ``dim``; ``k`` the whole dim is a stable sort. Up to 16 are picked in one
+    pass over each row; more by sorting keys (``kernels_sort``) with NumPy's sort."""
+    shape = a.shape
+    n = shape[dim]
+    out_shape = shape[:dim] + (k,) + shape[dim + 1:]
+    if not k or 0 in shape:
+        return np.empty(out_shape, a.dtype), np.empty(out_shape, np.int64)
+    nd = a.ndim
+    last = dim == nd - 1
+    if not last:  # (rows along dim, contiguous: a tiled transposed copy)
+        a = a.transpose(tuple(range(dim)) + tuple(range(dim + 1, nd)) + (dim,))
+    if not a.flags.carray:  # (readonly arrays would be a second compiled type)
+        a = a.copy() if a.flags.c_contiguous else ascontiguousarray(a)
+    bits = _SORT_BITS.get(a.dtype)
+    if bits is None:  # (a dtype without kernels, a byte order not the machine's: NumPy's sort)
+        if largest:  # (a stable sort of the reversed rows, read backwards: ties in order)
+            idx = n - 1 - np.flip(np.argsort(np.flip(a, -1), axis=-1, kind="stable"), -1)
+        else:
+            idx = np.argsort(a, axis=-1, kind="stable")
+        indices = np.ascontiguousarray(idx[..., :k])
+        values = np.take_along_axis(a, indices, -1)
+        return _moved_back(values, indices, dim, last)
+    kind, top, nan_above = bits
+    utype = top.dtype
+    u = a.view(utype).reshape(-1, n)
+    rows = u.shape[0]
+    values = np.empty((rows, k), a.dtype)
+    indices = np.empty((rows, k), np.int64)
+    vals = values.view(utype)
+    largest = bool(largest)
+    if k <= 16:
+        if rows > 1 and rows * n >= PARALLEL_MIN and num_threads() > 1:
+            kernel = kernels_sort.select_small_par
+        else:
+            kernel = kernels_sort.select_small
+        get_reduce_kernel(kernel, utype)(u, k, kind, top, nan_above, largest, vals, indices)
+    else:
+        keys = np.empty((rows, n), np.uint64)
+        packed = utype.itemsize <= 4 and n <= 1 << 32
+        get_reduce_kernel(kernels_sort.sort_keys, utype)(u, kind, top, nan_above, largest,
+                                                         packed, keys)
+        if packed:  # (distinct keys: NumPy's fastest sort gives the stable order)
+            if 8 * k < n:  # (the first k apart, then sorted)
+                keys = np.sort(np.partition(keys, k - 1, axis=-1)[:, :k], axis=-1)
+            else:
+                keys.sort(axis=-1)
+            get_reduce_kernel(kernels_sort.take_packed, utype)(u, keys, vals, indices)
+        else:
+            # 8-byte values leave no room for the index in the key: an argsort, which is the
+            # stable order where no two keys in the output are equal, else a stable one
+            take = get_reduce_kernel(kernels_sort.take_ordered, utype)
+            if take(u, keys, np.argsort(keys, axis=-1), vals, indices):
+                take(u, keys, np.argsort(keys, axis=-1, kind="stable"), vals, indices)
+    moved = a.shape[:-1] + (k,)
+    return _moved_back(values.reshape(moved), indices.reshape(moved), dim, last)
+
+
+def _moved_back(values, indices, dim, last):
+    """``select``'s results, computed with ``dim`` moved last, with it back in place."""
+    if last:
+        return values, indices
+    nd = values.ndim
+    back = tuple(range(dim)) + (nd - 1,) + tuple(range(dim, nd - 1))
+    return (ascontiguousarray(values.transpose(back)),
+            ascontiguousarray(indices.transpose(back)))
+
+
+def _sort_bits(dtype):
+    """(kind, sign bit, +inf's bits) of ``kernels_sort`` for ``dtype``, the latter two of the
+    unsigned type of its width."""
+    dtype = np.dtype(dtype)
+    utype = np.dtype(f"u{dtype.itemsize}").type
+    bits = 8 * dtype.itemsize
+    kind = 2 if dtype.kind == "f" else 1 if dtype.kind == "i" else 0
+    inf = int(np.array(np.inf, dtype).view(utype)) if kind == 2 else 0
+    return kind, utype(1 << (bits - 1)), utype(inf)
+
+
+_SORT_BITS = {np.dtype(t): _sort_bits(t) for t in
+              (np.bool_, np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32,
+               np.int64, np.float16, np.float32, np.float64)}
 
 
 # ---------------------------------------------------------------- row kernels
@@ -1311,7 +1400,83 @@ _C_ELEMENT_STRIDES: dict = {}  # shape -> flat_view's strides of a C-contiguous 
 # The GPU backend (gpu.py) offers the same functions for its DeviceArray, so an op can call
 # ``backend.of(a).concatenate(...)`` without knowing where ``a`` lives.
 
-ascontiguousarray = np.ascontiguousarray
+def ascontiguousarray(a):
+    """``np.ascontiguousarray(a)``; a large transposed or permuted array is copied by tiles
+    (``kernels_copy``) instead of NumPy's element by element copy, which reads the source a
+    cache line per element."""
+    if a.flags.c_contiguous or a.size < TRANSPOSE_MIN:
+        return np.ascontiguousarray(a)
+    plan = _transpose_plan(a)
+    if plan is None:
+        return np.ascontiguousarray(a)
+    src, shape = plan
+    out = empty(a.shape, a.dtype)
+    _transpose_into(src, out.reshape(shape))
+    return out
+
+
+# From this many elements a transposed copy takes the tiled kernel; below, the source fits in
+# L1 and NumPy's copy costs no more than the kernel's call and its plan
+TRANSPOSE_MIN = 1 << 14
+
+
+def _transpose_plan(a):
+    """(src, dst shape) when a copy of ``a`` in C order is a transpose of the last two dims of
+    a C-contiguous (B, M, N) view ``src`` of ``a``'s memory, into (B, N, M): ``a`` is a dense
+    permutation of C order (positive strides, no gaps), whose dims, merged where they follow
+    each other in memory and in ``a`` alike, are in memory the order (N, M) or (B, M, N) of
+    ``a``'s (B, N, M), with N at least 8. None for any other layout (NumPy copies those: a
+    layout whose last dim is contiguous copies as rows)."""
+    if not (a.flags.aligned and a.flags.writeable):  # (other Numba types: NumPy's copy)
+        return None
+    dims = [d for d in range(a.ndim) if a.shape[d] != 1]
+    strides = a.strides
+    order = sorted(dims, key=lambda d: -strides[d])  # the dims in memory order
+    step = a.itemsize
+    for d in reversed(order):
+        if strides[d] != step:
+            return None  # (gaps, overlaps, broadcasts or negative strides)
+        step *= a.shape[d]
+    # merge each run of dims that are neighbours, in order, both in memory and in ``a``
+    at = {d: k for k, d in enumerate(order)}
+    groups = []  # (position in memory of the run's first dim, size)
+    for k, d in enumerate(dims):
+        if k and at[d] == at[dims[k - 1]] + 1:
+            groups[-1][1] *= a.shape[d]
+        else:
+            groups.append([at[d], a.shape[d]])
+    mem = [g[0] for g in groups]  # the runs' order in memory, read in a's order
+    if len(groups) == 2 and mem[0] > mem[1]:
+        nb, (n, m) = 1, (groups[0][1], groups[1][1])
+    elif len(groups) == 3 and mem[0] < mem[2] < mem[1]:
+        nb, n, m = groups[0][1], groups[1][1], groups[2][1]
+    else:
+        return None
+    if n < 8:
+        return None  # (source rows narrower than a tile: NumPy's copy along them is faster)
+    perm = order + [d for d in range(a.ndim) if a.shape[d] == 1]
+    return a.transpose(perm).reshape(nb, m, n), (nb, n, m)
+
+
+def _transpose_into(src, dst):
+    """``dst[b] = src[b].T`` for C-contiguous (B, M, N) ``src`` and (B, N, M) ``dst`` of one
+    dtype, by ``kernels_copy`` (on Numba's threads from ``TRANSPOSE_PARALLEL_MIN`` elements)."""
+    utype = _UINT_OF_SIZE[src.itemsize]
+    # (the parallel kernel's units: blocks of 256 source rows of each batch)
+    if (src.size >= TRANSPOSE_PARALLEL_MIN and src.shape[0] * -(-src.shape[1] // 256) > 1
+            and num_threads() > 1):
+        kernel = kernels_copy.transpose_par
+    else:
+        kernel = kernels_copy.transpose
+    get_reduce_kernel(kernel, utype)(src.view(utype), dst.view(utype))
+
+
+# A copy is bound by memory traffic, not arithmetic: a second thread repays waking it (20-40 us
+# on the project's VM) only for copies well beyond the caches, from larger sizes than
+# PARALLEL_MIN
+TRANSPOSE_PARALLEL_MIN = 1 << 19
+_UINT_OF_SIZE = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16), 4: np.dtype(np.uint32),
+                 8: np.dtype(np.uint64)}
 moveaxis = np.moveaxis
 concatenate = np.concatenate
 
@@ -1499,6 +1664,14 @@ def _quiet_cast(src_dtype, dtype) -> bool:
 
 
 def copyto(dst, src):
+    if (type(src) is np.ndarray and src.size >= TRANSPOSE_MIN and src.dtype == dst.dtype
+            and src.shape == dst.shape and dst.flags.carray
+            and not src.flags.c_contiguous and not np.may_share_memory(dst, src)):
+        plan = _transpose_plan(src)  # (a transposed source: ascontiguousarray's tiled copy)
+        if plan is not None:
+            view, shape = plan
+            _transpose_into(view, dst.reshape(shape))
+            return
     if _quiet_cast(getattr(src, "dtype", dst.dtype), dst.dtype):
         without_fp_warnings(dst.__setitem__, Ellipsis, src)  # (see matmul)
     else:

@@ -191,7 +191,8 @@ def batch_norm_forward(x, w, has_w, b, has_b, eps, training, momentum, update, r
     # training: the batch's mean and biased variance (two passes: the mean, then squared
     # deviations from it), and, with ``update``, the running statistics moved towards them by
     # ``momentum`` (the variance unbiased, as PyTorch's); else the running statistics.
-    # Then one pass: out = (x - mean) * rstd * w + b.
+    # Then one pass, PyTorch's affine form: out = x * alpha + beta, with alpha = rstd * w and
+    # beta = b - mean * alpha (so a non-finite weight gives what PyTorch's gives: inf - inf).
     C = x.shape[1]
     count = x.shape[0] * x.shape[2]
     acc = np.empty(C, np.float64)
@@ -215,10 +216,11 @@ def batch_norm_forward(x, w, has_w, b, has_b, eps, training, momentum, update, r
             rstd[c] = _c(1) / math.sqrt(run_var[c] + _c(eps))
     scale = np.empty(C, x.dtype)
     offset = np.empty(C, x.dtype)
+    origin = np.zeros(C, x.dtype)
     for c in range(C):
         scale[c] = rstd[c] * w[c] if has_w else rstd[c]
-        offset[c] = b[c] if has_b else _c(0)
-    _channel_apply(x, mean, scale, offset, out)
+        offset[c] = (b[c] if has_b else _c(0)) - mean[c] * scale[c]
+    _channel_apply(x, origin, scale, offset, out)
 
 
 @jit_options(REASSOC)
@@ -319,11 +321,13 @@ def group_norm_forward(x, w, has_w, b, has_b, eps, out, mean, rstd):
             mean[i * G + g] = m
             rstd[i * G + g] = r
             for j in range(Cg):
+                # (PyTorch's affine form: x * scale + (bias - mean * scale), so an infinite
+                # value gives what PyTorch's gives)
                 c = g * Cg + j
                 a = r * w[c] if has_w else r
-                o = b[c] if has_b else _c(0)
+                o = (b[c] if has_b else _c(0)) - m * a
                 for k in range(S):
-                    out[i, g, j, k] = (x[i, g, j, k] - m) * a + o
+                    out[i, g, j, k] = x[i, g, j, k] * a + o
 
 
 @jit_options(REASSOC)

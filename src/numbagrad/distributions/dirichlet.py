@@ -56,10 +56,11 @@ class Dirichlet(Distribution):
     def mode(self) -> Tensor:
         concentration_m1 = (self.concentration - 1).clamp(min=0.0)
         mode = concentration_m1 / concentration_m1.sum(-1, keepdim=True)
-        # with every concentration below 1 the density peaks at the vertex of the largest
-        corner = F.one_hot(mode.argmax(-1), concentration_m1.shape[-1]).to(mode.dtype)
-        all_below_one = (self.concentration < 1).all(-1, keepdim=True)
-        return ops.where(all_below_one, corner, mode)
+        # with every concentration below 1 the density peaks at the vertex of the largest:
+        # written in place, as PyTorch's (so the node is CopySlices)
+        mask = (self.concentration < 1).all(dim=-1)
+        mode[mask] = F.one_hot(mode[mask].argmax(dim=-1), concentration_m1.shape[-1]).to(mode)
+        return mode
 
     @property
     def variance(self) -> Tensor:

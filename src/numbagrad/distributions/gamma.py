@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numbers
 
-from .. import ops
+from .. import ops, special
 from ..tensor import Size, Tensor
 from . import constraints
 from .dirichlet import _NO_RSAMPLE, _clamped_gamma
@@ -68,3 +68,8 @@ class Gamma(Distribution):
     def entropy(self):
         c = self.concentration
         return c - self.rate.log() + ops.lgamma(c) + (1.0 - c) * ops.digamma(c)
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return special.gammainc(self.concentration, self.rate * value)

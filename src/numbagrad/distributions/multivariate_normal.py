@@ -133,4 +133,6 @@ class MultivariateNormal(Distribution):
     def entropy(self):
         half_log_det = _half_log_det(self._unbroadcasted_scale_tril)
         H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det
+        if len(self._batch_shape) == 0:
+            return H  # (not expanded: its node is AddBackward0, as PyTorch's)
         return H.expand(self._batch_shape)

@@ -595,10 +595,16 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,
     if nd == 3 or nd > 4:
         # as PyTorch: the trailing dims folded into a 2-d image, the result viewed back
         n, c = input.shape[:2]
-        out = nll_loss(input.reshape(n, c, 1, -1), target.reshape(n, 1, -1), weight,
+        rest = math.prod(input.shape[2:])  # (spelled out: -1 is ambiguous in 0 elements)
+        if c == 0 and rest:
+            # (PyTorch views an input of no elements as (n, c, 0, 0), the target as
+            # (n, 1, -1): the 2-d loss's shape check refuses the pair)
+            raise RuntimeError(f"size mismatch (got input: {[n, c, 0, 0]} , target: "
+                               f"{[n, 1, rest]}")
+        out = nll_loss(input.reshape(n, c, 1, rest), target.reshape(n, 1, rest), weight,
                        ignore_index=ignore_index, reduction=reduction)
         return out.view(target.shape) if reduction == "none" else out
-    return _F.loss.nll_loss(input, target, reduction, w, ignore_index)
+    return _F.loss.nll_loss(input, target, reduction, w, ignore_index, weight_tensor=weight)
 
 
 def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
@@ -609,12 +615,15 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
-    dim = 1 if input.ndim > 1 else 0
+    # (PyTorch's class dim: 0 for a 1-d input, else 1, which a 0-d input does not have)
+    dim = 0 if input.ndim == 1 else 1
     logp = log_softmax(input, dim)
     n_classes = input.shape[dim] if input.ndim else 1
+    # (the smoothing's share of each class: infinite over no classes, as PyTorch's division)
+    share = label_smoothing / n_classes if n_classes else math.inf
     if target.dtype.is_floating_point and target.shape == input.shape:
         if label_smoothing > 0:
-            target = target * (1 - label_smoothing) + label_smoothing / n_classes
+            target = target * (1 - label_smoothing) + share
         terms = logp * target
         if weight is not None:
             terms = terms * _class_view(weight, input.ndim)
@@ -622,9 +631,13 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
             return -terms.sum(dim)
         if reduction == "sum":
             return -terms.sum()
+        if not input.numel():  # (PyTorch's: the sum, filled with NaN in place)
+            out = -terms.sum()
+            with _no_grad():
+                out.fill_(math.nan)
+            return out
         # (a division by a number inside PyTorch's kernel: DivBackward1)
-        return _E.div_scalar(-terms.sum(), input.numel() / n_classes if input.numel()
-                             else math.nan)
+        return _E.div_scalar(-terms.sum(), input.numel() / n_classes)
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0:
         return loss
@@ -638,7 +651,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
         smooth = smooth.sum() / total
     elif reduction == "sum":
         smooth = smooth.sum()
-    return loss * (1 - label_smoothing) + smooth * (label_smoothing / n_classes)
+    return loss * (1 - label_smoothing) + smooth * share
 
 
 def _class_view(weight: Tensor, ndim: int) -> Tensor:
@@ -990,7 +1003,19 @@ def layer_norm(input: Tensor, normalized_shape, weight=None, bias=None,
             raise RuntimeError(
                 f"Expected {name} to be of same shape as normalized_shape, but got {name} of "
                 f"shape {list(p.shape)} and normalized_shape = {list(shape)}")
+    _same_dtype_params(input, weight, bias)
     return _F.normalization.layer_norm(input, k, weight, bias, float(eps))
+
+
+def _same_dtype_params(input: Tensor, *params) -> None:
+    """PyTorch's CPU normalisation kernels refuse parameters (weight, bias, running
+    statistics) of a dtype other than the input's."""
+    dt = input.dtype
+    for p in params:
+        if p is not None and p.dtype is not dt:
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float"
+                               if dt is _D.float32 else
+                               "mixed dtype (CPU): all inputs must share same datatype.")
 
 
 def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = None) -> Tensor:
@@ -1011,25 +1036,48 @@ def rms_norm(input: Tensor, normalized_shape, weight=None, eps: float | None = N
         eps = float(np.finfo(input.dtype.np).eps)
     dims = tuple(range(input.ndim - k, input.ndim))
     result = input * (input.pow(2).mean(dims, keepdim=True) + eps).rsqrt()
-    return result if weight is None else result * weight
+    result = result if weight is None else result * weight
+    # (PyTorch's ends in a contiguous copy where the result kept a permuted input's layout:
+    # CloneBackward0)
+    return result if result.is_contiguous() else result.contiguous()
 
 
 def batch_norm(input: Tensor, running_mean, running_var, weight=None, bias=None,
                training: bool = False, momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
-    if training:
-        per_channel = input.numel() // input.shape[1] if input.ndim > 1 and input.shape[1] else 0
+    # (PyTorch's order: nn.functional's batch-size check, the argument parser's types, the
+    # empty input's early answer, then the kernel's checks)
+    if training:  # (nn.functional's _verify_batch_size: size[0] times size[2:])
+        if input.ndim == 0:
+            raise IndexError("tuple index out of range")
+        per_channel = input.shape[0] * math.prod(input.shape[2:])
         if per_channel == 1:
             raise ValueError("Expected more than 1 value per channel when training, got input "
                              f"size {input.shape}")
-    elif running_mean is None:
+    if isinstance(momentum, bool) or not isinstance(momentum, (int, float)):
+        raise TypeError(f"batch_norm(): argument 'momentum' (position 7) must be float, not "
+                        f"{type(momentum).__name__}")
+    if input.numel() == 0:
+        # PyTorch's answer for an empty input: a copy (not a view, which would cut the graph),
+        # scaled by the first weight and shifted by the first bias; no statistics move, and
+        # nothing else is checked
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        if bias is not None:
+            out = out + bias[0]
+        return out
+    if not training and running_mean is None:
         raise RuntimeError("running_mean must be defined in evaluation mode")
-    elif running_var is None:
+    if not training and running_var is None:
         raise RuntimeError("running_var must be defined in evaluation mode")
     channels = input.shape[1] if input.ndim > 1 else 0
     for name, p in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
         if p is not None and p.numel() != channels:
             raise RuntimeError(f"{name} should contain {channels} elements not {p.numel()}")
+    _same_dtype_params(input, running_mean, running_var, weight, bias)
+    if input.ndim < 2:  # (the kernel reads the channels' dim 1)
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
     return _F.normalization.batch_norm(input, weight, bias, running_mean=running_mean,
                               running_var=running_var, training=training,
                               momentum=momentum, eps=float(eps))
@@ -1052,10 +1100,11 @@ def instance_norm(input: Tensor, running_mean=None, running_var=None, weight=Non
                 for t in (weight, bias, running_mean, running_var)]
     out = batch_norm(input.contiguous().view(1, b * c, *input.shape[2:]), repeated[2],
                      repeated[3], repeated[0], repeated[1], use_input_stats, momentum, eps)
-    with _no_grad():
-        for running, stats in zip((running_mean, running_var), repeated[2:]):
-            if running is not None:
-                running.copy_(stats.view(b, c).mean(0))
+    if use_input_stats:  # (only then did the statistics move)
+        with _no_grad():
+            for running, stats in zip((running_mean, running_var), repeated[2:]):
+                if running is not None:
+                    running.copy_(stats.view(b, c).mean(0))
     return out.view(input.shape)
 
 
@@ -1085,11 +1134,19 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None,
     if input.ndim < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    # (nn.functional's _verify_batch_size, on the size it makes of the groups, first)
+    size = [input.shape[0] * input.shape[1] // num_groups, num_groups, *input.shape[2:]]
+    if math.prod(size[2:], start=size[0]) == 1:
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {size}")
+    if num_groups <= 0:
+        raise RuntimeError(f"Expected num groups to be greater than 0, got {num_groups}")
     channels = input.shape[1]
     if channels % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got input "
             f"of shape {list(input.shape)} and num_groups={num_groups}")
+    _same_dtype_params(input, weight, bias)
     return _F.normalization.group_norm(input, num_groups, weight, bias, float(eps))
 
 
@@ -1102,17 +1159,31 @@ def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
-    """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps))`` along ``dim`` (PyTorch's form)."""
-    n1 = x1.norm(dim=dim, keepdim=True).clamp(min=eps)
-    n2 = x2.norm(dim=dim, keepdim=True).clamp(min=eps)
+    """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps))`` along ``dim`` (PyTorch's form): the
+    operands broadcast first (a norm is taken over the broadcast shape), integer ones cast to
+    the common float dtype, and each norm is clamped in place under no_grad, so the gradient
+    passes as if it were not clamped (PyTorch's ATen code, kept for its gradients)."""
+    common = _D.result_type(x1, x2)
+    if not common.is_floating_point:
+        raise RuntimeError("expected common dtype to be floating point, yet common dtype is "
+                           + _R._TYPE[common.name])
+    x1 = x1 if x1.dtype.is_floating_point else x1.to(common)
+    x2 = x2 if x2.dtype.is_floating_point else x2.to(common)
+    if x1.shape != x2.shape:
+        x1, x2 = _F.broadcast_tensors(x1, x2)
+    n1 = _R.vector_norm(x1, 2, dim, True).clone()
+    n2 = _R.vector_norm(x2, 2, dim, True).clone()
+    with _no_grad():
+        n1.clamp_min_(eps)
+        n2.clamp_min_(eps)
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
 def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
     """PyTorch's ``pad``: ``pad`` holds (before, after) amounts from the last dim back.
     ``constant`` is one op (ConstantPadNdBackward0); ``reflect``, ``replicate`` and
-    ``circular`` gather the input's elements by index (their node is IndexBackward0, not
-    PyTorch's ReflectionPad2DBackward0 etc.)."""
+    ``circular`` gather the input's elements by index, one ``resample`` op under PyTorch's
+    node (ReflectionPad2DBackward0, ReplicationPad1DBackward0, CopySlices)."""
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -1136,12 +1207,17 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
-    out = input
+    steps = []
     for i in range(len(pad) // 2):
         d = input.ndim - 1 - i
-        index = _pad_index(mode, input, d, i, *pad[2 * i: 2 * i + 2])
-        out = out[(slice(None),) * d + (index,)]
-    return out
+        steps.append((d, "take", _pad_index(mode, input, d, i, *pad[2 * i: 2 * i + 2]), None))
+    k = len(pad) // 2
+    if mode == "circular":  # (PyTorch copies slices into a new tensor: its node is CopySlices)
+        names, keep = ("CopySlices", "CopySlices"), False
+    else:
+        kind = "Reflection" if mode == "reflect" else "Replication"
+        names, keep = (f"{kind}Pad{k}DBackward0", f"{kind}Pad{k}DBackwardBackward0"), True
+    return _F.normalization.resample(input, tuple(steps), names, keep)
 
 
 def _pad_index(mode: str, input: Tensor, d: int, i: int, before: int, after: int):
@@ -1163,6 +1239,8 @@ def _pad_index(mode: str, input: Tensor, d: int, i: int, before: int, after: int
     else:
         if before > size or after > size:
             raise RuntimeError("Padding value causes wrapping around more than once.")
+        if size + before + after < 0:
+            raise RuntimeError("Negative padding value is resulting in an empty dimension")
         # a negative amount crops first; the padding then wraps around what is left
         lo, hi = max(-before, 0), size - max(-after, 0)
         pos = lo + np.arange(-max(before, 0), hi - lo + max(after, 0)) % max(hi - lo, 1)
@@ -1431,11 +1509,11 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                 antialias: bool = False) -> Tensor:
     """Resize the spatial dims of a 3-d (N, C, L), 4-d (N, C, H, W) or 5-d (N, C, D, H, W)
     ``input`` to ``size`` or by ``scale_factor``. ``nearest`` and ``nearest-exact`` gather the
-    input's elements by index (their node is CloneBackward0 or IndexBackward0, not PyTorch's
-    UpsampleNearest2DBackward0); ``linear``, ``bilinear``, ``trilinear`` and ``bicubic``
-    multiply by fixed interpolation matrices along each dim, as all of them are separable
-    (UnsafeViewBackward0, not UpsampleBilinear2DBackward0), and so do the ``antialias`` resizes
-    (bilinear, bicubic and ``lanczos``, 4-d); ``area`` is ``adaptive_avg_pool``."""
+    input's elements by index; ``linear``, ``bilinear``, ``trilinear`` and ``bicubic``
+    multiply by fixed interpolation matrices along each dim, as all of them are separable, and
+    so do the ``antialias`` resizes (bilinear, bicubic and ``lanczos``, 4-d): one ``resample``
+    op under PyTorch's node (UpsampleNearest2DBackward0, UpsampleBilinear2DBackward0, ...);
+    ``area`` is ``adaptive_avg_pool``."""
     # (PyTorch's order of checks: align_corners, the sizes, antialias, then the mode)
     if mode in ("nearest", "nearest-exact", "area"):
         if align_corners is not None:
@@ -1485,27 +1563,32 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
                            f"({sizes[0]}){' and' if spatial == 1 else ''} output ({sizes[1]})")
     if mode == "area":
         return _F.FUNCTIONAL[f"adaptive_avg_pool{spatial}d"](input, out_sizes)
-    out = input
+    if input.shape[1] == 0:  # (PyTorch's upsample kernels take a batch of 0, not 0 channels)
+        raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with "
+                           f"sizes {list(input.shape)}")
+    steps = []
     for k, (n, m, s) in enumerate(zip(in_sizes, out_sizes, scales)):
         d = 2 + k
         if mode in ("nearest", "nearest-exact"):
-            index = _nearest_index(n, m, s, mode == "nearest-exact", spatial == 2)
-            out = out[(slice(None),) * d + (index,)]
+            steps.append((d, "take", _nearest_index(n, m, s, mode == "nearest-exact",
+                                                    spatial == 2), None))
             continue
         if antialias:
             weights = _antialias_weights(n, m, s, align_corners, mode)
         else:
             weights = (_cubic_weights if mode == "bicubic" else _linear_weights)(
                 n, m, s, align_corners)
-        w = factory.tensor(weights, dtype=input.dtype, device=input.device)
-        # the weights (out, in) applied along dim d
-        if d == input.ndim - 1:
-            out = out @ w.t()
-        elif d == input.ndim - 2:
-            out = w @ out
-        else:
-            out = (out.movedim(d, -1) @ w.t()).movedim(-1, d)
-    return out.contiguous()  # (a gather's result is not laid out row-major; PyTorch's is)
+        steps.append((d, "mat", weights, None))
+    name = _UPSAMPLE_NODES[mode].format(spatial) + ("Aa" if antialias else "")
+    return _F.normalization.resample(input, tuple(steps),
+                                     (name + "Backward0", name + "BackwardBackward0"))
+
+
+# PyTorch's upsample ops, by mode (their nodes: UpsampleNearest2DBackward0, ...)
+_UPSAMPLE_NODES = {"nearest": "UpsampleNearest{}D", "nearest-exact": "UpsampleNearestExact{}D",
+                   "linear": "UpsampleLinear{}D", "bilinear": "UpsampleBilinear{}D",
+                   "bicubic": "UpsampleBicubic{}D", "trilinear": "UpsampleTrilinear{}D",
+                   "lanczos": "UpsampleLanczos{}D"}
 
 
 def _deprecated_upsample(name: str) -> None:
@@ -1674,7 +1757,14 @@ def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
             "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
             "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
             "inputs).")
-    return _feature_dropout(input, p, training, inplace, input.ndim - 2)
+    if input.ndim == 3:
+        return _feature_dropout(input, p, training, inplace, 1)
+    # (as PyTorch: an unbatched input gets a batch of one, so the result is a view, its node
+    # SqueezeBackward1, even in eval mode)
+    _check_p(p)
+    batched = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    out = dropout_impl(batched, p, training, inplace, 1)
+    return out.squeeze_(0) if inplace else out.squeeze(0)
 
 
 def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,

@@ -39,32 +39,15 @@ from . import movement as M
 from . import reduce as R
 from .movement import getitem, to_device, to_dtype  # noqa: F401 (Tensor's methods use them)
 from .registry import (  # noqa: F401
-    PUBLIC, REGISTRY, Elementwise, OpDef, operand, public, refuse, sum_to,
+    PUBLIC, REGISTRY, Elementwise, OpDef, operand, public, refuse, refusing_numbers, sum_to,
 )
 
 
 def _tensors_only(fn, variants="function method", aliases=""):
     """``fn`` (an op's plain function), refusing a number as PyTorch's maximum and minimum do
-    (they take no Python scalar); its ``method`` variant counts positions after ``self``."""
-    name, plain_method = fn.__name__, fn.method
-
-    def refuse_numbers(args, method):
-        for k, a in enumerate(args):
-            if not isinstance(a, Tensor):
-                raise TypeError(f"{name}(): argument '{('input', 'other')[k]}' (position "
-                                f"{k + 1 - method}) must be Tensor, not {type(a).__name__}")
-
-    def function(input, other):
-        refuse_numbers((input, other), False)
-        return fn(input, other)
-
-    def method(self, other):
-        refuse_numbers((self, other), True)
-        return plain_method(self, other)
-
-    function.__name__ = method.__name__ = name
-    function.op, function.method = fn.op, method
-    return public(variants, aliases=aliases, method=method)(function)
+    (they take no Python scalar): ``refusing_numbers``, declared public."""
+    function = refusing_numbers(fn)
+    return public(variants, aliases=aliases, method=function.method)(function)
 
 
 maximum = _tensors_only(E.maximum.function)
@@ -172,7 +155,17 @@ def bitwise_not(x):
 
 
 def _check_divisor(x, y):
-    """PyTorch's error for an integer division by zero (a kernel cannot raise it)."""
+    """PyTorch's error for an integer division by zero (a kernel cannot raise it); none where
+    the result has no elements, as PyTorch's kernel divides nothing, or where the operands do
+    not broadcast (the op's own error comes first)."""
+    shapes = [t.shape for t in (x, y) if isinstance(t, Tensor)]
+    if len(shapes) == 2 and shapes[0] != shapes[1]:
+        try:
+            shapes = [np.broadcast_shapes(*shapes)]
+        except ValueError:
+            return
+    if shapes and 0 in shapes[0]:
+        return
     if D.result_type(x, y)._kind == 1 and (
             bool(any_(y == 0)) if isinstance(y, Tensor) else y == 0):
         raise RuntimeError("ZeroDivisionError")
@@ -186,12 +179,21 @@ def remainder(input, other):
     if isinstance(input, Tensor) and _is_scalar(other):
         dt = D.result_type(input, other)  # (the number takes part: int_tensor % 2.5 is float)
         return E.remainder_scalar(input if dt is input.dtype else input.to(dt), other)
+    if _is_scalar(input) and isinstance(other, Tensor):
+        return _remainder_of_number(input, other)
     return E.remainder(input, other)
+
+
+def _remainder_of_number(number, x):
+    dt = D.result_type(x, number)
+    return E.remainder_of_number(x if dt is x.dtype else x.to(dt), number)
 
 
 def rremainder(x, other):
     """``other % x`` (the reflected operator)."""
     _check_divisor(other, x)
+    if _is_scalar(other):
+        return _remainder_of_number(other, x)
     return E.remainder(other, x)
 
 
@@ -227,12 +229,26 @@ def fmod(input, other):
     return E.fmod_scalar(input if dt is input.dtype else input.to(dt), other)
 
 
+class _NoRoundingMode:
+    """div's ``rounding_mode`` when not given: told apart from an explicit None, which picks
+    PyTorch's div.Tensor_mode overload (its node is DivBackward2, not DivBackward0)."""
+
+    def __repr__(self):
+        return "None"
+
+
+_NO_MODE = _NoRoundingMode()
+
+
 @public("function method inplace", aliases="true_divide divide")
-def div(input, other, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=_NO_MODE):
     """``input / other``; ``rounding_mode`` "trunc" or "floor" rounds the quotient (and the
     result keeps the operands' promoted dtype)."""
-    if rounding_mode is None:
+    if rounding_mode is _NO_MODE:
         return _div(input, other)  # (``2 / x`` is ``rdiv``; ``div(2, x)`` is DivBackward0)
+    if rounding_mode is None:
+        refuse("div", (input, other))
+        return E.div_mode(input, other)
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
                            f"but found '{rounding_mode}'")
@@ -369,6 +385,9 @@ def hypot(input, other):
 @public("function method inplace")
 def lerp(input, end, weight):
     """``input + weight * (end - input)``; a tensor or a number ``weight``."""
+    if isinstance(end, Tensor) and isinstance(input, Tensor) and end.dtype is not input.dtype:
+        raise RuntimeError(f"expected dtype {_CAST_NAMES[input.dtype.name].lower()} for `end` "
+                           f"but got dtype {_CAST_NAMES[end.dtype.name].lower()}")
     if isinstance(weight, Tensor):
         if not D.result_type(input, end, weight).is_floating_point:
             _no_kernel("lerp_kernel_tensor", input)
@@ -446,10 +465,19 @@ def _clamp_tensors(x, min, max):
     return E.clamp_tensor(x, *bounds)
 
 
+def _one_dim(name, dim):
+    """PyTorch's TypeError for max/min given several dims (its overloads take one int)."""
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"(dim={type(dim).__name__}), but expected one of: (Tensor input), "
+                        "(Tensor input, int dim, bool keepdim), (Tensor input, Tensor other)")
+
+
 @public("function method")
 def max(x, dim=None, keepdim=False):
     if isinstance(dim, Tensor):
         return E.maximum(x, dim)
+    _one_dim("max", dim)
     if dim is None:
         return R.max_all(x)
     return R.max_dim(x, dim, keepdim)
@@ -459,6 +487,7 @@ def max(x, dim=None, keepdim=False):
 def min(x, dim=None, keepdim=False):
     if isinstance(dim, Tensor):
         return E.minimum(x, dim)
+    _one_dim("min", dim)
     if dim is None:
         return R.min_all(x)
     return R.min_dim(x, dim, keepdim)
@@ -506,7 +535,8 @@ def _logical_reduce(x, dim, keepdim, np_fn, reduce):
     reduction on the host; ``reduce`` of ``x != 0`` as integers on the device, with no copy to
     the host)."""
     if dim is not None and x.ndim:
-        dim = (tuple(_wrap_dim(d, x.ndim) for d in dim) if isinstance(dim, (tuple, list))
+        # (a dim named twice is PyTorch's RuntimeError, not NumPy's ValueError)
+        dim = (M.normalize_dims(dim, x.ndim) if isinstance(dim, (tuple, list))
                else _wrap_dim(dim, x.ndim))
     elif dim is not None:
         _wrap_dim(dim if isinstance(dim, int) else dim[0], 1)  # (a 0-d tensor takes 0 and -1)
@@ -656,14 +686,49 @@ def _parameter_names(fn) -> tuple:
     return names[1:] if forward is not None else names
 
 
-def _with_keywords(name, fn, takes_out, params, out_overlap=False):
+def _with_keywords(name, fn, takes_out, params, out_overlap=False, tensor_first=False):
     """``fn`` taking the keywords above (``out=`` if ``takes_out``); ``params``: the names of
-    its parameters; ``out_overlap``: ``out=`` refuses an input sharing part of its memory.
-    A call without them goes straight to ``fn``: through a wrapper with ``fn``'s own signature
-    where it has a plain one (``_fixed_signature``: one call more, not the ``*args, **kwargs``
-    of the general wrapper, a third of its cost on a small op)."""
-    general = _general_keywords(name, fn, takes_out, params, out_overlap)
-    return _fixed_signature(name, fn, general, takes_out, params) or general
+    its parameters; ``out_overlap``: ``out=`` refuses an input sharing part of its memory;
+    ``tensor_first``: a first argument that is no Tensor is PyTorch's TypeError
+    (``_refuse_input``; "either": the first two, neither a Tensor). A call without them goes straight to ``fn``: through a wrapper with
+    ``fn``'s own signature where it has a plain one (``_fixed_signature``: one call more, not
+    the ``*args, **kwargs`` of the general wrapper, a third of its cost on a small op)."""
+    general = _general_keywords(name, fn, takes_out, params, out_overlap, tensor_first)
+    return _fixed_signature(name, fn, general, takes_out, params, tensor_first) or general
+
+
+# The functions whose PyTorch signature takes a Number as its first argument (an overload, or
+# a Python wrapper that accepts one): every other function whose first parameter is its input
+# refuses a number there with the argument parser's TypeError (``torch.exp(2.0)``), where
+# numbagrad's ops would compute it or fail on the number with an AttributeError.
+_NUMBER_FIRST = frozenset(
+    "add sub subtract mul multiply div divide true_divide floor_divide remainder pow "
+    "float_power xlogy bitwise_and bitwise_or bitwise_xor bitwise_left_shift "
+    "bitwise_right_shift bucketize norm unique unique_consecutive".split())
+# (of those, the ones that take two numbers, each wrapped as a tensor; the others want a
+# Tensor among their first two arguments)
+_NUMBERS_ONLY = frozenset(
+    "add sub subtract mul multiply div divide true_divide floor_divide norm unique "
+    "unique_consecutive".split())
+
+
+def _refuse_input(name, fn, args, kwargs):
+    """PyTorch's TypeError for a first argument that is no Tensor (see ``_NUMBER_FIRST``): the
+    function's own, where it raises one for it (its words for the overloads it has, as
+    fmod's), else the argument parser's for a single overload. (Only the failing call is run
+    twice, without ``out=``: a number input changes no tensor.)"""
+    try:
+        fn(*args, **{k: v for k, v in kwargs.items() if k != "out"})
+    except TypeError:
+        raise
+    except Exception:  # noqa: BLE001, S110 - any other outcome: the parser's error below
+        pass
+    if len(args) >= 2 and not isinstance(args[1], Tensor):  # (two numbers)
+        raise TypeError(f"{name}() received an invalid combination of arguments - got "
+                        f"({type(args[0]).__name__}, {type(args[1]).__name__}), but expected "
+                        "a Tensor among them")
+    raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                    f"{type(args[0]).__name__}")
 
 
 # the wrapper's source, per plain signature
@@ -676,7 +741,7 @@ _WITH_OUT = """    if out is None:
 _RENAMED = {0: ("x", "input"), 1: ("y", "other")}  # (PyTorch's operand names)
 
 
-def _fixed_signature(name, fn, general, takes_out, params):
+def _fixed_signature(name, fn, general, takes_out, params, tensor_first=False):
     """A wrapper of ``fn`` whose signature is ``fn``'s (``x``, ``y`` named ``input``,
     ``other``, as PyTorch's) plus ``out=``, or None where ``fn``'s is not that plain: its
     parameters all positional, none with a default."""
@@ -700,7 +765,14 @@ def _fixed_signature(name, fn, general, takes_out, params):
     signature = ", ".join(args + (["*", "out=None"] if takes_out else []))
     body = (_WITH_OUT.format(call=call, call_out=", ".join(args + ["out=out"]))
             if takes_out else f"    return _fn({call})\n")
-    namespace = {"_fn": fn, "_general": general}
+    if tensor_first == "either" and len(args) >= 2:
+        body = (f"    if not isinstance({args[0]}, _Tensor) and not isinstance({args[1]}, _Tensor):"
+                f"\n        _refuse_input({name!r}, _fn, ({call},), {{}})\n" + body)
+    elif tensor_first and tensor_first != "either" and args:
+        body = (f"    if not isinstance({args[0]}, _Tensor):\n"
+                f"        _refuse_input({name!r}, _fn, ({call},), {{}})\n" + body)
+    namespace = {"_fn": fn, "_general": general, "_Tensor": Tensor,
+                 "_refuse_input": _refuse_input}
     exec(_WRAPPER.format(name=name, signature=signature, body=body), namespace)
     return _named_like(namespace[name], name, fn)
 
@@ -718,11 +790,14 @@ def _named_like(function, name, fn):
     return function
 
 
-def _general_keywords(name, fn, takes_out, params, out_overlap=False):
+def _general_keywords(name, fn, takes_out, params, out_overlap=False, tensor_first=False):
     """The wrapper for any signature: ``*args, **kwargs``, translated as above."""
     own = frozenset(params) - {"out"}
 
     def function(*args, **kwargs):
+        if tensor_first and args and not isinstance(args[0], Tensor) and (
+                tensor_first != "either" or len(args) < 2 or not isinstance(args[1], Tensor)):
+            _refuse_input(name, fn, args, kwargs)
         if not kwargs or kwargs.keys() <= own:
             # (the function's own keywords, ``x.sum(dim=1)``: nothing to translate)
             return fn(*args, **kwargs)
@@ -837,8 +912,12 @@ def _tables():
                 # an input's memory; reductions and matmul do not check
                 overlap = ("inplace" in b.variants or getattr(b.function, "out_overlap", False)
                            or isinstance(getattr(b.function, "op", None), Elementwise))
-                table[b.name] = _with_keywords(b.name, b.function, True,
-                                               _parameter_names(b.function), overlap)
+                params = _parameter_names(b.function)
+                first = params[:1] in (("input",), ("x",), ("self",))
+                table[b.name] = _with_keywords(
+                    b.name, b.function, True, params, overlap,
+                    first and b.name not in _NUMBERS_ONLY
+                    and ("either" if b.name in _NUMBER_FIRST else True))
             else:
                 table[b.name] = b.function
     return tables["function"], tables["method"], tables["inplace"], tables["functional"]

@@ -84,7 +84,8 @@ def elementwise_backward(op, node, grads):
                     # on Tensors a scalar parameter is a 0-d tensor of the compute dtype
                     p = ctx.params[op.param_names.index(name)]
                     values.append(as_tensor(p, compute))
-            g = rule(*values)
+            recorded = op.recorded_vjps
+            g = (rule if recorded is None or recorded[i] is None else recorded[i])(*values)
             if not isinstance(g, Tensor):
                 g = as_tensor(g, compute)
             constant = op.constant_gradient

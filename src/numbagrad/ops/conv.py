@@ -16,9 +16,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .. import _memory_format as MF
 from .. import dtypes as D
 from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..backend import cpu
 from ..backend import kernels_conv as KC
 from . import elementwise as E
@@ -304,14 +305,18 @@ def convolution_backward_vjp(ctx, grads):
         if hb is not None:
             spatial = w.ndim - 2
             terms.append(M.expand(hb.reshape((hb.shape[0],) + (1,) * spatial), g.shape))
-        gg = terms[0]
-        for t in terms[1:]:
-            gg = gg + t
+        for t in terms:
+            gg = t if gg is None else gg + t
     if needs[1] and hw is not None:
         gx = convolution_backward(g, x, hw, geom, (True, False, False))[0]
     if needs[2] and hx is not None:
         gw = convolution_backward(g, hx, w, geom, (False, True, False))[0]
     return gg, gx, gw
+
+
+# (an output that got no gradient is None, not zeros: a term it would give is then left out,
+# and an input reached only through it gets none, as PyTorch's undefined gradient)
+convolution_backward.keeps_missing_grads = True
 
 
 @composite("convolution_transpose", node="ConvolutionBackward0")
@@ -388,6 +393,7 @@ def _max_pool_nd(ctx, input, geom):
     pooling of (N, C, *spatial) or (C, *spatial)."""
     n = len(geom.kernel)
     ctx.geom = geom
+    ctx.save(x=input)
     be, x = _pool_input(ctx, input, n)
     (N, C), (size, params) = x.shape[:2], _pool_params(x, geom)
     out, ob = _flat_out(be, (N, C) + size, x.dtype)
@@ -401,9 +407,11 @@ def _max_pool_nd(ctx, input, geom):
     return _pool_result(input, out, n), _pool_result(input, idx, n)
 
 
-def _max_pool_backward_nd(ctx, grad, indices, size):
+def _max_pool_backward_nd(ctx, grad, indices, size, source=None):
     """Max pooling's input gradient (of spatial size ``size``): ``grad`` added at the
-    positions in ``indices``."""
+    positions in ``indices``. ``source``: the pooled input, which PyTorch's backward op takes
+    (its derivative by it is zeros: ``_source_zeros``); the kernel does not read it."""
+    ctx.has_source = source is not None
     n = len(size)
     ctx.save(indices=indices)
     ctx.size = tuple(size)
@@ -438,6 +446,7 @@ def _max_pool_gather_nd(ctx, input, indices, n):
 def _avg_pool_nd(ctx, input, geom):
     n = len(geom.kernel)
     ctx.geom = geom
+    ctx.save(x=input)  # (PyTorch's node saves self: see _source_zeros)
     be, x = _pool_input(ctx, input, n)
     (N, C), (size, params) = x.shape[:2], _pool_params(x, geom)
     out, ob = _flat_out(be, (N, C) + size, x.dtype)
@@ -449,8 +458,10 @@ def _avg_pool_nd(ctx, input, geom):
     return _pool_result(input, out, n)
 
 
-def _avg_pool_backward_nd(ctx, grad, size, geom):
-    """Average pooling's input gradient (of spatial size ``size``)."""
+def _avg_pool_backward_nd(ctx, grad, size, geom, source=None):
+    """Average pooling's input gradient (of spatial size ``size``); ``source`` as max
+    pooling's."""
+    ctx.has_source = source is not None
     n = len(size)
     ctx.geom = geom
     be = ctx.backend
@@ -469,6 +480,7 @@ def _avg_pool_backward_nd(ctx, grad, size, geom):
 def _adaptive_avg_pool_nd(ctx, input, output_size):
     n = len(output_size)
     ctx.out_size = tuple(output_size)
+    ctx.save(x=input)
     be, x = _pool_input(ctx, input, n)
     N, C = x.shape[:2]
     size = (1,) * (3 - n) + tuple(output_size)
@@ -479,8 +491,10 @@ def _adaptive_avg_pool_nd(ctx, input, output_size):
     return _pool_result(input, out, n)
 
 
-def _adaptive_avg_pool_backward_nd(ctx, grad, size):
-    """Adaptive average pooling's input gradient (of spatial size ``size``)."""
+def _adaptive_avg_pool_backward_nd(ctx, grad, size, source=None):
+    """Adaptive average pooling's input gradient (of spatial size ``size``); ``source`` as
+    max pooling's."""
+    ctx.has_source = source is not None
     n = len(size)
     ctx.out_size = tuple(grad.shape[-n:])
     be = ctx.backend
@@ -521,6 +535,7 @@ def _adaptive_max_pool_nd(ctx, input, output_size):
     (N, C, *spatial) or (C, *spatial) into ``output_size`` windows."""
     n = len(output_size)
     ctx.size = size = tuple(input.shape[-n:])
+    ctx.save(x=input)
     lead, P = tuple(input.shape[:-n]), math.prod(size)
     table = _adaptive_table(size, output_size)
     out, k = tuple(output_size), table.shape[-1]
@@ -539,6 +554,14 @@ def _adaptive_max_pool_nd(ctx, input, output_size):
     return _gather_planes(ctx.backend, input._data, idx._data, n), idx._data
 
 
+def _source_zeros(ctx):
+    """The gradient of a pooling backward op by the pooled input it was given (none where it
+    was not): zeros, PyTorch's ``zeros_like(self)``."""
+    if not ctx.has_source:
+        return ()
+    return (Tensor._make(ctx.backend.zeros(ctx.input_shapes[-1], ctx.input_dtypes[-1].np)),)
+
+
 class PoolOps(NamedTuple):
     """One rank's pooling ops."""
 
@@ -551,6 +574,17 @@ class PoolOps(NamedTuple):
     adaptive_avg_pool_backward: Composite
     adaptive_max_pool: Composite  # (values, indices)
     adaptive_max_pool_backward: Composite
+
+
+def _nonempty_grad(grad, fn):
+    """``grad`` of an adaptive pooling, refused as PyTorch's backward kernels refuse it when a
+    dim past the first is empty (the forward allows an output size of 0)."""
+    for d in range(1, grad.ndim):
+        if grad.shape[d] == 0:
+            raise RuntimeError(
+                f"{fn}(): Expected grad_output to have non-zero size for non-batch dimensions, "
+                f"but grad_output has sizes {list(grad.shape)} with dimension {d} being empty")
+    return grad
 
 
 def _register_pooling(n):
@@ -571,23 +605,34 @@ def _register_pooling(n):
         # (the same kernel as max pooling's backward, under its own node, as PyTorch)
         (f"adaptive_max_pool{nd}_backward", f"AdaptiveMaxPool{ND}BackwardBackward0",
          _max_pool_backward_nd))))
+    # (the backward ops take the pooled input, as PyTorch's: saved, so an in-place change of
+    # it before backward is the version error, and recorded, so a second derivative reaches
+    # it as zeros)
     ops.max_pool.defvjp(
-        lambda ctx, grads: ops.max_pool_backward(grads[0], ctx["indices"], ctx.size))
+        lambda ctx, grads: ops.max_pool_backward(grads[0], ctx["indices"], ctx.size,
+                                                 ctx["x"]))
     ops.max_pool_backward.defvjp(
-        lambda ctx, grad: (ops.max_pool_gather(grad, ctx["indices"], n), None))
+        lambda ctx, grad: (ops.max_pool_gather(grad, ctx["indices"], n), None,
+                           *_source_zeros(ctx)))
     ops.max_pool_gather.defvjp(
         lambda ctx, grad: (ops.max_pool_backward(grad, ctx["indices"], ctx.size), None))
-    ops.avg_pool.defvjp(lambda ctx, grad: ops.avg_pool_backward(grad, ctx.size, ctx.geom))
+    ops.avg_pool.defvjp(lambda ctx, grad: ops.avg_pool_backward(grad, ctx.size, ctx.geom,
+                                                                ctx["x"]))
     # (the backward is linear in grad: its adjoint is the forward)
-    ops.avg_pool_backward.defvjp(lambda ctx, grad: ops.avg_pool(grad, ctx.geom))
+    ops.avg_pool_backward.defvjp(
+        lambda ctx, grad: (ops.avg_pool(grad, ctx.geom), *_source_zeros(ctx)))
     ops.adaptive_avg_pool.defvjp(
-        lambda ctx, grad: ops.adaptive_avg_pool_backward(grad, ctx.size))
+        lambda ctx, grad: ops.adaptive_avg_pool_backward(
+            _nonempty_grad(grad, f"adaptive_avg_pool{nd}_backward"), ctx.size, ctx["x"]))
     ops.adaptive_avg_pool_backward.defvjp(
-        lambda ctx, grad: ops.adaptive_avg_pool(grad, ctx.out_size))
+        lambda ctx, grad: (ops.adaptive_avg_pool(grad, ctx.out_size), *_source_zeros(ctx)))
     ops.adaptive_max_pool.defvjp(
-        lambda ctx, grads: ops.adaptive_max_pool_backward(grads[0], ctx["indices"], ctx.size))
+        lambda ctx, grads: ops.adaptive_max_pool_backward(
+            _nonempty_grad(grads[0], f"adaptive_max_pool{nd}_backward"), ctx["indices"],
+            ctx.size, ctx["x"]))
     ops.adaptive_max_pool_backward.defvjp(
-        lambda ctx, grad: (ops.max_pool_gather(grad, ctx["indices"], n), None))
+        lambda ctx, grad: (ops.max_pool_gather(grad, ctx["indices"], n), None,
+                           *_source_zeros(ctx)))
     return ops
 
 
@@ -1083,7 +1128,13 @@ def max_pool1d_(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mod
     out = max_pool2d_(M.unsqueeze(input, -2), args[0], args[1], (0, _one(padding)),
                       (1, _one(dilation)), ceil_mode, True)
     values, indices = M.squeeze(out[0], -2), M.squeeze(out[1], -2)
-    return (values, indices) if return_indices else values
+    if return_indices:
+        return values, indices
+    if not (input.requires_grad and is_grad_enabled()):
+        # (PyTorch pools with its own kernel into a fresh tensor when no gradient is needed,
+        # through max_pool1d_with_indices's squeezed view otherwise)
+        return M.clone(values)
+    return values
 
 
 @public("function functional", name="avg_pool1d")
@@ -1114,13 +1165,17 @@ def _adaptive_size(input, output_size, n, fn):
         raise RuntimeError(f"{fn}: output_size must be {n}" if avg else
                            f"{fn}(): internal error: output_size.size() must be {n}")
     size = tuple(m if s is None else s for s, m in zip(size, input.shape[-n:]))
-    empty = [d for d in range(input.ndim - n - 1, input.ndim) if input.shape[d] == 0]
+    # (PyTorch's 1-d and 2-d average pools check only the pooled dims; its max pools and 3-d
+    # average pool every dim but the first, the channels of an unbatched input included)
+    first = input.ndim - n if avg and n < 3 else 1
+    empty = [d for d in range(first, input.ndim) if input.shape[d] == 0]
     if avg and min(size) < 0:
         # (PyTorch's words: "{a, b}" for 2-d, "{a, b,c}" for 3-d)
         shown = ", ".join(map(str, size[:2])) + "".join(f",{s}" for s in size[2:])
         raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0 "
                            f"but received {{{shown}}}")
-    if empty:
+    # (an average to one element per plane is PyTorch's mean, which checks nothing)
+    if empty and not (avg and all(s == 1 for s in size)):
         raise RuntimeError(
             f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
             f"has sizes {list(input.shape)} with dimension {empty[0]} being empty")
@@ -1187,13 +1242,29 @@ def adaptive_avg_pool1d_(input, output_size):
 def adaptive_avg_pool3d_(input, output_size):
     """Average pooling of (N, C, D, H, W) or (C, D, H, W) into ``output_size`` windows per
     volume (an int or a triple, None keeping the input's size)."""
-    return POOLING[3].adaptive_avg_pool(
-        input, _adaptive_size(input, output_size, 3, "adaptive_avg_pool3d"))
+    size = _adaptive_size(input, output_size, 3, "adaptive_avg_pool3d")
+    if size == (1, 1, 1):
+        return _global_avg_pool(input, 3)
+    return POOLING[3].adaptive_avg_pool(input, size)
 
 
 @public("functional", name="adaptive_avg_pool2d")
 def adaptive_avg_pool2d_(input, output_size):
     """Average pooling of (N, C, H, W) or (C, H, W) into ``output_size`` windows per plane
     (an int or a pair, None keeping the input's size)."""
-    return POOLING[2].adaptive_avg_pool(
-        input, _adaptive_size(input, output_size, 2, "adaptive_avg_pool2d"))
+    size = _adaptive_size(input, output_size, 2, "adaptive_avg_pool2d")
+    if size == (1, 1):
+        return _global_avg_pool(input, 2)
+    return POOLING[2].adaptive_avg_pool(input, size)
+
+
+def _global_avg_pool(input, n):
+    """Adaptive average pooling to one element per plane (or volume): PyTorch's shortcut, a
+    mean over the last ``n`` dims (so its node is MeanBackward1), its channels-last strides
+    set by as_strided_ (AsStridedBackward1) for a channels-last input."""
+    out = R.mean(input, tuple(range(-1, -n - 1, -1)), keepdim=True)
+    if input.ndim == n + 2 and MF.suggest(tuple(input.shape), input.stride()) is not \
+            MF.contiguous_format:
+        c = input.shape[1]
+        out.as_strided_(out.shape, (c, 1) + (c,) * n)
+    return out

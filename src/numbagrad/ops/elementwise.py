@@ -292,6 +292,8 @@ def exp2(x):
 
 
 exp2.defvjp(lambda grad, result: grad * result * 0.6931471805599453)
+# (PyTorch's grad * result * M_LN2 multiplies by a Scalar last: MulBackward1)
+exp2.recorded_vjps = [lambda grad, result: mul_scalar(grad * result, 0.6931471805599453)]
 
 
 @unary("erf", dtype="float", variants="function method inplace inplace_function")
@@ -1247,6 +1249,16 @@ def div(x, y):
 div.defvjp(lambda grad, y: grad / y, lambda grad, x, y: -grad * ((x / y) / y))
 
 
+@binary("div_mode", node="DivBackward2", dtype="float")
+def div_mode(x, y):
+    """``div(x, y, rounding_mode=None)``: PyTorch's div.Tensor_mode overload, the same
+    quotient under its own node."""
+    return x / y
+
+
+div_mode.defvjp(lambda grad, y: grad / y, lambda grad, x, y: -grad * ((x / y) / y))
+
+
 @unary("mul_scalar", node="MulBackward1")
 def mul_scalar(x, other):
     """``x * other`` for a scalar ``other`` as PyTorch's own compositions multiply (its
@@ -1255,6 +1267,8 @@ def mul_scalar(x, other):
 
 
 mul_scalar.defvjp(lambda grad, other: grad * other)
+# (recorded, the factor stays a Scalar, as PyTorch's mul.Scalar formula multiplies by it)
+mul_scalar.recorded_vjps = [lambda grad, other: mul_scalar(grad, other.item())]
 
 
 @unary("div_scalar", node="DivBackward1", dtype="float")
@@ -1264,6 +1278,7 @@ def div_scalar(x, other):
 
 
 div_scalar.defvjp(lambda grad, other: grad / other)
+div_scalar.recorded_vjps = [lambda grad, other: div_scalar(grad, other.item())]
 
 
 @binary("pow_tensor", node="PowBackward1", refuse_bool=_no_kernel("pow"))
@@ -1321,6 +1336,16 @@ def remainder_scalar(x, other):
 remainder_scalar.defvjp(lambda grad: grad)
 
 
+@unary("remainder_of_number", node="NotImplemented", refuse_bool=_no_kernel("remainder_cpu"))
+def remainder_of_number(x, number):
+    """``number % x`` (PyTorch's remainder.Scalar_Tensor, which has no derivative)."""
+    return number % x
+
+
+remainder_of_number.defvjp(None)
+remainder_of_number.derivative_missing = "aten::remainder"  # (PyTorch records NotImplemented)
+
+
 @binary("fmod", node="FmodBackward1", refuse_bool=_no_kernel("fmod_cpu"))
 def fmod(x, y):
     # C's fmod: the result takes the dividend's sign. (Python's % of the magnitudes is exact;
@@ -1331,7 +1356,9 @@ def fmod(x, y):
     return -r if x < 0 else r
 
 
-fmod.defvjp(lambda grad: grad, lambda grad, x, y: -grad * trunc(x / y))
+# (y's: PyTorch's -grad * x.div(y, rounding_mode="trunc"), whose own derivative is zero: no
+# x / y recorded under create_graph, whose derivative by y is NaN at an infinite y)
+fmod.defvjp(lambda grad: grad, lambda grad, x, y: -grad * div_trunc(x, y))
 
 
 @unary("fmod_scalar", node="FmodBackward0", refuse_bool=_no_kernel("fmod_cpu"))
@@ -1411,7 +1438,15 @@ def atan2_vjp_y(grad, x, y):
 atan2.defvjp(atan2_vjp_x, atan2_vjp_y)
 
 
-@binary("ldexp", dtype="float", variants="function method inplace inplace_function")
+def _ldexp_check(x, y):
+    # (PyTorch's kernel for a floating input dispatches on the exponent's dtype, bool not
+    # among them; an integral input goes through mul and pow, which take a bool exponent)
+    if x.dtype.is_floating_point and y.dtype is D.bool_:
+        raise NotImplementedError('"ldexp_cpu_exp" not implemented for \'Bool\'')
+
+
+@binary("ldexp", dtype="float", variants="function method inplace inplace_function",
+        tensors_only=True, check=_ldexp_check)
 def ldexp(x, y):
     """``x * 2 ** y``."""
     return x * exp2(y)
@@ -1458,8 +1493,9 @@ hypot.defvjp(hypot_vjp_x, hypot_vjp_y)
 @binary("lerp")
 def lerp(x, y, weight):
     """``x + weight * (y - x)`` for a scalar ``weight`` (PyTorch's two-sided formula, exact
-    at both ends)."""
-    if weight < 0.5:
+    at both ends; the first side where ``|weight| < 0.5``, as its is_lerp_weight_small, so an
+    infinite weight of either sign takes the second)."""
+    if abs(weight) < 0.5:
         return x + weight * (y - x)
     return y - (y - x) * (1 - weight)
 
@@ -1478,7 +1514,7 @@ lerp.defvjp(lerp_vjp_x, lerp_vjp_y)
 @binary("lerp_tensor", node="LerpBackward1", n_in=3)
 def lerp_tensor(x, y, weight):
     """``lerp`` with a tensor ``weight``."""
-    if weight < 0.5:
+    if abs(weight) < 0.5:
         return x + weight * (y - x)
     return y - (y - x) * (1 - weight)
 
@@ -1603,17 +1639,20 @@ def where(cond, x, y):
 where.defvjp(None, lambda grad, cond: where(cond, grad, 0), lambda grad, cond: where(cond, 0, grad))
 
 
-@binary("logical_and", dtype="bool", variants="function method inplace")
+@binary("logical_and", dtype="bool", variants="function method inplace",
+        tensors_only=True)
 def logical_and(x, y):
     return (x != 0) and (y != 0)
 
 
-@binary("logical_or", dtype="bool", variants="function method inplace")
+@binary("logical_or", dtype="bool", variants="function method inplace",
+        tensors_only=True)
 def logical_or(x, y):
     return (x != 0) or (y != 0)
 
 
-@binary("logical_xor", dtype="bool", variants="function method inplace")
+@binary("logical_xor", dtype="bool", variants="function method inplace",
+        tensors_only=True)
 def logical_xor(x, y):
     return (x != 0) != (y != 0)
 
@@ -1655,7 +1694,7 @@ def bitwise_right_shift(x, y):
 
 
 @binary("gcd", refuse_float=_no_kernel("gcd_cpu", "Float"), refuse_bool=_no_kernel("gcd_cpu"),
-        variants="function method inplace inplace_function")
+        variants="function method inplace inplace_function", tensors_only=True)
 def gcd(x, y):
     """The greatest common divisor of ``|x|`` and ``|y|`` (Euclid's; 0 for two zeros)."""
     x, y = abs(x), abs(y)
@@ -1665,7 +1704,7 @@ def gcd(x, y):
 
 
 @binary("lcm", refuse_float=_no_kernel("lcm_cpu", "Float"), refuse_bool=_no_kernel("lcm_cpu"),
-        variants="function method inplace inplace_function")
+        variants="function method inplace inplace_function", tensors_only=True)
 def lcm(x, y):
     g = gcd(x, y)
     if g == 0:
@@ -1912,6 +1951,7 @@ def sgn(x):
 
 sgn.defvjp(lambda grad: abs(sign(grad)) * 0)  # (as sign's)
 sgn.constant_gradient = True
+sgn.always_saves = ("x", "result")  # (SgnBackward0 saves self and result)
 
 
 # ---------------------------------------------------------------- two-input math
@@ -2013,10 +2053,14 @@ def copysign(x, y):
 
 
 def copysign_vjp_x(grad, x, result):
-    return where(x == 0, 0, grad * result / x)
+    # (PyTorch's copysign_tensor_self_backward: grad times the ratio result / x, zero where x
+    # is 0; the mask on the ratio, not the product, keeps the derivative by grad finite there)
+    return grad * where(x == 0, 0, result / x)
 
 
-copysign.defvjp(copysign_vjp_x, lambda grad: abs(sign(grad)) * 0)
+copysign.defvjp(copysign_vjp_x, _zero_gradient)
+# (PyTorch's formula for ``other`` is zeros_like(other): not recorded under create_graph)
+copysign.constant_gradient = (False, True)
 copysign.scalar_nodes = ("CopysignBackward0", "CopysignBackward1")
 
 
@@ -2128,7 +2172,7 @@ clamp_tensor_min.defvjp(clamp_min_vjp_x, clamp_min_vjp_y)
 clamp_tensor_max.defvjp(clamp_max_vjp_x, clamp_max_vjp_y)
 
 
-@binary("addcmul", n_in=3)
+@binary("addcmul", n_in=3, refuse_bool=_no_kernel("addcmul_cpu_out"))
 def addcmul(x, y, z, value):
     """``x + value * y * z``."""
     return x + value * y * z

@@ -272,9 +272,12 @@ def through_vjp(op, inputs=None):
             # (the graph kept: a tangent with a history of its own, as a rule written with
             # Tensor ops gives under forward over reverse, leads into it, and freeing it would
             # free that history)
-            tangents_out = iter(_grad(inner, us, allow_unused=True, retain_graph=True))
-        found = [next(tangents_out) if isinstance(o, Tensor) and o.requires_grad else None
-                 for o in outs]
+            # (terms that are all constants, a backward op's zeros by the input it was given:
+            # the tangents are zeros)
+            tangents_out = (iter(_grad(inner, us, allow_unused=True, retain_graph=True))
+                            if inner.requires_grad else None)
+        found = [next(tangents_out) if tangents_out is not None and isinstance(o, Tensor)
+                 and o.requires_grad else None for o in outs]
         found = [zeros_like(o) if t is None and isinstance(o, Tensor) and
                  o.dtype.is_floating_point else t for o, t in zip(outs, found)]
         return tuple(found) if isinstance(out, tuple) else found[0]

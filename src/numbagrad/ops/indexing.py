@@ -9,14 +9,17 @@ no device kernel: they refuse CUDA tensors by name.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
+from .. import _memory_format as MF
 from .. import dtypes as D
 from .._tensor import Tensor, _on, _wrap_dim, warn_once
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import is_grad_enabled, no_grad
 from ..backend import cpu
+from ..backend import layout as _layout
 from ..factory import arange, eye, full, zeros
 from . import elementwise as E
 from . import movement as M
@@ -49,6 +52,13 @@ def _cpu_only(ctx, name):
         raise NotImplementedError(
             f"numbagrad.{name} has no CUDA kernel yet: call it on a CPU tensor (x.cpu())"
         )
+
+
+def _shares(a, b) -> bool:
+    """Whether arrays ``a`` and ``b`` may share memory (on the host; on a GPU, one buffer)."""
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        return np.may_share_memory(a, b)
+    return getattr(a, "buf", None) is not None and getattr(a, "buf", None) is getattr(b, "buf", 0)
 
 
 def _take(be, a, index):
@@ -372,6 +382,12 @@ def scatter_reduce(ctx, x, dim, index, src, reduce, *, include_self=True):
     if reduce not in _REDUCE_AT:
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            + str(reduce))
+    if reduce == "mean" and x.dtype is D.bool_:
+        # (no bool kernel for the mean; with nothing to scatter, the division by the counts
+        # that follows has none either)
+        raise NotImplementedError(
+            f'"{"scatter_gather_tensor_cpu_reduce_mean" if idx.size else "div_floor_cpu"}" not '
+            "implemented for 'Bool'")
     _save_reduce_into(ctx, x, src)  # (x first: an in-place call saves a copy of it instead)
     ctx.save(index=index)
     return _reduce_into(ctx, x, d, idx, src, reduce, include_self)
@@ -413,6 +429,8 @@ def index_reduce(ctx, x, dim, index, source, reduce, *, include_self=True):
     _check_bounds(idx, x.shape[d] if x.ndim else 1, d, IndexError, "index out of range in self")
     warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.",
               stacklevel=R._outside_stacklevel())
+    if x.dtype is D.bool_:
+        raise NotImplementedError("\"index_func_\" not implemented for 'Bool'")
     at = [1] * x.ndim
     if x.ndim:
         at[d] = n
@@ -435,8 +453,8 @@ def take_along_dim(input, indices, dim=None):
     if indices.dtype is not D.int64:
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
                            + R._TYPE[indices.dtype.name])
-    if dim is None:
-        return gather(M.reshape(input, -1), 0, M.reshape(indices, -1))
+    if dim is None:  # (PyTorch's self.view(-1): refused for a layout a view cannot take)
+        return gather(M.view(input, -1), 0, M.view(indices, -1))
     d = _dim(input, dim)
     if input.ndim != indices.ndim:
         raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
@@ -447,6 +465,10 @@ def take_along_dim(input, indices, dim=None):
         tuple(1 if k == d else n for k, n in enumerate(indices.shape))))
     xs, ids = list(shape), list(shape)
     xs[d], ids[d] = input.shape[d], indices.shape[d]
+    if input.shape[d]:
+        # (PyTorch 2.13 reduces the indices modulo the dim's size: -1 is the last element,
+        # and one out of range wraps around instead of raising)
+        indices = E.remainder(indices, input.shape[d])
     return gather(M.expand(input, xs), d, M.expand(indices, ids))
 
 
@@ -461,6 +483,21 @@ def _vector_index(index, name):
     return idx.reshape(-1)
 
 
+def _index_select_bounds(x, d, idx):
+    """PyTorch's CPU index_select refusals, which depend on its kernel: along an empty dim of
+    a tensor of 2 or more dims, or out of range along a dim that is neither the first nor
+    the last of 3 or more (the last of 2 included), RuntimeError; else IndexError."""
+    n = x.shape[d] if x.ndim else 1
+    if x.ndim >= 2 and n == 0 and idx.size:
+        raise RuntimeError("index_select(): self indexing axis dim should be positive")
+    if x.ndim >= 2 and 0 < d and (d < x.ndim - 1 or x.ndim == 2):
+        bad = (idx < 0) | (idx >= n)
+        if bad.any():
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={int(idx[bad][0])} "
+                               f"axis_dim={n}")
+    _check_bounds(idx, n, d, IndexError, "index out of range in self")
+
+
 @composite("index_select", variants="function method")
 def index_select(ctx, x, dim, index):
     d = _dim(x, dim)
@@ -468,12 +505,13 @@ def index_select(ctx, x, dim, index):
     if not x.ndim and idx.size != 1:
         raise RuntimeError("index_select(): Index to scalar can have only 1 value, got "
                            f"{idx.size} value(s)")
-    _check_bounds(idx, x.shape[d] if x.ndim else 1, d, IndexError, "index out of range in self")
+    _index_select_bounds(x, d, idx)
     ctx.dim = d
     ctx.save(index=index)
     if x.ndim == 0:
         return x._data.copy()
-    return _take(ctx.backend, x._data, (slice(None),) * d + (idx,))
+    # (C-contiguous, as PyTorch's result: NumPy lays out a[:, idx] column by column)
+    return ctx.backend.ascontiguousarray(_take(ctx.backend, x._data, (slice(None),) * d + (idx,)))
 
 
 index_select.defjvp(linear(index_select))
@@ -554,7 +592,7 @@ for _op in (scatter_add, scatter, index_add):
 del _op
 
 
-@composite("index_fill", variants="function method inplace")
+@composite("index_fill", variants="inplace")
 def index_fill(ctx, x, dim, index, value):
     d = _dim(x, dim)
     idx = _index_array(index, "index_fill_(): Expected dtype int64 for index").reshape(-1)
@@ -573,7 +611,7 @@ def index_fill(ctx, x, dim, index, value):
         value = D.checked_number(value, x.dtype)  # (PyTorch's check of a number that does not fit)
     ctx.dim = d
     ctx.save(index=index)
-    out = x._data.copy()
+    out = ctx.backend.clone(x._data)  # (laid out as x: PyTorch's clone, then index_fill_)
     if x.ndim == 0:
         if not idx.size:
             return out
@@ -593,7 +631,12 @@ def index_fill_vjp(ctx, grad):
     g_x = index_fill(grad, ctx.dim, index, 0)
     if len(ctx.input_shapes) == 2:
         return g_x, None
-    return g_x, None, index_select(grad, ctx.dim, index).sum()
+    if not ctx.needs_grad(2):
+        # (only where the value wants one, as PyTorch's formula runs: its index_select refuses
+        # a negative index, which the fill itself takes)
+        return g_x, None, None
+    # each filled slice once, however often the index names it (PyTorch's _unique(index))
+    return g_x, None, index_select(grad, ctx.dim, index.unique()).sum()
 
 
 def _long_index(index, name):
@@ -679,6 +722,8 @@ def index_put(input, indices, values, accumulate=False):
         if i.dtype.is_floating_point:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     if values.dtype is not input.dtype:
+        # (PyTorch builds the index first: an index into a dim of size 0 is its IndexError)
+        M.region_shape(input.shape, M._Index.of(input, tuple(indices)).index)
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
             f"{R._TYPE[input.dtype.name]} for the destination and {R._TYPE[values.dtype.name]} "
@@ -769,7 +814,16 @@ def _check_mask(mask, message):
         raise RuntimeError(message)
 
 
-@composite("masked_fill", variants="function method inplace")
+def _no_integral_grad(x, value):
+    """PyTorch's error for an out-of-place fill of an integral tensor with a value that
+    requires grad (recorded: its output, of x's dtype, cannot require grad; the in-place
+    fill is recorded and raises nothing)."""
+    if (isinstance(value, Tensor) and value.requires_grad and _grad_state.enabled
+            and not x.dtype.is_floating_point):
+        raise RuntimeError(f"Autograd not support dtype: {R._TYPE[x.dtype.name]}")
+
+
+@composite("masked_fill", variants="inplace")
 def masked_fill(ctx, x, mask, value):
     if mask.dtype is not D.bool_:
         raise M.mask_error("masked_fill_", mask)
@@ -793,6 +847,20 @@ def masked_fill(ctx, x, mask, value):
 masked_fill.defjvp(linear(masked_fill, 0, 2))
 
 
+@public("function method", name="masked_fill")
+def masked_fill_function(input, mask, value):
+    """``masked_fill`` out of place (the in-place one is the op's inplace variant)."""
+    _no_integral_grad(input, value)
+    return masked_fill(input, mask, value)
+
+
+@public("function method", name="index_fill")
+def index_fill_function(input, dim, index, value):
+    """``index_fill`` out of place (the in-place one is the op's inplace variant)."""
+    _no_integral_grad(input, value)
+    return index_fill(input, dim, index, value)
+
+
 @masked_fill.defvjp
 def masked_fill_vjp(ctx, grad):
     g_x = sum_to(E.where(ctx.mask, 0, grad), ctx.input_shapes[0])
@@ -804,9 +872,12 @@ def masked_fill_vjp(ctx, grad):
 @composite("masked_select", variants="function method")
 def masked_select(ctx, x, mask):
     _check_mask(mask, "masked_select: expected BoolTensor for mask")
-    shape = cpu.broadcast_shapes(tuple(x.shape), tuple(mask.shape))
+    # (0-d operands select from one element: taken as a shape (1,), which NumPy's nonzero
+    # takes; the gradient is summed back to 0-d)
+    shape = cpu.broadcast_shapes(tuple(x.shape), tuple(mask.shape)) or (1,)
     where = np.nonzero(np.broadcast_to(mask._host(), shape))
     ctx.where, ctx.shape = where, shape
+    ctx.save(x=x)  # (PyTorch's node saves self: changed in place before backward, an error)
     with no_grad():
         xb = M.expand(x, shape)._data
     return _take(ctx.backend, xb, where)
@@ -817,6 +888,7 @@ masked_select.defjvp(linear(masked_select))
 
 @masked_select.defvjp
 def masked_select_vjp(ctx, grad):
+    ctx["x"]  # noqa: B018 (the version check of the saved input)
     full = M.index_put_zeros(grad, M._Index(ctx.where, {"advanced"}), ctx.shape)
     return sum_to(full, ctx.input_shapes[0]), None
 
@@ -836,7 +908,7 @@ def masked_scatter(ctx, x, mask, source):
     k = int(np.count_nonzero(where))
     if source.numel() < k:
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    ctx.mask = mask
+    ctx.save(mask=mask)  # (PyTorch's node saves it: changed in place before backward, an error)
     out = np.array(np.broadcast_to(_host(ctx, x), shape))  # (a C-ordered copy)
     out[where] = _host(ctx, source).reshape(-1)[:k]
     return _device(ctx, out)
@@ -849,9 +921,10 @@ masked_scatter.defjvp(linear(masked_scatter, 0, 2))
 def masked_scatter_vjp(ctx, grad):
     # (PyTorch's: x's gradient zero where replaced; the source's the gradient where it went,
     # in order, zeros for the elements not used)
-    g_x = sum_to(masked_fill(grad, ctx.mask, 0), ctx.input_shapes[0])
+    mask = ctx["mask"]
+    g_x = sum_to(masked_fill(grad, mask, 0), ctx.input_shapes[0])
     shape = ctx.input_shapes[2]
-    g_src = masked_select(grad, ctx.mask)
+    g_src = masked_select(grad, mask)
     unused = math.prod(shape) - g_src.numel()
     if unused:
         g_src = M.cat([g_src, _zeros_like_shape((unused,), grad)])
@@ -993,6 +1066,22 @@ diagonal_backward.defvjp(lambda ctx, grad: diagonal(grad, *ctx.args))
 diagonal_backward.defjvp(linear(diagonal_backward))
 
 
+@composite("diagonal_copy", node="DiagonalBackward0_copy", variants="function")
+def diagonal_copy(ctx, x, offset=0, dim1=0, dim2=1):
+    """``diagonal``'s elements, copied (contiguous): what ``diag`` of a matrix returns."""
+    d1, d2 = _diag_dims(x.ndim, dim1, dim2)
+    ctx.args = (offset, d1, d2)
+    be = ctx.backend
+    # (a copy even where the diagonal is contiguous already: one element, or a 1-wide matrix)
+    view = _diag_view(x._data, be, offset, d1, d2)
+    out = be.ascontiguousarray(view)
+    return out.copy() if _shares(out, x._data) else out
+
+
+diagonal_copy.defvjp(lambda ctx, grad: diagonal_backward(grad, ctx.input_shapes[0], *ctx.args))
+diagonal_copy.defjvp(linear(diagonal_copy))
+
+
 @public("method")
 def fill_diagonal_(input, fill_value, wrap=False):
     """The main diagonal (of a matrix, or of a tensor whose dims are all equal) filled with
@@ -1104,8 +1193,8 @@ def diag(input, diagonal=0):
     if input.ndim == 1:
         return diag_embed(input, diagonal, 0, 1)
     if input.ndim == 2:
-        # (a copy, as PyTorch's; its node is CloneBackward0 here, DiagonalBackward0_copy there)
-        return M.clone(globals()["diagonal"](input, diagonal))
+        # (a copy, as PyTorch's: its node is DiagonalBackward0_copy)
+        return diagonal_copy(input, diagonal)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
 
 
@@ -1155,6 +1244,8 @@ def repeat(ctx, x, *sizes, repeats=None):
         ctx.backend.ascontiguousarray(x._data).reshape(shape))
     be = ctx.backend
     # (r0, n0, r1, n1, ...) with stride 0 over each r: one copy makes the repeats
+    if all(r == 1 for r in sizes):  # (a copy even so: as_strided below would be x itself)
+        return a.copy().reshape(target)
     spread = be.as_strided(a, [v for r, n in zip(sizes, shape) for v in (r, n)],
                            [v for st in a.strides for v in (0, st)])
     return be.ascontiguousarray(spread).reshape(target)
@@ -1196,15 +1287,18 @@ def tile(input, dims):
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
-@composite("flip", variants="function method")
+@composite("flip", variants="method")
 def flip(ctx, x, *args, dims=None):
+    if (dims is not None and not isinstance(dims, (list, tuple))) or (
+            len(args) > 1 and any(isinstance(a, (list, tuple)) for a in args)):
+        _dims_not_a_sequence(dims if dims is not None else args)
     dims = M.normalize_dims(list(M.parse_shape(M.by_keyword(args, dims))), x.ndim)
     ctx.dims = dims
     a = x._data
     if not x.ndim:
         return a.copy()  # (a 0-d tensor: its dim 0 flips nothing)
     if ctx.backend is cpu:
-        return np.flip(a, dims).copy()
+        return _laid_out_like(a, np.flip(a, dims))
     where = list(np.indices(a.shape, sparse=True))
     for d in dims:
         where[d] = a.shape[d] - 1 - where[d]
@@ -1213,6 +1307,20 @@ def flip(ctx, x, *args, dims=None):
 
 flip.defvjp(lambda ctx, grad: flip(grad, ctx.dims))
 flip.defjvp(linear(flip))
+
+
+def _dims_not_a_sequence(dims):
+    raise TypeError("flip(): argument 'dims' (position 2) must be tuple of ints, not "
+                    + type(dims).__name__)
+
+
+@public("function", name="flip")
+def flip_function(input, dims):
+    """``torch.flip(input, dims)``: ``dims`` a sequence (the method also takes ints,
+    ``x.flip(0, 1)``; PyTorch's function refuses them)."""
+    if not isinstance(dims, (list, tuple)):
+        _dims_not_a_sequence(dims)
+    return flip(input, dims)
 
 
 @public("function method")
@@ -1236,7 +1344,9 @@ def roll(ctx, x, shifts, dims=None):
     if not dims and len(shifts) == 1:
         ctx.shifts, ctx.dims = shifts, None
         flat = ctx.backend.ascontiguousarray(x._data).reshape(-1)
-        return _roll(ctx.backend, flat, shifts[0], 0).reshape(x.shape)
+        out = _roll(ctx.backend, flat, shifts[0], 0)
+        # (a shift by a multiple of the size moves nothing: still a copy, as PyTorch's)
+        return (out.copy() if out is flat else out).reshape(x.shape)
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
@@ -1247,7 +1357,9 @@ def roll(ctx, x, shifts, dims=None):
     a = x._data
     for s, d in zip(shifts, dims):
         a = _roll(ctx.backend, a, s, d)
-    return a if a is not x._data else a.copy()
+    # (C-contiguous whatever x's layout, as PyTorch's result)
+    return ctx.backend.ascontiguousarray(a) if a is not x._data else ctx.backend.ascontiguousarray(
+        a.copy())
 
 
 def _roll(be, a, shift, d):
@@ -1265,14 +1377,16 @@ roll.defjvp(linear(roll))
 
 @public("function method")
 def narrow(input, dim, start, length):
-    return M.getitem(input, _narrowed(input, dim, start, length))
+    # (PyTorch's slice: SliceBackward0 even over the whole dim)
+    return M.slice_dim(input, _narrowed(input, dim, start, length))
 
 
 @composite("narrow_copy", variants="function method")
 def narrow_copy(ctx, x, dim, start, length):
     """``narrow``'s elements, copied (contiguous)."""
     where = ctx.where = _narrowed(x, dim, start, length)
-    return ctx.backend.ascontiguousarray(x._data[where])
+    out = ctx.backend.ascontiguousarray(x._data[where])
+    return out.copy() if _shares(out, x._data) else out  # (a copy, even of a contiguous part)
 
 
 @narrow_copy.defvjp
@@ -1321,15 +1435,20 @@ def unbind_vjp(ctx, grads):
 @composite("cumprod", variants="function method inplace")
 def cumprod(ctx, x, dim, *, dtype=None):
     """The running products of ``x`` along ``dim`` (integer and bool products are int64)."""
+    R.no_integral_node(ctx, dtype)
     ctx.dim = _dim(x, dim)
     out = D.as_dtype(dtype) if dtype is not None else (
         x.dtype if x.dtype.is_floating_point else D.int64)
+    R.no_bool_scan("cumprod", x, out)
     a = _host(ctx, x).astype(out.np, copy=False)
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
     if x.ndim == 0:
         return _device(ctx, a.copy())
-    return _device(ctx, _accumulated(np.cumprod, a, ctx.dim))
+    # (C-contiguous whatever x's layout, as PyTorch's result; NumPy's product of bools or
+    # small integers is int64)
+    return _device(ctx, np.ascontiguousarray(_accumulated(np.cumprod, a, ctx.dim),
+                                             dtype=out.np))
 
 
 cumprod.inplace_check = R.same_dtype_inplace
@@ -1338,7 +1457,7 @@ cumprod.inplace_check = R.same_dtype_inplace
 @cumprod.defvjp
 def cumprod_vjp(ctx, grad):
     x, result, d = ctx["x"], ctx["result"], ctx.dim
-    if x.ndim == 0:
+    if x.numel() <= 1:  # (PyTorch's cumprod_backward: the gradient itself, not recorded on x)
         return grad
     with no_grad():
         zero = x == 0
@@ -1384,14 +1503,21 @@ def _cumprod_vjp_products(x, grad, d):
 # ---------------------------------------------------------------- sorts and selections
 
 
+def _laid_out_like(a, values):
+    """Host array ``values`` (``a``'s shape) copied into the layout PyTorch's clone of ``a``
+    has (``layout.clone_strides``: a transposed array's is transposed)."""
+    if a.flags.c_contiguous and values.flags.c_contiguous:
+        # (a view of ``a`` looks contiguous when the dims it reverses have size 1)
+        return values.copy() if np.may_share_memory(a, values) else values
+    strides = _layout.clone_strides(a.shape, [st // a.itemsize for st in a.strides])
+    out = cpu.empty_strided(a.shape, strides, values.dtype)
+    np.copyto(out, values)
+    return out
+
+
 def _sort_host(a, d, descending):
     """Stable (values, indices) of host array ``a`` along ``d``; NaN counts as the largest."""
-    if descending:
-        # a stable ascending sort of the flipped array, read backwards: ties keep their order
-        idx = a.shape[d] - 1 - np.flip(np.argsort(np.flip(a, d), axis=d, kind="stable"), d)
-    else:
-        idx = np.argsort(a, axis=d, kind="stable")
-    return np.take_along_axis(a, idx, d), idx
+    return cpu.select(a, d, a.shape[d], descending)
 
 
 def _selected(ctx, x, dim, name, node):
@@ -1417,19 +1543,34 @@ def _selected_vjp(ctx, grads):
     return scatter(_zeros_like_shape(shape, grad), ctx.dim, idx, grad)
 
 
+class _NoStable:
+    """sort's ``stable`` when not given (see ``sort_op``)."""
+
+    def __repr__(self):
+        return "None"
+
+
+_NO_STABLE = _NoStable()
+
+
 @composite("sort", node="SortBackward0")
-def sort_op(ctx, x, dim=-1, descending=False, stable=False):
-    d = _selected(ctx, x, dim, "sort", "SortBackward0")
+def sort_op(ctx, x, dim=-1, descending=False, stable=_NO_STABLE):
+    # (a ``stable`` given, even False or None, picks PyTorch's sort.stable overload, whose node
+    # is SortBackward1; the sort itself is stable either way, as PyTorch's CPU sort is)
+    d = _selected(ctx, x, dim, "sort", "SortBackward0" if stable is _NO_STABLE
+                  else "SortBackward1")
     if x.ndim == 0:
         return _device(ctx, (_host(ctx, x).copy(), np.zeros((), np.int64)))
-    return _device(ctx, _sort_host(_host(ctx, x), d, descending))
+    a = _host(ctx, x)
+    # (values and indices laid out as x's clone, as PyTorch's)
+    return _device(ctx, tuple(_laid_out_like(a, r) for r in _sort_host(a, d, descending)))
 
 
 sort_op.defvjp(_selected_vjp)
 
 
 @public("function method")
-def sort(input, dim=-1, descending=False, stable=False):
+def sort(input, dim=-1, descending=False, stable=_NO_STABLE):
     return sort_op(input, dim, descending, stable)
 
 
@@ -1542,37 +1683,125 @@ def logcumsumexp_vjp(ctx, grad):
 
 @public("function method")
 def argsort(input, dim=-1, descending=False, stable=False):
-    return sort_op(input, dim, descending, stable).indices
+    if not isinstance(stable, bool):  # (a bool, unlike sort's optional one)
+        raise TypeError("argsort(): argument 'stable' must be bool, not "
+                        + type(stable).__name__)
+    return sort_op(input, dim, descending, stable if stable else _NO_STABLE).indices
 
 
 @composite("topk", node="TopkBackward0", variants="function method")
 def topk(ctx, x, k, dim=-1, largest=True, sorted=True):
     d = _selected(ctx, x, dim, "topk", "TopkBackward0")
+    _no_bool(x, "topk")
     n = x.shape[d] if x.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if x.ndim == 0:
         return _device(ctx, (_host(ctx, x).copy(), np.zeros((), np.int64)))
-    values, idx = _sort_host(_host(ctx, x), d, largest)
-    head = (slice(None),) * d + (slice(0, k),)
-    return _device(ctx, (np.ascontiguousarray(values[head]), np.ascontiguousarray(idx[head])))
+    return _device(ctx, cpu.select(_host(ctx, x), d, k, largest))  # (sorted=False too)
 
 
 topk.defvjp(_selected_vjp)
 
 
-def _kth(ctx, x, k, d, keepdim):
+def _kth(ctx, x, k, d, keepdim, nan_wins=False):
+    """The ``k``-th smallest along ``d`` (NaN the largest) and its index; with ``nan_wins``
+    (median's rule), a slice holding NaN gives NaN and the index of its first NaN."""
     ctx.keepdim = keepdim
     if x.ndim == 0:
         return _device(ctx, (_host(ctx, x).copy(), np.zeros((), np.int64)))
-    values, idx = _sort_host(_host(ctx, x), d, False)
+    a = _host(ctx, x)
+    values, idx = cpu.select(a, d, k + 1, False)  # (the stable sort's first k + 1)
     pick = (slice(None),) * d + (slice(k, k + 1) if keepdim else k,)
-    return _device(ctx, (np.array(values[pick]), np.array(idx[pick])))  # (0-d stays 0-d)
+    values, idx = np.array(values[pick]), np.array(idx[pick])  # (0-d stays 0-d)
+    if not nan_wins:
+        idx = _kth_tie_indices(a, k, d, keepdim, values, idx)
+    if nan_wins and a.dtype.kind == "f":
+        nan = np.isnan(a)
+        if nan.any():
+            has = nan.any(axis=d, keepdims=keepdim)
+            values = np.array(np.where(has, np.nan, values), dtype=a.dtype)
+            idx = np.array(np.where(has, nan.argmax(axis=d, keepdims=keepdim), idx))
+    return _device(ctx, (values, idx))
+
+
+def _kth_tie_indices(a, k, d, keepdim, values, idx):
+    """kthvalue's indices where the k-th smallest value of a slice occurs more than once: the
+    one PyTorch's quick select ends on (its index is the stable sort's elsewhere)."""
+    v = values if keepdim else np.expand_dims(values, d)
+    same = (a == v) | (np.isnan(a) & np.isnan(v)) if a.dtype.kind == "f" else a == v
+    tied = np.count_nonzero(same, axis=d) > 1
+    if not tied.any():
+        return idx
+    rows = np.moveaxis(a, d, -1)
+    out = np.array(idx)
+    flat = out.reshape(-1) if out.ndim else out.reshape(1)
+    for pos in zip(*np.nonzero(tied)) if tied.ndim else [()]:
+        where = np.ravel_multi_index(pos, tied.shape) if tied.ndim else 0
+        flat[where] = _quick_select(rows[pos].tolist(), k)
+    return out
+
+
+def _quick_select(row, k):
+    """The index ATen's ``quick_select_template`` leaves at position ``k`` of ``row`` (median of
+    three pivots, NaN the largest; SortingUtils.h): kthvalue's choice among equal values."""
+
+    def gt(x, y):  # (x != x: NaN)
+        return (x != x and y == y) or x > y
+
+    arr, ind = list(row), list(range(len(row)))
+
+    def swap(i, j):
+        arr[i], arr[j] = arr[j], arr[i]
+        ind[i], ind[j] = ind[j], ind[i]
+
+    lo, hi = 0, len(arr) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if gt(arr[lo], arr[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if gt(arr[lo + 1], arr[hi]):
+            swap(lo + 1, hi)
+        if gt(arr[lo], arr[hi]):
+            swap(lo, hi)
+        if gt(arr[lo + 1], arr[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, arr[lo]
+        while True:
+            i += 1
+            while gt(pivot, arr[i]):
+                i += 1
+            j -= 1
+            while gt(arr[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return ind[k]
+
+
+def _no_bool(x, kernel):
+    """PyTorch's error for the order statistics it has no bool kernel for."""
+    if x.dtype is D.bool_:
+        if kernel == "topk":
+            raise RuntimeError("topk does not support bool dtypes on CPU")
+        raise NotImplementedError(f'"{kernel}" not implemented for \'Bool\'')
 
 
 @composite("kthvalue", variants="function method")
 def kthvalue(ctx, x, k, dim=-1, keepdim=False):
     d = _selected(ctx, x, dim, "kthvalue", "KthvalueBackward0")
+    if x.ndim:  # (a 0-d tensor runs no kernel)
+        _no_bool(x, "kthvalue_cpu")
+    if x.ndim and x.shape[d] == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= (x.shape[d] if x.ndim else 1):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _kth(ctx, x, k - 1, d, keepdim)
@@ -1586,7 +1815,9 @@ def median_dim(ctx, x, dim, keepdim=False):
     d = _selected(ctx, x, dim, "median", "MedianBackward1")
     n = x.shape[d] if x.ndim else 1
     R._check_nonempty(x, (d,) if x.ndim else (), "median")
-    return _kth(ctx, x, (n - 1) // 2, d, keepdim)  # the lower of the two middle values
+    _no_bool(x, "median_out")
+    # the lower of the two middle values; NaN where a slice holds one
+    return _kth(ctx, x, (n - 1) // 2, d, keepdim, nan_wins=True)
 
 
 median_dim.defvjp(_selected_vjp)
@@ -1594,15 +1825,26 @@ median_dim.defvjp(_selected_vjp)
 
 @composite("median_all", node="MedianBackward0")
 def median_all(ctx, x):
-    if x.numel() == 0:
-        return _device(ctx, np.asarray(np.nan, x.dtype.np))
+    if x.numel() == 0:  # (before any kernel: an empty bool tensor too)
+        return _device(ctx, np.asarray(_empty_median(x), x.dtype.np))
+    _no_bool(x, "median_cpu")
     flat = np.sort(_host(ctx, x).reshape(-1), kind="stable")
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
-    return _device(ctx, np.asarray(flat[(flat.size - 1) // 2]))
+    # (NaN sorts last; a NaN anywhere makes the median NaN, as PyTorch's)
+    nan = flat.dtype.kind == "f" and np.isnan(flat[-1])
+    return _device(ctx, np.asarray(flat[-1] if nan else flat[(flat.size - 1) // 2]))
 
 
 median_all.defvjp(R._all_backward)  # (shared evenly by equal elements, as PyTorch's)
+
+
+def _empty_median(x):
+    """The median of no elements: NaN, which PyTorch casts to an integer dtype as its lowest
+    value."""
+    if x.dtype is D.bool_:
+        return True
+    return np.nan if x.dtype.is_floating_point else np.iinfo(x.dtype.np).min
 
 
 @public("function method")
@@ -1619,6 +1861,7 @@ def _numbers(a):
 def nanmedian_dim(ctx, x, dim, keepdim=False):
     d = _selected(ctx, x, dim, "nanmedian", "NanmedianBackward1")
     R._check_nonempty(x, (d,) if x.ndim else (), "median")  # (PyTorch's name for it)
+    _no_bool(x, "median_out")
     ctx.keepdim = keepdim
     a = _host(ctx, x)
     if x.ndim == 0:
@@ -1637,12 +1880,14 @@ nanmedian_dim.defvjp(_selected_vjp)
 
 @composite("nanmedian_all", node="NanmedianBackward0")
 def nanmedian_all(ctx, x):
+    if x.numel():
+        _no_bool(x, "median_cpu")
     flat = _host(ctx, x).reshape(-1)
     flat = np.sort(flat[_numbers(flat)], kind="stable")
     ctx.save(x=x)
     ctx.save_outputs = {"result": 0}
     if not flat.size:  # (no numbers: NaN)
-        return _device(ctx, np.asarray(np.nan, x.dtype.np))
+        return _device(ctx, np.asarray(_empty_median(x), x.dtype.np))
     return _device(ctx, np.asarray(flat[(flat.size - 1) // 2]))
 
 
@@ -1678,9 +1923,46 @@ def mode(ctx, x, dim=-1, keepdim=False):
     first = np.maximum.accumulate(np.where(starts, where, 0), axis=-1)
     at = np.expand_dims(np.argmax(np.where(ends, where - first + 1, 0), axis=-1), d)
     values, idx = np.take_along_axis(values, at, d), np.take_along_axis(idx, at, d)
+    if a.dtype.kind == "f" and n <= 16:
+        # slices holding NaN: PyTorch's std::sort (an insertion sort up to 16 elements) with
+        # ``<`` leaves NaN in place, and its runs end wherever neighbours differ (NaN differs
+        # from everything)
+        nan = np.isnan(np.moveaxis(a, d, -1))
+        if nan.any():
+            rows_a = np.moveaxis(a, d, -1)
+            v_out, i_out = np.moveaxis(values, d, -1), np.moveaxis(idx, d, -1)
+            has = nan.any(-1)
+            for pos in (zip(*np.nonzero(has)) if has.ndim else [()]):
+                v_out[pos + (0,)], i_out[pos + (0,)] = _mode_of_small(rows_a[pos].tolist())
     if not keepdim:
         values, idx = values.squeeze(d), idx.squeeze(d)
     return _device(ctx, (np.array(values, order="C"), np.array(idx, order="C")))
+
+
+def _mode_of_small(row):
+    """(value, index) of PyTorch's CPU mode of ``row`` (16 elements or fewer): its pairs
+    sorted by value with libstdc++'s insertion sort and ``<`` (NaN stays where it is), then
+    the first longest run of neighbours that compare equal, at its last element."""
+    elems = [(v, k) for k, v in enumerate(row)]
+    for i in range(1, len(elems)):
+        val = elems[i]
+        if val[0] < elems[0][0]:
+            elems[1:i + 1] = elems[0:i]
+            elems[0] = val
+            continue
+        j = i
+        while j > 0 and val[0] < elems[j - 1][0]:
+            elems[j] = elems[j - 1]
+            j -= 1
+        elems[j] = val
+    best, best_at, run = 0, 0, 0
+    for i, (v, _) in enumerate(elems):
+        run += 1
+        if i == len(elems) - 1 or v != elems[i + 1][0]:
+            if run > best:
+                best, best_at = run, i
+            run = 0
+    return elems[best_at]
 
 
 mode.defvjp(_selected_vjp)
@@ -1967,10 +2249,32 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
             raise RuntimeError("repeats can not be negative")
         return Tensor._make(_on(np.repeat(np.arange(counts.size, dtype=np.int64), counts),
                                 input.device))
+    if isinstance(repeats, (list, tuple)):  # (PyTorch takes an int or a Tensor)
+        raise TypeError("repeat_interleave() received an invalid combination of arguments - got "
+                        f"({type(repeats).__name__}, ...), but expected one of: (Tensor repeats, "
+                        "int dim = None, *, int output_size = None), (int repeats, int dim = "
+                        "None, *, int output_size = None)")
     if dim is None:
         input, dim = M.reshape(input, [-1]), 0
-    d = _wrap_dim(dim, max(input.ndim, 1))
-    n = input.shape[d] if input.ndim else 1
+    if not isinstance(repeats, (Tensor, list, tuple, np.ndarray)):
+        # a number of repeats: PyTorch's expand, copy and flatten (its nodes ViewBackward0,
+        # CloneBackward0, ExpandBackward0), not the gather of the per-element counts below
+        d = _wrap_dim(dim, max(input.ndim, 1))
+        repeats = operator.index(repeats)
+        if repeats < 0:
+            raise RuntimeError("Repeats must be non-negative")
+        out = M.unsqueeze(input, d + 1)
+        shape = list(out.shape)
+        shape[d + 1] = repeats
+        out = M.clone(M.expand(out, shape), memory_format=MF.contiguous_format)
+        return M.flatten(out, d, d + 1)
+    if not input.ndim:  # (PyTorch's index_select path: a dim of a 0-d tensor names nothing)
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    d = _wrap_dim(dim, input.ndim)
+    n = input.shape[d]
+    if isinstance(repeats, Tensor) and repeats.dtype not in (D.int64, D.int32):
+        raise NotImplementedError('"repeat_interleave_cpu" not implemented for '
+                                  f"'{R._TYPE[repeats.dtype.name]}'")
     counts = repeats._host().reshape(-1) if isinstance(repeats, Tensor) else np.asarray(repeats)
     if counts.size != 1 and counts.size != n:
         raise RuntimeError("repeats must have the same size as input along dim, but got "

@@ -803,6 +803,8 @@ def setitem(x, index, value):
         # PyTorch: cast with its checked conversion
         D.checked_number(value.item(), x.dtype)
     elif advanced and isinstance(value, Tensor) and value.dtype is not x.dtype:
+        # (PyTorch builds the index first: an index into a dim of size 0 is its IndexError)
+        M.region_shape(x.shape, where.index)
         raise RuntimeError(
             "Index put requires the source and destination dtypes match, got "
             f"{_CAST_NAMES[x.dtype.name]} for the destination and "

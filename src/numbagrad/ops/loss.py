@@ -191,15 +191,19 @@ def _as_rows(shape):
 
 
 @composite("nll_loss", node="NllLossBackward0")
-def nll_loss(ctx, input, target, reduction="mean", weight=None, ignore_index=-100):
+def nll_loss(ctx, input, target, reduction="mean", weight=None, ignore_index=-100, *,
+             weight_tensor=None):
     """``-weight[t] * input[n, t, ...]`` for the class index ``t`` of each target, reduced (the
     mean divides by the summed weights); targets equal to ``ignore_index`` count nothing, one
     outside the classes raises IndexError. ``weight``: a host array of one weight per class,
-    or None. The rest is checked by the caller."""
+    or None; ``weight_tensor``: the Tensor it was read from, if any. The rest is checked by
+    the caller."""
     if input.ndim == 4:
         ctx.node_name = "NllLoss2DBackward0"
-    # (PyTorch's node saves its input: writing it in place before backward is an error)
-    ctx.save(x=input)
+    # (PyTorch's node saves its input, target and weight: writing one of them in place before
+    # backward is an error)
+    ctx.save(x=input, target=target, weight=weight_tensor)
+    ctx.weight_tensor = weight_tensor
     ctx.args = (target, weight, ignore_index)
     ctx.reduction = reduction
     a = input._data
@@ -245,9 +249,17 @@ def nll_loss(ctx, input, target, reduction="mean", weight=None, ignore_index=-10
 nll_loss.defjvp(linear(nll_loss))
 
 
+def _check_targets(ctx, weight_tensor):
+    """Read the saved target and weight: their version check (see nll_loss)."""
+    ctx["target"]  # noqa: B018
+    if weight_tensor is not None:
+        ctx["weight"]  # noqa: B018
+
+
 @nll_loss.defvjp
 def nll_loss_vjp(ctx, grad):
     x = ctx["x"]
+    _check_targets(ctx, ctx.weight_tensor)
     if _grad_state.enabled:  # recorded: PyTorch's node, NllLossBackwardBackward0
         return nll_loss_backward(grad, x, ctx), None
     return _nll_gradient(ctx, grad, ctx.input_shapes[0]), None
@@ -285,6 +297,7 @@ class _NllSpec:
     def __init__(self, ctx):
         self.targets, self.reduction, self.total, self.args = (
             ctx.targets, ctx.reduction, ctx.total, ctx.args)
+        self.weight_tensor = ctx.weight_tensor
         if ctx.targets is None:
             self.index, self.kept, self.weight = ctx.index, ctx.kept, ctx.weight
 
@@ -294,6 +307,8 @@ def nll_loss_backward(ctx, grad_output, x, loss_ctx):
     """PyTorch's nll_loss_backward, the gradient of nll_loss's input ``x`` (only its shape is
     read): a node of its own under create_graph, whose backward is PyTorch's formula."""
     spec = ctx.spec = loss_ctx if isinstance(loss_ctx, _NllSpec) else _NllSpec(loss_ctx)
+    # (PyTorch's double-backward node saves the target and weight too)
+    ctx.save(target=spec.args[0], weight=spec.weight_tensor)
     with no_grad():
         return _nll_gradient(spec, grad_output, tuple(x.shape))._data
 
@@ -305,7 +320,9 @@ nll_loss_backward.defjvp(linear(nll_loss_backward))  # (x's derivative is zero)
 def nll_loss_backward_vjp(ctx, grad):
     # grad_output's: the loss itself (linear in its input); x's: PyTorch's zeros_like(grad)
     target, weight, ignore_index = ctx.spec.args
-    g_out = nll_loss(grad, target, ctx.spec.reduction, weight, ignore_index)
+    _check_targets(ctx, ctx.spec.weight_tensor)
+    g_out = nll_loss(grad, target, ctx.spec.reduction, weight, ignore_index,
+                     weight_tensor=ctx.spec.weight_tensor)
     return g_out, Tensor._make(ctx.backend.zeros(tuple(grad.shape), grad._data.dtype))
 
 

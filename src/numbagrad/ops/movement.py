@@ -437,7 +437,9 @@ def squeeze(ctx, x, dim=None):
         ctx.dims = None
         return x._data.reshape(tuple(n for n in x.shape if n != 1))
     ctx.node_name = "SqueezeBackward1" if isinstance(dim, int) else "SqueezeBackward2"
-    dims = ctx.dims = normalize_dims(dim, x.ndim) if x.ndim else ()
+    # (a 0-d tensor's dims name its one position: checked, a repeat refused as for others)
+    dims = normalize_dims(dim, max(x.ndim, 1))
+    dims = ctx.dims = dims if x.ndim else ()
     return x._data.reshape(tuple(n for d, n in enumerate(x.shape) if not (d in dims and n == 1)))
 
 
@@ -748,6 +750,22 @@ to_dtype.defvjp(lambda ctx, grad: grad)
 to_dtype.defjvp(linear(to_dtype))
 
 
+def _to_dtype_lean(x, dtype, memory_format=MF.preserve_format):
+    """``to_dtype``'s lean hook: ``x.double()``, ``x.float()``, ``x.long()`` of a CPU tensor
+    that is not recorded (no gradient needed), the copy and Tensor ``call_composite`` would
+    make, without its ctx and its generic steps; anything else goes the general way."""
+    a = _cpu_array(x)
+    if (a is None or memory_format is not MF.preserve_format or type(dtype) is not D.dtype
+            or not a.flags.c_contiguous or 1 in a.shape):
+        return None
+    if _grad_state.enabled and (x._requires_grad if x._base is None else x.requires_grad):
+        return None
+    return Tensor._make(cpu.clone(a, dtype.np))  # (an inference tensor under inference_mode)
+
+
+to_dtype.lean = _to_dtype_lean
+
+
 @composite("to_device", node="ToCopyBackward0")
 def to_device(ctx, x, device):
     """A copy of ``x`` on ``device`` (host <-> GPU); the gradient goes back the other way."""
@@ -1017,6 +1035,19 @@ class _Index:
                     where.staged = None
                     where.bare_slice = False
                     return where
+            elif kind is tuple:
+                # ``x[i, j]`` (an element, ``.item()`` after): ints in range, one per dim at
+                # most, select after select (_normalize_index's kinds: {"int"})
+                shape = x._data.shape
+                if 0 < len(index) <= len(shape):  # (``x[()]`` is an alias, not a select)
+                    for i, n in zip(index, shape):
+                        if type(i) is not int or not -n <= i < n:
+                            break
+                    else:
+                        where.index, where.kinds, where.sources = index, _SELECT, ()
+                        where.staged = None
+                        where.bare_slice = False
+                        return where
         items = index if isinstance(index, tuple) else (index,)
         where.index, where.kinds = _normalize_index(x, index)
         where.sources = tuple([i for i, n in zip(items, where.index)
@@ -1041,7 +1072,7 @@ def _without_empty_ellipsis(index, ndim):
     return tuple(i for i in index if i is not Ellipsis)
 
 
-_SELECT = frozenset(("int",))  # the kinds of an index that is one integer
+_SELECT = frozenset(("int",))  # the kinds of an index of integers only (one, or one per dim)
 _ADVANCED = frozenset(("advanced",))  # ... that is one integer array
 _INT64 = np.dtype(np.int64)
 
@@ -1120,8 +1151,10 @@ def _getitem_lean(x, idx):
         return None
     if type(out) is not np.ndarray:  # (every dim selected: NumPy gives a scalar)
         out = a[index + (Ellipsis,)]
-    name = ("SelectBackward0" if kinds is _SELECT else "SliceBackward0" if idx.bare_slice
-            else _last_view_node(index, a.shape) if kinds else "AliasBackward0")
+    name = None  # (the node's name, needed only where record_view records one)
+    if _grad_state.enabled and (x._requires_grad if x._base is None else x.requires_grad):
+        name = ("SelectBackward0" if kinds is _SELECT else "SliceBackward0" if idx.bare_slice
+                else _last_view_node(index, a.shape) if kinds else "AliasBackward0")
     return record_view(index_select_any, x, out, name, index=index, bare_slice=idx.bare_slice,
                        view=True)
 
@@ -1389,7 +1422,10 @@ def write_region(a, index, value, advanced):
         if not _fits(np.shape(value), region):  # (out-of-range indices, writing nothing)
             raise _shape_mismatch(np.shape(value), region) from None
     except (ValueError, TypeError):  # (NumPy's bool-mask assignment raises a TypeError)
-        region = list(a[index].shape)
+        # (the region from the index alone: an out-of-range index of an empty region must not
+        # raise here, as PyTorch reports the shape first)
+        region = region_shape(a.shape, index)
+        region = list(a[index].shape if region is None else region)
         got = list(np.shape(value))
         if advanced:
             raise _shape_mismatch(got, region) from None

@@ -22,7 +22,7 @@ from . import elementwise as E
 from . import reduce as R
 from .forward import through_vjp
 from .kernels import row_buffer
-from .registry import composite
+from .registry import composite, recorded_on
 
 
 def _standardize(x, dims, eps, moments=None):
@@ -34,6 +34,19 @@ def _standardize(x, dims, eps, moments=None):
         moments += [mean, var]
     rstd = E.rsqrt(E.add(var, eps))
     return E.mul(E.sub(x, mean), rstd), rstd
+
+
+def _save_params(ctx, weight):
+    """Save the weight (and a layer norm's bias, ``ctx.bias_input``), as PyTorch's nodes do:
+    an in-place change of one before backward is the version error (``_check_params``)."""
+    ctx.save(weight=weight, bias=getattr(ctx, "bias_input", None))
+
+
+def _check_params(ctx):
+    """The version check of what ``_save_params`` saved."""
+    for name in ("weight", "bias"):
+        if name in ctx.saved:
+            ctx[name]  # noqa: B018
 
 
 def _affine(xhat, weight, bias, shape):
@@ -49,9 +62,12 @@ def _forward(ctx, x, weight, bias, stat_dims, eps, param_shape, param_dims, view
     whose gradients sum over ``param_dims``. ``moments``: a list for the statistics' mean and
     variance (``_standardize``)."""
     ctx.save(x=x)
-    ctx.stat_dims, ctx.eps, ctx.view = stat_dims, eps, view
+    # (``stat_view``, not ``view``: a composite's ctx.view marks its outputs as views of its
+    # input, which a group norm's output is not)
+    ctx.stat_dims, ctx.eps, ctx.stat_view = stat_dims, eps, view
     ctx.param_shape, ctx.param_dims = param_shape, param_dims
     ctx.weight, ctx.has_weight, ctx.has_bias = weight, weight is not None, bias is not None
+    _save_params(ctx, weight)
     with no_grad():
         xv = x if view is None else x.reshape(view)
         xhat, ctx.rstd = _standardize(xv, stat_dims, eps, moments)
@@ -67,15 +83,15 @@ def _backward(ctx, grad, xhat=None, rstd=None):
     if batch_stats:
         if is_grad_enabled():  # a recorded backward: the statistics as functions of x
             x = ctx["x"]
-            xv = x if ctx.view is None else x.reshape(ctx.view)
+            xv = x if ctx.stat_view is None else x.reshape(ctx.stat_view)
             xhat, rstd = _standardize(xv, ctx.stat_dims, ctx.eps)
-            if ctx.view is not None:
+            if ctx.stat_view is not None:
                 xhat = xhat.reshape(x.shape)
         else:
             xhat, rstd = ctx.xhat, ctx.rstd
     if batch_stats:
         gxhat = grad if w is None else E.mul(grad, w.reshape(ctx.param_shape))
-        view, dims = ctx.view, ctx.stat_dims
+        view, dims = ctx.stat_view, ctx.stat_dims
         g = gxhat if view is None else gxhat.reshape(view)
         h = xhat if view is None else xhat.reshape(view)
         # d/dx of (x - mean) * rstd, applied to g: rstd (g - mean(g) - xhat mean(g xhat))
@@ -86,10 +102,34 @@ def _backward(ctx, grad, xhat=None, rstd=None):
         gx = E.mul(grad if w is None else E.mul(grad, w.reshape(ctx.param_shape)), rstd)
     grads = [gx]
     if ctx.has_weight:
-        grads.append(R.sum(E.mul(grad, xhat), ctx.param_dims).reshape(ctx.input_shapes[1]))
+        grads.append(_summed(E.mul(grad, xhat), ctx.param_dims).reshape(ctx.input_shapes[1]))
     if ctx.has_bias:
-        grads.append(R.sum(grad, ctx.param_dims).reshape(ctx.input_shapes[-1]))
+        grads.append(_summed(grad, ctx.param_dims).reshape(ctx.input_shapes[-1]))
+    if is_grad_enabled():
+        grads = _as_one_node(ctx, grads)
     return tuple(grads)
+
+
+def _summed(t, dims):
+    """``t`` summed over ``dims``; none (a layer norm over every dim) sums nothing, where a
+    sum over ``dim=()`` would sum everything."""
+    return R.sum(t, dims) if dims else t
+
+
+def _as_one_node(ctx, grads):
+    """The recorded gradients as outputs of PyTorch's double-backward node, which takes the
+    input and the weight (and a layer norm's bias, ``ctx.bias_input``): each requires grad
+    when one of those does, even where it does not
+    depend on them (the bias's ``sum(grad)``; a group norm's is composed, so only its input's
+    and weight's), with no derivative by them (``recorded_on``)."""
+    sources = [t for t in (ctx["x"], ctx.weight, getattr(ctx, "bias_input", None))
+               if t is not None and t.requires_grad]
+    if not sources:
+        return grads
+    # (a group norm: the one whose statistics are taken over a view of the input)
+    n = len(grads) - (ctx.has_bias and ctx.stat_view is not None)
+    return [recorded_on(g, *sources) if k < n and not g.requires_grad else g
+            for k, g in enumerate(grads)]
 
 
 @composite("layer_norm", node="NativeLayerNormBackward0")
@@ -102,6 +142,9 @@ def layer_norm(ctx, x, normalized_ndim, weight, bias, eps):
     for d in shape:
         n *= d
     dt = x._data.dtype
+    # (PyTorch's native_layer_norm_backward takes the bias too: a recorded backward's
+    # gradients require grad when it does, batch and group norm's take no bias)
+    ctx.bias_input = bias
     if n and (dt is _F32 or dt is _F64):
         return _layer_norm_rows(ctx, x, weight, bias, eps, n, dims, shape, outer)
     return _forward(ctx, x, weight, bias, dims, eps, shape, outer)
@@ -116,9 +159,10 @@ def _layer_norm_rows(ctx, x, weight, bias, eps, n, dims, shape, outer):
     row), and ``rows`` for the backward's kernels."""
     be = ctx.backend
     ctx.save(x=x)
-    ctx.stat_dims, ctx.eps, ctx.view = dims, eps, None
+    ctx.stat_dims, ctx.eps, ctx.stat_view = dims, eps, None
     ctx.param_shape, ctx.param_dims = shape, outer
     ctx.weight, ctx.has_weight, ctx.has_bias = weight, weight is not None, bias is not None
+    _save_params(ctx, weight)
     xa = be.ascontiguousarray(x._data)
     dt = xa.dtype
     rows = xa.size // n
@@ -150,6 +194,7 @@ def _param_buffer(be, p, dt):
 
 @layer_norm.defvjp
 def layer_norm_vjp(ctx, grad):
+    _check_params(ctx)
     if getattr(ctx, "rows", None) is None or is_grad_enabled():
         return _backward(ctx, grad)  # (a recorded backward recomputes the statistics)
     be = ctx.backend
@@ -178,9 +223,9 @@ def layer_norm_vjp(ctx, grad):
         stat_shape = xa.shape[:len(ctx.param_dims)] + (1,) * len(ctx.stat_dims)
         xhat = E.mul(E.sub(x, Tensor._make(ctx.mean.reshape(stat_shape))),
                      Tensor._make(ctx.rstd.reshape(stat_shape)))
-        grads.append(R.sum(E.mul(grad, xhat), ctx.param_dims).reshape(ctx.input_shapes[1]))
+        grads.append(_summed(E.mul(grad, xhat), ctx.param_dims).reshape(ctx.input_shapes[1]))
     if ctx.has_bias:
-        grads.append(R.sum(grad, ctx.param_dims).reshape(ctx.input_shapes[-1]))
+        grads.append(_summed(grad, ctx.param_dims).reshape(ctx.input_shapes[-1]))
     return tuple(grads)
 
 
@@ -207,10 +252,13 @@ def batch_norm(ctx, x, weight, bias, running_mean, running_var, training, moment
     dims = (0, *range(2, x.ndim))
     shape = _channel_shape(x)
     ctx.training = training
+    ctx.running = running_mean is not None
     if (ctx.backend is cpu and (running_mean is None) == (running_var is None)
             and _cpu_kernel_ok(x, weight, bias, running_mean, running_var)):
-        return _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training,
-                               momentum, eps, dims, shape)
+        out = _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training,
+                              momentum, eps, dims, shape)
+        _save_running(ctx, running_mean, running_var)
+        return out
     ctx.fused = False
     if training:
         moments = []  # (the batch's mean and biased variance, for the running statistics)
@@ -222,13 +270,23 @@ def batch_norm(ctx, x, weight, bias, running_mean, running_var, training, moment
                 var = E.mul(var, n / max(n - 1, 1))  # (unbiased, as PyTorch's)
                 running_mean.mul_(1 - momentum).add_(E.mul(mean, momentum))
                 running_var.mul_(1 - momentum).add_(E.mul(var, momentum))
+        _save_running(ctx, running_mean, running_var)
         return out
     ctx.weight, ctx.has_weight, ctx.has_bias = weight, weight is not None, bias is not None
+    _save_params(ctx, weight)
     ctx.param_shape, ctx.param_dims = shape, dims
+    _save_running(ctx, running_mean, running_var)
     with no_grad():
         ctx.rstd = rstd = E.rsqrt(E.add(running_var, eps)).reshape(shape)
         ctx.xhat = xhat = E.mul(E.sub(x, running_mean.reshape(shape)), rstd)
         return _affine(xhat, weight, bias, shape)._data
+
+
+def _save_running(ctx, running_mean, running_var):
+    """Save the running statistics, as PyTorch's node does (after this op's own update of
+    them): an in-place change of one before backward is the version error."""
+    if running_mean is not None:
+        ctx.save(running_mean=running_mean, running_var=running_var)
 
 
 def _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps,
@@ -240,9 +298,10 @@ def _batch_norm_cpu(ctx, x, weight, bias, running_mean, running_var, training, m
     dt = xa.dtype
     stats = () if running_mean is None else (running_mean._data, running_var._data)
     ctx.save(x=x)
-    ctx.stat_dims, ctx.eps, ctx.view = dims, eps, None
+    ctx.stat_dims, ctx.eps, ctx.stat_view = dims, eps, None
     ctx.param_shape, ctx.param_dims = shape, dims
     ctx.weight, ctx.has_weight, ctx.has_bias = weight, weight is not None, bias is not None
+    _save_params(ctx, weight)
     ctx.fused = True
     c = xa.shape[1]
     x3 = np.ascontiguousarray(xa).reshape(xa.shape[0], c, -1)
@@ -284,18 +343,17 @@ def _param_array(p, dt):
 
 @batch_norm.defvjp
 def batch_norm_vjp(ctx, grad):
+    _check_params(ctx)
+    if ctx.running:  # (the version check of the saved running statistics)
+        ctx["running_mean"], ctx["running_var"]  # noqa: B018
+    if is_grad_enabled() and not ctx.training:
+        return _eval_recorded_backward(ctx, grad)
     if not ctx.fused:
         if ctx.training:
             return _backward(ctx, grad)
         return _backward(ctx, grad, ctx.xhat, ctx.rstd)
     if is_grad_enabled():  # a recorded backward: composed of ops, so it is differentiable
-        if ctx.training:
-            return _backward(ctx, grad)
-        with no_grad():  # (the running statistics are constants, as xhat was)
-            rstd = Tensor._make(ctx.rstd.reshape(ctx.param_shape))
-            xhat = E.mul(E.sub(ctx["x"], Tensor._make(ctx.mean.reshape(ctx.param_shape))),
-                         rstd)
-        return _backward(ctx, grad, xhat, rstd)
+        return _backward(ctx, grad)
     xa = ctx["x"]._data
     dt = xa.dtype
     c = xa.shape[1]
@@ -307,6 +365,28 @@ def batch_norm_vjp(ctx, grad):
         g3, x3, ctx.mean, ctx.rstd, _param_array(ctx.weight, dt), ctx.has_weight, ctx.training,
         ctx.training or ctx.has_weight or ctx.has_bias, gx.reshape(x3.shape), gw, gb)
     return _kernel_grads(ctx, gx, gw, gb)
+
+
+def _eval_recorded_backward(ctx, grad):
+    """batch_norm's backward in eval mode, recorded (``create_graph``): the running statistics
+    are constants, but ``xhat`` is still a function of ``x`` (the weight's gradient
+    ``sum(grad * xhat)`` has a derivative by ``x``), and the input's gradient is recorded as a
+    function of ``x`` even where it does not vary with it (no weight: ``grad * rstd``), as
+    PyTorch's double-backward node takes the input whatever the mode (its derivative by ``x``
+    there is undefined: None)."""
+    x = ctx["x"]
+    with no_grad():
+        if ctx.fused:
+            rstd = Tensor._make(ctx.rstd.reshape(ctx.param_shape))
+            mean = Tensor._make(ctx.mean.reshape(ctx.param_shape))
+        else:
+            rstd = ctx.rstd
+            mean = E.sub(x, E.div(ctx.xhat, rstd))  # (x - xhat / rstd: the running mean)
+    xhat = E.mul(E.sub(x, mean), rstd)
+    grads = _backward(ctx, grad, xhat, rstd)
+    if not ctx.has_weight and x.requires_grad:
+        grads = (recorded_on(grads[0], x), *grads[1:])
+    return grads
 
 
 def _without_running_update(args, kwargs):
@@ -324,7 +404,8 @@ batch_norm.defjvp(through_vjp(batch_norm, _without_running_update))
 @composite("group_norm", node="NativeGroupNormBackward0")
 def group_norm(ctx, x, num_groups, weight, bias, eps):
     """Standardise each sample's channels in ``num_groups`` groups (checked by the caller)."""
-    view = (x.shape[0], num_groups, -1)
+    # (the group's size spelled out: -1 cannot be inferred from a batch of 0 samples)
+    view = (x.shape[0], num_groups, x.numel() // max(x.shape[0] * num_groups, 1))
     shape, dims = _channel_shape(x), (0, *range(2, x.ndim))
     if ctx.backend is cpu and _cpu_kernel_ok(x, weight, bias):
         return _group_norm_cpu(ctx, x, num_groups, weight, bias, eps, view, shape, dims)
@@ -348,9 +429,10 @@ def _group_norm_cpu(ctx, x, num_groups, weight, bias, eps, view, shape, dims):
     each group's ``mean`` and ``rstd`` (``fused``), and what ``_backward`` reads for a recorded
     backward."""
     ctx.save(x=x)
-    ctx.stat_dims, ctx.eps, ctx.view = (2,), eps, view
+    ctx.stat_dims, ctx.eps, ctx.stat_view = (2,), eps, view
     ctx.param_shape, ctx.param_dims = shape, dims
     ctx.weight, ctx.has_weight, ctx.has_bias = weight, weight is not None, bias is not None
+    _save_params(ctx, weight)
     ctx.fused = True
     xa = x._data
     dt = xa.dtype
@@ -366,11 +448,12 @@ def _group_norm_cpu(ctx, x, num_groups, weight, bias, eps, view, shape, dims):
 
 @group_norm.defvjp
 def group_norm_vjp(ctx, grad):
+    _check_params(ctx)
     if not ctx.fused or is_grad_enabled():
         return _backward(ctx, grad)  # (a recorded backward recomputes the statistics)
     xa = ctx["x"]._data
     dt = xa.dtype
-    n, groups = xa.shape[0], ctx.view[1]
+    n, groups = xa.shape[0], ctx.stat_view[1]
     x4 = np.ascontiguousarray(xa).reshape(n, groups, xa.shape[1] // groups, -1)
     g4 = np.ascontiguousarray(grad._data, dt).reshape(x4.shape)
     gx, gw, gb = cpu.empty(xa.shape, dt), np.empty(xa.shape[1], dt), np.empty(xa.shape[1], dt)
@@ -391,6 +474,11 @@ def constant_pad_nd(ctx, x, pad, value=0):
     for i in range(len(pad) // 2):
         d = x.ndim - 1 - i
         before, after = pad[2 * i], pad[2 * i + 1]
+        # (PyTorch crops by narrow() first, the start then the end: a crop past what is left
+        # is narrow's error)
+        left = shape[d] + min(before, 0)
+        if left < 0 or left + min(after, 0) < 0:
+            raise RuntimeError("narrow(): length must be non-negative.")
         new = shape[d] + before + after
         if new < 0:
             raise RuntimeError(
@@ -409,6 +497,66 @@ def constant_pad_nd(ctx, x, pad, value=0):
 def constant_pad_nd_vjp(ctx, grad):
     # the padding undone: the same op with the amounts negated (it crops what was added)
     return constant_pad_nd(grad, tuple(-p for p in ctx.pad), 0)
+
+
+# ---------------------------------------------------------------- resampling (pad, interpolate)
+
+
+@composite("resample", node="IndexBackward0")
+def resample(ctx, x, steps, names, keep=False, source=None):
+    """``x`` with a linear map applied along each of some dims, in order: ``steps`` holds
+    ``(dim, kind, a, size)``: "take" reads the positions ``a`` (ints) along ``dim``; "add" is
+    its adjoint, adding the rows of ``x`` into ``size`` rows at the positions ``a`` (repeated
+    ones add up); "mat" applies the matrix ``a`` (out, in). F.pad's reflect, replicate and
+    circular modes and F.interpolate's are such maps.
+
+    ``names``: (this node's name, its backward's), PyTorch's (ReflectionPad2DBackward0 and
+    ReflectionPad2DBackwardBackward0, UpsampleBilinear2DBackward0, ...): the backward is this
+    op again with the adjoint steps, named the other way round, so gradients of any order keep
+    PyTorch's names. ``keep``: the op saves ``x`` and hands it to its backward as ``source``
+    (PyTorch's reflection and replication pads take ``self`` in their backward: an in-place
+    change of ``x`` before backward is the version error, and a second derivative reaches
+    ``x`` as zeros); ``source`` is then unused by the map itself."""
+    ctx.node_name, ctx.names, ctx.keep = names[0], names, keep
+    ctx.has_source = source is not None
+    if keep:
+        ctx.save(x=x)
+    adjoint = []
+    with no_grad():
+        out = Tensor._make(x._data)
+        for d, kind, a, size in steps:
+            n = out.shape[d]
+            if kind == "take":
+                out = out.index_select(d, Tensor._make(np.asarray(a, np.int64)).to(out.device))
+                adjoint.append((d, "add", a, n))
+            elif kind == "add":
+                shape = list(out.shape)
+                shape[d] = size
+                z = Tensor._make(ctx.backend.zeros(tuple(shape), out._data.dtype))
+                idx = Tensor._make(np.asarray(a, np.int64)).to(out.device)
+                out = z.index_add_(d, idx, out)
+                adjoint.append((d, "take", a, n))
+            else:
+                w = Tensor._make(np.asarray(a, dtype=out.dtype.np)).to(out.device)
+                # (the weights (out, in) applied along d)
+                if d == out.ndim - 1:
+                    out = out @ w.t()
+                elif d == out.ndim - 2:
+                    out = w @ out
+                else:
+                    out = (out.movedim(d, -1) @ w.t()).movedim(-1, d)
+                adjoint.append((d, "mat", np.asarray(a).T, n))
+        ctx.adjoint = tuple(reversed(adjoint))
+        return out.contiguous()._data
+
+
+@resample.defvjp
+def resample_vjp(ctx, grad):
+    g = resample(grad, ctx.adjoint, ctx.names[::-1], False, ctx["x"] if ctx.keep else None)
+    if not ctx.has_source:
+        return g
+    # (the backward's derivative by the input it was given: zeros, PyTorch's zeros_like(self))
+    return g, Tensor._make(ctx.backend.zeros(ctx.input_shapes[-1], ctx.input_dtypes[-1].np))
 
 
 @composite("weight_norm_interface", node="WeightNormInterfaceBackward0")

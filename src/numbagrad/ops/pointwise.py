@@ -14,7 +14,7 @@ from . import movement as M
 from . import reduce as R
 from .forward import refused, zeros_like
 from .inplace import _CAST_NAMES, _zeros, inplace
-from .registry import composite, public, sum_to
+from .registry import composite, public, refusing_numbers, sum_to
 
 
 def _no_kernel(kernel, dt):
@@ -124,7 +124,9 @@ def _float_only(op, kernel):
 
     function.__name__ = function.__qualname__ = op.name
     function.__doc__ = op.__doc__
-    return public("function method inplace")(function)
+    # (these have no Scalar overload: a number operand is PyTorch's TypeError)
+    function = refusing_numbers(function)
+    return public("function method inplace", method=function.method)(function)
 
 
 logaddexp = _float_only(E.logaddexp, "logaddexp_cpu")
@@ -216,12 +218,16 @@ def float_power_(input, exponent):
     return inplace(input, float_power, exponent)
 
 
-@public("function method inplace")
-def heaviside(input, values):
+def _heaviside(input, values):
     """0 where ``input < 0``, ``values`` where it is 0, 1 where it is positive (no gradient)."""
     if input.dtype is not values.dtype:
         raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
     return E.heaviside(input, values)
+
+
+_heaviside.__name__ = "heaviside"
+heaviside = refusing_numbers(_heaviside, ("input", "values"))  # (no Scalar overload)
+public("function method inplace", method=heaviside.method)(heaviside)
 
 
 def _clamp_one(op, tensor_op, is_min):
@@ -286,6 +292,9 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
         raise TypeError("isin() received an invalid combination of arguments - got "
                         f"({type(elements).__name__}, {type(test_elements).__name__}), but "
                         "expected one of: (Tensor elements, Tensor test_elements)")
+    for t in (elements, test_elements):  # (PyTorch's kernels have none for bool)
+        if t.dtype is D.bool_ if isinstance(t, Tensor) else isinstance(t, (bool, np.bool_)):
+            raise RuntimeError("Unsupported input type encountered for isin(): Bool")
     values = [t._host() if isinstance(t, Tensor) else np.asarray(t)
               for t in (elements, test_elements)]
     out = np.isin(values[0], values[1], invert=bool(invert))

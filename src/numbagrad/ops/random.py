@@ -19,6 +19,7 @@ from .._tensor import Tensor, _on
 from ..backend import cpu
 from ..factory import _random_float
 from ..random import numpy_rng as _generator_rng
+from ..random import standard_normal as _standard_normal
 from ..backend.cpu import broadcast_shapes
 from .forward import constant, refused
 from .inplace import _tracked, _writable, assign_inplace, check_inplace
@@ -47,6 +48,17 @@ random_fill.defjvp(constant)
 def _fill(x, node, values):
     """Write host array ``values`` into ``x`` in place (PyTorch's version bump and node)."""
     check_inplace(x)
+    a = x._data
+    if type(a) is np.ndarray and not _tracked(x):
+        # (the commonest: a CPU tensor's values written over, cast as they are copied)
+        a = _writable(x)
+        if values.dtype == a.dtype:
+            a[...] = values
+        else:
+            with np.errstate(over="ignore"):  # (past the dtype's range: inf, as PyTorch's)
+                a[...] = values
+        x._bump()
+        return x
     with np.errstate(over="ignore"):  # (a draw past the dtype's range is inf, as PyTorch's)
         values = _on(np.ascontiguousarray(values, dtype=x.dtype.np), x.device)
     if _tracked(x):
@@ -69,8 +81,11 @@ def normal_fill(x, mean=0.0, std=1.0, *, generator=None):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_fmt(std)}")
     _random_float(x.dtype, "normal_kernel_cpu", x.shape)
-    rng = _generator_rng(generator)
-    return _fill(x, "NormalBackward0", mean + std * rng.standard_normal(x.shape))
+    values = _standard_normal(_generator_rng(generator), tuple(x.shape), x.dtype.np)
+    if mean != 0 or std != 1:
+        with np.errstate(over="ignore"):  # (past the dtype's range: inf, as PyTorch's)
+            values = mean + std * values
+    return _fill(x, "NormalBackward0", values)
 
 
 @public("method", name="uniform_")
@@ -95,7 +110,10 @@ def uniform_fill(x, *args, **kwargs):
             f"::max(), but found to={_fmt(to)} and from={_fmt(from_)} which result in to-from "
             "to exceed the limit")
     rng = _generator_rng(generator)
-    return _fill(x, "UniformBackward0", rng.uniform(from_, to, x.shape))
+    # (uniform(0, 1) draws what random draws, 0 + 1 * u, at less cost)
+    values = (rng.random(x.shape) if from_ == 0 and to == 1
+              else rng.uniform(from_, to, x.shape))
+    return _fill(x, "UniformBackward0", values)
 
 
 _RANDOM_TOP = {"float32": 2**24, "float64": 2**53, "int64": 2**63 - 1, "int32": 2**31 - 1,

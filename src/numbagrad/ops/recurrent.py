@@ -242,11 +242,12 @@ def _register(name, mode, node=None):
     return op
 
 
-# (the LSTM's node is PyTorch's: its CPU LSTM runs each layer as one mkldnn op)
+# (the nodes a printed output shows are PyTorch's: its CPU LSTM runs each layer as one mkldnn
+# op; its GRU and RNN run the steps as ops and stack the steps' states, StackBackward0)
 lstm_layer = _register("lstm_layer", "LSTM", node="MkldnnRnnLayerBackward0")
-gru_layer = _register("gru_layer", "GRU")
-rnn_tanh_layer = _register("rnn_tanh_layer", "RNN_TANH")
-rnn_relu_layer = _register("rnn_relu_layer", "RNN_RELU")
+gru_layer = _register("gru_layer", "GRU", node="StackBackward0")
+rnn_tanh_layer = _register("rnn_tanh_layer", "RNN_TANH", node="StackBackward0")
+rnn_relu_layer = _register("rnn_relu_layer", "RNN_RELU", node="StackBackward0")
 LAYERS = {"LSTM": lstm_layer, "GRU": gru_layer, "RNN_TANH": rnn_tanh_layer,
           "RNN_RELU": rnn_relu_layer}
 

@@ -380,8 +380,18 @@ def _log_softmax_cuda(a, dim):
 # ---------------------------------------------------------------- sum / mean / prod
 
 
+def no_integral_node(ctx, dtype):
+    """PyTorch's error for a reduction or scan asked for an integral ``dtype`` on a call it
+    records (an input requires grad): its output, of that dtype, cannot require grad."""
+    if dtype is not None and ctx.recorded:
+        dt = D.as_dtype(dtype)
+        if not dt.is_floating_point:
+            raise RuntimeError(f"Autograd not support dtype: {_TYPE[dt.name]}")
+
+
 @composite("sum", node="SumBackward0", variants="function method")
 def sum(ctx, x, dim=None, keepdim=False, dtype=None):
+    no_integral_node(ctx, dtype)
     dims = _setup(ctx, x, dim, keepdim)
     ctx.node_name = "SumBackward0" if dim is None else "SumBackward1"
     e = x._lazy
@@ -475,6 +485,8 @@ def nansum(ctx, x, dim=None, keepdim=False, dtype=None):
 @nansum.defvjp
 def nansum_vjp(ctx, grad):
     x = ctx["x"]
+    if grad.dtype is not x.dtype and x.dtype.is_floating_point:
+        grad = grad.to(x.dtype)  # (PyTorch's nansum_backward takes the gradient cast first)
     return unreduce(grad, ctx, dense=True) * (x == x)
 
 
@@ -534,6 +546,7 @@ def mean_vjp(ctx, grad):
 def prod(ctx, x, dim=None, keepdim=False, dtype=None):
     if isinstance(dim, (list, tuple)):
         raise TypeError("prod(): argument 'dim' must be int, not tuple")
+    no_integral_node(ctx, dtype)
     dims = _setup(ctx, x, dim, keepdim)
     ctx.node_name = "ProdBackward0" if dim is None else "ProdBackward1"
     if dtype is not None:  # (cast inside the op, as PyTorch's: its node reads x itself)
@@ -952,11 +965,12 @@ def _moments_vjp(spread_vjp, ctx, grads):
     gradient (PyTorch's var_mean_backward skips an undefined one, so the mean's alone is
     ``grad / n``, which does not depend on ``x``: not recorded as its function)"""
     gv, gm = grads
+    ctx["x"]  # noqa: B018 (PyTorch's node unpacks its saved input whichever output it serves)
     parts = []
     if gv is not None:
         parts.append(spread_vjp(ctx, gv))
-    if gm is not None:
-        parts.append(unreduce(gm / ctx.n, ctx, dense=True))
+    if gm is not None:  # (PyTorch's mean_backward: expanded, then divided: DivBackward1)
+        parts.append(div_scalar(unreduce(gm, ctx, dense=True), ctx.n))
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else parts[0] + parts[1]
@@ -978,6 +992,7 @@ def std_mean_op(ctx, x, dim=None, correction=1, keepdim=False):
 
 @std_mean_op.defvjp
 def std_mean_vjp(ctx, grads):
+    ctx["result"]  # noqa: B018 (PyTorch's StdMeanBackward0 unpacks the saved std, too)
     return _moments_vjp(std_vjp, ctx, grads)
 
 
@@ -1201,11 +1216,13 @@ def logsumexp_vjp(ctx, grad):
 @composite("cumsum", variants="function method inplace")
 def cumsum(ctx, x, dim, *, dtype=None):
     """The running sums of ``x`` along ``dim`` (integer and bool sums are int64)."""
+    no_integral_node(ctx, dtype)
     ctx.dim = _wrap_dim(dim, max(x.ndim, 1))
     if dtype is not None:
         out = D.as_dtype(dtype)
     else:
         out = x.dtype if x.dtype.is_floating_point else D.int64
+    no_bool_scan("cumsum", x, out)
     a = x._data if x._data.dtype == out.np else x._data.astype(out.np)
     if x.ndim == 0:
         return a.copy()
@@ -1213,6 +1230,13 @@ def cumsum(ctx, x, dim, *, dtype=None):
 
 
 cumsum.defjvp(linear(cumsum))
+
+
+def no_bool_scan(name, x, out):
+    """PyTorch's refusal of a running sum or product into bool (no kernel), which a 0-d or
+    empty tensor never reaches."""
+    if out is D.bool_ and x.ndim and x.numel():
+        raise NotImplementedError(f'"{name}_out_cpu" not implemented for \'Bool\'')
 
 
 def same_dtype_inplace(x, dim=None, *, dtype=None, **_):
@@ -1229,7 +1253,12 @@ cumsum.inplace_check = same_dtype_inplace
 @cumsum.defvjp
 def cumsum_vjp(ctx, grad):
     if _grad_state.enabled:  # recorded: PyTorch's cumsum_backward, flip(cumsum(flip(grad)))
-        if not grad.ndim:
+        # (of the gradient cast to the input's dtype first; one element, or one along dim:
+        # the gradient itself)
+        dt = ctx.input_dtypes[0]
+        if grad.dtype is not dt and dt.is_floating_point:
+            grad = grad.to(dt)
+        if grad.numel() <= 1 or grad.shape[ctx.dim] == 1:
             return grad
         flip = _op("flip")
         return flip(cumsum(flip(grad, ctx.dim), ctx.dim), ctx.dim)

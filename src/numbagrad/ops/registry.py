@@ -128,6 +128,10 @@ class Elementwise(OpDef):
         # out as they are, as by PyTorch's TensorIterator: backend/layout.py)
         self.contiguous_result = False
         self.vjps: list = [None] * n_in
+        # the rules a recorded backward (create_graph) applies on Tensors instead, where PyTorch
+        # composes the formula with ops the scalar rule cannot call (mul.Scalar: MulBackward1);
+        # same parameters as ``vjps``, None keeping the plain rule
+        self.recorded_vjps: list | None = None
         self.vjp_args: list = [()] * n_in
         self._passes_grad: list = [False] * n_in
         self.__doc__ = fn.__doc__
@@ -238,9 +242,11 @@ def unary(name, node=None, dtype="same", refuse_bool=None, refuse_float=None,
 
 
 def binary(name, node=None, dtype="same", n_in=2, refuse_bool=None, refuse_float=None,
-           refuse_bool_operand=None, variants="", aliases=""):
+           refuse_bool_operand=None, variants="", aliases="", tensors_only=False, check=None):
     """Register a two-input (or ``n_in``-input) elementwise op from its scalar definition;
-    ``variants`` and ``aliases``: its public spellings (``public``)."""
+    ``variants`` and ``aliases``: its public spellings (``public``); ``tensors_only``: they
+    refuse a Python number operand (``refusing_numbers``), as PyTorch's do that have no Scalar
+    overload (logical_and, gcd), then call ``check`` (if given) on the two tensors."""
 
     def deco(fn):
         op = Elementwise(name, fn, n_in, node or _default_node(name), dtype, refuse_bool,
@@ -249,10 +255,47 @@ def binary(name, node=None, dtype="same", n_in=2, refuse_bool=None, refuse_float
             function = op.function or op
             if op.param_names and "functional" in variants:
                 function = _with_defaults(op, fn)
+            if tensors_only:
+                function = refusing_numbers(function, check=check)
             public(variants, name, aliases, getattr(function, "method", None))(function)
         return op
 
     return deco
+
+
+def refusing_numbers(fn, names=("input", "other"), check=None):
+    """``fn`` (a function of two tensors, with its ``method`` variant if it has one) refusing
+    an operand that is no Tensor with PyTorch's TypeError, as its argument parser does for ops
+    without a Scalar overload, then calling ``check`` (if given) on the two tensors. The
+    in-place variant refuses too (``inplace_check``: the in-place path may write through the
+    op's loop without calling ``fn``)."""
+    name = fn.__name__
+    plain_method = getattr(fn, "method", None)
+
+    def refuse_numbers(args, method):
+        for k, a in enumerate(args):
+            if not isinstance(a, Tensor):
+                raise TypeError(f"{name}(): argument '{names[k]}' (position "
+                                f"{k + 1 - method}) must be Tensor, not {type(a).__name__}")
+        if check is not None:
+            check(*args)
+
+    def function(input, other):
+        refuse_numbers((input, other), False)
+        return fn(input, other)
+
+    def method(self, other):
+        refuse_numbers((self, other), True)
+        return (plain_method or fn)(self, other)
+
+    function.__name__ = function.__qualname__ = method.__name__ = name
+    function.__doc__ = fn.__doc__
+    if hasattr(fn, "op"):
+        function.op = fn.op
+    function.method = method
+    function.inplace_check = lambda x, other, *rest: refuse_numbers((x, other), True)
+    function.check_args = function.inplace_check  # (Tensor.<name>_: before the in-place checks)
+    return function
 
 
 def _with_defaults(op, fn):
@@ -371,6 +414,19 @@ def depends_on_vjp(ctx, grad):
 
 
 depends_on.defjvp(lambda result, tangents, g, *sources: tangents[0])
+
+
+@composite("recorded_on", node="AliasBackward0")
+def recorded_on(ctx, g, *sources):
+    """``g``, recorded as a function of ``sources`` whose derivative is undefined (PyTorch's
+    formula returns no gradient for them): ``g`` requires grad as the output of a node that
+    takes them, and a gradient through it reaches them as None (``allow_unused``), not zeros
+    (``depends_on``)."""
+    return g._data
+
+
+recorded_on.defvjp(lambda ctx, grad: (grad, *[None] * (len(ctx.input_shapes) - 1)))
+recorded_on.defjvp(lambda result, tangents, g, *sources: tangents[0])
 
 
 @composite("not_implemented", node="NotImplemented")

@@ -12,12 +12,12 @@ import numpy as np
 from .. import backend
 from .. import dtypes as D
 from .._tensor import Size, Tensor, _wrap_dim
-from ..factory import full
+from ..factory import full, zeros_like
 from . import elementwise as E
 from . import indexing as I
 from . import movement as M
 from .forward import linear
-from .inplace import inplace, view_inplace
+from .inplace import copy_, inplace, view_inplace
 from .registry import composite, not_implemented, public, sum_to
 
 # ---------------------------------------------------------------- dims
@@ -38,6 +38,8 @@ def movedim(input, source, destination):
     for name, dims in (("source", src), ("destination", dst)):
         if len(set(dims)) != len(dims):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({dims})")
+    if n == 0:  # (a 0-d tensor: dim 0 or -1 names its one position; PyTorch's alias)
+        return M.alias(input)
     order = [None] * n
     for s, d in zip(src, dst):
         order[d] = s
@@ -96,6 +98,9 @@ def as_strided_(input, size, stride, storage_offset=0):
 @public("function method")
 def unflatten(input, dim, sizes):
     """``input`` with dim ``dim`` split into ``sizes`` (one of them may be -1)."""
+    if not input.ndim:  # (PyTorch wraps its index error in its own)
+        raise RuntimeError("unflatten got an unexpected error:\nDimension specified as "
+                           f"{dim} but tensor has no dimensions")
     d = _wrap_dim(dim, input.ndim)
     sizes = list(sizes)
     n = input.shape[d]
@@ -105,7 +110,11 @@ def unflatten(input, dim, sizes):
     if (-1 in sizes and (known == 0 or n % known)) or (-1 not in sizes and known != n):
         raise RuntimeError(f"unflatten: Provided sizes {sizes} don't multiply up to the size of "
                            f"dim {dim} ({n}) in the input tensor")
-    return M.reshape(input, tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:]))
+    # (a view, as PyTorch's: splitting one dim is possible whatever the strides; the -1
+    # inferred here, from that dim alone, as an empty tensor's view could not)
+    sizes = [n // known if s == -1 else s for s in sizes]
+    shape = tuple(input.shape[:d]) + tuple(sizes) + tuple(input.shape[d + 1:])
+    return M.view(input, shape)
 
 
 # ---------------------------------------------------------------- splits
@@ -359,7 +368,10 @@ def broadcast_tensors(*tensors):
                 raise RuntimeError(
                     f"The size of tensor a ({shape[-i]}) must match the size of tensor b ({n}) "
                     f"at non-singleton dimension {len(shape) - i}")
-    return tuple(M.expand(t, *shape) for t in tensors)
+    # a tensor of the shape already is returned itself, as PyTorch's (no ExpandBackward0: a
+    # distribution's parameter prints as the leaf it was given)
+    shape = tuple(shape)
+    return tuple(t if t.shape == shape else M.expand(t, *shape) for t in tensors)
 
 
 WARN_MESHGRID = ("torch.meshgrid: in an upcoming release, it will be required to pass the "
@@ -408,6 +420,10 @@ def diff(input, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = _wrap_dim(dim, input.ndim)
+    if n == 0:
+        # (PyTorch's diff_helper: zeros_like(input).copy_(input), prepend and append unused;
+        # a new tensor in input's layout, CopyBackwards)
+        return copy_(zeros_like(input), input)
     parts = [p for p in (prepend, input, append) if p is not None]
     x = M.cat(parts, d) if len(parts) > 1 else input
     for _ in range(n):
