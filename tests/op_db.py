@@ -823,6 +823,11 @@ OPS = [
       lambda a: np.where([True, False, True], 0.5, a), shapes=[(3,), (2, 3)]),
     U("masked_scatter", lambda x, s: x.masked_scatter(ng.tensor([True, False, True]), s),
       lambda a, b: _masked_scatter_np(a, b), 2, [((3,), (4,)), ((2, 3), (2, 3))]),
+    # (masked_scatter's source gradient: the picked elements, then zeros, as the source)
+    U("masked_scatter_backward",
+      lambda g: ng.ops.indexing.masked_scatter_backward(g, ng.tensor([True, False, True]), (4,)),
+      lambda a: _masked_scatter_backward_np(a), shapes=[(3,), (2, 3), "transposed"],
+      node="MaskedScatterBackwardBackward0"),
     U("masked_select", lambda x: x.masked_select(ng.tensor([True, False, True])),
       lambda a: np.broadcast_to(a, np.broadcast_shapes(a.shape, (3,)))[
           np.broadcast_to([True, False, True], np.broadcast_shapes(a.shape, (3,)))],
@@ -1451,6 +1456,11 @@ def _put_np(a, b):
     out = a.copy().reshape(-1)
     np.add.at(out, [1, -1, 1], b)
     return out.reshape(a.shape)
+
+
+def _masked_scatter_backward_np(a):
+    picked = a[np.broadcast_to([True, False, True], a.shape)]
+    return np.concatenate([picked, np.zeros(4 - picked.size, a.dtype)])
 
 
 def _masked_scatter_np(a, b):

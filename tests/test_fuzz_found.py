@@ -1458,6 +1458,199 @@ PROGRAMS = {
         b = torch.tensor([True, True]).cumprod(0, dtype=torch.uint8)
         c = torch.zeros(0, dtype=torch.bool).cumprod(0, dtype=torch.bool)
         """,
+    # the recorded gradient (create_graph) of masked_select
+    "masked_select_backward_node": """
+        c = torch.tensor([-1.25, -1.0, -0.25, -0.5], requires_grad=True)
+        v = c.masked_select(torch.tensor([True, False, True, False]))
+        w = F.hardswish(F.binary_cross_entropy_with_logits(v, torch.tensor([1.0, 0.0])))
+        g, = torch.autograd.grad((w * 1.772).sum(), c, create_graph=True)
+        x = torch.tensor(2.5, requires_grad=True)
+        h, = torch.autograd.grad((x.masked_select(torch.tensor(True)) ** 2).sum(), x, create_graph=True)
+        y = torch.tensor([2.5, 1.0], requires_grad=True)
+        m = torch.tensor([True, False])
+        u = (y * 2).masked_select(m)
+        m.logical_not_()
+        u.sum().backward()
+        """,
+    # scatter_reduce(..., 'mean') of a bool tensor
+    "bool_reduce_into": """
+        a = torch.tensor([True, False, True]).scatter_reduce(0, torch.tensor([0, 2, 0]), torch.tensor([False, True, True]), 'mean')
+        b = torch.tensor([True]).scatter_reduce(0, torch.tensor([], dtype=torch.int64), torch.tensor([], dtype=torch.bool), 'mean', include_self=False)
+        c = torch.tensor([True, False, True]).index_reduce(0, torch.tensor([0, 2, 0]), torch.tensor([False, True, True]), 'amax')
+        d = torch.tensor([True, False, True]).scatter_reduce(0, torch.tensor([0, 2, 0]), torch.tensor([False, True, True]), 'amax')
+        """,
+    # F.pad (constant) whose negative padding crops more than a dim holds, on either side
+    "constant_pad_crops_by_narrow": """
+        a = F.pad(torch.zeros(2, 4, 4, 0), (2, -1))
+        b = F.pad(torch.zeros(2, 3), (-4, 2))
+        c = F.pad(torch.zeros(2, 3), (-1, -1, 1, -3))
+        d = F.pad(torch.zeros(2, 3), (2, -4))
+        """,
+    # batch_norm / layer_norm / group_norm save their weight (and layer_norm its bias), so
+    # a frozen weight changed in place before backward is the version error
+    "norm_layers_save_weight": """
+        x = torch.tensor([[0.065], [-0.826], [-1.122], [-1.217], [0.418]], requires_grad=True)
+        w = torch.tensor([1.039])
+        y = F.batch_norm(x * 1, torch.zeros(1), torch.ones(1), w, torch.tensor([1.0], requires_grad=True), training=True, momentum=0.1)
+        w.relu_()
+        y.sum().backward()
+        """,
+    # the recorded gradient (create_graph) of exp2, of ldexp by its exponent and of the
+    # compositions that multiply or divide by a Python number as PyTorch's C++ does
+    # (special.ndtr, mean)
+    "scalar_factor_gradient_node": """
+        x = torch.tensor([0.3, 0.6, 0.45], requires_grad=True)
+        a, = torch.autograd.grad((torch.exp2(x) * torch.tensor([1.0, 2.0, -1.5])).sum(), x, create_graph=True)
+        b, = torch.autograd.grad(torch.special.ndtr(x).sum(), x, create_graph=True)
+        e = torch.tensor([1.0, 2.0, -1.0], requires_grad=True)
+        c = torch.autograd.grad(torch.ldexp(x, e).sum(), [x, e], create_graph=True)
+        """,
+    # conv1d/2d/3d with padding='same' over an even kernel span
+    "conv_same_asymmetric_padding": """
+        x = torch.tensor([[[-2.0, -2.0]], [[1.25, -1.25]], [[-1.75, -0.5]]], requires_grad=True)
+        w = torch.tensor([[[-0.5, 0.25]], [[1.5, 0.75]]], requires_grad=True)
+        y = F.conv1d(x, w, padding='same')
+        g = torch.autograd.grad((y * torch.tensor([[[1.5, -2.75], [2.0, 0.75]], [[-1.75, -0.5], [-1.5, -2.25]], [[-1.25, -1.5], [1.0, -2.5]]])).sum(), [x, w], create_graph=True)
+        z = torch.arange(24.0).reshape(2, 3, 4).requires_grad_()
+        u = F.conv2d(z, torch.ones(1, 2, 2, 2, requires_grad=True), padding='same')
+        h, = torch.autograd.grad(u.sum(), z, create_graph=True)
+        """,
+    # floor_ / ceil_ / trunc_ / fix_ / round_ of a bool tensor and
+    # div(rounding_mode='floor') of bools
+    "bool_rounding_refused": """
+        a = torch.tensor([True, False]).floor_()
+        b = torch.tensor(True).clone().ceil_()
+        c = torch.zeros(0, dtype=torch.bool).trunc_()
+        d = torch.tensor([True, False]).div(torch.tensor([True, True]), rounding_mode='floor')
+        e = torch.zeros(0, dtype=torch.bool).div(torch.zeros(0, dtype=torch.bool), rounding_mode='floor')
+        f = torch.tensor([True, False]).div(torch.tensor([True, True]), rounding_mode='trunc')
+        """,
+    # kthvalue of a bool tensor along an empty dim
+    "kthvalue_empty_dim_before_bool": """
+        x = torch.tensor([0.75, -1.25, -1.25], requires_grad=True)
+        v = torch.ne(x[3:], 0.5)
+        a = v.kthvalue(1, -1, keepdim=True)
+        """,
+    # div(x, y, rounding_mode='floor' or 'trunc')
+    "div_rounding_saves_operands": """
+        x = torch.tensor([1.5, 2.5])
+        y = torch.tensor([0.5, 2.0], requires_grad=True)
+        v = torch.div(x, y, rounding_mode='floor')
+        x.mul_(2)
+        v.sum().backward()
+        """,
+    # the recorded gradient (create_graph) of masked_scatter's source
+    "masked_scatter_backward_node": """
+        x = torch.tensor([[1.32, 2.007]], requires_grad=True)
+        v = torch.mv(x, torch.tensor([1.75, 1.75], requires_grad=True))
+        s = torch.tensor([-1.113], requires_grad=True)
+        w = torch.broadcast_to(v.masked_scatter(torch.tensor(False), s), (2,))
+        g, = torch.autograd.grad((F.softshrink(w) * torch.tensor([0.5, 1.0])).sum(), s, create_graph=True)
+        """,
+    # the gradient of cumprod along a dim of size 1
+    "cumprod_dim_of_one_backward": """
+        x = torch.tensor([[np.inf], [np.inf], [0.776], [-np.inf]], requires_grad=True)
+        v = torch.cumprod(F.selu(x), dim=-1, dtype=torch.float32)
+        (v * torch.tensor([[1.25], [-2.75], [2.25], [-3.0]])).sum().backward()
+        """,
+    # the recorded backward (create_graph) of the median of an empty tensor
+    "median_of_nothing_create_graph": """
+        x = torch.zeros(0, requires_grad=True)
+        v = torch.median(F.silu(x * 2) / torch.zeros(0, dtype=torch.float64, requires_grad=True))
+        (v * 2.304).sum().backward(create_graph=True)
+        """,
+    # the gradient of atan2 where both operands are 0 (or their squares underflow)
+    "atan2_gradient_at_origin": """
+        x = torch.tensor([0.0, 1e-30, -0.0, 3.0], requires_grad=True)
+        y = torch.tensor([0.0, 1e-30, 0.0, 4.0], requires_grad=True)
+        torch.atan2(x, y).backward(torch.tensor([2.0, 2.0, 2.0, np.inf]))
+        z = torch.tensor([0.0, 2.0, -np.inf], requires_grad=True)
+        torch.atan2(z, z).sum().backward()
+        """,
+    # rot90 by an odd number of turns
+    "rot90_layout": """
+        x = torch.tensor([[0.5, -0.75, -1.25], [1.0, 0.5, 0.25], [3.0, -1.75, 2.75], [0.0, 0.5, -2.0], [1.5, 0.5, -2.25]], requires_grad=True)
+        r = torch.rot90(x, 3)
+        v = F.rms_norm(r.pow(-2), (5,), torch.tensor([-1.25, 1.0, -1.75, 2.0, 2.5]))
+        w = r.view(-1)
+        u = torch.rot90(x.t(), 1).view(-1)
+        """,
+    # the recorded gradients (create_graph) of lerp with a number weight and of
+    # masked_fill
+    "scalar_lerp_and_masked_fill_gradient_nodes": """
+        x = torch.tensor([[-1.0, 0.5, 3.0], [-0.25, 0.25, 0.0]], requires_grad=True)
+        e = torch.tensor([-0.823, 1.198, 2.568], requires_grad=True)
+        g = torch.autograd.grad((torch.lerp(x, e, 2.0) ** 2).sum(), [x, e], create_graph=True)
+        y = torch.tensor([-3.0, 2.5, -2.0, 1.25], dtype=torch.float64, requires_grad=True)
+        h, = torch.autograd.grad(y.masked_fill(torch.tensor(False), 0).atan().sum(), y, create_graph=True)
+        z = torch.tensor([[-3.0, 2.5], [-2.0, 1.25]], requires_grad=True)
+        m = torch.tensor([True, False])
+        v = z.masked_fill(m, 0.5)
+        m.logical_not_()
+        v.sum().backward()
+        """,
+    # lerp with a weight tensor (not 0-d) of another dtype than the input
+    "lerp_weight_dtype": """
+        a = torch.lerp(torch.tensor([1, 2]), torch.tensor([3, 4]), torch.tensor([0.5, 0.5]))
+        b = torch.lerp(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]), torch.tensor([0.5, 0.5], dtype=torch.float64))
+        c = torch.lerp(torch.tensor([1.0, 2.0]), torch.tensor([3.0, 4.0]), torch.tensor(0.5, dtype=torch.float64))
+        """,
+    # ldexp saves its exponent and result whichever input needs a gradient
+    # (LdexpBackward0), so an in-place change of either before backward is the version
+    # error
+    "ldexp_saves_other_and_result": """
+        x = torch.tensor([-1.276, -1.205], requires_grad=True)
+        v = x.ldexp(torch.tensor([1.0, 1.0]))
+        F.elu_(v[...], alpha=1.0)
+        (v * torch.tensor([-1.25, -1.25])).sum().backward()
+        """,
+    # the gradient of nan_to_num
+    "nan_to_num_gradient_formula": """
+        x = torch.tensor([[1.0, np.nan, np.inf], [-np.inf, 2.0, 0.5]], requires_grad=True)
+        v = torch.expm1(torch.nan_to_num(x, neginf=-3.0))
+        g, = torch.autograd.grad((v * torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum(), x, create_graph=True)
+        y = torch.tensor([[1.0, np.nan, np.inf], [-np.inf, 2.0, 0.5]], requires_grad=True)
+        torch.nan_to_num(y).backward(torch.tensor([[np.inf, np.inf, np.nan], [np.inf, 1.0, 2.0]]))
+        """,
+    # addcdiv saves tensor2 whichever input needs a gradient (AddcdivBackward0), so an in-
+    # place change of it before backward is the version error even when only the input
+    # requires grad
+    "addcdiv_saves_tensor2": """
+        x = torch.tensor([2.942, 1.416], requires_grad=True)
+        c = torch.tensor(3.0)
+        v = (x * 1).addcdiv(torch.tensor(2.0), c, value=2)
+        c[...] = -2.5
+        v.sum().backward()
+        """,
+    # an in-place op with a value that requires grad on an element of x.diagonal().data (a
+    # tensor laid out with gaps that is no autograd view)
+    "inplace_on_data_of_strided_view": """
+        x = torch.tensor([[1.79, 1.728, 0.89], [1.746, 1.322, 0.205], [0.564, 0.178, 0.537], [2.636, 1.988, 0.69]])
+        v = x.diagonal(offset=2, dim1=1, dim2=0).data
+        c = torch.tensor(-2.5, requires_grad=True)
+        v[1].sub_(c)
+        g, = torch.autograd.grad((v * torch.tensor([1.0, 2.0])).sum(), c)
+        """,
+    # a convolution of an input with a batch and channels but no elements (an empty
+    # spatial dim, made valid by padding), or replicate padding of an input whose non-
+    # batch dims hold a 0
+    "empty_planes_refused": """
+        a = F.conv2d(torch.zeros(1, 1, 0, requires_grad=True) * 2, torch.ones(2, 1, 2, 2), torch.ones(2), padding=1)
+        b = F.conv1d(torch.zeros(2, 1, 0), torch.ones(2, 1, 1), padding=1)
+        c = F.conv_transpose1d(torch.zeros(2, 1, 0), torch.ones(1, 2, 1))
+        d = F.pad(torch.zeros(1, 0), (0, 0), mode='replicate')
+        e = F.pad(torch.zeros(2, 0, 3), (1, 1), mode='replicate')
+        f = F.pad(torch.zeros(0, 2, 3), (1, 1), mode='replicate')
+        """,
+    # the recorded gradient (create_graph) of index_add's source
+    "index_add_source_gradient_node": """
+        x = torch.zeros(3, 2, requires_grad=True)
+        s = torch.ones(2, 2, requires_grad=True)
+        v = (x * 1).index_add(0, torch.tensor([1, 0]), s, alpha=2)
+        g = torch.autograd.grad((v * v).sum(), [x, s], create_graph=True)
+        w = (x * 1).index_add(0, torch.tensor([1, 0]), s)
+        h = torch.autograd.grad((w * w).sum(), [s], create_graph=True)
+        """,
 }
 
 

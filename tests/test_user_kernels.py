@@ -477,7 +477,6 @@ NOT_DERIVED = {
     "trunc": "int(x): an integer conversion",
     "clamp_min_tensor": "calls maximum's scalar function, whose rule splits ties",
     "clamp_max_tensor": "calls minimum's scalar function, whose rule splits ties",
-    "hardtanh": "calls clamp's scalar function, whose rule reads comparisons",
     "copysign": "math.copysign",
     "digamma": "a while loop", "lgamma": "math.lgamma", "polygamma": "a while loop",
     "i0": "calls modified_bessel, which has no rule",

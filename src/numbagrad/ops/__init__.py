@@ -336,9 +336,16 @@ def _integral_copied(op, kernel, variants="function method inplace inplace_funct
             return M.clone(input)
         return call(input)
 
+    def refuse_bool(x, *args, **kwargs):
+        # (the in-place call writes through the op's loop, not ``function``: floor_ of a bool
+        # tensor, even an empty one, finds no kernel)
+        if x.dtype is D.bool_:
+            _no_kernel(kernel, x)
+
     function.__name__ = function.__qualname__ = op.name
     function.__doc__ = f"{op.name}(input) -> Tensor: elementwise."
     function.op = op
+    function.inplace_check = refuse_bool
     return public(variants, aliases=aliases)(function) if variants else function
 
 
@@ -389,6 +396,11 @@ def lerp(input, end, weight):
         raise RuntimeError(f"expected dtype {_CAST_NAMES[input.dtype.name].lower()} for `end` "
                            f"but got dtype {_CAST_NAMES[end.dtype.name].lower()}")
     if isinstance(weight, Tensor):
+        if weight.ndim and weight.dtype is not input.dtype:
+            # (a 0-d weight is taken as a number of any dtype)
+            raise RuntimeError(
+                f"expected dtype {_CAST_NAMES[input.dtype.name].lower()} for `weight` but got "
+                f"dtype {_CAST_NAMES[weight.dtype.name].lower()}")
         if not D.result_type(input, end, weight).is_floating_point:
             _no_kernel("lerp_kernel_tensor", input)
         return E.lerp_tensor(input, end, weight)

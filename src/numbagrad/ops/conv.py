@@ -25,6 +25,7 @@ from ..backend import kernels_conv as KC
 from . import elementwise as E
 from . import indexing as I
 from . import movement as M
+from . import normalization as N
 from . import reduce as R
 from .registry import Composite, composite, public
 
@@ -835,6 +836,7 @@ def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n,
     _require_float(input, name)
     ks = tuple(weight.shape[2:])
     if transposed:
+        _no_empty_planes(shape)  # (before the kernel's own shape checks)
         return _transposed_geometry(shape[2:], ks, stride, pads, out_pads, dilation, groups)
     if pad_str == "same":
         if any(s != 1 for s in stride):
@@ -850,7 +852,18 @@ def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n,
             f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
             f"Kernel size: ({' x '.join(map(str, eff))}). Kernel size can't be greater than "
             "actual input size")
+    _no_empty_planes(shape)
     return _as3d(Geometry(ks, stride, pad, pad_end, dilation, groups))
+
+
+def _no_empty_planes(shape):
+    """PyTorch's refusal (when it picks a backend, after the shape checks) of an input with no
+    elements but a batch and channels: only an empty batch or no channels have an answer. The
+    shape is the batched one, a 1-d problem's as PyTorch's 2-d view of it."""
+    if shape[0] and shape[1] and not math.prod(shape):
+        shown = shape[:2] + [1] + shape[2:] if len(shape) == 3 else shape
+        raise RuntimeError("Only zero batch or zero channel inputs are supported, but got input "
+                           f"shape: {shown}")
 
 
 def _transposed_geometry(sizes, ks, stride, pads, out_pads, dilation, groups):
@@ -878,6 +891,20 @@ def _transposed_geometry(sizes, ks, stride, pads, out_pads, dilation, groups):
     return geom
 
 
+def _convolution_same(input, weight, bias, geom):
+    """``convolution`` whose padding may be asymmetric ('same' over an even span): PyTorch
+    pads the input's ends by the difference first (constant_pad_nd: ConstantPadNdBackward0
+    in the input's gradient), then convolves with the symmetric rest."""
+    if geom.pad == geom.pad_end:
+        return convolution(input, weight, bias, geom)
+    n = input.ndim - 2
+    extra = []
+    for a, b in zip(reversed(geom.pad[3 - n:]), reversed(geom.pad_end[3 - n:])):
+        extra += [0, b - a]  # (F.pad's order: the last dim first)
+    padded = N.constant_pad_nd(input, tuple(extra), 0)
+    return convolution(padded, weight, bias, geom._replace(pad_end=geom.pad))
+
+
 def _batched(op, input, weight, *args):
     """``op`` on a batch of one for an unbatched ``input``, squeezed back (as PyTorch)."""
     if input.ndim == weight.ndim:
@@ -890,7 +917,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-d convolution of ``input`` (N, C, D, H, W) or (C, D, H, W) by ``weight`` (O,
     C / groups, KD, KH, KW); ``padding`` an int, a triple, 'valid' or 'same'."""
     geom = _conv_geometry(input, weight, bias, stride, padding, dilation, groups, 3)
-    return _batched(convolution, input, weight, bias, geom)
+    return _batched(_convolution_same, input, weight, bias, geom)
 
 
 @public("function functional")
@@ -898,14 +925,14 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution of ``input`` (N, C, H, W) or (C, H, W) by ``weight`` (O, C / groups,
     KH, KW); ``padding`` an int, a pair, 'valid' or 'same'."""
     geom = _conv_geometry(input, weight, bias, stride, padding, dilation, groups, 2)
-    return _batched(convolution, input, weight, bias, geom)
+    return _batched(_convolution_same, input, weight, bias, geom)
 
 
 @public("function functional")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d convolution of ``input`` (N, C, L) or (C, L) by ``weight`` (O, C / groups, K)."""
     geom = _conv_geometry(input, weight, bias, stride, padding, dilation, groups, 1)
-    return _batched(convolution, input, weight, bias, geom)
+    return _batched(_convolution_same, input, weight, bias, geom)
 
 
 @public("function functional")

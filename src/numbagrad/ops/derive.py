@@ -586,6 +586,10 @@ class _Lower:
         if node.keywords:
             raise self.at.error(node, f"keyword arguments in `{ast.unparse(node)}`")
         func = node.func
+        if (isinstance(func, ast.Name) and func.id == "where" and func.id not in env
+                and len(node.args) == 3):
+            return where(self.cond(node.args[0], env), *[self.number(a, env)
+                                                        for a in node.args[1:]])
         args = [self.number(a, env) for a in node.args]
         if _is_math(getattr(func, "value", None)):
             name = func.attr
@@ -606,9 +610,6 @@ class _Lower:
                 return power(*args)
             if name == "float" and len(args) == 1:
                 return args[0]
-            if name == "where" and len(node.args) == 3:
-                return where(self.cond(node.args[0], env), *[self.number(a, env)
-                                                                for a in node.args[1:]])
             if name in self.ops:
                 return self.op(name, args, node)
         raise self.at.error(node, f"a call of `{ast.unparse(func)}`, which numbagrad cannot "

@@ -1376,7 +1376,7 @@ def div_trunc(x, y):
     return trunc(x / y)
 
 
-@binary("div_floor", node="DivBackward2")
+@binary("div_floor", node="DivBackward2", refuse_bool=_no_kernel("div_floor_cpu"))
 def div_floor(x, y):
     """``div(x, y, rounding_mode="floor")``: Python's ``//`` (whose float algorithm is
     PyTorch's); a float division by zero gives ``x / y``, as in PyTorch."""
@@ -1385,8 +1385,18 @@ def div_floor(x, y):
     return x // y
 
 
+def _zero_gradient_x(grad, y):
+    # (PyTorch's formula for x reads y, so y is saved when x needs a gradient: an in-place
+    # change of it before backward is the version error)
+    return abs(sign(grad)) * 0
+
+
+def _zero_gradient_y(grad, x):
+    return abs(sign(grad)) * 0
+
+
 for _op in (div_trunc, div_floor):
-    _op.defvjp(_zero_gradient, _zero_gradient)
+    _op.defvjp(_zero_gradient_x, _zero_gradient_y)
     _op.constant_gradient = True
 del _op
 
@@ -1427,12 +1437,19 @@ def atan2(x, y):
     return math.atan2(x, y)
 
 
+# PyTorch's atan2_backward: grad * other * recip and grad * -self * recip, with recip the
+# reciprocal of self^2 + other^2 taken as 0 where that is 0 (the origin, or an underflow):
+# a gradient of 0 there, not 0 / 0
+
+
 def atan2_vjp_x(grad, x, y):
-    return grad * y / (x * x + y * y)
+    d = x * x + y * y
+    return grad * y * where(d == 0, 0, 1 / d)
 
 
 def atan2_vjp_y(grad, x, y):
-    return -grad * x / (x * x + y * y)
+    d = x * x + y * y
+    return grad * -x * where(d == 0, 0, 1 / d)
 
 
 atan2.defvjp(atan2_vjp_x, atan2_vjp_y)
@@ -1461,6 +1478,9 @@ def ldexp_vjp_y(grad, result):
 
 
 ldexp.defvjp(ldexp_vjp_x, ldexp_vjp_y)
+# (PyTorch's grad * result * M_LN2 for the exponent multiplies by a Scalar last: MulBackward1)
+ldexp.recorded_vjps = [None, lambda grad, result: mul_scalar(grad * result, 0.6931471805599453)]
+ldexp.always_saves = ("y", "result")  # (PyTorch's LdexpBackward0 saves other and result)
 
 
 @binary("nextafter")
@@ -1509,6 +1529,9 @@ def lerp_vjp_y(grad, weight):
 
 
 lerp.defvjp(lerp_vjp_x, lerp_vjp_y)
+# (recorded: PyTorch's lerp.Scalar formulas multiply by a Scalar, MulBackward1)
+lerp.recorded_vjps = [lambda grad, weight: mul_scalar(grad, 1 - weight.item()),
+                      lambda grad, weight: mul_scalar(grad, weight.item())]
 
 
 @binary("lerp_tensor", node="LerpBackward1", n_in=3)
@@ -1795,7 +1818,9 @@ def nan_to_num(x, nan, posinf, neginf):
     return x
 
 
-nan_to_num.defvjp(lambda grad, x: where(x - x == 0, grad, 0))  # (PyTorch: grad * isfinite(x))
+# (PyTorch's grad * isfinite(x): NaN where an infinite gradient meets a non-finite x, and
+# MulBackward0 when recorded)
+nan_to_num.defvjp(lambda grad, x: grad * where(x - x == 0, 1.0, 0.0))
 
 
 # ---------------------------------------------------------------- special functions
@@ -2204,6 +2229,9 @@ def addcdiv_vjp_z(grad, y, z, value):
 
 
 addcdiv.defvjp(lambda grad: grad, addcdiv_vjp_y, addcdiv_vjp_z)
+# (PyTorch's node saves tensor2 whatever needs a gradient: an in-place change of it before
+# backward is the version error; addcmul's saves only what its needed formulas read)
+addcdiv.always_saves = ("z",)
 # (three tensors and a parameter take the general path, which computes at once)
 addcmul._defers = addcdiv._defers = False
 

@@ -581,9 +581,13 @@ def index_add_vjp(ctx, grad):
     if "source" in ctx.saved:
         ctx["source"]  # noqa: B018 (the saved source's version check)
     g_src = index_select(grad, ctx.dim, ctx["index"])
+    shape = tuple(ctx.input_shapes[2])
+    # (PyTorch's maybe_multiply(grad.index_select(dim, index).expand_as(source), alpha):
+    # ExpandBackward0, then MulBackward1 for an alpha other than 1)
+    g_src = M.expand(g_src, shape) if tuple(g_src.shape) == shape else g_src.reshape(shape)
     if ctx.alpha != 1:
-        g_src = g_src * ctx.alpha
-    return grad, None, g_src.reshape(ctx.input_shapes[2])
+        g_src = E.mul_scalar(g_src, ctx.alpha)
+    return grad, None, g_src
 
 
 # (their in-place variants refuse a source or index sharing any memory with the target)
@@ -835,7 +839,7 @@ def masked_fill(ctx, x, mask, value):
         value = value._host()[()].item()
     cpu.broadcast_shapes(tuple(mask.shape), tuple(x.shape))  # (PyTorch's error when they don't)
     D.checked_number(value, x.dtype)  # (PyTorch's checked conversion: a value must fit)
-    ctx.mask = mask
+    ctx.save(mask=mask)  # (PyTorch's node saves it: changed in place before backward, an error)
     with no_grad():
         out = E.where(mask, value, x)
     out = out._data if out.dtype is x.dtype else out.to(x.dtype)._data
@@ -863,10 +867,12 @@ def index_fill_function(input, dim, index, value):
 
 @masked_fill.defvjp
 def masked_fill_vjp(ctx, grad):
-    g_x = sum_to(E.where(ctx.mask, 0, grad), ctx.input_shapes[0])
+    mask = ctx["mask"]
+    # (PyTorch's grad.masked_fill(mask, 0): MaskedFillBackward0 when recorded)
+    g_x = sum_to(masked_fill(grad, mask, 0), ctx.input_shapes[0])
     if len(ctx.input_shapes) == 2:
         return g_x, None
-    return g_x, None, E.where(ctx.mask, grad, 0).sum()
+    return g_x, None, E.where(mask, grad, 0).sum()
 
 
 @composite("masked_select", variants="function method")
@@ -877,7 +883,8 @@ def masked_select(ctx, x, mask):
     shape = cpu.broadcast_shapes(tuple(x.shape), tuple(mask.shape)) or (1,)
     where = np.nonzero(np.broadcast_to(mask._host(), shape))
     ctx.where, ctx.shape = where, shape
-    ctx.save(x=x)  # (PyTorch's node saves self: changed in place before backward, an error)
+    # (PyTorch's node saves self and the mask: changed in place before backward, an error)
+    ctx.save(x=x, mask=mask)
     with no_grad():
         xb = M.expand(x, shape)._data
     return _take(ctx.backend, xb, where)
@@ -889,7 +896,14 @@ masked_select.defjvp(linear(masked_select))
 @masked_select.defvjp
 def masked_select_vjp(ctx, grad):
     ctx["x"]  # noqa: B018 (the version check of the saved input)
-    full = M.index_put_zeros(grad, M._Index(ctx.where, {"advanced"}), ctx.shape)
+    mask = ctx["mask"]
+    if is_grad_enabled():
+        # (recorded: PyTorch's masked_select_backward, zeros of the broadcast shape with the
+        # gradient scattered in: MaskedScatterBackward0)
+        shape = cpu.broadcast_shapes(tuple(ctx.input_shapes[0]), tuple(mask.shape))
+        full = masked_scatter(_zeros_like_shape(shape, grad), mask, grad)
+    else:
+        full = M.index_put_zeros(grad, M._Index(ctx.where, {"advanced"}), ctx.shape)
     return sum_to(full, ctx.input_shapes[0]), None
 
 
@@ -923,15 +937,30 @@ def masked_scatter_vjp(ctx, grad):
     # in order, zeros for the elements not used)
     mask = ctx["mask"]
     g_x = sum_to(masked_fill(grad, mask, 0), ctx.input_shapes[0])
-    shape = ctx.input_shapes[2]
-    g_src = masked_select(grad, mask)
-    unused = math.prod(shape) - g_src.numel()
-    if unused:
-        g_src = M.cat([g_src, _zeros_like_shape((unused,), grad)])
-    return g_x, None, M.view(g_src, tuple(shape))
+    return g_x, None, masked_scatter_backward(grad, mask, tuple(ctx.input_shapes[2]))
 
 
 masked_scatter.inplace_overlap = "full"
+
+
+@composite("masked_scatter_backward", node="MaskedScatterBackwardBackward0")
+def masked_scatter_backward(ctx, grad, mask, shape):
+    """masked_scatter's source gradient (PyTorch's op of that name): the elements of ``grad``
+    where ``mask`` (broadcast to it) is True, in order, then zeros for the source's elements
+    not used, shaped as the source (``shape``)."""
+    ctx.save(mask=mask)
+    g = _host(ctx, grad)
+    picked = g[np.broadcast_to(_host(ctx, mask), g.shape)]
+    out = np.zeros(math.prod(shape), g.dtype)
+    out[:picked.size] = picked
+    return _device(ctx, out.reshape(shape))
+
+
+@masked_scatter_backward.defvjp
+def masked_scatter_backward_vjp(ctx, grad):
+    # (PyTorch's: zeros_like(grad_output).masked_scatter(mask, grad))
+    zeros = _zeros_like_shape(ctx.input_shapes[0], grad)
+    return masked_scatter(zeros, ctx["mask"], grad), None
 
 
 @public("function method")
@@ -1457,7 +1486,9 @@ cumprod.inplace_check = R.same_dtype_inplace
 @cumprod.defvjp
 def cumprod_vjp(ctx, grad):
     x, result, d = ctx["x"], ctx["result"], ctx.dim
-    if x.numel() <= 1:  # (PyTorch's cumprod_backward: the gradient itself, not recorded on x)
+    if x.numel() <= 1 or x.shape[d] == 1:
+        # (PyTorch's cumprod_backward: the gradient itself, not recorded on x, for one element
+        # or a dim of one)
         return grad
     with no_grad():
         zero = x == 0
@@ -1798,10 +1829,10 @@ def _no_bool(x, kernel):
 @composite("kthvalue", variants="function method")
 def kthvalue(ctx, x, k, dim=-1, keepdim=False):
     d = _selected(ctx, x, dim, "kthvalue", "KthvalueBackward0")
+    if x.ndim and x.shape[d] == 0:  # (checked before the kernel is looked for)
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if x.ndim:  # (a 0-d tensor runs no kernel)
         _no_bool(x, "kthvalue_cpu")
-    if x.ndim and x.shape[d] == 0:
-        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
     if not 1 <= k <= (x.shape[d] if x.ndim else 1):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     return _kth(ctx, x, k - 1, d, keepdim)
@@ -1825,12 +1856,12 @@ median_dim.defvjp(_selected_vjp)
 
 @composite("median_all", node="MedianBackward0")
 def median_all(ctx, x):
+    ctx.save(x=x)
+    ctx.save_outputs = {"result": 0}
     if x.numel() == 0:  # (before any kernel: an empty bool tensor too)
         return _device(ctx, np.asarray(_empty_median(x), x.dtype.np))
     _no_bool(x, "median_cpu")
     flat = np.sort(_host(ctx, x).reshape(-1), kind="stable")
-    ctx.save(x=x)
-    ctx.save_outputs = {"result": 0}
     # (NaN sorts last; a NaN anywhere makes the median NaN, as PyTorch's)
     nan = flat.dtype.kind == "f" and np.isnan(flat[-1])
     return _device(ctx, np.asarray(flat[-1] if nan else flat[(flat.size - 1) // 2]))

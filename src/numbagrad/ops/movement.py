@@ -586,7 +586,13 @@ def as_strided(ctx, x, size, stride, storage_offset=0):
     need = storage_offset + 1 + sum((n - 1) * st for n, st in zip(size, stride)) if all(size) else 0
     if not x._data.flags.c_contiguous and x._base is not None:
         raise RuntimeError("as_strided: only contiguous tensors and views' bases are supported")
-    if need > x.numel() or storage_offset < 0:
+    # (the memory x spans: its elements, or, laid out with gaps and owning none of its own
+    # (x.diagonal().data), from its first element to its last)
+    avail = x.numel()
+    if avail and not x._data.flags.c_contiguous:
+        avail = 1 + sum((n - 1) * abs(st) // x._data.itemsize
+                        for n, st in zip(x._data.shape, x._data.strides))
+    if need > avail or storage_offset < 0:
         raise RuntimeError(
             f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset "
             f"{storage_offset}, and itemsize {x.element_size()} requiring a storage size of "

@@ -596,8 +596,9 @@ def rot90(ctx, x, k=1, dims=(0, 1)):
     elif k == 3:
         out = I.flip(M.transpose(x, d0, d1), d1)
     else:
-        out = M.clone(x)
-    return M.contiguous(out)._data
+        return M.contiguous(M.clone(x))._data  # (PyTorch's clone in the contiguous format)
+    # (PyTorch's flip, then transposed in place for an odd k: the copy keeps that layout)
+    return out._data
 
 
 rot90.defvjp(lambda ctx, grad: rot90(grad, -ctx.k, ctx.dims))
