@@ -913,6 +913,7 @@ OPS = [
     U("deg2rad", lambda x: ng.deg2rad(x), np.deg2rad, shapes=S2, node="Deg2RadBackward0"),
     U("rad2deg", lambda x: x.rad2deg(), np.rad2deg, shapes=S2, node="Rad2DegBackward0"),
     U("sgn", lambda x: x.sgn(), np.sign, shapes=S2, kink=0.1, int_ok=True),
+    U("angle", lambda x: x.angle(), lambda a: np.where(a < 0, np.pi, 0.0), shapes=S2, kink=0.1),
     U("clamp_min", lambda x: x.clamp_min(-0.5), lambda a: np.maximum(a, -0.5), shapes=S2,
       node="ClampMinBackward0", kink=None),
     U("clamp_max", lambda x: ng.clamp_max(x, 0.5), lambda a: np.minimum(a, 0.5), shapes=S2,

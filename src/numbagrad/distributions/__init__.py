@@ -43,6 +43,7 @@ from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .transforms import *  # noqa: F403 (the transforms, as torch.distributions exports them)
 from .uniform import Uniform
+from .von_mises import VonMises
 from .weibull import Weibull
 
 __all__ = [
@@ -53,7 +54,7 @@ __all__ = [
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto",
     "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
-    "TransformedDistribution", "Uniform", "Weibull",
+    "TransformedDistribution", "Uniform", "VonMises", "Weibull",
     "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
     "transforms",
 ]

@@ -1979,6 +1979,23 @@ sgn.constant_gradient = True
 sgn.always_saves = ("x", "result")  # (SgnBackward0 saves self and result)
 
 
+@unary("angle", dtype="float", variants="function method")
+def angle(x):
+    """The argument of a real number: pi for a negative one, 0 otherwise (also -0.0)."""
+    if x < 0:
+        return 3.141592653589793
+    if x >= 0:
+        return 0
+    return x  # (NaN stays NaN)
+
+
+# a real number's angle is piecewise constant: PyTorch's gradient is zeros, also for an
+# infinite or NaN incoming gradient
+angle.defvjp(lambda grad: abs(sign(grad)) * 0)
+angle.constant_gradient = True
+angle.always_saves = ("x",)  # (AngleBackward0 saves self)
+
+
 # ---------------------------------------------------------------- two-input math
 
 
