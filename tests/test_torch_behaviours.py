@@ -492,6 +492,8 @@ SAVED = [
                           "split_size": ("int", 3)}),
     ("x.split([1, 2], 0)[0]", {"dim": ("int", 0), "self_sym_sizes": SIZES,
                                "split_sizes": ("tuple", (1, 2))}),
+    ("x.angle()", {"self": T34}),
+    ("x.sgn()", {"result": T34, "self": T34}),
     ("x.t()", {}),
     ("x.clone()", {}),
     ("x.double()", {}),

@@ -284,6 +284,9 @@ reshape_alias.defjvp(linear(reshape_alias))
 @public("function method")
 def reshape(x, *sizes, shape=None):
     """A view when the layout allows one, else a copy (as in PyTorch)."""
+    if shape is None and type(x._data) is np.ndarray and x._data.flags.c_contiguous:
+        # (the view's own call parses the sizes: once, not twice)
+        return view(x, *sizes)
     shape = infer_shape(parse_shape(by_keyword(sizes, shape)), x.numel())
     a = x._data
     if a.flags.c_contiguous:

@@ -236,6 +236,9 @@ ELEMENTWISE = {
     "ClampBackward1": {"self": _SELF, "min": _clamp_bound("min"), "max": _clamp_bound("max")},
     # (numbagrad keeps the condition in the compute dtype, PyTorch as the bool it is)
     "WhereBackward0": {"condition": saved_tensor("cond", dtype=D.bool_)},
+    # (constant-gradient rules read nothing, but PyTorch's nodes keep these)
+    "AngleBackward0": {"self": _SELF},
+    "SgnBackward0": {"self": _SELF, "result": _RESULT},
 }
 
 _TORCH_ARG_NAMES = {"x": "self", "y": "other", "cond": "condition", "result": "result"}
