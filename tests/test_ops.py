@@ -82,7 +82,9 @@ def test_grad_fn_name(info):
     _, tensors, tfns, _ = _build(info, shape, "float32", requires_grad=True)
     out = info.call(*[f(t) for f, t in zip(tfns, tensors)])
     expected = info.node or "".join(p.capitalize() for p in info.name.split("_")) + "Backward0"
-    assert out.grad_fn.name() == expected
+    # (PyTorch's hand-written C++ nodes, CopySlices among them, name their namespace)
+    cpp = "torch::autograd::" if expected == "CopySlices" else ""
+    assert out.grad_fn.name() == cpp + expected
     assert repr(out.grad_fn).startswith(f"<{expected} object at 0x")
 
 

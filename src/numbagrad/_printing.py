@@ -232,7 +232,7 @@ def tensor_repr(t, prefix: str | None = None) -> str:
         if not default_dtype:
             suffixes.append(f"dtype={dt!r}")
     if t.grad_fn is not None:
-        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+        suffixes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
     elif t.requires_grad:
         suffixes.append("requires_grad=True")
     tangent = t._fw_grad

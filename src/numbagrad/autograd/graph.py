@@ -109,10 +109,13 @@ class Node:
         return d
 
     def name(self) -> str:
-        return type(self).__name__
+        n = type(self).__name__
+        # (PyTorch's hand-written C++ nodes name themselves with their namespace; the
+        # generated ones, and every repr, use the bare class name)
+        return "torch::autograd::" + n if n in _CPP_NODES else n
 
     def __repr__(self) -> str:
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     @property
     def metadata(self) -> dict:
@@ -154,6 +157,9 @@ class Node:
     def check_not_released(self) -> None:
         if self._released:
             raise RuntimeError(ERR_FREED)
+
+
+_CPP_NODES = frozenset({"AccumulateGrad", "CopySlices", "DelayedError", "Error", "GraphRoot"})
 
 
 class AccumulateGrad(Node):
