@@ -36,10 +36,10 @@ from ._tensor import is_warn_always_enabled, set_warn_always  # noqa: F401
 from .factory import (  # noqa: F401
     BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, IntTensor, LongTensor,
     ShortTensor, arange, as_tensor, asarray, bartlett_window, blackman_window, empty,
-    empty_like, empty_strided, eye, from_dlpack, from_numpy, full, full_like, hamming_window,
-    hann_window, kaiser_window, linspace, logspace, manual_seed, ones, ones_like, rand,
-    rand_like, randint, randn, randn_like, randperm, scalar_tensor, tensor, tril_indices,
-    triu_indices, zeros, zeros_like,
+    empty_like, empty_strided, eye, from_dlpack, from_numpy, frombuffer, full, full_like,
+    hamming_window, hann_window, kaiser_window, linspace, logspace, manual_seed, ones,
+    ones_like, rand, rand_like, randint, randn, randn_like, randperm, scalar_tensor, tensor,
+    tril_indices, triu_indices, zeros, zeros_like,
 )
 from .factory import range_ as range  # noqa: F401 (a builtin's name: factory.py keeps it)
 from .random import (  # noqa: F401
@@ -73,6 +73,7 @@ from ._variable_functions import (  # noqa: E402, F401
     rms_norm, triplet_margin_loss,
 )
 from . import testing  # noqa: E402, F401
+from . import profiler  # noqa: E402, F401 (and numbagrad.autograd.profiler)
 
 float = float32
 double = float64

@@ -212,6 +212,72 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return Tensor._make(array)
 
 
+_MISSING = object()  # (frombuffer: an argument not given, told from None)
+WARN_FROMBUFFER_READONLY = (
+    "The given buffer is not writable, and PyTorch does not support non-writable tensors. This "
+    "means you can write to the underlying (supposedly non-writable) buffer using the tensor. "
+    "You may want to copy the buffer to protect its data or make it writable before converting "
+    "it to a tensor. This type of warning will be suppressed for the rest of this program.")
+
+
+def frombuffer(buffer=_MISSING, *args, dtype=_MISSING, count=-1, offset=0,
+               requires_grad=False) -> Tensor:
+    """A 1-D tensor of ``dtype`` over the bytes of ``buffer`` (an object of the buffer
+    protocol) from byte ``offset`` on, ``count`` elements (-1: to the end), sharing its memory.
+
+    A read-only buffer (``bytes``) gives PyTorch's warning and a copy: numbagrad's tensors are
+    writable, and writing into an immutable object's memory is not something to offer."""
+    if args:
+        raise TypeError(f"frombuffer() takes from 2 to 1 positional arguments but "
+                        f"{len(args) + 1} were given")
+    missing = [n for n, v in (("buffer", buffer), ("dtype", dtype)) if v is _MISSING]
+    if missing:
+        raise TypeError(f"frombuffer() missing {len(missing)} required positional argument"
+                        f"{'s' if len(missing) == 1 else ''}: "
+                        + ", ".join(f'"{n}"' for n in missing))
+    if not isinstance(dtype, D.dtype):
+        raise TypeError("frombuffer(): argument 'dtype' must be torch.dtype, not "
+                        f"{type(dtype).__name__}")
+    for name, value in (("count", count), ("offset", offset)):
+        if not isinstance(value, (int, np.integer)) or isinstance(value, bool):
+            raise TypeError(f"frombuffer(): argument '{name}' must be int, not "
+                            f"{type(value).__name__}")
+    if not isinstance(requires_grad, bool):
+        raise TypeError("frombuffer(): argument 'requires_grad' must be bool, not "
+                        f"{type(requires_grad).__name__}")
+    try:
+        view = memoryview(buffer)
+    except TypeError:
+        raise ValueError("object does not implement Python buffer protocol.") from None
+    if not view.c_contiguous:
+        raise RuntimeError("could not retrieve buffer from object")
+    if view.readonly:
+        warn_once("frombuffer_readonly", WARN_FROMBUFFER_READONLY, stacklevel=2)
+    np_dtype = D.as_dtype(dtype).np
+    size, length = np_dtype.itemsize, view.nbytes
+    if length <= 0 or count == 0:
+        raise ValueError(f"both buffer length ({length}) and count ({count}) must not be 0")
+    if offset < 0 or offset >= length:
+        raise ValueError(f"offset ({offset} bytes) must be non-negative and no greater than "
+                         f"buffer length ({length} bytes) minus 1")
+    if count < 0 and (length - offset) % size:
+        raise ValueError(f"buffer length ({length - offset} bytes) after offset ({offset} bytes) "
+                         f"must be a multiple of element size ({size})")
+    if count < 0:
+        count = (length - offset) // size
+    if offset + count * size > length:
+        raise ValueError(f"requested buffer length ({count} * {size} bytes) after offset "
+                         f"({offset} bytes) must not be greater than actual buffer length "
+                         f"({length} bytes)")
+    # (a multi-dimensional view read as its flat bytes, as PyTorch's simple buffer request)
+    array = np.frombuffer(view.cast("B"), np_dtype, count, offset)
+    if view.readonly:
+        array = array.copy()
+    else:
+        escape(array)  # shared with other code: never read later by an expression
+    return _finish(array, requires_grad)
+
+
 def _shape(size, name) -> tuple:
     """``size`` (ints, or one sequence of them) as a shape; PyTorch's TypeError for anything
     else (a float is not truncated)."""

@@ -1,7 +1,7 @@
 """``numbagrad.nn``: modules, parameters, initializations and the functional API, laid out as
 ``torch.nn``."""
 
-from . import functional, grad, init, parallel, utils  # noqa: F401
+from . import attention, functional, grad, init, parallel, utils  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import __all__ as _modules_all
 from .parallel import DataParallel

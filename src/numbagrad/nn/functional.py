@@ -15,6 +15,7 @@ from .._tensor import _wrap_dim
 from ..ops import activation as _A
 from ..ops import attention as _attention
 from ..ops import ctc as _ctc
+from ..ops import movement as _M
 from ..ops import reduce as _R
 from ..ops import elementwise as _E
 from ..autograd.grad_mode import is_grad_enabled as _grad_enabled
@@ -24,6 +25,7 @@ from ..ops.embedding import embedding_bag as _embedding_bag
 from ..tensor import Tensor
 # (PyTorch's F.grad is the module torch.nn.grad)
 from . import grad  # noqa: F401
+from .attention import cpu_path as _sdpa_path
 
 # the ops declared with a "functional" variant; the rest is written out below
 globals().update(_F.FUNCTIONAL)
@@ -1271,8 +1273,17 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor, attn
         # (PyTorch's choice of CPU kernel reads the mask's query dim: its IndexError for a
         # mask under 2-d, which the other cases broadcast)
         attn_mask.size(-2)
+    # (the backends nn.attention.sdpa_kernel leaves: PyTorch's errors when none can run)
+    path = _sdpa_path(query, key, value, attn_mask, dropout_p, enable_gqa)
     scale = 1 / math.sqrt(query.shape[-1]) if scale is None else scale
     if _attention.fuses(query, key, value, attn_mask, enable_gqa):
+        if path == "math" and dropout_p == 0.0:
+            # (math only: PyTorch's math formulation, not the CPU flash kernel ``attention``
+            # would choose)
+            out = _attention.attention_math(
+                query, key, value, drop=None, attn_mask=attn_mask, is_causal=is_causal,
+                scale=scale, groups=query.shape[-3] // key.shape[-3])
+            return _M.unsafe_view(out, tuple(query.shape[:-1]) + (value.shape[-1],))
         return _attention.attention(query, key, value, attn_mask, dropout_p, is_causal, scale)
     if enable_gqa:
         key = key.repeat_interleave(query.shape[-3] // key.shape[-3], -3)

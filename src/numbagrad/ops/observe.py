@@ -1,5 +1,6 @@
 """Op observers: functions called after every op while set (forward-mode AD, the anomaly
-mode's forward check, the packing of saved tensors under saved-tensor hooks).
+mode's forward check, the packing of saved tensors under saved-tensor hooks, the profiler,
+which also gives a function to call before each op).
 
 While none is set nothing here runs, and ops take their usual paths at their usual cost. The
 first one set routes every elementwise call off the fast path (``dispatch.FAST_PATH``, the
@@ -17,24 +18,38 @@ from .record import pack_saved
 from .registry import REGISTRY, Composite, Elementwise
 
 OBSERVERS: list = []  # fn(op, args, kwargs, result), in the order they were added
+# before(op, args, kwargs), called before every op, for the observers that gave one (the
+# profiler's clock: an op's time is from its before-call to its observer's call; an op that
+# raises gets no observer call)
+BEFORE: list = []
+_befores: dict = {}  # observer -> its before function
 _plans_aside: dict = {}  # op -> its fast-path plans while observers are set
 
 
-def add(fn) -> None:
+def add(fn, before=None) -> None:
     """Call ``fn(op, args, kwargs, result)`` after every op from now on (``kwargs``: None for
-    an elementwise op, whose ``args`` are its operands then its parameters)."""
+    an elementwise op, whose ``args`` are its operands then its parameters), and
+    ``before(op, args, kwargs)`` before it when given."""
     if not OBSERVERS:
         _install()
     OBSERVERS.append(fn)
+    if before is not None:
+        _befores[fn] = before
+        BEFORE.append(before)
 
 
 def remove(fn) -> None:
     OBSERVERS.remove(fn)
+    before = _befores.pop(fn, None)
+    if before is not None:
+        BEFORE.remove(before)
     if not OBSERVERS:
         _uninstall()
 
 
 def _observed_general(op, args):
+    for fn in BEFORE:
+        fn(op, args, None)
     result = call_general(op, args)
     for fn in OBSERVERS:
         fn(op, args, None, result)
@@ -42,6 +57,8 @@ def _observed_general(op, args):
 
 
 def _observed_composite(op, *args, **kwargs):
+    for fn in BEFORE:
+        fn(op, args, kwargs)
     result = call_composite(op, *args, **kwargs)
     for fn in OBSERVERS:
         fn(op, args, kwargs, result)
