@@ -24,6 +24,15 @@ def _infer_dtype(data, numpy_scalars=False) -> D.dtype:
     """PyTorch's inference for Python data: any float -> default float, else int64 or bool; a
     NumPy array has its own dtype, and so has a NumPy scalar with ``numpy_scalars`` (in
     ``tensor``'s data; a Scalar argument such as ``full``'s value is a plain number)."""
+    kind = type(data)  # (the plain Python numbers first: the ABC checks below cost 1 us)
+    if kind is float:
+        return D.default_float
+    if kind is int:
+        return D.default_int
+    if kind is bool:
+        return D.bool_
+    if kind is list or kind is tuple:
+        return _infer_sequence(data, numpy_scalars)
     if isinstance(data, np.ndarray) or numpy_scalars and isinstance(data, np.generic):
         return D.from_numpy_dtype(data.dtype)
     if isinstance(data, Tensor):
@@ -37,15 +46,20 @@ def _infer_dtype(data, numpy_scalars=False) -> D.dtype:
     if isinstance(data, (str, bytes)):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     # any Python sequence: a list, a tuple, a range, a deque
-    if isinstance(data, (list, tuple, range, Sequence)):
-        kinds = [_infer_dtype(d, numpy_scalars) for d in data]
-        if not kinds:
-            return D.default_float
-        best = kinds[0]
-        for k in kinds[1:]:
-            best = D.promote(best, k)
-        return best
+    if isinstance(data, (range, Sequence)):
+        return _infer_sequence(data, numpy_scalars)
     raise RuntimeError(f"Could not infer dtype of {type(data).__name__}")
+
+
+def _infer_sequence(data, numpy_scalars) -> D.dtype:
+    kinds = [_infer_dtype(d, numpy_scalars) for d in data]
+    if not kinds:
+        return D.default_float
+    best = kinds[0]
+    for k in kinds[1:]:
+        if k is not best:
+            best = D.promote(best, k)
+    return best
 
 
 def _finish(data, requires_grad: bool, dev=None) -> Tensor:
@@ -440,9 +454,11 @@ def arange(start=None, end=None, step=1, dtype=None, device=None, requires_grad=
     dt = _dt(dtype, _infer_dtype([start, end, step]))
     if dt is D.bool_:
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
-    n = int(np.ceil((end - start) / step))
-    data = (start + step * np.arange(max(n, 0), dtype=np.float64)).astype(dt.np)
-    if not dt.is_floating_point:
+    if dt.is_floating_point:
+        # (each value start + i * step in double precision, then rounded, as PyTorch's)
+        n = int(np.ceil((end - start) / step))
+        data = (start + step * np.arange(max(n, 0), dtype=np.float64)).astype(dt.np)
+    else:
         data = np.arange(start, end, step, dtype=dt.np)
     return _finish(data, requires_grad, device)
 

@@ -198,8 +198,10 @@ def _flat_sources(fname: str, n_in: int, n_params: int) -> list[str]:
 # operand (``a``: of the result's shape): ``r`` a row repeated over the leading dims
 # (``x + b`` with a bias b of shape (n,) or (1, n)), ``c`` a column, one value per row,
 # repeated along the trailing dims (``x - x.mean(1, keepdim=True)``, shape (m, 1)); a first
-# letter ``i``: the output is operand 0, read in place (as the flat loops' ``i``).
-BROADCASTS = ("ar", "ra", "ac", "ca", "ir", "ic")
+# letter ``i``: the output is operand 0, read in place (as the flat loops' ``i``); ``cr`` /
+# ``rc``: a column and a row of one result that neither has the shape of (an outer
+# difference ``x[:, None] - y``, a one-hot ``labels[:, None] == arange(n)``, a length mask).
+BROADCASTS = ("ar", "ra", "ac", "ca", "ir", "ic", "cr", "rc")
 
 
 def _broadcast_sources(fname: str, params: list) -> list[str]:
@@ -208,6 +210,9 @@ def _broadcast_sources(fname: str, params: list) -> list[str]:
     tail = "".join(", " + p for p in params)
     sources = []
     for pattern in BROADCASTS:
+        if "a" not in pattern and "i" not in pattern:
+            sources.append(_outer_source(fname, pattern, tail))
+            continue
         inplace = pattern[0] == "i"
         full = 0 if inplace else pattern.index("a")
         other = 1 - full
@@ -227,6 +232,22 @@ def _broadcast_sources(fname: str, params: list) -> list[str]:
             f"        for j in range(n):\n"
             f"            vo[j] = {fname}({call[0]}, {call[1]}{tail})")
     return sources
+
+
+def _outer_source(fname: str, pattern: str, tail: str) -> str:
+    """``flat_cr`` / ``flat_rc``: row r of the result is the op of the column's value r and
+    the row, element by element."""
+    row = pattern.index("r")
+    call = ["", ""]
+    call[row], call[1 - row] = "w[j]", "v"
+    return (f"{codegen.jit_line()}\ndef flat_{pattern}(out, a0, a1{tail}):\n"
+            f"    w = a{row}\n"
+            f"    n = w.shape[0]\n"
+            f"    for r in range(out.shape[0] // max(n, 1)):\n"
+            f"        vo = out[r * n:r * n + n]\n"
+            f"        v = a{1 - row}[r]\n"
+            f"        for j in range(n):\n"
+            f"            vo[j] = {fname}({call[0]}, {call[1]}{tail})")
 
 
 def scalar_functions_source(functions: list[tuple[str, object]]) -> list[str]:
@@ -751,7 +772,7 @@ def _row_or_column(sa: tuple, sb: tuple, shape: tuple):
     elif sb == shape:
         first, part = False, sa
     else:
-        return None
+        return _outer(sa, sb, shape)
     nd = len(shape)
     padded = (1,) * (nd - len(part)) + part
     lead = 0  # the part's leading dims of size 1: a row
@@ -767,6 +788,24 @@ def _row_or_column(sa: tuple, sb: tuple, shape: tuple):
             return None
         kind = "c"
     return "a" + kind if first else kind + "a"
+
+
+def _outer(sa: tuple, sb: tuple, shape: tuple):
+    """``"cr"`` / ``"rc"`` when, of two operands neither of the result's shape, one is a
+    column (one value per row: of the result's leading dims, 1 in the others) and the other a
+    row of those same trailing dims (1 in the leading ones, of the result's in the others);
+    else None."""
+    nd = len(shape)
+    pa = (1,) * (nd - len(sa)) + sa
+    pb = (1,) * (nd - len(sb)) + sb
+    for k in range(1, nd):  # (the split: leading dims 0..k-1, trailing k..)
+        lead, trail = shape[:k], shape[k:]
+        ones_lead, ones_trail = (1,) * k, (1,) * (nd - k)
+        if pa[:k] == lead and pa[k:] == ones_trail and pb[:k] == ones_lead and pb[k:] == trail:
+            return "cr"
+        if pb[:k] == lead and pb[k:] == ones_trail and pa[:k] == ones_lead and pa[k:] == trail:
+            return "rc"
+    return None
 
 
 _PATTERNS: dict = {}  # (shape, shape) -> broadcast_pattern's answer

@@ -393,11 +393,19 @@ def _write(op, a, dtype, args, n_tensors, key, numbers) -> bool:
         kind = type(v)
         if k < n_tensors and (kind is Tensor or kind in PLAIN_SUBCLASSES):
             b = v._data
-            if (type(b) is not np.ndarray or b.dtype is not dtype or b.shape != a.shape
-                    or not b.flags.carray or v._fw_grad is not None):
+            if type(b) is not np.ndarray or v._fw_grad is not None:
                 return False
-            values.append(b if b.ndim == 1 else b.ravel())
-            key += "a"
+            if b.shape == a.shape and b.dtype is dtype and b.flags.carray:
+                values.append(b if b.ndim == 1 else b.ravel())
+                key += "a"
+            elif numbers and b.ndim == 0 and dtype.kind == "f" and b.dtype.kind in "iuf":
+                # a 0-d CPU tensor (a clip coefficient, a tensor learning rate) is read once,
+                # as a number of a float x's dtype: as PyTorch's loops read a CPU scalar (a
+                # bool one goes the general way, whose refusals, as sub's, apply)
+                values.append(b.item())
+                key += "s"
+            else:
+                return False
         elif ((kind is float or kind is int) and dtype.kind == "f" and (numbers or k >= n_tensors)
               and _fits(v, k >= n_tensors and op.checked_params)):
             values.append(v)  # (the entry point converts it to the tensors' dtype)

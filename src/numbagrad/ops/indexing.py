@@ -14,6 +14,7 @@ import operator
 import numpy as np
 
 from .. import _memory_format as MF
+from .. import _overloads
 from .. import dtypes as D
 from .._tensor import Tensor, _on, _wrap_dim, warn_once
 from ..autograd.grad_mode import _state as _grad_state
@@ -27,6 +28,7 @@ from . import reduce as R
 from .forward import ERR_NO_JVP, linear
 from .inplace import fill_, inplace
 from .registry import composite, public, sum_to
+from .table import REGISTRY
 
 # ---------------------------------------------------------------- helpers
 
@@ -2005,9 +2007,43 @@ mode.defvjp(_selected_vjp)
 @public("function")
 def einsum(equation, *operands):
     """Einstein summation, composed of differentiable ops (diagonal, sum, permute, reshape,
-    matmul), so its backward comes with them; its ``grad_fn`` names are theirs, not PyTorch's."""
+    matmul), so its backward comes with them; its ``grad_fn`` names are theirs, not PyTorch's.
+    The ops to run are planned once per equation and operand shapes (``_einsum_plan``)."""
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = tuple(operands[0])
+    key = (equation, *[t.shape for t in operands])
+    plan = _einsum_plans.get(key)
+    if plan is None:
+        plan = _einsum_plan(equation, operands)
+        if len(_einsum_plans) >= 256:  # (bounded: the oldest plan goes)
+            del _einsum_plans[next(iter(_einsum_plans))]
+        _einsum_plans[key] = plan
+    prep, pairs, finish = plan
+    t = _einsum_run(operands[0], prep[0])
+    if pairs:
+        # (each product of two (batch, m, k) and (batch, k, n) operands: bmm, as PyTorch's
+        # einsum calls it; matmul would add an expand and a view of its own to each)
+        bmm = REGISTRY["bmm"]
+        for k, (steps_a, steps_b, steps_out) in enumerate(pairs):
+            b = _einsum_run(operands[k + 1], prep[k + 1])
+            t = _einsum_run(bmm(_einsum_run(t, steps_a), _einsum_run(b, steps_b)), steps_out)
+    return _einsum_run(t, finish)
+
+
+_einsum_plans: dict = {}
+
+
+def _einsum_run(t, steps):
+    for fn, args in steps:
+        t = fn(t, *args)
+    return t
+
+
+def _einsum_plan(equation, operands):
+    """The ops ``einsum`` runs for these operands' shapes, as lists of ``(op, args)`` steps:
+    (per operand its diagonals, per pair contracted (each side's steps, then the product's),
+    the result's). Reshapes, expands and permutes that would change nothing are left out
+    (2.5 to 4 us a call). Raises PyTorch's errors for an equation that does not fit."""
     lhs, arrow, out = equation.replace(" ", "").partition("->")
     terms = lhs.split(",")
     if len(terms) > len(operands):
@@ -2048,64 +2084,87 @@ def einsum(equation, *operands):
                                    f"does not broadcast with previously seen size {sizes[c]}")
             if n != 1 or c not in sizes:
                 sizes[c] = n
-    items = [_einsum_diagonals(t, s) for s, t in zip(specs, operands)]
-    t, s = items[0]
+    prep = [[] for _ in operands]
+    items = [_einsum_diagonals(tuple(t.shape), s, steps)
+             for s, t, steps in zip(specs, operands, prep)]
+    (shape, s), pairs = items[0], []
     for k in range(1, len(items)):
         later = out + "".join(x for _, x in items[k + 1:])
-        t, s = _einsum_pair(t, s, *items[k], later, sizes)
-    return _einsum_finish(t, s, out)
+        pairs.append(([], [], []))
+        shape, s = _einsum_pair(shape, s, *items[k], later, sizes, *pairs[-1])
+    finish = []
+    _einsum_finish(shape, s, out, finish)
+    return prep, pairs, finish
 
 
-def _einsum_diagonals(t, s):
-    """``t`` with repeated subscripts of ``s`` taken along their diagonal: (tensor, letters)."""
+def _einsum_diagonals(shape, s, steps):
+    """The steps taking repeated subscripts of ``s`` along their diagonal: (shape, letters)
+    after them."""
     while len(set(s)) < len(s):
         c = next(c for c in s if s.count(c) > 1)
         i = s.index(c)
         j = s.index(c, i + 1)
-        t = diagonal(t, 0, i, j)
+        steps.append((diagonal, (0, i, j)))
+        shape = shape[:i] + shape[i + 1:j] + shape[j + 1:] + (shape[i],)
         s = s[:i] + s[i + 1:j] + s[j + 1:] + c
-    return t, s
+    return shape, s
 
 
-def _einsum_finish(t, s, out):
+def _einsum_finish(shape, s, out, steps):
+    """The steps summing the letters of ``s`` not in ``out`` and ordering the rest as
+    ``out``: the shape after them."""
     gone = tuple(k for k, c in enumerate(s) if c not in out)
     if gone:
-        t = R.sum(t, gone)
+        steps.append((R.sum, (gone,)))
+        shape = tuple(n for k, n in enumerate(shape) if k not in gone)
         s = "".join(c for c in s if c in out)
     if s != out:
-        t = M.permute(t, tuple(s.index(c) for c in out))
-    return t
+        order = tuple(s.index(c) for c in out)
+        steps.append((M.permute, (order,)))
+        shape = tuple(shape[k] for k in order)
+    return shape
 
 
-def _einsum_pair(a, sa, b, sb, later, sizes):
-    """Contract two operands: the letters both have and nothing later needs are summed by
-    one batched matmul. (tensor, letters)"""
-    a, sa = _einsum_finish(a, sa, "".join(c for c in sa if c in sb or c in later)), \
-        "".join(c for c in sa if c in sb or c in later)
-    b, sb = _einsum_finish(b, sb, "".join(c for c in sb if c in sa or c in later)), \
-        "".join(c for c in sb if c in sa or c in later)
+def _einsum_pair(sha, sa, shb, sb, later, sizes, steps_a, steps_b, steps_out):
+    """The steps contracting two operands: the letters both have and nothing later needs
+    are summed by one batched product (bmm) of 3-d operands. (shape, letters) of the
+    product."""
+    keep_a = "".join(c for c in sa if c in sb or c in later)
+    keep_b = "".join(c for c in sb if c in sa or c in later)
+    sha, sa = _einsum_finish(sha, sa, keep_a, steps_a), keep_a
+    shb, sb = _einsum_finish(shb, sb, keep_b, steps_b), keep_b
     batch = [c for c in sa if c in sb and c in later]
     summed = [c for c in sa if c in sb and c not in later]
     only_a = [c for c in sa if c not in sb]
     only_b = [c for c in sb if c not in sa]
 
-    def arrange(t, s, order):
-        t = M.permute(t, tuple(s.index(c) for c in order)) if order else t
-        return M.expand(t, [sizes[c] if c in sa and c in sb else t.shape[k]
-                            for k, c in enumerate(order)])
+    def arrange(shape, s, order, steps):
+        perm = tuple(s.index(c) for c in order)
+        if perm != tuple(range(len(perm))):
+            steps.append((M.permute, (perm,)))
+            shape = tuple(shape[k] for k in perm)
+        # (a size-1 dim of one operand broadcast to the other's)
+        wanted = tuple(sizes[c] if c in sa and c in sb else shape[k] for k, c in enumerate(order))
+        if wanted != shape:
+            steps.append((M.expand, (list(wanted),)))
+        return wanted
 
-    a = arrange(a, sa, batch + only_a + summed)
-    b = arrange(b, sb, batch + summed + only_b)
+    sha = arrange(sha, sa, batch + only_a + summed, steps_a)
+    shb = arrange(shb, sb, batch + summed + only_b, steps_b)
     nb = [sizes[c] for c in batch]
-    na, ns, nbo = (math.prod(a.shape[len(batch):len(batch) + len(only_a)]),
+    na, ns, nbo = (math.prod(sha[len(batch):len(batch) + len(only_a)]),
                    math.prod(sizes[c] for c in summed),
-                   math.prod(b.shape[len(batch) + len(summed):]))
-    a3 = M.reshape(a, [math.prod(nb), na, ns])
-    b3 = M.reshape(b, [math.prod(nb), ns, nbo])
-    out = a3 @ b3
-    shape = nb + list(a.shape[len(batch):len(batch) + len(only_a)]) + list(
-        b.shape[len(batch) + len(summed):])
-    return M.reshape(out, shape), "".join(batch + only_a + only_b)
+                   math.prod(shb[len(batch) + len(summed):]))
+    # (each operand as bmm takes it: (batch, rows, columns))
+    for shape, steps, three in ((sha, steps_a, [math.prod(nb), na, ns]),
+                                (shb, steps_b, [math.prod(nb), ns, nbo])):
+        if tuple(three) != shape:
+            steps.append((M.reshape, (three,)))
+    shape = nb + list(sha[len(batch):len(batch) + len(only_a)]) + list(
+        shb[len(batch) + len(summed):])
+    if tuple(shape) != (math.prod(nb), na, nbo):
+        steps_out.append((M.reshape, (shape,)))
+    return tuple(shape), "".join(batch + only_a + only_b)
 
 
 # ---------------------------------------------------------------- counting

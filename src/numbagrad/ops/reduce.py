@@ -154,12 +154,13 @@ _ALL_DIMS = [tuple(range(n)) for n in range(65)]  # (``reduction_dims(None, n)``
 _DIM_KEYWORDS = frozenset(("dim", "keepdim"))
 
 
-def trailing_dims(ndim, args, kwargs):
+def end_dims(ndim, args, kwargs):
     """``(dims, keepdim)`` of a reduction's call ``op(x, dim, keepdim=False)`` (each by position
     or by name, nothing else passed) when ``dim``, an int or a non-empty tuple or list of ints
     in range and distinct, names the trailing dims of an ``x`` of ``ndim`` dims (the rows of a
-    C-contiguous array are then its own); None for any other call (the general path takes
-    it, and raises what it raises)."""
+    C-contiguous array are then its own) or its leading ones (its columns); ``dims`` sorted,
+    the trailing ones when they are all of ``x``'s. None for any other call (the general path
+    takes it, and raises what it raises)."""
     n = len(args)
     if n > 2 or kwargs and (not kwargs.keys() <= _DIM_KEYWORDS or n and "dim" in kwargs
                             or n == 2 and "keepdim" in kwargs):
@@ -169,27 +170,41 @@ def trailing_dims(ndim, args, kwargs):
     if type(keepdim) is not bool or not ndim:
         return None
     if type(dim) is int:
-        return ((ndim - 1,), keepdim) if dim == -1 or dim == ndim - 1 else None
+        if dim < 0:
+            dim += ndim
+        return ((dim,), keepdim) if dim == ndim - 1 or dim == 0 else None
     if type(dim) is not tuple and type(dim) is not list or not dim:
         return None
-    dims = sorted([d + ndim if type(d) is int and -ndim <= d < 0 else d for d in dim])
-    first = ndim - len(dims)
-    if dims != list(range(first, ndim)) or type(dims[0]) is not int:
+    for d in dim:
+        if type(d) is not int:
+            return None
+    dims = sorted([d + ndim if -ndim <= d < 0 else d for d in dim])
+    if dims[0] < 0 or dims[-1] >= ndim or dims != list(range(dims[0], dims[0] + len(dims))):
         return None
-    return tuple(dims), keepdim
+    return (tuple(dims), keepdim) if dims[0] == 0 or dims[-1] == ndim - 1 else None
+
+
+def trailing_dims(ndim, args, kwargs):
+    """``end_dims`` for a call over trailing dims only."""
+    dims = end_dims(ndim, args, kwargs)
+    return dims if dims is not None and dims[0][-1] == ndim - 1 else None
 
 
 def whole(op, kernel, setup=None, dim_node=None):
     """Set ``op.lean`` (``Composite.lean``) to the reduction calls a training step makes on a
-    small C-contiguous float32/float64 CPU tensor ``x``: ``op(x)`` over every element (its
-    loss), and ``op(x, dim, keepdim)`` over trailing dims (``x.sum(-1)``, ``x.mean(1,
-    keepdim=True)``: ``trailing_dims``), whose rows are the array's own. ``kernel`` runs
-    through its compiled entry point (``cpu.whole_entry``: one row, or one row per result),
-    and when ``x`` needs a gradient the ctx holds what ``op``'s forward and ``_setup`` would
-    set (``setup(ctx, x)`` the op's own part; ``dim_node``: the node's name when ``dim`` is
-    given, PyTorch's other overload), recorded as ``call_composite`` records it. Any other
-    call goes on to the hook ``op`` had (``then``), or to the general path."""
+    C-contiguous float32/float64 CPU tensor ``x``: ``op(x)`` over every element (its loss),
+    and ``op(x, dim, keepdim)`` over trailing dims (``x.sum(-1)``, ``x.mean(1,
+    keepdim=True)``), whose rows are the array's own, or over leading dims (``x.sum(0)``, a
+    bias's gradient: ``end_dims``), whose columns the kernel's ``columns`` twin reduces. The
+    kernels run through their compiled entry points (``cpu.whole_entry``: one row, or one row
+    per result; ``cpu.kernel_entry``), on the layouts and below the sizes ``cpu.run_reduce``
+    runs them (a whole sum from ``WHOLE_BLOCKS_FROM`` on in blocks), so the values are the
+    general path's. When ``x`` needs a gradient the ctx holds what ``op``'s forward and
+    ``_setup`` would set (``setup(ctx, x)`` the op's own part; ``dim_node``: the node's name
+    when ``dim`` is given, PyTorch's other overload), recorded as ``call_composite`` records
+    it. Any other call goes on to the hook ``op`` had (``then``), or to the general path."""
     then = op.lean
+    columns = KR.sum_cols if kernel is KR.sum_rows else getattr(kernel, "columns", None)
 
     def lean(x, *args, **kwargs):
         if type(x) is Tensor or type(x) in PLAIN_SUBCLASSES:
@@ -197,7 +212,7 @@ def whole(op, kernel, setup=None, dim_node=None):
             if args or kwargs:
                 if type(a) is not np.ndarray or not a.flags.carray:
                     return None
-                dims = trailing_dims(a.ndim, args, kwargs)
+                dims = end_dims(a.ndim, args, kwargs)
                 if dims is None:
                     return None
                 dims, keepdim = dims
@@ -208,39 +223,61 @@ def whole(op, kernel, setup=None, dim_node=None):
                     dense = cpu.dense_order(a)
                     if dense is not None:
                         a = a.transpose(dense[0])
-            if type(a) is np.ndarray and a.flags.carray and 0 < a.size < cpu.WHOLE_BLOCKS_FROM:
+            if type(a) is np.ndarray and a.flags.carray and a.size:
                 entry = cpu.whole_entry(kernel, a.dtype)
-                if entry is not None:
-                    shape = a.shape
-                    if dims is None:
-                        out = np.empty(1, a.dtype)
+                if entry is None:
+                    return None
+                shape = a.shape
+                if dims is None:
+                    out = np.empty(1, a.dtype)
+                    if a.size < cpu.WHOLE_BLOCKS_FROM or kernel is not KR.sum_rows:
                         entry(a.reshape(1, a.size), out)
-                        out = out.reshape(())
+                    else:  # (run_reduce's blocks, whatever the thread count)
+                        part = np.empty(-(-a.size // 16384), a.dtype)
+                        cpu.kernel_entry(KR.sum_all_par, a.dtype, a.reshape(1, a.size), out,
+                                         part)
+                    out = out.reshape(())
+                elif a.size >= cpu.WHOLE_BLOCKS_FROM:
+                    return None  # (rows or columns over threads: the general path)
+                elif dims[-1] == a.ndim - 1:  # trailing dims: one row per result
+                    kept = shape[:a.ndim - len(dims)]
+                    rows = math.prod(kept)
+                    out = np.empty(rows, a.dtype)
+                    entry(a.reshape(rows, a.size // rows), out)
+                    out = out.reshape(_keep_shape(shape, dims) if keepdim else kept)
+                elif columns is not None:  # leading dims: one column per result
+                    kept = shape[len(dims):]
+                    n = math.prod(kept)
+                    if not n:
+                        return None
+                    out = np.empty(n, a.dtype)
+                    cols = a.reshape(a.size // n, n)
+                    if columns is KR.sum_cols:  # (its block sums: ``part``)
+                        cpu.kernel_entry(columns, a.dtype, cols, out, np.empty(n, a.dtype))
                     else:
-                        kept = shape[:a.ndim - len(dims)]
-                        rows = math.prod(kept)
-                        out = np.empty(rows, a.dtype)
-                        entry(a.reshape(rows, a.size // rows), out)
-                        out = out.reshape(_keep_shape(shape, dims) if keepdim else kept)
-                    result = Tensor._make(out)
-                    if (_grad_state.enabled and (x._requires_grad or x._base is not None)
-                            and needs_grad((x,))):
-                        ctx = object.__new__(CompositeCtx)  # (as call_composite makes it)
-                        ctx.saved = {}
-                        ctx.backend = cpu
-                        ctx.shape = x._data.shape  # (a tuple: a Size costs 0.2 us)
-                        ctx.keepdim = keepdim
-                        if dims is None:
-                            ctx.dims = _ALL_DIMS[a.ndim]
-                        else:
-                            ctx.dims = dims
-                            ctx.dim_arg = args[0] if args else kwargs["dim"]
-                            if dim_node is not None:
-                                ctx.node_name = dim_node
-                        if setup is not None:
-                            setup(ctx, x)
-                        record_composite(op, ctx, (x,), (result,))
-                    return result
+                        cpu.kernel_entry(columns, a.dtype, cols, out)
+                    out = out.reshape(_keep_shape(shape, dims) if keepdim else kept)
+                else:
+                    return None
+                result = Tensor._make(out)
+                if (_grad_state.enabled and (x._requires_grad or x._base is not None)
+                        and needs_grad((x,))):
+                    ctx = object.__new__(CompositeCtx)  # (as call_composite makes it)
+                    ctx.saved = {}
+                    ctx.backend = cpu
+                    ctx.shape = x._data.shape  # (a tuple: a Size costs 0.2 us)
+                    ctx.keepdim = keepdim
+                    if dims is None:
+                        ctx.dims = _ALL_DIMS[a.ndim]
+                    else:
+                        ctx.dims = dims
+                        ctx.dim_arg = args[0] if args else kwargs["dim"]
+                        if dim_node is not None:
+                            ctx.node_name = dim_node
+                    if setup is not None:
+                        setup(ctx, x)
+                    record_composite(op, ctx, (x,), (result,))
+                return result
             return None
         return None if then is None else then(x, *args, **kwargs)
 
@@ -692,12 +729,21 @@ def amin_vjp(ctx, grad):
 whole(amin, KR.amin_rows, _save_input_result)
 
 
-def _with_indices(ctx, x, dim, keepdim, name, values, indices):
-    """``values`` and ``indices``: the (cpu, cuda) pairs of the value and index reductions."""
+def _with_indices(ctx, x, dim, keepdim, name, cpu, cuda):
+    """``cpu``: the kernel of the values and indices in one pass (``kernels_reduce``'s
+    ``max_rows_indices``); ``cuda``: the (values, indices) reductions on CUDA."""
     dims = _setup(ctx, x, dim, keepdim)
     _check_nonempty(x, dims, name)
-    values = _reduce(x._data, dims, x._data.dtype, *values)
-    indices = _reduce(x._data, dims, np.int64, *indices)
+    a = x._data
+    if type(a) is np.ndarray:
+        # (the indices are the kernel's second output, passed as its parameter)
+        indices = np.empty(math.prod([n for d, n in enumerate(a.shape) if d not in dims]),
+                           np.int64)
+        values = _reduce(a, dims, a.dtype, cpu, None, (indices,))
+        indices = indices.reshape(values.shape)
+    else:
+        values = _reduce(a, dims, a.dtype, None, cuda[0])
+        indices = _reduce(a, dims, np.int64, None, cuda[1])
     ctx.node_name = name.capitalize() + "Backward0"
     ctx.non_differentiable = (1,)
     ctx.wrap = lambda outs: _named(f"{name}")(*outs)
@@ -714,6 +760,21 @@ def _index_backward(ctx, grad):
         # (under create_graph PyTorch scatters it into zeros all the same: ScatterBackward0)
         return _op("scatter")(_zeros(ctx, grad), 0, idx.detach(), grad) if recorded else grad
     (d,) = ctx.dims
+    g, i = grad._data, idx._data
+    if not recorded and type(g) is np.ndarray and type(i) is np.ndarray:
+        # one scatter into zeros, as PyTorch's (no positions, mask and select of the input's
+        # size): the input viewed as (before d, along d, after d), the gradient and the
+        # indices as (before d, after d)
+        shape = tuple(ctx.shape)
+        out = np.zeros(shape, g.dtype)
+        before = math.prod(shape[:d])
+        after = math.prod(shape[d + 1:])
+        if out.size:
+            cpu.get_reduce_kernel(KR.put_along_dim, g.dtype)(
+                out.reshape(before, shape[d], after),
+                np.ascontiguousarray(g).reshape(before, after),
+                np.ascontiguousarray(i).reshape(before, after))
+        return Tensor._make(out)
     if not ctx.keepdim:
         grad = grad.unsqueeze(d)
         idx = idx.unsqueeze(d)
@@ -727,8 +788,8 @@ def _index_backward(ctx, grad):
 
 @composite("max_dim", node="MaxBackward0")
 def max_dim(ctx, x, dim, keepdim=False):
-    return _with_indices(ctx, x, dim, keepdim, "max", values=(KR.amax_rows, _amax_cuda),
-                         indices=(KR.argmax_rows, _argmax_cuda))
+    return _with_indices(ctx, x, dim, keepdim, "max", cpu=KR.max_rows_indices,
+                         cuda=(_amax_cuda, _argmax_cuda))
 
 
 max_dim.defvjp(_index_backward)
@@ -736,8 +797,8 @@ max_dim.defvjp(_index_backward)
 
 @composite("min_dim", node="MinBackward0")
 def min_dim(ctx, x, dim, keepdim=False):
-    return _with_indices(ctx, x, dim, keepdim, "min", values=(KR.amin_rows, _amin_cuda),
-                         indices=(KR.argmin_rows, _argmin_cuda))
+    return _with_indices(ctx, x, dim, keepdim, "min", cpu=KR.min_rows_indices,
+                         cuda=(_amin_cuda, _argmin_cuda))
 
 
 min_dim.defvjp(_index_backward)
