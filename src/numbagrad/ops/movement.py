@@ -913,30 +913,47 @@ def _normalize_index(x, index):
 
 
 def _simple_index(x, index, ndim):
-    """``_normalize_index``'s kinds for an index of Python ints and slices only, at most one
-    per dim (``x[0]``, ``x[:, 1:3]``: the commonest, with nothing to convert; its general walk
-    costs 2 us); None for any other index."""
-    if len(index) > ndim:
-        return None
+    """``_normalize_index``'s kinds for a basic index: Python ints and slices, at most one per
+    dim, with None and one Ellipsis among them (``x[0]``, ``x[:, 1:3]``, ``x[..., :5]``,
+    ``x[:, None]``: the commonest, with nothing to convert; its general walk costs 2 us);
+    None for any other index."""
+    n_real = 0
+    ellipsis = False
     for item in index:
         kind = type(item)
-        if kind is not int and kind is not slice:
+        if kind is int or kind is slice:
+            n_real += 1
+        elif item is Ellipsis and not ellipsis:
+            ellipsis = True
+        elif item is not None:
             return None
+    if n_real > ndim:
+        return None
     shape = x._data.shape if x._lazy is None else tuple(x.shape)
     kinds = set()
-    for dim, item in enumerate(index):
-        if type(item) is slice:
+    dim = 0
+    for at, item in enumerate(index):
+        kind = type(item)
+        if kind is slice:
             if item.step is not None and item.step <= 0:
                 raise ValueError("step must be greater than zero")
             kinds.add("slice")
             if not _whole(item, shape[dim]):
                 kinds.add("narrow")
-        else:
+            dim += 1
+        elif kind is int:
             size = shape[dim]
             if not -size <= item < size:
+                # (PyTorch names the item's place in the index as its dimension)
                 raise IndexError(
-                    f"index {item} is out of bounds for dimension {dim} with size {size}")
+                    f"index {item} is out of bounds for dimension {at} with size {size}")
             kinds.add("int")
+            dim += 1
+        elif item is None:
+            kinds.add("none")
+        else:
+            kinds.add("ellipsis")
+            dim += ndim - n_real
     return kinds
 
 
@@ -1044,6 +1061,14 @@ class _Index:
                     where.staged = None
                     where.bare_slice = False
                     return where
+            elif kind is slice:
+                shape = x._data.shape
+                if shape:  # (``x[1:3]``: PyTorch's slice, whose node it always records)
+                    index = (index,)
+                    where.index, where.kinds = index, _simple_index(x, index, len(shape))
+                    where.sources, where.staged = (), None
+                    where.bare_slice = True
+                    return where
             elif kind is tuple:
                 # ``x[i, j]`` (an element, ``.item()`` after): ints in range, one per dim at
                 # most, select after select (_normalize_index's kinds: {"int"})
@@ -1057,6 +1082,13 @@ class _Index:
                         where.staged = None
                         where.bare_slice = False
                         return where
+                # (``x[:, 0]``, ``x[..., :5]``, ``x[:, None]``: nothing to convert)
+                kinds = _simple_index(x, index, len(shape))
+                if kinds is not None:
+                    where.index, where.kinds, where.sources = index, kinds, ()
+                    where.staged = None
+                    where.bare_slice = False
+                    return where
         items = index if isinstance(index, tuple) else (index,)
         where.index, where.kinds = _normalize_index(x, index)
         where.sources = tuple([i for i, n in zip(items, where.index)
@@ -1142,12 +1174,13 @@ def index_select_any(ctx, x, idx):
     return out
 
 
-_BASIC = frozenset(("int", "slice", "narrow"))  # the kinds of an index of ints and slices
+# the kinds of a basic index: ints and slices, None, an Ellipsis
+_BASIC = frozenset(("int", "slice", "narrow", "none", "ellipsis"))
 
 
 def _getitem_lean(x, idx):
-    """``index_select_any``'s lean hook: ``x[0]``, ``x[:, 1:3]`` (ints and slices) of a CPU
-    tensor, the view and its node made by ``record_view`` (the general call costs 3 us more,
+    """``index_select_any``'s lean hook: ``x[0]``, ``x[:, 1:3]``, ``x[..., None]`` (a basic
+    index) of a CPU tensor, the view and its node made by ``record_view`` (the general call costs 3 us more,
     a model's step indexes on every call)."""
     kinds = idx.kinds
     a = _cpu_array(x)
@@ -1160,6 +1193,8 @@ def _getitem_lean(x, idx):
         return None
     if type(out) is not np.ndarray:  # (every dim selected: NumPy gives a scalar)
         out = a[index + (Ellipsis,)]
+    elif "none" in kinds:
+        out = unsqueezed_as_pytorch(a, index, out)
     name = None  # (the node's name, needed only where record_view records one)
     if _grad_state.enabled and (x._requires_grad if x._base is None else x.requires_grad):
         name = ("SelectBackward0" if kinds is _SELECT else "SliceBackward0" if idx.bare_slice
