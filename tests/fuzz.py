@@ -66,14 +66,6 @@ class Known(NamedTuple):
 
 
 KNOWN_OPEN: dict[str, Known] = {
-    "sort_stable_positional_dim": Known(
-        "sort / argsort with stable= and dim (or descending) given by position: TypeError"
-        " (PyTorch's stable overload takes them by keyword only); numbagrad sorts",
-        """
-        x = torch.tensor([[3.0, 1.0, 2.0]])
-        s = x.sort(1, stable=True)
-        a = x.argsort(1, stable=True)
-        """),
     "topk_ties": Known(
         "topk of a slice holding equal values: PyTorch's CPU kernel picks among the ties by its"
         " selection algorithm (std::partial_sort, or std::nth_element and std::sort, from"
@@ -90,16 +82,6 @@ KNOWN_OPEN: dict[str, Known] = {
         """
         x = torch.tensor([[1.0, 0.0] * 9])
         i = x.argsort(1)
-        """),
-    "bool_operand_backward": Known(
-        "atan2 (bool first) or logaddexp / logaddexp2 (either) of a bool tensor and a tensor"
-        " that requires grad, then backward: RuntimeError (PyTorch's formula negates or"
-        " subtracts the bool operand: 'Negation, the `-` operator, on a bool tensor is not"
-        " supported'); numbagrad's gradient is computed",
-        """
-        b = torch.tensor([True, False])
-        y = torch.tensor([-0.5, 2.0], requires_grad=True)
-        torch.atan2(b, y).sum().backward()
         """),
     "conv_nonfinite": Known(
         "a convolution over NaN or inf values: PyTorch's kernels differ in where an inf * 0"
@@ -150,11 +132,18 @@ KNOWN_OPEN: dict[str, Known] = {
         y = torch.scatter_reduce(x, 1, torch.tensor([[0, 2]]), s, 'mean', include_self=False)
         g, = torch.autograd.grad(y.sum(), x)
         """),
-    "conv_zero_in_channels": Known(
-        "a convolution of an input with 0 channels (and a weight of 0 input channels): PyTorch"
-        " returns a tensor of the input's shape; numbagrad the convolution's output shape",
+    "hook_wrapped_number_grad": Known(
+        "a hook scaling the gradient of a 0-d tensor (g * 0.5) in a second-order backward"
+        " (seed 405511): PyTorch's gradient there can be a wrapped number, which the"
+        " hook's arithmetic promotes to float64, and the engine refuses the dtype change"
+        " (RuntimeError); numbagrad has no wrapped numbers: the hook's result stays float32",
         """
-        y = F.conv1d(torch.zeros(3, 0, 5), torch.zeros(1, 0, 1))
+        x = torch.tensor(np.random.default_rng(581).uniform(-2, 2, (5, 5, 5)).astype(np.float32), requires_grad=True)
+        v = x.max()
+        v.register_hook(lambda g: g if g is None else g * 0.5)
+        c = torch.tensor(np.array(-1.75, dtype=np.float32), requires_grad=True)
+        g, = torch.autograd.grad((F.l1_loss(v, c, reduction='sum') * -0.308).sum(), c, create_graph=True)
+        gg = torch.autograd.grad((g * 0.394).sum(), [x, c], allow_unused=True)
         """),
     "var_mean_nonfinite_mean": Known(
         "the mean output of var_mean / std_mean over elements with an infinity before the last:"
@@ -2404,6 +2393,81 @@ FIXED: dict[str, Known] = {
         x.requires_grad_()
         r = v.exp()
         """),
+    "sort_stable_positional_dim": Known(
+        "sort / argsort with stable= and dim (or descending) given by position: TypeError"
+        " (PyTorch's stable overload takes them by keyword only); numbagrad sorted",
+        """
+        x = torch.tensor([[3.0, 1.0, 2.0]])
+        s = x.sort(1, stable=True)
+        a = x.argsort(1, stable=True)
+        """),
+    "bool_operand_backward": Known(
+        "atan2 (bool first) or logaddexp / logaddexp2 (either) of a bool tensor and a tensor"
+        " that requires grad, then backward: RuntimeError (PyTorch's formula negates or"
+        " subtracts the bool operand: 'Negation, the `-` operator, on a bool tensor is not"
+        " supported'); numbagrad's gradient was computed",
+        """
+        b = torch.tensor([True, False])
+        y = torch.tensor([-0.5, 2.0], requires_grad=True)
+        torch.atan2(b, y).sum().backward()
+        """),
+    "conv_zero_in_channels": Known(
+        "a convolution of an input with 0 channels (and a weight of 0 input channels): PyTorch"
+        " returns no elements: 0 channels (its Empty backend), the input's dtype unchecked against"
+        " the weight's; numbagrad convolved to the weight's channels",
+        """
+        y = F.conv1d(torch.zeros(3, 0, 5), torch.zeros(1, 0, 1))
+        """),
+    "put_saves_source": Known(
+        "put / put_ whose source requires grad, the source then written in place (under"
+        " no_grad) before backward: RuntimeError (PyTorch's PutBackward0 keeps the source for"
+        " its gradient); numbagrad's gradient was computed (seed 410923)",
+        """
+        x = torch.zeros(3, requires_grad=True)
+        s = torch.tensor([0.031, -1.124], requires_grad=True)
+        v = (x * 1).put(torch.tensor([1, 0]), s)
+        with torch.no_grad(): s.mul_(0.5)
+        v.sum().backward()
+        """),
+    "reflect_pad_empty_planes": Known(
+        "F.pad(mode='reflect') of an input with a 0 among its non-batch dims (a 2-d (0, 3)"
+        " input is unbatched): RuntimeError (PyTorch's reflection pad kernels take an empty"
+        " batch only, as its replication ones); numbagrad padded (seed 408365)",
+        """
+        a = F.pad(torch.zeros(0, 3), (0, 1), mode='reflect')
+        b = F.pad(torch.zeros(2, 0, 3, 3), (1, 1, 1, 1), mode='reflect')
+        """),
+    "median_of_nothing_narrow_integer": Known(
+        "median / nanmedian of an empty int8, uint8 or int16 tensor: 0 (PyTorch's NaN cast"
+        " goes through a 32-bit int, whose lowest value has 0 low bits); numbagrad gave the"
+        " dtype's lowest value (seed 412927)",
+        """
+        a = torch.median(torch.tensor([], dtype=torch.int8))
+        b = torch.tensor([], dtype=torch.int16).nanmedian()
+        c = torch.tensor([[5, 5, 3]], dtype=torch.uint8)[-1:-1:3].median()
+        """),
+    "copysign_saves_result": Known(
+        "copysign whose other requires grad (self not), its result then written in place"
+        " before backward: RuntimeError (PyTorch's CopysignBackward0 saves the result whichever"
+        " input requires grad); numbagrad's gradient was computed (seed 418790)",
+        """
+        x = torch.tensor([1.34, -1.73], dtype=torch.float64)
+        c = torch.tensor(-0.5, requires_grad=True)
+        v = x.copysign(c)
+        v[0].exp_()
+        v.sum().backward()
+        """),
+    "group_norm_weight_grad_node": Known(
+        "group_norm's weight gradient under create_graph when the input does not require"
+        " grad: ViewBackward0 (PyTorch's backward sums grad * xhat from the forward's mean and"
+        " rstd, which require grad with the weight, and views the sum as the weight);"
+        " numbagrad's AliasBackward0 (seed 389006)",
+        """
+        x = torch.tensor([[2.016, -0.786, 0.961, 1.22]])
+        w = torch.tensor([-0.022, -0.647, -2.182, -2.28], requires_grad=True)
+        y = F.group_norm(x, 2, w)
+        g, = torch.autograd.grad((y * torch.tensor([[-0.388, -1.582, 1.0, 2.0]])).sum(), w, create_graph=True)
+        """),
 }
 
 
@@ -2790,6 +2854,11 @@ class Gen:
         # derivative sums ~1e5 terms that cancel (to 0 over equal entries, an expanded input),
         # leaving float32 rounding noise in both libraries (seed 1344)
         self.big_curved_reduce = False
+        # softmax / softmin outputs that require grad: expression -> the dim they sum to 1
+        # along. A sum or mean over that dim is a constant whose gradient is rounding noise
+        # (y (g - sum(g y)) with g constant), which a steep loss then scales up to anything
+        # (seed 388144: +-1.5e-3 in PyTorch and numbagrad, second order through a mean)
+        self.normalized: dict[str, int] = {}
         self.prod_dim = False  # a prod(dim) of a tensor that requires grad
         self.full_setitem = False  # x[...] = v (see setitem_full_index_grad_fn)
         self.multi_views: set[str] = set()  # outputs of split and chunk
@@ -3616,9 +3685,33 @@ class Gen:
             self.big_curved_reduce = True
         if op == "prod" and dim is not None and t.requires_grad:
             self.prod_dim = True
-        if self.emit(f"{v} = {form}", tag, out=v, inputs=[x], factor=factor) and \
-                op in ("max", "min") and dim is not None and t.requires_grad and nd == 0:
+        if op in ("sum", "mean") and self.sums_a_normalized_dim(x, dim):
+            return
+        if not self.emit(f"{v} = {form}", tag, out=v, inputs=[x], factor=factor):
+            return
+        if op in ("max", "min") and dim is not None and t.requires_grad and nd == 0:
             self.mark_unsaved(f"{v}[1]", "max_dim_0d_indices_not_saved")
+        if op == "softmax":
+            self.note_normalized(v, dim)
+
+    def note_normalized(self, v, dim):
+        """``v`` is a softmax (or softmin) along ``dim``: see ``self.normalized``."""
+        u = self.val(v)
+        if isinstance(u, self.torch.Tensor) and u.requires_grad and isinstance(dim, int):
+            self.normalized[v] = dim % max(u.ndim, 1)
+
+    def sums_a_normalized_dim(self, x, dim) -> bool:
+        """A sum or mean of ``x`` over ``dim`` (None: all) adds up a softmax's dim."""
+        if x not in self.normalized:
+            return False
+        if dim is None:
+            return True
+        n = max(self.val(x).ndim, 1)
+        dims = dim if isinstance(dim, tuple) else (dim,)
+        try:
+            return self.normalized[x] in {int(d) % n for d in dims}
+        except (TypeError, ZeroDivisionError):
+            return False
 
     def log_softmax_cancels(self, t, dim) -> bool:
         """numbagrad's log_softmax is x - logsumexp(x): where one element dominates its row, the
@@ -4427,6 +4520,9 @@ class Gen:
                           "lambda g: g if g is None else g * 0.5",
                           "lambda g: g if g is None else -g", "lambda g: None",
                           "lambda g: g if g is None else g + 1"])
+        if self.val(x).ndim == 0 and ("*" in fn or "+" in fn) and \
+                avoid("hook_wrapped_number_grad"):
+            fn = "lambda g: g if g is None else -g"
         if self.chance(0.3):
             h = self.fresh("h")
             if self.emit(f"{h} = {x}.register_hook({fn})", "hook", inputs=[x]) and \
@@ -4722,6 +4818,8 @@ class Gen:
         if self.emit(f"{v} = {code}", f"act:{name}", out=v, factor=factor, inputs=[x] + [
                 w for w in re.findall(r"\b[a-z]+\d+\b", code) if w in self.pool and w != x]):
             self.note_double_backward(name, v)
+            if name == "softmin":
+                self.note_normalized(v, int(re.search(r"(-?\d+)\)$", code).group(1)))
 
     LOSSES = ["l1_loss", "smooth_l1_loss", "huber_loss", "soft_margin_loss",
               "margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
@@ -5362,6 +5460,12 @@ class Gen:
                 return
         if name == "sinc" and self.near(a, 0, err):
             return  # (its removable singularity: 0 / 0 rounded either way)
+        if name == "sinc" and t.requires_grad and bool(
+                ((a != 0) & (a.abs() < (0.03 if t.dtype == self.torch.float32 else 1e-3))).any()):
+            # (its gradient near 0, (pi x cos(pi x) - sin(pi x)) / (pi x^2), cancels to a
+            # float rounding's noise: an ulp of sin or cos, which the two libraries' kernels
+            # round differently, over x^2)
+            return
         factor = 1.0
         if name in ("exp2", "sinh", "cosh", "square") and t.numel():
             factor = min(max(1.0, float(a.abs().nan_to_num(0, 0, 0).max())), 100.0)
@@ -6736,6 +6840,8 @@ class Gen:
         if self.emit(f"{v} = {form}", f"nnf:{op}", out=v, inputs=ins, exact=exact,
                      factor=factor):
             self.note_double_backward(op, v)
+            if op == "softmax_dtype" and fn == "softmax":
+                self.note_normalized(v, dd)
 
     def fresh_probs(self, shape, dt="float32"):
         """A new float tensor for soft targets (its softmax is taken), of the input's dtype."""

@@ -1651,6 +1651,108 @@ PROGRAMS = {
         w = (x * 1).index_add(0, torch.tensor([1, 0]), s)
         h = torch.autograd.grad((w * w).sum(), [s], create_graph=True)
         """,
+    # group_norm's weight gradient under create_graph, the input not requiring grad: a sum
+    # of grad * xhat viewed as the weight (ViewBackward0), whose second derivative by the
+    # weight and the bias is PyTorch's
+    "group_norm_weight_grad_node": """
+        x = torch.tensor(np.random.default_rng(0).uniform(-2, 2, (2, 4, 3)).astype(np.float32))
+        w = torch.tensor([-0.022, -0.647, -2.182, -2.28], requires_grad=True)
+        b = torch.tensor([0.5, -1.0, 0.25, 2.0], requires_grad=True)
+        y = F.group_norm(x, 2, w, b)
+        gw, = torch.autograd.grad((y * y.detach()).sum(), w, create_graph=True)
+        gg = torch.autograd.grad((gw * gw).sum(), [w, b], allow_unused=True)  # compare: gw, gg
+        z = F.group_norm(x[:, :, 0], 2, w)
+        hw, = torch.autograd.grad((z * torch.ones(2, 4)).sum(), w, create_graph=True)  # compare: hw
+        """,
+    # sort / argsort: with stable=, dim and descending are keywords only (PyTorch's overloads)
+    "sort_stable_positional_dim": """
+        x = torch.tensor([[3.0, 1.0, 2.0], [0.5, 0.5, -1.0]])
+        a = x.sort(1, stable=True)
+        b = torch.sort(x, 1, False, stable=False)
+        c = x.argsort(1, False, False)
+        d = torch.argsort(x, 0, True, stable=True)
+        e = x.sort(stable=True, dim=0, descending=True)
+        f = torch.argsort(x, 0, descending=True)
+        g = x.sort(1, True)
+        """,
+    # the backward of atan2 with a bool first operand (its formula for the second negates the
+    # first) and of logaddexp / logaddexp2 with a bool operand (theirs subtract them): PyTorch's
+    # neg / sub refusal of bool, once that gradient is needed; not for the other input's
+    "bool_operand_backward": """
+        b = torch.tensor([True, False])
+        y = torch.tensor([-0.5, 2.0], requires_grad=True)
+        torch.atan2(b, y).sum().backward()
+        torch.atan2(y, b).sum().backward()  # compare: y.grad
+        g = torch.autograd.grad(torch.logaddexp(y, b).sum(), y)
+        h = torch.autograd.grad(torch.logaddexp2(b, y * 2).sum(), y)
+        k = torch.autograd.grad(torch.logaddexp(torch.tensor([1, 2]), y).sum(), y)
+        """,
+    # a convolution of an input with no batch or no channels (PyTorch's Empty backend): no
+    # channels out of none in, the input's dtype (not compared with the weight's, no float
+    # kernel needed), zero gradients and undefined second derivatives; a weight of fewer
+    # output channels than groups refused
+    "conv_zero_in_channels": """
+        x = torch.zeros(3, 0, 5, requires_grad=True)
+        w = torch.zeros(4, 0, 2, requires_grad=True)
+        b = torch.tensor([1.0, 2.0, 0.5, -1.0], requires_grad=True)
+        y = F.conv1d(x, w, b, padding=1, dilation=2)
+        g = torch.autograd.grad(y.sum(), [x, w, b], retain_graph=True)
+        h = torch.autograd.grad((y * 2).sum(), [x, w, b], create_graph=True)
+        hh = torch.autograd.grad(h[2].sum() + h[1].sum(), [x, w, b], allow_unused=True)
+        z = F.conv2d(torch.zeros(0, 5, 4, dtype=torch.float64), torch.ones(2, 0, 3, 3), padding='same')
+        e = F.conv1d(torch.zeros(0, 2, 5, dtype=torch.int64), torch.zeros(3, 2, 1, dtype=torch.int64))
+        u = torch.zeros(0, 2, 5, requires_grad=True)
+        v = torch.ones(3, 2, 2, requires_grad=True)
+        y2 = F.conv1d(u, v, torch.ones(3), stride=2)
+        k = torch.autograd.grad(y2, [u, v], torch.zeros(y2.shape, requires_grad=True), create_graph=True)
+        kk = torch.autograd.grad(k[0].sum() + k[1].sum(), [u, v], allow_unused=True)
+        c = F.conv_transpose1d(torch.zeros(2, 0, 5), torch.zeros(0, 2, 3))
+        d = F.conv1d(torch.zeros(2, 6, 5), torch.zeros(2, 2, 1), groups=3)
+        """,
+    # put keeps its source for the source's gradient (only when that requires grad): an
+    # in-place change of it before backward is the version error
+    "put_saves_source": """
+        x = torch.zeros(3, requires_grad=True)
+        s = torch.tensor([0.031, -1.124], requires_grad=True)
+        v = (x * 1).put(torch.tensor([1, 0]), s)
+        with torch.no_grad(): s.mul_(0.5)
+        v.sum().backward()
+        y = torch.zeros(3, requires_grad=True)
+        c = torch.tensor([2.0, -1.0])
+        w = (y * 1).put(torch.tensor([2, 0]), c, accumulate=True)
+        c.mul_(3)
+        w.sum().backward()  # compare: y.grad
+        """,
+    # reflect padding refuses an empty non-batch dim as replicate does; an empty batch pads
+    "reflect_pad_empty_planes": """
+        a = F.pad(torch.zeros(0, 3), (0, 1), mode='reflect')
+        b = F.pad(torch.zeros(2, 0, 3, 3), (1, 1, 1, 1), mode='reflect')
+        c = F.pad(torch.zeros(2, 2, 3, 0), (0, 0, 1, 1), mode='reflect')
+        d = F.pad(torch.zeros(0, 2, 3), (1, 1), mode='reflect')
+        e = F.pad(torch.zeros(0, 2, 3, 3, 3), (1, 1, 1, 1, 1, 1), mode='reflect')
+        """,
+    # the median of nothing in an integer dtype: NaN cast through a 32-bit int (the lowest
+    # value for int32 / int64, 0 for the narrower types), True for bool
+    "median_of_nothing_narrow_integer": """
+        a = torch.median(torch.tensor([], dtype=torch.int8))
+        b = torch.tensor([], dtype=torch.int16).nanmedian()
+        c = torch.tensor([[5, 5, 3]], dtype=torch.uint8)[-1:-1:3].median()
+        d = torch.median(torch.tensor([], dtype=torch.int32))
+        e = torch.tensor([], dtype=torch.bool).median()
+        """,
+    # copysign saves its result whichever input requires grad (self only for self's gradient)
+    "copysign_saves_result": """
+        x = torch.tensor([1.34, -1.73], dtype=torch.float64)
+        c = torch.tensor(-0.5, requires_grad=True)
+        v = x.copysign(c)
+        v[0].exp_()
+        v.sum().backward()
+        y = torch.tensor([1.5, -2.0])
+        d = torch.tensor([0.5, -0.25], requires_grad=True)
+        w = y.copysign(d)
+        y.mul_(2)
+        w.sum().backward()  # compare: d.grad
+        """,
 }
 
 
@@ -1658,3 +1760,26 @@ PROGRAMS = {
 def test_program_agrees_with_pytorch(name):
     mismatch = fuzz.run_program(fuzz.parse_repro(PROGRAMS[name]))
     assert mismatch is None, f"{name}: {mismatch.key}: {mismatch.detail}"
+
+
+SORT_REFUSED = [
+    "x.sort(1, stable=True)", "x.argsort(1, stable=True)", "torch.sort(x, 1, stable=True)",
+    "torch.argsort(x, 1, True, stable=True)", "x.sort(1, True, stable=None)",
+    "x.argsort(1, False, False)", "torch.sort(x, 1, False, stable=False)",
+    "x.sort(1, descending=True, stable=True)", "x.sort(dim=1, foo=2)", "x.sort(1, dim=1)",
+]
+
+
+@pytest.mark.parametrize("call", SORT_REFUSED)
+def test_sort_overload_refusal_message(call):
+    """sort / argsort calls no overload of PyTorch's takes: its parser's TypeError, word for
+    word."""
+    import numbagrad
+    import torch
+
+    messages = []
+    for lib in (torch, numbagrad):
+        with pytest.raises(TypeError) as info:
+            eval(call, {"torch": lib, "x": lib.tensor([[3.0, 1.0, 2.0]])})
+        messages.append(str(info.value))
+    assert messages[1] == messages[0]

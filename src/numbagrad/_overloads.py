@@ -34,7 +34,8 @@ class _Signature:
                 self.max_pos = len(self.names)
                 self.required.append(None)
                 continue
-            self.names.append(entry.split()[1])
+            # (the name is the word before the default: "tuple of Tensors out = None")
+            self.names.append(entry.split(" = ")[0].split()[-1])
             self.optional.append(" = " in entry)
             self.required.append(None if self.optional[-1] else self.names[-1])
         if self.max_pos is None:

@@ -1210,8 +1210,8 @@ def pad(input: Tensor, pad, mode: str = "constant", value=None) -> Tensor:
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
             "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     k = len(pad) // 2
-    if mode == "replicate" and 0 in input.shape[input.ndim - k - 1:]:
-        # (PyTorch's replication pad kernels take an empty batch only)
+    if mode in ("replicate", "reflect") and 0 in input.shape[input.ndim - k - 1:]:
+        # (PyTorch's replication and reflection pad kernels take an empty batch only)
         raise RuntimeError(
             f"Expected {k + 1}D or {k + 2}D (batch mode) tensor with possibly 0 batch size and "
             f"other non-zero dimensions for input, but got: {list(input.shape)}")

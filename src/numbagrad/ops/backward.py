@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import backend
+from .. import dtypes as D
 from .._tensor import Tensor
 from ..autograd.grad_mode import _state as _grad_state
 from ..autograd.grad_mode import backward_fusion, backward_passes
@@ -68,6 +69,8 @@ def elementwise_backward(op, node, grads):
         kernel = vjp_kernel(op, "both", compute, be)
         return Tensor._make(be.run_elementwise(kernel, arrays, cnp, pvals)), None
     shapes, to_cpu, dtypes = ctx.shapes, ctx.to_cpu, ctx.dtypes
+    if op.bool_operand_vjp is not None:
+        _refuse_bool_operands(op.bool_operand_vjp, ctx, nexts)
     out = []
     for i, rule in enumerate(op.vjps):
         if rule is None or nexts[i][0] is None:
@@ -130,6 +133,20 @@ def elementwise_backward(op, node, grads):
                 g = g.to(dt)
         out.append(g)
     return tuple(out)
+
+
+def _refuse_bool_operands(refusals, ctx, nexts):
+    """PyTorch's error where a gradient that is needed negates or subtracts a saved bool
+    operand (``Elementwise.bool_operand_vjp``): its formula runs on the operands as saved,
+    where numbagrad's rule kernels read them cast to the op's compute dtype."""
+    saved = ctx.saved
+    for i, (names, (kind, message)) in refusals.items():
+        if nexts[i][0] is None:
+            continue
+        for name in names:
+            s = saved.get(name)
+            if s is not None and s.dtype is D.bool_:
+                raise kind(message)
 
 
 def saved_arrays(node, names, gdata):

@@ -253,8 +253,14 @@ def convolution(ctx, input, weight, bias, geom):
     ctx.geom, ctx.has_bias = geom, bias is not None
     ctx.save(x=input, w=weight)
     be = ctx.backend
-    out = conv_arrays(be, _as5d(input._data, spatial, batched), _as5d(weight._data, spatial, True),
-                      None if bias is None else bias._data, geom)
+    x = _as5d(input._data, spatial, batched)
+    w = _as5d(weight._data, spatial, True)
+    if not (x.shape[0] and x.shape[1]):
+        # PyTorch's Empty backend: no elements, in the input's dtype, and no channels for an
+        # input of none (its calc_output_size keeps the input's 0 there)
+        size = (x.shape[0], x.shape[1] and w.shape[0]) + _out_size(x.shape, w.shape[2:], geom)
+        return _from5d(be.zeros(size, x.dtype), spatial, batched)
+    out = conv_arrays(be, x, w, None if bias is None else bias._data, geom)
     return _from5d(out, spatial, batched)
 
 
@@ -277,6 +283,10 @@ def convolution_backward(ctx, grad, input, weight, geom, mask):
     g = _as5d(grad._data, spatial, batched)
     x = _as5d(input._data, spatial, batched)
     w = _as5d(weight._data, spatial, True)
+    if not (x.shape[0] and x.shape[1]):  # (no batch or no channels: zeros, as PyTorch's)
+        shapes = (input.shape, weight.shape, (w.shape[0],))
+        dtypes = (x.dtype, w.dtype, g.dtype)
+        return tuple(be.zeros(tuple(shapes[k]), dtypes[k]) for k in range(3) if mask[k])
     outs = []
     if mask[0]:
         outs.append(conv_input_grad(be, g, w, x.shape, geom).reshape(input.shape))
@@ -297,15 +307,22 @@ def convolution_backward_vjp(ctx, grads):
     needs = [f is not None for f, _ in ctx.node.next_functions]
     g, x, w, geom = ctx["grad"], ctx["x"], ctx["w"], ctx.geom
     gg = gx = gw = None
+    bias_term = None
+    if hb is not None:
+        # (expanded whichever inputs need a gradient, as PyTorch's double backward does: the
+        # output of an input with no channels has none, and the expand is then its error)
+        spatial = w.ndim - 2
+        bias_term = M.expand(hb.reshape((hb.shape[0],) + (1,) * spatial), g.shape)
+    if 0 in (x.shape[:2] if x.ndim == w.ndim else x.shape[:1]):
+        return None, None, None  # (no batch or no channels: PyTorch's are undefined)
     if needs[0]:
         terms = []
         if hx is not None:
             terms.append(convolution(hx, w, None, geom))
         if hw is not None:
             terms.append(convolution(x, hw, None, geom))
-        if hb is not None:
-            spatial = w.ndim - 2
-            terms.append(M.expand(hb.reshape((hb.shape[0],) + (1,) * spatial), g.shape))
+        if bias_term is not None:
+            terms.append(bias_term)
         for t in terms:
             gg = t if gg is None else gg + t
     if needs[1] and hw is not None:
@@ -805,6 +822,9 @@ def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n,
         raise RuntimeError("non-positive dilation is not supported")
     if groups <= 0:
         raise RuntimeError("non-positive groups is not supported")
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at "
+                           f"dimension 0, but got weight of size {list(weight.shape)} instead")
     if weight.shape[0] % groups:
         raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by {groups} at "
                            f"dimension 0, but got weight of size [{list(weight.shape)}] instead")
@@ -823,7 +843,10 @@ def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n,
         raise RuntimeError(
             f"{given}weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
             f"{out_channels} elements, but got bias of size {list(bias.shape)} instead")
-    if input.dtype is not weight.dtype:
+    # (an input of no batch or no channels takes PyTorch's Empty backend, which neither
+    # compares the input's dtype with the weight's nor needs a float kernel)
+    empty = not transposed and not (shape[0] and shape[1])
+    if input.dtype is not weight.dtype and not empty:
         cuda = "cuda." if input.device.type == "cuda" else ""
         raise RuntimeError(
             f"Input type (torch.{cuda}{_TYPE[input.dtype.name]}Tensor) and weight type "
@@ -833,7 +856,8 @@ def _conv_geometry(input, weight, bias, stride, padding, dilation, groups, n,
         names = {"float32": "float", "float64": "double"}
         a, b = (names.get(t.dtype.name, t.dtype.name) for t in (input, bias))
         raise RuntimeError(f"Input type ({a}) and bias type ({b}) should be the same")
-    _require_float(input, name)
+    if not empty:
+        _require_float(input, name)
     ks = tuple(weight.shape[2:])
     if transposed:
         _no_empty_planes(shape)  # (before the kernel's own shape checks)

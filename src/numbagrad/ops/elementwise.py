@@ -1453,6 +1453,7 @@ def atan2_vjp_y(grad, x, y):
 
 
 atan2.defvjp(atan2_vjp_x, atan2_vjp_y)
+atan2.bool_operand_vjp = {1: (("x",), (RuntimeError, ERR_NEG_BOOL))}
 
 
 def _ldexp_check(x, y):
@@ -2016,6 +2017,8 @@ def logaddexp_vjp_y(grad, x, y):
 
 
 logaddexp.defvjp(logaddexp_vjp_x, logaddexp_vjp_y)
+# (PyTorch's formulas: grad / (1 + exp(other - self)) and grad / (1 + exp(self - other)))
+logaddexp.bool_operand_vjp = {i: (("x", "y"), (RuntimeError, ERR_SUB_BOOL)) for i in (0, 1)}
 
 
 @binary("logaddexp2", dtype="float")
@@ -2035,6 +2038,7 @@ def logaddexp2_vjp_y(grad, x, y):
 
 
 logaddexp2.defvjp(logaddexp2_vjp_x, logaddexp2_vjp_y)
+logaddexp2.bool_operand_vjp = logaddexp.bool_operand_vjp
 
 
 @binary("xlogy", dtype="float", variants="function method inplace inplace_function")
@@ -2104,6 +2108,8 @@ copysign.defvjp(copysign_vjp_x, _zero_gradient)
 # (PyTorch's formula for ``other`` is zeros_like(other): not recorded under create_graph)
 copysign.constant_gradient = (False, True)
 copysign.scalar_nodes = ("CopysignBackward0", "CopysignBackward1")
+# (CopysignBackward0 saves the result whichever input requires grad, self only for self's)
+copysign.always_saves = ("result",)
 
 
 @binary("heaviside", node="NotImplemented")

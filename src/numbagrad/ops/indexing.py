@@ -792,6 +792,10 @@ def put(ctx, x, index, source, accumulate=False):
                            f"{R._TYPE[source.dtype.name]}")
     ctx.accumulate = accumulate
     ctx.save(index=index)
+    if source.requires_grad:
+        # (PyTorch's PutBackward0 keeps the source for its gradient, reshape_as(source), when
+        # that is needed: an in-place change of it before backward is the version error)
+        ctx.save(source=source)
     flat = x._data.reshape(-1).copy()  # (x's elements in C order, x left as it is)
     ctx.backend.scatter(flat, (idx,), source._data.reshape(-1), accumulate)
     return flat.reshape(x.shape)
@@ -800,6 +804,8 @@ def put(ctx, x, index, source, accumulate=False):
 @put.defvjp
 def put_vjp(ctx, grad):
     index = ctx["index"]
+    if "source" in ctx.saved:
+        ctx["source"]  # noqa: B018 (its version check)
     g_src = take(grad, index).reshape(ctx.input_shapes[2])
     if ctx.accumulate:
         return grad, None, g_src
@@ -1602,9 +1608,44 @@ def sort_op(ctx, x, dim=-1, descending=False, stable=_NO_STABLE):
 sort_op.defvjp(_selected_vjp)
 
 
-@public("function method")
-def sort(input, dim=-1, descending=False, stable=_NO_STABLE):
-    return sort_op(input, dim, descending, stable)
+# PyTorch's two overloads of sort and argsort: dim and descending by position or keyword, or
+# ``stable`` (a keyword) with dim and descending by keyword only
+_SORT_FUNCTION = (
+    "(Tensor input, *, bool stable, int dim = -1, bool descending = False, "
+    "tuple of Tensors out = None)",
+    "(Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = None)")
+_SORT_METHOD = ("(*, bool stable, int dim = -1, bool descending = False)",
+                "(int dim = -1, bool descending = False)")
+_ARGSORT_FUNCTION = ("(Tensor input, *, bool stable, int dim = -1, bool descending = False)",
+                     "(Tensor input, int dim = -1, bool descending = False)")
+
+
+def _sort_params(dim=-1, descending=False, stable=_NO_STABLE):
+    return dim, descending, stable
+
+
+def _sort_arguments(name, signatures, args, kwargs, parsed):
+    """(dim, descending, stable) of a call of sort or argsort with ``args`` after the input
+    and ``kwargs``; a call none of PyTorch's overloads takes raises its parser's TypeError
+    (``parsed``: the arguments as its parser counts them, the input among them for the
+    function)."""
+    if len(args) > 2 or (args and "stable" in kwargs):
+        _overloads.check(name, parsed, kwargs, signatures)
+    try:
+        return _sort_params(*args, **kwargs)
+    except TypeError:
+        _overloads.check(name, parsed, kwargs, signatures)
+        raise
+
+
+def _sort_method(self, *args, **kwargs):
+    return sort_op(self, *_sort_arguments("sort", _SORT_METHOD, args, kwargs, args))
+
+
+@public("function method", method=_sort_method)
+def sort(input, *args, **kwargs):
+    return sort_op(input, *_sort_arguments("sort", _SORT_FUNCTION, args, kwargs,
+                                           (input, *args)))
 
 
 @public("function method")
@@ -1714,12 +1755,23 @@ def logcumsumexp_vjp(ctx, grad):
     return E.exp(positive + x) - E.exp(negative + x)
 
 
-@public("function method")
-def argsort(input, dim=-1, descending=False, stable=False):
+def _argsort(input, dim, descending, stable):
+    if stable is _NO_STABLE:
+        stable = False
     if not isinstance(stable, bool):  # (a bool, unlike sort's optional one)
         raise TypeError("argsort(): argument 'stable' must be bool, not "
                         + type(stable).__name__)
     return sort_op(input, dim, descending, stable if stable else _NO_STABLE).indices
+
+
+def _argsort_method(self, *args, **kwargs):
+    return _argsort(self, *_sort_arguments("argsort", _SORT_METHOD, args, kwargs, args))
+
+
+@public("function method", method=_argsort_method)
+def argsort(input, *args, **kwargs):
+    return _argsort(input, *_sort_arguments("argsort", _ARGSORT_FUNCTION, args, kwargs,
+                                            (input, *args)))
 
 
 @composite("topk", node="TopkBackward0", variants="function method")
@@ -1873,11 +1925,15 @@ median_all.defvjp(R._all_backward)  # (shared evenly by equal elements, as PyTor
 
 
 def _empty_median(x):
-    """The median of no elements: NaN, which PyTorch casts to an integer dtype as its lowest
-    value."""
+    """The median of no elements: NaN, which PyTorch casts to an integer dtype as C does on
+    x86: through a 32-bit int (its lowest value), so the types of 32 bits and more get their
+    lowest value and the narrower ones that value's low bits, 0."""
     if x.dtype is D.bool_:
         return True
-    return np.nan if x.dtype.is_floating_point else np.iinfo(x.dtype.np).min
+    if x.dtype.is_floating_point:
+        return np.nan
+    info = np.iinfo(x.dtype.np)
+    return info.min if info.bits >= 32 else 0
 
 
 @public("function method")

@@ -87,6 +87,12 @@ def _backward(ctx, grad, xhat=None, rstd=None):
             xhat, rstd = _standardize(xv, ctx.stat_dims, ctx.eps)
             if ctx.stat_view is not None:
                 xhat = xhat.reshape(x.shape)
+                if not x.requires_grad and w is not None and w.requires_grad:
+                    # (PyTorch's group norm backward is composed of ops on the forward's mean
+                    # and rstd, outputs of the node that takes the weight: they require grad
+                    # with it, so the weight's gradient is recorded as the ops that make it,
+                    # sum(grad * xhat) viewed as the weight, not as one node of its own)
+                    xhat = recorded_on(xhat, w)
         else:
             xhat, rstd = ctx.xhat, ctx.rstd
     if batch_stats:

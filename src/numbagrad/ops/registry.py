@@ -127,6 +127,11 @@ class Elementwise(OpDef):
         # whether the result is C-contiguous whatever its operands' layout (else it is laid
         # out as they are, as by PyTorch's TensorIterator: backend/layout.py)
         self.contiguous_result = False
+        # PyTorch's formulas that negate or subtract an operand (atan2's gradient by its second
+        # input, -self; logaddexp's, other - self): rule index -> (the saved operands it does
+        # that to, (exception type, message)), raised when one of them is a bool tensor, as
+        # PyTorch's neg and sub refuse bool; None: no such rule
+        self.bool_operand_vjp: dict | None = None
         self.vjps: list = [None] * n_in
         # the rules a recorded backward (create_graph) applies on Tensors instead, where PyTorch
         # composes the formula with ops the scalar rule cannot call (mul.Scalar: MulBackward1);
