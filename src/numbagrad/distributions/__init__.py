@@ -26,6 +26,7 @@ from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
@@ -45,16 +46,17 @@ from .transforms import *  # noqa: F403 (the transforms, as torch.distributions 
 from .uniform import Uniform
 from .von_mises import VonMises
 from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli",
     "Dirichlet", "Distribution", "Exponential", "FisherSnedecor",
     "Gamma", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-    "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal",
+    "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal",
     "LowRankMultivariateNormal", "MixtureSameFamily", "Multinomial",
     "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical", "Pareto",
     "Poisson", "RelaxedBernoulli", "RelaxedOneHotCategorical", "StudentT",
-    "TransformedDistribution", "Uniform", "VonMises", "Weibull",
+    "TransformedDistribution", "Uniform", "VonMises", "Weibull", "Wishart",
     "biject_to", "constraints", "kl_divergence", "register_kl", "transform_to",
     "transforms",
 ]
