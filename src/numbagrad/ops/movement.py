@@ -398,6 +398,21 @@ def transpose_vjp(ctx, grad):
     return grad.transpose(*ctx.pair) if out is None else out
 
 
+@composite("transpose_result", node="TransposeBackward1")
+def transpose_result(ctx, x, dim0, dim1):
+    """``x`` (a fresh result, dims in range) with two dims swapped where PyTorch transposes it
+    in place (``transpose_``: the batch-first output of GRU and RNN): a copy, laid out as the
+    in-place transpose leaves it, so that writing into it cannot reach what ``x``'s own node
+    keeps for its backward."""
+    ctx.pair = (dim0, dim1)
+    a = x._data
+    return backend.of(a).clone(a).swapaxes(dim0, dim1)
+
+
+transpose_result.defvjp(transpose_vjp)
+transpose_result.defjvp(linear(transpose_result))
+
+
 @public("function method")
 def adjoint(input):
     """The conjugate transpose of each matrix: their transpose, numbagrad's dtypes being

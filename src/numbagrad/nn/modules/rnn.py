@@ -21,6 +21,7 @@ import warnings
 
 from ... import factory
 from ... import ops as _ops
+from ...ops import movement as _M
 from ...ops import recurrent as _rec
 from .. import functional as F
 from .. import init
@@ -290,10 +291,9 @@ class RNNBase(Module):
             out, h_n = out.squeeze(1), h_n.squeeze(1)
             c_n = None if c_n is None else c_n.squeeze(1)
         elif self.batch_first:
-            # (PyTorch's GRU and RNN transpose their stacked output in place, so their node is
-            # TransposeBackward1; here the layer op keeps its output for its backward, which an
-            # in-place transpose would invalidate: TransposeBackward0)
-            out = out.transpose(0, 1)
+            # (PyTorch's GRU and RNN transpose their stacked output in place: TransposeBackward1;
+            # its LSTM takes a view, TransposeBackward0)
+            out = out.transpose(0, 1) if self.mode == "LSTM" else _M.transpose_result(out, 0, 1)
         return (out, (h_n, c_n)) if self.mode == "LSTM" else (out, h_n)
 
 
