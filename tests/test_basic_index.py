@@ -52,3 +52,16 @@ def test_a_zero_dim_tensor():
         assert tuple(x[...].shape) == ()
         with pytest.raises(IndexError):
             x[1:2]
+
+
+@pytest.mark.parametrize("index", ["[..., ...]", "[..., 0, ...]", "[None, ..., None, ...]",
+                                   "[..., None, ...]", "[1, ..., ...]"])
+def test_later_ellipses_followed_by_no_dims_index_nothing_as_pytorchs(index):
+    got = []
+    for lib in (ng, torch):
+        x = lib.arange(60.0).reshape(4, 3, 5)
+        y = x.clone()
+        exec("y" + index + " = -1.0")
+        got.append((tuple(eval("x" + index).shape), y.numpy().copy()))
+    assert got[0][0] == got[1][0]
+    np.testing.assert_array_equal(got[0][1], got[1][1])

@@ -1104,6 +1104,8 @@ class _Index:
                     where.staged = None
                     where.bare_slice = False
                     return where
+        if isinstance(index, tuple) and sum(1 for i in index if i is Ellipsis) > 1:
+            index = _later_ellipses_dropped(index)
         items = index if isinstance(index, tuple) else (index,)
         where.index, where.kinds = _normalize_index(x, index)
         where.sources = tuple([i for i, n in zip(items, where.index)
@@ -1114,6 +1116,17 @@ class _Index:
         where.staged = _ints_first(where.index) if "advanced" in kinds and "int" in kinds else None
         where.bare_slice = isinstance(index, slice)
         return where
+
+
+def _later_ellipses_dropped(index):
+    """``index`` without the Ellipses after its first that end it: PyTorch moves its dim past
+    each Ellipsis, so those index nothing (``x[..., 0, ...]``, ``x[None, ..., None, ...]``).
+    An index with another keeps them (NumPy's error; PyTorch's result depends on its walk)."""
+    first = next(i for i, item in enumerate(index) if item is Ellipsis)
+    end = len(index)
+    while end > first + 1 and index[end - 1] is Ellipsis:
+        end -= 1
+    return index[:end]
 
 
 def _without_empty_ellipsis(index, ndim):
