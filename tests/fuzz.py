@@ -132,6 +132,18 @@ KNOWN_OPEN: dict[str, Known] = {
         y = torch.scatter_reduce(x, 1, torch.tensor([[0, 2]]), s, 'mean', include_self=False)
         g, = torch.autograd.grad(y.sum(), x)
         """),
+    "abs_of_nan_second_order": Known(
+        "second-order gradient through abs of an mv whose operands hold NaN and inf, scaled by"
+        " NaN/inf (seed 426865): PyTorch gives -0.0 where numbagrad gives NaN at one element"
+        " of the matrix's gradient (the order in which 0 * inf meets the NaN terms)",
+        """
+        x2 = torch.tensor([1.616, 1.351, np.nan, 1.172, 1.547], requires_grad=True)
+        c4 = torch.tensor(np.array([[-2.565, -0.365, -1.563, 2.167, -2.053], [-2.187, -2.315, np.nan, -np.inf, 2.181], [-2.671, -0.19, -2.615, 2.183, 1.349]], dtype=np.float32), requires_grad=True)
+        v6 = abs(c4.mv(x2))
+        loss = (v6 * torch.tensor(np.array([np.nan, np.inf, -0.75], dtype=np.float32))).sum()
+        g, = torch.autograd.grad(loss, x2, create_graph=True)
+        gg = torch.autograd.grad((g * torch.tensor(np.array([-2.5, np.inf, 0.25, np.inf, 2.0], dtype=np.float32))).sum(), [x2, c4], allow_unused=True)
+        """),
     "hook_wrapped_number_grad": Known(
         "a hook scaling the gradient of a 0-d tensor (g * 0.5) in a second-order backward"
         " (seed 405511): PyTorch's gradient there can be a wrapped number, which the"
@@ -2457,6 +2469,17 @@ FIXED: dict[str, Known] = {
         v[0].exp_()
         v.sum().backward()
         """),
+    "addcdiv_grad_nodes": Known(
+        "addcdiv's gradients of tensor1 and tensor2 under create_graph: MulBackward0"
+        " (PyTorch's grad * (value / tensor2) and -grad * (value * tensor1 / tensor2**2));"
+        " numbagrad's DivBackward0 (seed 421770)",
+        """
+        x = torch.tensor([[0.0, 2.0], [-1.5, -3.0]], requires_grad=True)
+        y = torch.tensor([[1.25, 0.75], [2.75, 0.75]], requires_grad=True)
+        z = torch.tensor([[2.158, 0.525], [2.665, 1.597]], requires_grad=True)
+        v = x.clone().addcdiv_(y, z, value=2)
+        g, h = torch.autograd.grad((v.expm1() * torch.tensor([[-1.4, 0.2], [3.0, -1.0]])).sum(), [y, z], create_graph=True)
+        """),
     "group_norm_weight_grad_node": Known(
         "group_norm's weight gradient under create_graph when the input does not require"
         " grad: ViewBackward0 (PyTorch's backward sums grad * xhat from the forward's mean and"
@@ -2860,6 +2883,7 @@ class Gen:
         # (seed 388144: +-1.5e-3 in PyTorch and numbagrad, second order through a mean)
         self.normalized: dict[str, int] = {}
         self.prod_dim = False  # a prod(dim) of a tensor that requires grad
+        self.took_abs = False  # an abs: its second derivative meets NaN/inf terms in some order
         self.full_setitem = False  # x[...] = v (see setitem_full_index_grad_fn)
         self.multi_views: set[str] = set()  # outputs of split and chunk
         # integer or bool tensors that require grad, which no statement uses again (emit)
@@ -3283,6 +3307,7 @@ class Gen:
             forms.append(f"-{x}")
         if name == "abs":
             forms.append(f"abs({x})")
+            self.took_abs = True
         factor = max(1.0, float(t.detach().double().abs().max())) if t.numel() else 1.0
         if name not in ("exp", "expm1", "tan", "square", "reciprocal", "rsqrt"):
             factor = 1.0
@@ -7025,6 +7050,9 @@ class Gen:
             mode = "backward"
         if mode in ("grad2", "create_graph") and self.nan_mode and self.prod_dim and \
                 avoid("prod_zero_inf_second_order"):
+            mode = "backward"
+        if mode == "grad2" and self.nan_mode and self.took_abs and \
+                avoid("abs_of_nan_second_order"):
             mode = "backward"
         if mode in ("grad2", "create_graph") and self.big_curved_reduce:
             mode = "backward"  # (see big_curved_reduce)

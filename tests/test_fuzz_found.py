@@ -1740,6 +1740,16 @@ PROGRAMS = {
         d = torch.median(torch.tensor([], dtype=torch.int32))
         e = torch.tensor([], dtype=torch.bool).median()
         """,
+    # addcdiv's recorded gradients end in a product, as PyTorch's formulas
+    "addcdiv_grad_nodes": """
+        x = torch.tensor([[0.0, 2.0], [-1.5, -3.0]], requires_grad=True)
+        y = torch.tensor([[1.25, 0.75], [2.75, 0.75]], requires_grad=True)
+        z = torch.tensor([[2.158, 0.525], [2.665, 1.597]], requires_grad=True)
+        v = x.clone().addcdiv_(y, z, value=2)
+        g, h = torch.autograd.grad((v.expm1() * torch.tensor([[-1.4, 0.2], [3.0, -1.0]])).sum(), [y, z], create_graph=True)
+        w = torch.addcdiv(x, y, z, value=-0.5)
+        gy, gz = torch.autograd.grad((w * w).sum(), [y, z], create_graph=True)
+        """,
     # copysign saves its result whichever input requires grad (self only for self's gradient)
     "copysign_saves_result": """
         x = torch.tensor([1.34, -1.73], dtype=torch.float64)

@@ -2243,12 +2243,14 @@ def addcdiv(x, y, z, value):
     return x + value * y / z
 
 
+# (PyTorch's formulas, in its order: grad * (value / tensor2) and
+# -grad * (value * tensor1 / tensor2**2), a product last: MulBackward0 when recorded)
 def addcdiv_vjp_y(grad, z, value):
-    return grad * value / z
+    return grad * (value / z)
 
 
 def addcdiv_vjp_z(grad, y, z, value):
-    return -grad * value * y / (z * z)
+    return -grad * (value * y / (z * z))
 
 
 addcdiv.defvjp(lambda grad: grad, addcdiv_vjp_y, addcdiv_vjp_z)
