@@ -28,7 +28,28 @@ def _half_log_det(L: Tensor) -> Tensor:
     return L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
 
 
-class MultivariateNormal(Distribution):
+class ScaleTrilMatrices:
+    """The matrices of a distribution parameterized by a Cholesky factor (MultivariateNormal,
+    Wishart), each from its ``_unbroadcasted_scale_tril`` broadcast to ``_matrix_shape()``."""
+
+    @lazy_property
+    def scale_tril(self) -> Tensor:
+        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
+
+    @lazy_property
+    def covariance_matrix(self) -> Tensor:
+        L = self._unbroadcasted_scale_tril
+        return (L @ L.mT).expand(self._matrix_shape())
+
+    @lazy_property
+    def precision_matrix(self) -> Tensor:
+        L = self._unbroadcasted_scale_tril
+        eye = factory.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+        L_inv = linalg.solve_triangular(L, eye, upper=False)
+        return (L_inv.mT @ L_inv).expand(self._matrix_shape())
+
+
+class MultivariateNormal(ScaleTrilMatrices, Distribution):
     """Multivariate normal with mean ``loc`` and exactly one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril`` (lower triangular, positive diagonal)."""
 
@@ -88,22 +109,6 @@ class MultivariateNormal(Distribution):
 
     def _matrix_shape(self) -> tuple:
         return tuple(self._batch_shape) + tuple(self._event_shape) * 2
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril
-        eye = factory.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-        L_inv = linalg.solve_triangular(L, eye, upper=False)
-        return (L_inv.mT @ L_inv).expand(self._matrix_shape())
 
     @property
     def mean(self) -> Tensor:

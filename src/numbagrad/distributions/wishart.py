@@ -18,7 +18,8 @@ from ..tensor import Size, Tensor
 from . import constraints
 from .chi2 import Chi2
 from .distribution import Distribution
-from .utils import _standard_normal, lazy_property
+from .multivariate_normal import ScaleTrilMatrices
+from .utils import _standard_normal
 
 __all__ = ["Wishart"]
 
@@ -28,7 +29,7 @@ def _digamma_p(a: Tensor, p: int) -> Tensor:
     return sum(ops.digamma(a - j / 2) for j in range(p))
 
 
-class Wishart(Distribution):
+class Wishart(ScaleTrilMatrices, Distribution):
     """Wishart distribution ``W_p(df, Sigma)``: the law of ``sum_k x_k x_k^T`` for ``df``
     independent ``x_k ~ N(0, Sigma)`` (for real ``df > p - 1``), with exactly one of
     ``covariance_matrix`` (``Sigma``), ``precision_matrix`` (``Sigma^{-1}``) or ``scale_tril``
@@ -106,22 +107,6 @@ class Wishart(Distribution):
 
     def _matrix_shape(self) -> tuple:
         return tuple(self._batch_shape) + tuple(self._event_shape)
-
-    @lazy_property
-    def scale_tril(self) -> Tensor:
-        return self._unbroadcasted_scale_tril.expand(self._matrix_shape())
-
-    @lazy_property
-    def covariance_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._matrix_shape())
-
-    @lazy_property
-    def precision_matrix(self) -> Tensor:
-        L = self._unbroadcasted_scale_tril
-        eye = factory.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-        L_inv = linalg.solve_triangular(L, eye, upper=False)
-        return (L_inv.mT @ L_inv).expand(self._matrix_shape())
 
     @property
     def mean(self) -> Tensor:
